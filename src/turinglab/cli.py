@@ -1,0 +1,251 @@
+"""The command line. Thin: it parses, calls the library, and prints."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from turinglab.agents.base import CallContext, ChatMessage
+from turinglab.agents.errors import AgentError
+from turinglab.agents.registry import AgentSetupError, build_agent, describe
+from turinglab.analysis.gtt import MissingPolicy
+from turinglab.config import EMBEDDED_AGENTS, AgentConfig, ConfigError, load_config
+from turinglab.report.console import print_gtt_report
+from turinglab.runner.execute import run_experiment
+from turinglab.runner.progress import RichProgress
+from turinglab.runner.retry import Caller, RetryPolicy
+from turinglab.store.database import DEFAULT_STORE, Store
+from turinglab.store.export import ExportFormat, export_run
+
+app = typer.Typer(
+    help="Turing Lab: run Turing tests between people and machines, store them, analyse them.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+bench_app = typer.Typer(help="Benchmarks that print figures as JSON.", no_args_is_help=True)
+app.add_typer(bench_app, name="bench")
+
+# Piped output (CI logs, README examples) gets a fixed width wide enough for the GTT tables.
+console = Console(width=None if sys.stdout.isatty() else 120)
+err_console = Console(stderr=True)
+
+StoreOption = Annotated[
+    str | None,
+    typer.Option(
+        "--store",
+        help=f"SQLite file or database URL (postgresql://…). Default: $TURINGLAB_STORE, the "
+        f"config's `store`, or ./{DEFAULT_STORE}",
+    ),
+]
+ConfigOption = Annotated[
+    Path | None, typer.Option("--config", "-c", help="experiment config whose agents to use")
+]
+
+
+def fail(message: str) -> typer.Exit:
+    err_console.print(f"[red]error:[/] {message}", highlight=False)
+    return typer.Exit(code=2)
+
+
+def open_store(store: str | None, config_store: str | None = None) -> Store:
+    return Store(store or os.environ.get("TURINGLAB_STORE") or config_store)
+
+
+def agent_configs(config_path: Path | None) -> dict[str, AgentConfig]:
+    if config_path is None:
+        return dict(EMBEDDED_AGENTS)
+    try:
+        return load_config(config_path).all_agents()
+    except ConfigError as err:
+        raise fail(str(err)) from None
+
+
+@app.command()
+def run(
+    config_path: Annotated[Path, typer.Argument(metavar="CONFIG", help="experiment YAML file")],
+    store: StoreOption = None,
+    max_in_flight: Annotated[
+        int | None, typer.Option(help="override runner.max_trials_in_flight")
+    ] = None,
+    progress: Annotated[bool, typer.Option(help="show a progress bar")] = True,
+) -> None:
+    """Run (or resume) the experiment a config file describes, then print its results."""
+    try:
+        config = load_config(config_path)
+    except ConfigError as err:
+        raise fail(str(err)) from None
+    if max_in_flight is not None:
+        runner = config.runner.model_copy(update={"max_trials_in_flight": max_in_flight})
+        config = config.model_copy(update={"runner": runner})
+    db = open_store(store, config.store)
+    view = RichProgress(console, label=config.name) if progress else None
+    try:
+        summary = asyncio.run(
+            run_experiment(
+                config, db, say=lambda m: console.print(m, highlight=False), progress=view
+            )
+        )
+    except KeyboardInterrupt:
+        err_console.print(
+            "\n[yellow]Stopped.[/] Finished trials are stored; trials in flight were dropped. "
+            f"Resume with: turinglab run {config_path}" + (f" --store {store}" if store else "")
+        )
+        raise typer.Exit(code=130) from None
+    except AgentSetupError as err:
+        raise fail(str(err)) from None
+    c = summary.counters
+    console.print(
+        f"Run {summary.run_id} {summary.status}: {c.finished} trials finished now "
+        f"({c.done}/{c.planned} in all), {c.failed_attempts} failed attempts, "
+        f"{summary.stats.calls} API calls, {summary.elapsed_s:.1f} s. Stored in {db.url}"
+    )
+    if c.exhausted:
+        console.print(
+            f"[yellow]{c.exhausted} trials failed every attempt[/]; last error: {c.last_error}"
+        )
+    print_gtt_report(
+        console,
+        db.results(summary.run_id),
+        title=f"{config.name} ({summary.run_id})",
+        planned=c.planned,
+        universe=config.experiment.universe,
+    )
+
+
+@app.command()
+def report(
+    run_ref: Annotated[str, typer.Argument(metavar="RUN", help="run id, id prefix or name")],
+    store: StoreOption = None,
+    missing: Annotated[
+        str, typer.Option(help="how trials without a verdict enter p̂: wrong | exclude")
+    ] = "wrong",
+) -> None:
+    """Print the GTT tables of a finished or partial run."""
+    if missing not in ("wrong", "exclude"):
+        raise fail(f"--missing must be 'wrong' or 'exclude', not {missing!r}")
+    db = open_store(store)
+    try:
+        info = db.resolve_run(run_ref)
+    except KeyError as err:
+        raise fail(str(err.args[0])) from None
+    universe = info.config.get("experiment", {}).get("universe")
+    policy: MissingPolicy = "wrong" if missing == "wrong" else "exclude"
+    print_gtt_report(
+        console,
+        db.results(info.id),
+        title=f"{info.name} ({info.id}, {info.status})",
+        planned=info.n_planned,
+        universe=universe,
+        missing=policy,
+    )
+
+
+@app.command()
+def runs(store: StoreOption = None) -> None:
+    """List stored runs with their status."""
+    db = open_store(store)
+    table = Table(title=f"Runs in {db.url}")
+    for col in ("id", "name", "game", "status", "finished", "planned", "failed attempts"):
+        table.add_column(col)
+    for r in db.list_runs():
+        table.add_row(
+            r.id,
+            r.name,
+            r.game,
+            r.status,
+            str(r.finished),
+            str(r.n_planned),
+            str(r.failed_attempts),
+        )
+    console.print(table)
+
+
+@app.command()
+def export(
+    run_ref: Annotated[str, typer.Argument(metavar="RUN", help="run id, id prefix or name")],
+    fmt: Annotated[str, typer.Option("--format", "-f", help="csv | jsonl | parquet")] = "csv",
+    out: Annotated[Path, typer.Option(help="output folder")] = Path("exports"),
+    store: StoreOption = None,
+) -> None:
+    """Write results (one row per trial) and transcripts (one JSON object per trial)."""
+    if fmt not in ("csv", "jsonl", "parquet"):
+        raise fail(f"--format must be csv, jsonl or parquet, not {fmt!r}")
+    db = open_store(store)
+    try:
+        info = db.resolve_run(run_ref)
+    except KeyError as err:
+        raise fail(str(err.args[0])) from None
+    format_: ExportFormat = fmt  # type: ignore[assignment]
+    for path in export_run(db, info.id, out, format_):
+        console.print(f"wrote {path}")
+
+
+@app.command()
+def agents(config_path: ConfigOption = None) -> None:
+    """List the agents available: the embedded ones and those a config declares."""
+    table = Table(title="Agents")
+    for col in ("name", "kind", "what", "source"):
+        table.add_column(col)
+    for name, cfg in agent_configs(config_path).items():
+        source = "embedded" if EMBEDDED_AGENTS.get(name) == cfg else str(config_path)
+        table.add_row(name, cfg.kind, describe(cfg), source)
+    console.print(table)
+
+
+@app.command()
+def chat(
+    agent_name: Annotated[str, typer.Argument(metavar="AGENT")],
+    config_path: ConfigOption = None,
+    seed: Annotated[int, typer.Option(help="seed for the agent's sampling")] = 0,
+) -> None:
+    """Talk to an agent in the terminal (stdin line by line when it is not a TTY).
+
+    Without a TTY each input line gets exactly one output line: the reply, newlines flattened.
+    """
+    configs = agent_configs(config_path)
+    if agent_name not in configs:
+        raise fail(f"unknown agent {agent_name!r}; known: {', '.join(sorted(configs))}")
+    try:
+        agent = build_agent(agent_name, configs[agent_name])
+    except AgentSetupError as err:
+        raise fail(str(err)) from None
+    interactive = sys.stdin.isatty()
+    caller = Caller(RetryPolicy(), default_limit=4, seed=seed)
+
+    async def converse() -> None:
+        history: list[ChatMessage] = []
+        if interactive:
+            console.print(f"Chatting with [bold]{agent_name}[/]. Ctrl-D to leave.")
+        try:
+            while True:
+                line = console.input("[bold cyan]you>[/] ") if interactive else sys.stdin.readline()
+                if not line:
+                    break
+                history.append(ChatMessage("user", line.rstrip("\n")))
+                ctx = CallContext(seed=seed + len(history), participant="chat")
+                reply = await caller(agent, history, ctx)
+                history.append(ChatMessage("assistant", reply.text))
+                if interactive:
+                    console.print(f"[bold green]{agent_name}>[/] {reply.text}", highlight=False)
+                else:
+                    print(" ".join(reply.text.split()), flush=True)
+        finally:
+            await agent.aclose()
+
+    try:
+        asyncio.run(converse())
+    except (EOFError, KeyboardInterrupt):
+        pass
+    except AgentError as err:
+        raise fail(f"{agent_name}: {err}") from None
+
+
+def main() -> None:  # pragma: no cover - console entry point
+    app()

@@ -1,0 +1,209 @@
+"""Experiment configuration: typed, validated at the edge, with errors that name the field.
+
+A config file has four parts: `agents` (named agent settings), `experiment` (the game and its
+design), `runner` (how fast to go: never part of a run's identity) and `store` (where results go).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from turinglab.games.gtt import PromptRole
+
+
+class ConfigError(ValueError):
+    """A config problem, phrased for the person who wrote the file."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# Fields of an agent that change how fast or through which door we go, not what it says.
+TRANSPORT_FIELDS = {"api_key_env", "timeout_s", "max_concurrency", "headers", "threads"}
+
+
+class OpenAIAgentConfig(_Strict):
+    """Any OpenAI-compatible chat-completions endpoint (OpenAI, OpenRouter, vLLM, Ollama, ...)."""
+
+    kind: Literal["openai"]
+    model: str
+    base_url: str = "https://api.openai.com/v1"
+    api_key_env: str | None = Field(
+        default=None, description="name of the environment variable holding the API key"
+    )
+    params: dict[str, Any] = Field(
+        default_factory=dict,
+        description="request fields sent as given (temperature, max_tokens, ...); "
+        "unset ones are left to the provider's defaults",
+    )
+    headers: dict[str, str] = Field(default_factory=dict)
+    display_name: str | None = None
+    timeout_s: float = Field(default=480.0, gt=0)
+    max_concurrency: int | None = Field(default=None, ge=1)
+
+
+class LocalAgentConfig(_Strict):
+    """A GGUF model run in-process by llama.cpp: an embedded model name or a file path."""
+
+    kind: Literal["local"]
+    model: str = Field(description="'smollm2', 'gemma3-base', or a path to a .gguf file")
+    mode: Literal["chat", "completion"] | None = Field(
+        default=None, description="chat template, or a dialogue-transcript prompt for base models"
+    )
+    max_tokens: int = Field(default=96, ge=1)
+    temperature: float = Field(default=0.7, ge=0)
+    top_p: float = Field(default=0.95, gt=0, le=1)
+    n_ctx: int = Field(default=2048, ge=256)
+    system_prompt: str | None = None
+    threads: int | None = Field(default=None, ge=1)
+
+
+class ElizaAgentConfig(_Strict):
+    """Weizenbaum's ELIZA with the DOCTOR script (1966)."""
+
+    kind: Literal["eliza"]
+    case: Literal["upper", "sentence"] = "upper"
+
+
+class ScriptedAgentConfig(_Strict):
+    """Fixed replies in order (for tests, or to replay a recorded side of a conversation)."""
+
+    kind: Literal["scripted"]
+    replies: list[str] = Field(default_factory=list)
+    cycle: bool = False
+    fallback: str = ""
+
+
+AgentConfig = Annotated[
+    OpenAIAgentConfig | LocalAgentConfig | ElizaAgentConfig | ScriptedAgentConfig,
+    Field(discriminator="kind"),
+]
+
+# Usable in any config without declaring them: nothing to download, no key.
+EMBEDDED_AGENTS: dict[str, AgentConfig] = {
+    "eliza": ElizaAgentConfig(kind="eliza"),
+    "smollm2": LocalAgentConfig(kind="local", model="smollm2", mode="chat"),
+    "gemma3-base": LocalAgentConfig(kind="local", model="gemma3-base", mode="completion"),
+}
+
+
+class GTTExperiment(_Strict):
+    """GTT(A, B) over every ordered pair of a universe (self-pairs included) or a given list."""
+
+    game: Literal["gtt"]
+    universe: list[str] = Field(min_length=1)
+    pairs: list[tuple[str, str]] | None = Field(
+        default=None, description="explicit [actor, distinguisher] pairs instead of all of them"
+    )
+    trials_per_pair: int = Field(default=10, ge=1)
+    max_distinguisher_turns: int = Field(default=40, ge=1)
+    on_turn_cap: Literal["no-answer", "ask-for-answer"] = "no-answer"
+    seed: int = 0
+    prompts: dict[PromptRole, Path] = Field(
+        default_factory=dict, description="template files that replace the built-in prompts"
+    )
+
+    @model_validator(mode="after")
+    def _pairs_in_universe(self) -> GTTExperiment:
+        dupes = {a for a in self.universe if self.universe.count(a) > 1}
+        if dupes:
+            raise ValueError(f"universe lists {sorted(dupes)} more than once")
+        for actor, distinguisher in self.pairs or []:
+            for name in (actor, distinguisher):
+                if name not in self.universe:
+                    raise ValueError(
+                        f"pair ({actor}, {distinguisher}): {name!r} is not in universe"
+                    )
+        return self
+
+    def ordered_pairs(self) -> list[tuple[str, str]]:
+        if self.pairs is not None:
+            return [tuple(p) for p in self.pairs]  # type: ignore[misc]
+        return [(a, b) for a in self.universe for b in self.universe]
+
+
+class RunnerSettings(_Strict):
+    """How hard to push. None of this changes results, so none of it is in a run's identity."""
+
+    max_trials_in_flight: int = Field(default=16, ge=1)
+    max_attempts: int = Field(default=3, ge=1, description="attempts per trial, first included")
+    max_calls_per_endpoint: int = Field(default=64, ge=1)
+    call_retries: int = Field(default=6, ge=0, description="retries of one API call")
+    backoff_base_s: float = Field(default=1.0, gt=0)
+    backoff_max_s: float = Field(default=60.0, gt=0)
+
+
+class ExperimentConfig(_Strict):
+    name: str = Field(min_length=1)
+    description: str = ""
+    agents: dict[str, AgentConfig] = Field(default_factory=dict)
+    experiment: GTTExperiment
+    runner: RunnerSettings = RunnerSettings()
+    store: str | None = Field(default=None, description="SQLite path or database URL")
+
+    @model_validator(mode="after")
+    def _agents_known(self) -> ExperimentConfig:
+        known = self.all_agents()
+        for i, name in enumerate(self.experiment.universe):
+            if name not in known:
+                raise ValueError(
+                    f"experiment.universe[{i}]: unknown agent {name!r} "
+                    f"(declared: {sorted(self.agents)}; embedded: {sorted(EMBEDDED_AGENTS)})"
+                )
+        return self
+
+    def all_agents(self) -> dict[str, AgentConfig]:
+        """Embedded agents, overridden or extended by the config's own."""
+        return {**EMBEDDED_AGENTS, **self.agents}
+
+    def used_agents(self) -> dict[str, AgentConfig]:
+        known = self.all_agents()
+        return {name: known[name] for name in self.experiment.universe}
+
+
+def _format_validation_error(err: ValidationError, source: str) -> str:
+    lines = [f"config error in {source}:"]
+    for e in err.errors():
+        where = ".".join(str(p) for p in e["loc"]) or "(top level)"
+        msg = e["msg"].removeprefix("Value error, ")
+        lines.append(f"  {where}: {msg}")
+    return "\n".join(lines)
+
+
+def parse_config(
+    data: Any, source: str = "config", base_dir: Path | None = None
+) -> ExperimentConfig:
+    if not isinstance(data, dict):
+        raise ConfigError(f"config error in {source}: expected a mapping at the top level")
+    try:
+        config = ExperimentConfig.model_validate(data)
+    except ValidationError as err:
+        raise ConfigError(_format_validation_error(err, source)) from None
+    # Prompt paths are relative to the config file; check they exist before anything runs.
+    prompts = {}
+    for role, path in config.experiment.prompts.items():
+        full = path if path.is_absolute() or base_dir is None else base_dir / path
+        if not full.is_file():
+            raise ConfigError(
+                f"config error in {source}:\n  experiment.prompts.{role}: no such file: {full}"
+            )
+        prompts[role] = full
+    experiment = config.experiment.model_copy(update={"prompts": prompts})
+    return config.model_copy(update={"experiment": experiment})
+
+
+def load_config(path: Path) -> ExperimentConfig:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise ConfigError(f"cannot read config {path}: {err.strerror}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        raise ConfigError(f"config error in {path}: not valid YAML: {err}") from None
+    return parse_config(data, str(path), path.parent)

@@ -1,0 +1,26 @@
+"""Role instructions as text templates. Users override any of them with a file of their own.
+
+Templates use `$name` placeholders (string.Template), so braces in a user's prompt are safe.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from string import Template
+
+
+def builtin_prompt(name: str) -> str:
+    return (resources.files(__package__) / f"{name}.txt").read_text(encoding="utf-8")
+
+
+def load_prompt(name: str, override: Path | None = None) -> str:
+    """The override file's text when given, else the built-in template `name`."""
+    if override is not None:
+        return override.read_text(encoding="utf-8")
+    return builtin_prompt(name)
+
+
+def render(template: str, **values: object) -> str:
+    """Fill `$name` placeholders; unknown `$words` are left alone rather than raising."""
+    return Template(template).safe_substitute(values).strip()

@@ -1,0 +1,124 @@
+"""Run an experiment config: plan it (or find its earlier run), play what is left, store it all."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from turinglab.agents.base import Agent
+from turinglab.agents.registry import build_agent, endpoint_limits
+from turinglab.config import ExperimentConfig
+from turinglab.games.gtt import GTTPrompts, GTTRules
+from turinglab.runner.environment import environment_block
+from turinglab.runner.plan import identity_document, plan_trials, run_id
+from turinglab.runner.retry import Caller, CallStats, RetryPolicy
+from turinglab.runner.scheduler import RunCounters, TrialRunner
+from turinglab.store.database import Store
+
+
+class ProgressView(Protocol):
+    def start(self, counters: RunCounters, stats: CallStats) -> None: ...
+    def update(self) -> None: ...
+    def stop(self) -> None: ...
+
+
+@dataclass
+class RunSummary:
+    run_id: str
+    name: str
+    status: str
+    counters: RunCounters
+    stats: CallStats
+    elapsed_s: float
+
+
+def prepare_run(config: ExperimentConfig, store: Store, say: Callable[[str], None]) -> str:
+    """Find this config's run in the store, or plan a new one. Returns the run id."""
+    rid = run_id(config)
+    existing = store.find_run(rid)
+    if existing is not None:
+        say(
+            f"Resuming run {rid} ({existing.name}): {existing.finished}/{existing.n_planned} "
+            "trials already finished."
+        )
+        return rid
+    others = [r for r in store.runs_named(config.name) if r.id != rid]
+    if others:
+        say(
+            f"The config of {config.name!r} changed since run {others[-1].id} "
+            f"(agents, design or prompts differ), so this is a new run {rid}; "
+            "the earlier run is kept as it was."
+        )
+    specs = plan_trials(config)
+    store.create_run(
+        rid,
+        config.name,
+        config.experiment.game,
+        config.model_dump(mode="json"),
+        identity_document(config),
+        specs,
+    )
+    say(f"New run {rid} ({config.name}): {len(specs)} trials planned.")
+    return rid
+
+
+async def run_experiment(
+    config: ExperimentConfig,
+    store: Store,
+    *,
+    say: Callable[[str], None] = print,
+    progress: ProgressView | None = None,
+    agents: dict[str, Agent] | None = None,
+) -> RunSummary:
+    """Play every unfinished trial of the config's run. Ctrl-C / cancellation stops cleanly:
+    finished trials are already stored, in-flight ones are dropped and redone next time."""
+    settings = config.runner
+    rid = prepare_run(config, store, say)
+    info = store.find_run(rid)
+    assert info is not None
+    pending, exhausted = store.pending_trials(rid, settings.max_attempts)
+    agent_configs = config.used_agents()
+    if agents is None:
+        agents = {name: build_agent(name, cfg) for name, cfg in agent_configs.items()}
+    caller = Caller(
+        RetryPolicy(settings.call_retries, settings.backoff_base_s, settings.backoff_max_s),
+        settings.max_calls_per_endpoint,
+        endpoint_limits(agents, agent_configs),
+        seed=config.experiment.seed,
+    )
+    counters = RunCounters(
+        planned=info.n_planned,
+        already_finished=info.n_planned - len(pending) - exhausted,
+        exhausted=exhausted,
+    )
+    runner = TrialRunner(
+        store,
+        agents,
+        caller,
+        GTTPrompts.load(config.experiment.prompts),
+        GTTRules(config.experiment.max_distinguisher_turns, config.experiment.on_turn_cap),
+        max_in_flight=settings.max_trials_in_flight,
+        max_attempts=settings.max_attempts,
+        environment_id=store.save_environment(environment_block()),
+        counters=counters,
+        on_change=progress.update if progress else None,
+    )
+    store.set_run_status(rid, "running")
+    started = time.perf_counter()
+    if progress:
+        progress.start(counters, caller.stats)
+    status = "interrupted"
+    try:
+        await runner.run(pending)
+        status = "finished" if counters.exhausted == 0 else "finished-with-failures"
+    finally:
+        if progress:
+            progress.stop()
+        store.set_run_status(rid, status)
+        await asyncio.gather(*(a.aclose() for a in agents.values()), return_exceptions=True)
+    return RunSummary(
+        rid, config.name, status, counters, caller.stats, time.perf_counter() - started
+    )

@@ -1,0 +1,81 @@
+"""Config → trial specs, and the run identity that makes re-running a config resume it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from turinglab.config import TRANSPORT_FIELDS, ExperimentConfig
+from turinglab.games.gtt import GTTPrompts
+
+
+@dataclass(frozen=True, slots=True)
+class TrialSpec:
+    """Everything needed to play one trial, fixed before anything runs."""
+
+    index: int  # position in the run's plan
+    key: str  # stable human-readable id, e.g. "smollm2>eliza#3"
+    actor: str  # A: plays X when X is not the distinguisher's own type
+    distinguisher: str  # B
+    x_is_self: bool  # the unknown is a fresh B (else A imitating B)
+    seed: int
+
+    @property
+    def unknown(self) -> str:
+        return self.distinguisher if self.x_is_self else self.actor
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TrialSpec:
+        return cls(**data)
+
+
+def _seed(*parts: object) -> int:
+    digest = hashlib.sha256(":".join(map(str, parts)).encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1  # fits a signed 64-bit column
+
+
+def plan_trials(config: ExperimentConfig) -> list[TrialSpec]:
+    """n trials per ordered pair; X's identity balanced within each pair, order seeded."""
+    exp = config.experiment
+    specs: list[TrialSpec] = []
+    for actor, distinguisher in exp.ordered_pairs():
+        n = exp.trials_per_pair
+        rng = random.Random(_seed(exp.seed, actor, distinguisher, "balance"))
+        branches = [True] * (n // 2) + [False] * (n // 2)
+        if n % 2:
+            branches.append(rng.random() < 0.5)
+        rng.shuffle(branches)
+        for i, x_is_self in enumerate(branches):
+            specs.append(
+                TrialSpec(
+                    index=len(specs),
+                    key=f"{actor}>{distinguisher}#{i}",
+                    actor=actor,
+                    distinguisher=distinguisher,
+                    x_is_self=x_is_self,
+                    seed=_seed(exp.seed, actor, distinguisher, i),
+                )
+            )
+    return specs
+
+
+def identity_document(config: ExperimentConfig) -> dict[str, Any]:
+    """What determines a run's results: agents as they answer, the design, the prompt texts."""
+    agents = {
+        name: agent.model_dump(mode="json", exclude=TRANSPORT_FIELDS)
+        for name, agent in sorted(config.used_agents().items())
+    }
+    prompts = GTTPrompts.load(config.experiment.prompts)
+    experiment = config.experiment.model_dump(mode="json", exclude={"prompts"})
+    return {"agents": agents, "experiment": experiment, "prompts": asdict(prompts)}
+
+
+def run_id(config: ExperimentConfig) -> str:
+    canonical = json.dumps(identity_document(config), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
