@@ -76,13 +76,13 @@ async def run_experiment(
     """Play every unfinished trial of the config's run. Ctrl-C / cancellation stops cleanly:
     finished trials are already stored, in-flight ones are dropped and redone next time."""
     settings = config.runner
+    agent_configs = config.used_agents()
+    if agents is None:  # built first: a missing key stops us before anything is stored
+        agents = {name: build_agent(name, cfg) for name, cfg in agent_configs.items()}
     rid = prepare_run(config, store, say)
     info = store.find_run(rid)
     assert info is not None
     pending, exhausted = store.pending_trials(rid, settings.max_attempts)
-    agent_configs = config.used_agents()
-    if agents is None:
-        agents = {name: build_agent(name, cfg) for name, cfg in agent_configs.items()}
     caller = Caller(
         RetryPolicy(settings.call_retries, settings.backoff_base_s, settings.backoff_max_s),
         settings.max_calls_per_endpoint,
