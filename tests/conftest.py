@@ -1,12 +1,15 @@
-"""Shared fixtures: real databases (SQLite file, PostgreSQL on 127.0.0.1:5432)."""
+"""Shared fixtures: real databases (SQLite file, PostgreSQL on 127.0.0.1:5432) and a fake
+chat-completions server."""
 
 from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
+
+from turinglab.testing.fake_openai import FakeOpenAIServer
 
 PG_ADMIN_URL = os.environ.get("TURINGLAB_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 
@@ -38,3 +41,12 @@ def store_location(request: pytest.FixtureRequest, tmp_path) -> str:
     if request.param == "sqlite":
         return str(tmp_path / "store.db")
     return request.getfixturevalue("postgres_url")
+
+
+@pytest.fixture
+async def fake_server() -> AsyncIterator[FakeOpenAIServer]:
+    """A started in-process fake server (no latency, no faults); change it with .configure()."""
+    server = FakeOpenAIServer()
+    await server.start()
+    yield server
+    await server.stop()

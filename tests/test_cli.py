@@ -59,9 +59,9 @@ def test_run_report_runs_export(tmp_path: Path) -> None:
 
     export = turinglab("export", "cli-test", "--format", "jsonl", "--out", "ex", cwd=tmp_path)
     assert export.returncode == 0, export.stderr
-    results = list((tmp_path / "ex").glob("*-results.jsonl"))[0]
+    results = next(iter((tmp_path / "ex").glob("*-results.jsonl")))
     assert len(results.read_text().splitlines()) == 8
-    transcripts = list((tmp_path / "ex").glob("*-transcripts.jsonl"))[0]
+    transcripts = next(iter((tmp_path / "ex").glob("*-transcripts.jsonl")))
     first = json.loads(transcripts.read_text().splitlines()[0])
     assert first["histories"]["distinguisher"][1] == {"role": "assistant", "content": "Hi?"}
 

@@ -166,3 +166,18 @@ def test_prompt_override_from_file(tmp_path) -> None:
     prompts = GTTPrompts.load({"actor": path})
     assert prompts.actor.startswith("Pretend.")
     assert prompts.distinguisher == PROMPTS.distinguisher
+
+
+async def test_final_ask_is_a_forced_choice() -> None:
+    contexts: list[CallContext] = []
+
+    async def recording_call(agent, history, ctx):
+        contexts.append(ctx)
+        return await agent.reply(history, ctx)
+
+    table = make_table(["q1", "q2", "<answer>0</answer>"], ["r"])
+    table.caller = recording_call
+    rules = GTTRules(max_distinguisher_turns=2, on_turn_cap="ask-for-answer")
+    await play_gtt(table, x_is_self=False, prompts=PROMPTS, rules=rules)
+    assert contexts[-1].choices == ("<answer>0</answer>", "<answer>1</answer>")
+    assert all(not c.choices for c in contexts[:-1])

@@ -27,8 +27,11 @@ def free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def llama_server() -> Iterator[str]:
+def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     port = free_port()
+    # The server logs a lot; a file, not a pipe nobody drains (a full pipe would stall it).
+    log_path = tmp_path_factory.mktemp("llama") / "server.log"
+    log = log_path.open("w")
     model = resolve_model_path("smollm2")
     proc = subprocess.Popen(
         [
@@ -46,15 +49,14 @@ def llama_server() -> Iterator[str]:
             "--model_alias",
             "smollm2-135m",
         ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     base_url = f"http://127.0.0.1:{port}/v1"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            pytest.fail(f"llama_cpp.server exited: {proc.stderr.read() if proc.stderr else ''}")
+            pytest.fail(f"llama_cpp.server exited:\n{log_path.read_text()[-3000:]}")
         try:
             with urllib.request.urlopen(f"{base_url}/models", timeout=2) as resp:
                 if resp.status == 200:
@@ -70,6 +72,7 @@ def llama_server() -> Iterator[str]:
         proc.wait(timeout=20)
     except subprocess.TimeoutExpired:
         proc.kill()
+    log.close()
 
 
 async def test_gtt_against_llama_cpp_server(llama_server: str, tmp_path) -> None:

@@ -34,7 +34,8 @@ app.add_typer(bench_app, name="bench")
 
 # Piped output (CI logs, README examples) gets a fixed width wide enough for the GTT tables.
 console = Console(width=None if sys.stdout.isatty() else 120)
-err_console = Console(stderr=True)
+# Errors are never wrapped: a command to copy must stay on one line.
+err_console = Console(stderr=True, soft_wrap=True)
 
 StoreOption = Annotated[
     str | None,

@@ -49,6 +49,9 @@ class CallContext:
     seed: int
     participant: str = ""
     stop: tuple[str, ...] = ()
+    # When set, the game needs exactly one of these strings (a forced choice). Agents that can
+    # constrain decoding (local GGUF models) do; the others may ignore it, and the game parses.
+    choices: tuple[str, ...] = ()
 
 
 @runtime_checkable

@@ -13,6 +13,7 @@ Two ways to drive a model:
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 from dataclasses import dataclass
@@ -120,6 +121,14 @@ def trim_history(history: list[ChatMessage], budget_chars: int) -> list[ChatMess
     return [head, *reversed(kept)]
 
 
+def _choice_grammar(choices: tuple[str, ...]) -> Any:
+    """A GBNF grammar that lets the model emit exactly one of `choices` (forced choice)."""
+    from llama_cpp import LlamaGrammar
+
+    alternatives = " | ".join(json.dumps(c) for c in choices)
+    return LlamaGrammar.from_string(f"root ::= {alternatives}", verbose=False)
+
+
 class LocalGGUFAgent:
     def __init__(
         self,
@@ -168,6 +177,8 @@ class LocalGGUFAgent:
             "top_p": self.top_p,
             "seed": ctx.seed,
         }
+        if ctx.choices:
+            sampling["grammar"] = _choice_grammar(ctx.choices)
         start = time.perf_counter()
         try:
             with loaded.lock:

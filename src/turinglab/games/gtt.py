@@ -27,6 +27,9 @@ NO_ANSWER = "no-answer"
 TurnCapPolicy = Literal["no-answer", "ask-for-answer"]
 PromptRole = Literal["distinguisher", "actor", "control", "final"]
 
+# At the turn cap (ask-for-answer) the verdict is a forced choice between these two replies.
+FORCED_CHOICES = ("<answer>0</answer>", "<answer>1</answer>")
+
 _ANSWER = re.compile(r"<answer>\s*(.*?)\s*</answer>", re.IGNORECASE | re.DOTALL)
 
 
@@ -133,7 +136,9 @@ async def play_gtt(
 
     if rules.on_turn_cap == "ask-for-answer":
         table.tell(DISTINGUISHER, render(prompts.final))
-        message = await table.speak(DISTINGUISHER, visible_to=(DISTINGUISHER,))
+        message = await table.speak(
+            DISTINGUISHER, visible_to=(DISTINGUISHER,), choices=FORCED_CHOICES
+        )
         answer = parse_answer(message.text)
         if answer.found:
             return finish(ANSWERED, message.text, answer, turns + 1, asked_for_answer=True)

@@ -63,10 +63,11 @@ class Table:
         visible_to: tuple[str, ...] | None = None,
         phase: str = "main",
         stop: tuple[str, ...] = (),
+        choices: tuple[str, ...] = (),
     ) -> TranscriptMessage:
         """Ask a seat for its next message; by default everyone at the table sees it."""
         seat = self.seats[seat_id]
-        ctx = CallContext(seed=self._call_seed(), participant=seat_id, stop=stop)
+        ctx = CallContext(seed=self._call_seed(), participant=seat_id, stop=stop, choices=choices)
         self.calls += 1
         reply = await self.caller(seat.agent, self.view(seat_id), ctx)
         msg = self._append(seat_id, reply.text, visible_to or tuple(self.seats), phase, reply=reply)
