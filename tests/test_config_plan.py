@@ -117,3 +117,32 @@ def test_missing_prompt_file_and_bad_yaml(tmp_path: Path) -> None:
 def test_shipped_configs_are_valid() -> None:
     for path in Path(__file__).parent.parent.joinpath("configs").glob("*.yaml"):
         assert plan_trials(load_config(path))
+
+
+async def test_scripted_agent_replays_a_recorded_history(tmp_path: Path) -> None:
+    import json
+
+    from turinglab.agents.base import CallContext, ChatMessage
+    from turinglab.agents.registry import build_agent
+
+    recorded = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "hello, who is this?"},
+        {"role": "user", "content": "a friend"},
+        {"role": "assistant", "content": "oh nice"},
+    ]
+    (tmp_path / "h.json").write_text(json.dumps(recorded))
+    (tmp_path / "r.txt").write_text("one\n\ntwo\n")
+    cfg = base()
+    cfg["agents"]["replay"] = {"kind": "scripted", "replies_file": "h.json"}
+    cfg["agents"]["lines"] = {"kind": "scripted", "replies_file": "r.txt"}
+    config = parse_config(cfg, "x.yaml", tmp_path)
+    replay = build_agent("replay", config.agents["replay"])
+    said = [ChatMessage("user", "hi"), ChatMessage("assistant", "hello, who is this?")]
+    assert (await replay.reply(said[:1], CallContext(seed=0))).text == "hello, who is this?"
+    assert (await replay.reply(said, CallContext(seed=0))).text == "oh nice"
+    lines = build_agent("lines", config.agents["lines"])
+    assert (await lines.reply(said, CallContext(seed=0))).text == "two"
+    cfg["agents"]["lost"] = {"kind": "scripted", "replies_file": "nope.json"}
+    with pytest.raises(ConfigError, match=r"agents\.lost\.replies_file: no such file"):
+        parse_config(cfg, "x.yaml", tmp_path)

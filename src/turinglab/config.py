@@ -75,8 +75,19 @@ class ScriptedAgentConfig(_Strict):
 
     kind: Literal["scripted"]
     replies: list[str] = Field(default_factory=list)
+    replies_file: Path | None = Field(
+        default=None,
+        description="replies to replay: a .txt file (one per line) or a .json list of strings "
+        "or of {role, content} messages (an exported history; its assistant turns are replayed)",
+    )
     cycle: bool = False
     fallback: str = ""
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ScriptedAgentConfig:
+        if self.replies and self.replies_file:
+            raise ValueError("give either replies or replies_file, not both")
+        return self
 
 
 AgentConfig = Annotated[
@@ -184,6 +195,8 @@ def parse_config(
         config = ExperimentConfig.model_validate(data)
     except ValidationError as err:
         raise ConfigError(_format_validation_error(err, source)) from None
+    if base_dir is not None:
+        config = _resolve_agent_files(config, base_dir, source)
     # Prompt paths are relative to the config file; check they exist before anything runs.
     prompts = {}
     for role, path in config.experiment.prompts.items():
@@ -195,6 +208,22 @@ def parse_config(
         prompts[role] = full
     experiment = config.experiment.model_copy(update={"prompts": prompts})
     return config.model_copy(update={"experiment": experiment})
+
+
+def _resolve_agent_files(config: ExperimentConfig, base_dir: Path, source: str) -> ExperimentConfig:
+    """Replay files are relative to the config file and must exist before anything runs."""
+    agents: dict[str, AgentConfig] = {}
+    for name, agent in config.agents.items():
+        if isinstance(agent, ScriptedAgentConfig) and agent.replies_file is not None:
+            full = agent.replies_file
+            full = full if full.is_absolute() else base_dir / full
+            if not full.is_file():
+                raise ConfigError(
+                    f"config error in {source}:\n  agents.{name}.replies_file: no such file: {full}"
+                )
+            agent = agent.model_copy(update={"replies_file": full})
+        agents[name] = agent
+    return config.model_copy(update={"agents": agents})
 
 
 def load_config(path: Path) -> ExperimentConfig:

@@ -65,9 +65,15 @@ def _eliza(name: str, cfg: ElizaAgentConfig) -> Agent:
 
 
 def _scripted(name: str, cfg: ScriptedAgentConfig) -> Agent:
-    from turinglab.agents.scripted import ScriptedAgent
+    from turinglab.agents.scripted import ScriptedAgent, load_replies
 
-    return ScriptedAgent(name, cfg.replies, cycle=cfg.cycle, fallback=cfg.fallback)
+    replies = cfg.replies
+    if cfg.replies_file is not None:
+        try:
+            replies = load_replies(cfg.replies_file)
+        except (OSError, ValueError) as err:
+            raise AgentSetupError(f"agent {name!r}: cannot read replies_file: {err}") from None
+    return ScriptedAgent(name, replies, cycle=cfg.cycle, fallback=cfg.fallback)
 
 
 BUILDERS: dict[type, Callable[[str, Any], Agent]] = {

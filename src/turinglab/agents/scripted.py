@@ -2,9 +2,33 @@
 
 from __future__ import annotations
 
+import json
 import time
+from pathlib import Path
 
 from turinglab.agents.base import AgentReply, CallContext, ChatMessage, Route
+
+
+def load_replies(path: Path) -> list[str]:
+    """Replies from a .txt file (one per line) or a .json list of strings or of messages."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix != ".json":
+        return [line for line in text.splitlines() if line.strip()]
+    data = json.loads(text)
+    if not isinstance(data, list):
+        raise ValueError(f"{path}: expected a JSON list")
+    replies = []
+    for i, item in enumerate(data):
+        if isinstance(item, str):
+            replies.append(item)
+        elif isinstance(item, dict) and "content" in item:
+            if item.get("role", "assistant") == "assistant":
+                replies.append(str(item["content"]))
+        else:
+            raise ValueError(
+                f"{path}: item {i} is neither a string nor a {{role, content}} message"
+            )
+    return replies
 
 
 class ScriptedAgent:

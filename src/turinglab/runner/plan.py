@@ -8,7 +8,7 @@ import random
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from turinglab.config import TRANSPORT_FIELDS, ExperimentConfig
+from turinglab.config import TRANSPORT_FIELDS, ExperimentConfig, ScriptedAgentConfig
 from turinglab.games.gtt import GTTPrompts
 
 
@@ -67,10 +67,13 @@ def plan_trials(config: ExperimentConfig) -> list[TrialSpec]:
 
 def identity_document(config: ExperimentConfig) -> dict[str, Any]:
     """What determines a run's results: agents as they answer, the design, the prompt texts."""
-    agents = {
-        name: agent.model_dump(mode="json", exclude=TRANSPORT_FIELDS)
-        for name, agent in sorted(config.used_agents().items())
-    }
+    agents = {}
+    for name, agent in sorted(config.used_agents().items()):
+        doc = agent.model_dump(mode="json", exclude=TRANSPORT_FIELDS)
+        if isinstance(agent, ScriptedAgentConfig) and agent.replies_file is not None:
+            # What is replayed matters, not where the file happens to lie.
+            doc["replies_file"] = hashlib.sha256(agent.replies_file.read_bytes()).hexdigest()
+        agents[name] = doc
     prompts = GTTPrompts.load(config.experiment.prompts)
     experiment = config.experiment.model_dump(mode="json", exclude={"prompts"})
     return {"agents": agents, "experiment": experiment, "prompts": asdict(prompts)}
