@@ -180,9 +180,10 @@ class ExperimentConfig(_Strict):
 def _format_validation_error(err: ValidationError, source: str) -> str:
     lines = [f"config error in {source}:"]
     for e in err.errors():
-        where = ".".join(str(p) for p in e["loc"]) or "(top level)"
         msg = e["msg"].removeprefix("Value error, ")
-        lines.append(f"  {where}: {msg}")
+        # Whole-config checks name their field themselves, so they carry no location.
+        where = ".".join(str(p) for p in e["loc"])
+        lines.append(f"  {where}: {msg}" if where else f"  {msg}")
     return "\n".join(lines)
 
 

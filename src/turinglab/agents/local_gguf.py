@@ -13,7 +13,9 @@ Two ways to drive a model:
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import json
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -77,6 +79,25 @@ class _LoadedModel:
     has_chat_template: bool
 
 
+_log_callback: Any = None
+
+
+def _quiet_llama_log() -> None:
+    """llama.cpp logs notes (even with verbose=False) over our progress bar: keep errors only."""
+    global _log_callback
+    if _log_callback is not None:
+        return
+    import llama_cpp
+
+    @llama_cpp.llama_log_callback
+    def forward_errors(level: int, text: bytes, _user_data: ctypes.c_void_p) -> None:
+        if level == 4:  # GGML_LOG_LEVEL_ERROR in current ggml (0 none, 1 debug … 4 error)
+            print(text.decode("utf-8", "replace"), end="", file=sys.stderr)
+
+    _log_callback = forward_errors  # a live reference: C keeps only a pointer to it
+    llama_cpp.llama_log_set(forward_errors, ctypes.c_void_p(0))
+
+
 _models: dict[tuple[Path, int, int | None], _LoadedModel] = {}
 _models_lock = threading.Lock()
 
@@ -89,6 +110,7 @@ def load_model(path: Path, n_ctx: int, threads: int | None = None) -> _LoadedMod
         if model is None:
             from llama_cpp import Llama
 
+            _quiet_llama_log()
             llama = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads, verbose=False)
             template = llama.metadata.get("tokenizer.chat_template")
             model = _LoadedModel(llama, threading.Lock(), bool(template))
