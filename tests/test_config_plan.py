@@ -24,7 +24,7 @@ def test_every_ordered_pair_with_self_pairs_and_balance() -> None:
     pairs = Counter((s.actor, s.distinguisher) for s in specs)
     assert pairs == {("a", "a"): 4, ("a", "b"): 4, ("b", "a"): 4, ("b", "b"): 4}
     for pair in pairs:
-        branch = Counter(s.x_is_self for s in specs if (s.actor, s.distinguisher) == pair)
+        branch = Counter(s.x_is_target for s in specs if (s.actor, s.distinguisher) == pair)
         assert branch == {True: 2, False: 2}
     assert [s.index for s in specs] == list(range(16))
     assert len({s.seed for s in specs}) == 16
@@ -33,7 +33,7 @@ def test_every_ordered_pair_with_self_pairs_and_balance() -> None:
 def test_odd_n_balances_within_one() -> None:
     specs = plan_trials(parse_config(base(trials_per_pair=5)))
     for pair in {(s.actor, s.distinguisher) for s in specs}:
-        selfs = sum(s.x_is_self for s in specs if (s.actor, s.distinguisher) == pair)
+        selfs = sum(s.x_is_target for s in specs if (s.actor, s.distinguisher) == pair)
         assert selfs in (2, 3)
 
 

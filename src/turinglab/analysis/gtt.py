@@ -75,9 +75,11 @@ def pair_table(
     """One line per ordered pair (A, B) that has finished trials."""
     table = []
     for (actor, distinguisher), group in sorted(_group(rows).items()):
-        self_hits = [s for r in group if r["x_is_self"] and (s := success(r, missing)) is not None]
+        self_hits = [
+            s for r in group if r["x_is_target"] and (s := success(r, missing)) is not None
+        ]
         actor_hits = [
-            s for r in group if not r["x_is_self"] and (s := success(r, missing)) is not None
+            s for r in group if not r["x_is_target"] and (s := success(r, missing)) is not None
         ]
         n = len(self_hits) + len(actor_hits)
         p_hat = _rate(self_hits + actor_hits)
@@ -115,7 +117,7 @@ def turing_scores(
     # s_{B,A}: success of distinguisher B against actor A, from actor-branch trials.
     s_pair: dict[tuple[str, str], float] = {}
     for (actor, distinguisher), group in _group(rows).items():
-        hits = [s for r in group if not r["x_is_self"] and (s := success(r, missing)) is not None]
+        hits = [s for r in group if not r["x_is_target"] and (s := success(r, missing)) is not None]
         if hits:
             s_pair[(distinguisher, actor)] = _rate(hits)
     scores = []
@@ -126,7 +128,7 @@ def turing_scores(
                 s
                 for r in rows
                 if r["distinguisher"] == a
-                and r["x_is_self"]
+                and r["x_is_target"]
                 and (s := success(r, missing)) is not None
             ]
         )

@@ -83,7 +83,7 @@ class GTTRules:
 
 
 async def play_gtt(
-    table: Table, x_is_self: bool, prompts: GTTPrompts, rules: GTTRules
+    table: Table, x_is_target: bool, prompts: GTTPrompts, rules: GTTRules
 ) -> GameResult:
     """Play one trial at a table seated with DISTINGUISHER (B) and UNKNOWN (B, or A acting as B)."""
     table.tell(
@@ -92,7 +92,7 @@ async def play_gtt(
     # The first message reaches X inside X's instruction, so only the distinguisher sees it bare.
     first = await table.speak(DISTINGUISHER, visible_to=(DISTINGUISHER,))
     details: dict[str, Any] = {
-        "x_is_self": x_is_self,
+        "x_is_target": x_is_target,
         "first_distinguisher_message": first.text,
         "actor_prompt": None,
     }
@@ -110,16 +110,16 @@ async def play_gtt(
         if status == ANSWERED and verdict is None:
             status = NO_ANSWER
             details["no_answer_reason"] = "unparseable"
-        correct = None if verdict is None else (verdict == 1) == x_is_self
+        correct = None if verdict is None else (verdict == 1) == x_is_target
         return GameResult(status, verdict, correct, details)
 
     opening = parse_answer(first.text)
     if opening.found:
         return finish(OPENING_ANSWER, first.text, opening, 1)
 
-    template = prompts.control if x_is_self else prompts.actor
+    template = prompts.control if x_is_target else prompts.actor
     instruction = render(template, first_message=first.text)
-    if not x_is_self:
+    if not x_is_target:
         details["actor_prompt"] = instruction
     table.tell(UNKNOWN, instruction)
 

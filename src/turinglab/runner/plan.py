@@ -18,14 +18,21 @@ class TrialSpec:
 
     index: int  # position in the run's plan
     key: str  # stable human-readable id, e.g. "smollm2>eliza#3"
-    actor: str  # A: plays X when X is not the distinguisher's own type
-    distinguisher: str  # B
-    x_is_self: bool  # the unknown is a fresh B (else A imitating B)
+    actor: str  # A: plays X when X is not the target itself
+    distinguisher: str  # the judge: B in the GTT family, the fixed D in FD variants
+    x_is_target: bool  # the unknown is a fresh target (else the actor imitating the target)
     seed: int
+    variant: str = "gtt"
+    target: str = ""  # the model X may be; the distinguisher's own type in the GTT family
+    budget: int | None = None  # rounds or specimen queries in the bounded variants
+
+    def __post_init__(self) -> None:
+        if not self.target:
+            object.__setattr__(self, "target", self.distinguisher)
 
     @property
     def unknown(self) -> str:
-        return self.distinguisher if self.x_is_self else self.actor
+        return self.target if self.x_is_target else self.actor
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -51,14 +58,14 @@ def plan_trials(config: ExperimentConfig) -> list[TrialSpec]:
         if n % 2:
             branches.append(rng.random() < 0.5)
         rng.shuffle(branches)
-        for i, x_is_self in enumerate(branches):
+        for i, x_is_target in enumerate(branches):
             specs.append(
                 TrialSpec(
                     index=len(specs),
                     key=f"{actor}>{distinguisher}#{i}",
                     actor=actor,
                     distinguisher=distinguisher,
-                    x_is_self=x_is_self,
+                    x_is_target=x_is_target,
                     seed=_seed(exp.seed, actor, distinguisher, i),
                 )
             )

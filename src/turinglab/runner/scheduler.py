@@ -133,7 +133,7 @@ class TrialRunner:
                 environment_id=self.environment_id,
             )
             try:
-                result = await play_gtt(table, spec.x_is_self, self.prompts, self.rules)
+                result = await play_gtt(table, spec.x_is_target, self.prompts, self.rules)
             except asyncio.CancelledError:
                 raise
             except Exception as err:  # every failure is data: stored, never an outcome

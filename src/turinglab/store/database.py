@@ -133,9 +133,12 @@ class Store:
                         "run_id": run_id,
                         "idx": s.index,
                         "key": s.key,
+                        "variant": s.variant,
                         "actor": s.actor,
                         "distinguisher": s.distinguisher,
-                        "x_is_self": s.x_is_self,
+                        "target": s.target,
+                        "x_is_target": s.x_is_target,
+                        "budget": s.budget,
                         "seed": s.seed,
                     }
                     for s in specs
@@ -233,8 +236,11 @@ class Store:
                     key=row.key,
                     actor=row.actor,
                     distinguisher=row.distinguisher,
-                    x_is_self=row.x_is_self,
+                    x_is_target=row.x_is_target,
                     seed=row.seed,
+                    variant=row.variant,
+                    target=row.target,
+                    budget=row.budget,
                 )
                 pending.append(PendingTrial(row.id, spec, n_failed))
         return pending, exhausted
@@ -292,9 +298,12 @@ class Store:
             select(
                 trials.c.idx,
                 trials.c.key,
+                trials.c.variant,
                 trials.c.actor,
                 trials.c.distinguisher,
-                trials.c.x_is_self,
+                trials.c.target,
+                trials.c.x_is_target,
+                trials.c.budget,
                 trials.c.seed,
                 outcomes,
                 attempts.c.attempt_no,

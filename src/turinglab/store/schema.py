@@ -42,9 +42,12 @@ trials = Table(
     Column("run_id", String(32), ForeignKey("runs.id"), nullable=False),
     Column("idx", Integer, nullable=False),
     Column("key", String(300), nullable=False),
+    Column("variant", String(40), nullable=False),
     Column("actor", String(200), nullable=False),
     Column("distinguisher", String(200), nullable=False),
-    Column("x_is_self", Boolean, nullable=False),
+    Column("target", String(200), nullable=False),
+    Column("x_is_target", Boolean, nullable=False),
+    Column("budget", Integer),
     Column("seed", BigInteger, nullable=False),
     UniqueConstraint("run_id", "idx"),
 )
