@@ -11,6 +11,7 @@ from turinglab.games.gtt import (
     UNKNOWN,
     GTTPrompts,
     GTTRules,
+    GTTSetup,
     parse_answer,
     play_gtt,
 )
@@ -57,7 +58,7 @@ async def test_actor_branch_turn_order_and_visibility() -> None:
         ["Hello, who are you?", "Tell me a joke.", "Done. <answer>0</answer>"],
         ["I am a model.", "Why did the chicken..."],
     )
-    result = await play_gtt(table, x_is_target=False, prompts=PROMPTS, rules=GTTRules())
+    result = await play_gtt(table, GTTSetup(False), prompts=PROMPTS, rules=GTTRules())
     assert result.status == "answered"
     assert result.verdict == 0 and result.correct is True
     senders = [m.sender for m in table.messages]
@@ -96,7 +97,7 @@ async def test_actor_branch_turn_order_and_visibility() -> None:
 
 async def test_control_branch_gets_the_message_verbatim() -> None:
     table = make_table(["Hi there", "<answer>1</answer>"], ["Hello!"])
-    result = await play_gtt(table, x_is_target=True, prompts=PROMPTS, rules=GTTRules())
+    result = await play_gtt(table, GTTSetup(True), prompts=PROMPTS, rules=GTTRules())
     assert table.messages[2].text == "Hi there"  # the default control template is the message
     assert result.details["actor_prompt"] is None
     assert (result.status, result.verdict, result.correct) == ("answered", 1, True)
@@ -104,13 +105,13 @@ async def test_control_branch_gets_the_message_verbatim() -> None:
 
 async def test_wrong_verdict_is_incorrect() -> None:
     table = make_table(["Hi", "<answer>0</answer>"], ["Hello"])
-    result = await play_gtt(table, x_is_target=True, prompts=PROMPTS, rules=GTTRules())
+    result = await play_gtt(table, GTTSetup(True), prompts=PROMPTS, rules=GTTRules())
     assert (result.verdict, result.correct) == (0, False)
 
 
 async def test_opening_answer_is_kept_not_discarded() -> None:
     table = make_table(["<answer>1</answer> hello"], ["never called"])
-    result = await play_gtt(table, x_is_target=False, prompts=PROMPTS, rules=GTTRules())
+    result = await play_gtt(table, GTTSetup(False), prompts=PROMPTS, rules=GTTRules())
     assert result.status == "opening-answer"
     assert (result.verdict, result.correct) == (1, False)
     assert all(m.sender != UNKNOWN for m in table.messages)
@@ -119,7 +120,7 @@ async def test_opening_answer_is_kept_not_discarded() -> None:
 async def test_turn_cap_gives_no_answer() -> None:
     table = make_table(["question?"], ["reply"])
     result = await play_gtt(
-        table, x_is_target=False, prompts=PROMPTS, rules=GTTRules(max_distinguisher_turns=4)
+        table, GTTSetup(False), prompts=PROMPTS, rules=GTTRules(max_distinguisher_turns=4)
     )
     assert result.status == "no-answer"
     assert result.verdict is None and result.correct is None
@@ -130,7 +131,7 @@ async def test_turn_cap_gives_no_answer() -> None:
 async def test_turn_cap_can_ask_for_the_answer() -> None:
     table = make_table(["q1", "q2", "<answer>1</answer>"], ["r"])
     rules = GTTRules(max_distinguisher_turns=2, on_turn_cap="ask-for-answer")
-    result = await play_gtt(table, x_is_target=True, prompts=PROMPTS, rules=rules)
+    result = await play_gtt(table, GTTSetup(True), prompts=PROMPTS, rules=rules)
     assert result.status == "answered" and result.verdict == 1
     assert result.details["asked_for_answer"] is True
     final_request = table.messages[-2]
@@ -139,7 +140,7 @@ async def test_turn_cap_can_ask_for_the_answer() -> None:
 
 async def test_unparseable_answer_is_visible_no_answer() -> None:
     table = make_table(["Hi", "<answer>probably the same</answer>"], ["Hey"])
-    result = await play_gtt(table, x_is_target=True, prompts=PROMPTS, rules=GTTRules())
+    result = await play_gtt(table, GTTSetup(True), prompts=PROMPTS, rules=GTTRules())
     assert result.status == "no-answer"
     assert result.details["no_answer_reason"] == "unparseable"
 
@@ -154,7 +155,7 @@ async def test_call_seeds_differ_per_call_and_are_reproducible() -> None:
     for _ in range(2):
         table = make_table(["a", "b", "<answer>1</answer>"], ["x"])
         table.caller = recording_call
-        await play_gtt(table, x_is_target=True, prompts=PROMPTS, rules=GTTRules())
+        await play_gtt(table, GTTSetup(True), prompts=PROMPTS, rules=GTTRules())
     half = len(seen) // 2
     assert seen[:half] == seen[half:]
     assert len(set(seen[:half])) == half
@@ -178,6 +179,6 @@ async def test_final_ask_is_a_forced_choice() -> None:
     table = make_table(["q1", "q2", "<answer>0</answer>"], ["r"])
     table.caller = recording_call
     rules = GTTRules(max_distinguisher_turns=2, on_turn_cap="ask-for-answer")
-    await play_gtt(table, x_is_target=False, prompts=PROMPTS, rules=rules)
+    await play_gtt(table, GTTSetup(False), prompts=PROMPTS, rules=rules)
     assert contexts[-1].choices == ("<answer>0</answer>", "<answer>1</answer>")
     assert all(not c.choices for c in contexts[:-1])

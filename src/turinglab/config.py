@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from turinglab.games.gtt import PromptRole
+from turinglab.games.gtt import BUDGET_VARIANTS, FD_VARIANTS, PromptRole
 
 
 class ConfigError(ValueError):
@@ -103,34 +103,65 @@ EMBEDDED_AGENTS: dict[str, AgentConfig] = {
 }
 
 
+GTTVariant = Literal["gtt", "gttq", "gtt-turns", "gttq-queries", "fdgtt", "fdgttq", "gdgtt"]
+PLAIN_GTT: tuple[GTTVariant, ...] = ("gtt",)
+
+
 class GTTExperiment(_Strict):
-    """GTT(A, B) over every ordered pair of a universe (self-pairs included) or a given list."""
+    """The GTT family over every ordered pair of a universe (self-pairs included) or a list.
+
+    FD variants (fdgtt, fdgttq, gdgtt) play, for each fixed distinguisher D, every ordered
+    (actor, target) pair of the universe without D. Budget variants (gtt-turns, gttq-queries)
+    sweep `budgets` over `budget_pairs` (default: the same pairs as the plain game).
+    """
 
     game: Literal["gtt"]
+    variants: list[GTTVariant] = Field(default_factory=lambda: list(PLAIN_GTT), min_length=1)
     universe: list[str] = Field(min_length=1)
     pairs: list[tuple[str, str]] | None = Field(
         default=None, description="explicit [actor, distinguisher] pairs instead of all of them"
     )
     trials_per_pair: int = Field(default=10, ge=1)
     max_distinguisher_turns: int = Field(default=40, ge=1)
+    max_specimen_turns: int = Field(default=20, ge=1)
     on_turn_cap: Literal["no-answer", "ask-for-answer"] = "no-answer"
+    distinguishers: list[str] = Field(
+        default_factory=list, description="fixed distinguishers D of the FD variants"
+    )
+    budgets: list[int] = Field(
+        default_factory=list, description="round or query budgets of the bounded variants"
+    )
+    budget_pairs: list[tuple[str, str]] | None = None
     seed: int = 0
     prompts: dict[PromptRole, Path] = Field(
         default_factory=dict, description="template files that replace the built-in prompts"
     )
 
     @model_validator(mode="after")
-    def _pairs_in_universe(self) -> GTTExperiment:
+    def _consistent(self) -> GTTExperiment:
         dupes = {a for a in self.universe if self.universe.count(a) > 1}
         if dupes:
             raise ValueError(f"universe lists {sorted(dupes)} more than once")
-        for actor, distinguisher in self.pairs or []:
-            for name in (actor, distinguisher):
-                if name not in self.universe:
-                    raise ValueError(
-                        f"pair ({actor}, {distinguisher}): {name!r} is not in universe"
-                    )
+        for field_name in ("pairs", "budget_pairs"):
+            for actor, distinguisher in getattr(self, field_name) or []:
+                for name in (actor, distinguisher):
+                    if name not in self.universe:
+                        raise ValueError(
+                            f"{field_name} ({actor}, {distinguisher}): {name!r} is not in universe"
+                        )
+        if len(set(self.variants)) != len(self.variants):
+            raise ValueError("variants lists a variant more than once")
+        if set(self.variants) & set(FD_VARIANTS) and not self.distinguishers:
+            raise ValueError("the FD variants need `distinguishers` (the fixed judges D)")
+        if set(self.variants) & set(BUDGET_VARIANTS) and (
+            not self.budgets or min(self.budgets) < 1
+        ):
+            raise ValueError("gtt-turns and gttq-queries need `budgets` (positive integers)")
         return self
+
+    def agent_names(self) -> list[str]:
+        """Every agent the design seats: the universe and the fixed distinguishers."""
+        return list(dict.fromkeys([*self.universe, *self.distinguishers]))
 
     def ordered_pairs(self) -> list[tuple[str, str]]:
         if self.pairs is not None:
@@ -160,12 +191,13 @@ class ExperimentConfig(_Strict):
     @model_validator(mode="after")
     def _agents_known(self) -> ExperimentConfig:
         known = self.all_agents()
-        for i, name in enumerate(self.experiment.universe):
-            if name not in known:
-                raise ValueError(
-                    f"experiment.universe[{i}]: unknown agent {name!r} "
-                    f"(declared: {sorted(self.agents)}; embedded: {sorted(EMBEDDED_AGENTS)})"
-                )
+        for field_name in ("universe", "distinguishers"):
+            for i, name in enumerate(getattr(self.experiment, field_name)):
+                if name not in known:
+                    raise ValueError(
+                        f"experiment.{field_name}[{i}]: unknown agent {name!r} "
+                        f"(declared: {sorted(self.agents)}; embedded: {sorted(EMBEDDED_AGENTS)})"
+                    )
         return self
 
     def all_agents(self) -> dict[str, AgentConfig]:
@@ -174,7 +206,7 @@ class ExperimentConfig(_Strict):
 
     def used_agents(self) -> dict[str, AgentConfig]:
         known = self.all_agents()
-        return {name: known[name] for name in self.experiment.universe}
+        return {name: known[name] for name in self.experiment.agent_names()}
 
 
 def _format_validation_error(err: ValidationError, source: str) -> str:

@@ -102,6 +102,17 @@ def endpoint_limits(agents: dict[str, Agent], configs: dict[str, AgentConfig]) -
     return limits
 
 
+def display_names(configs: dict[str, AgentConfig]) -> dict[str, str]:
+    """How prompts name each agent: its display name, its model id, else its config name."""
+    names = {}
+    for name, cfg in configs.items():
+        if isinstance(cfg, OpenAIAgentConfig):
+            names[name] = cfg.display_name or cfg.model
+        else:
+            names[name] = name
+    return names
+
+
 def describe(cfg: AgentConfig) -> str:
     if isinstance(cfg, OpenAIAgentConfig):
         return f"{cfg.model} at {cfg.base_url}"

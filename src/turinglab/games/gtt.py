@@ -1,21 +1,30 @@
-"""The Generalized Turing Test, GTT(A, B) — Definition 1 of Mitropolsky et al.
+"""The Generalized Turing Test family — Mitropolsky et al., Definitions 1 and after.
 
-A fresh instance of B (the distinguisher) talks with an unknown interlocutor X: a fresh B, or a
-fresh A told to imitate B (the actor). The distinguisher ends the game with <answer>1</answer>
+GTT(A, B): a fresh instance of B (the distinguisher) talks with an unknown interlocutor X: a
+fresh B, or a fresh A told to imitate B (the actor). It ends the game with <answer>1</answer>
 ("X is my own model type") or <answer>0</answer>. Instructions are ordinary user messages; the
 actor's instruction embeds the distinguisher's first message and its first reply answers it.
+
+Variants (`GTTSetup.variant`):
+  gtt           the plain game
+  gttq          the actor first queries a fresh specimen of B (ends with STOP or at the cap)
+  gtt-turns     controlled-turn: the distinguisher has exactly `budget` rounds, then answers
+  gttq-queries  controlled-query: the actor gets exactly `budget` specimen queries
+  fdgtt         a fixed distinguisher D judges whether X is the target B (B, or A acting as B)
+  fdgttq        FDGTT where the actor first queries a specimen of B
+  gdgtt         FDGTT where D first gets a querying round with B
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
+from turinglab.games.gtt_prompts import GTTPrompts, PromptRole
+from turinglab.games.query_phase import SPECIMEN, run_query_phase
 from turinglab.games.table import Table
-from turinglab.prompts import load_prompt, render
+from turinglab.prompts import render
 
 DISTINGUISHER = "distinguisher"
 UNKNOWN = "unknown"
@@ -24,13 +33,20 @@ ANSWERED = "answered"
 OPENING_ANSWER = "opening-answer"
 NO_ANSWER = "no-answer"
 
-TurnCapPolicy = Literal["no-answer", "ask-for-answer"]
-PromptRole = Literal["distinguisher", "actor", "control", "final"]
+VARIANTS = ("gtt", "gttq", "gtt-turns", "gttq-queries", "fdgtt", "fdgttq", "gdgtt")
+FD_VARIANTS = ("fdgtt", "fdgttq", "gdgtt")
+BUDGET_VARIANTS = ("gtt-turns", "gttq-queries")
+ACTOR_QUERIES = ("gttq", "gttq-queries", "fdgttq")
+SPECIMEN_VARIANTS = (*ACTOR_QUERIES, "gdgtt")
 
-# At the turn cap (ask-for-answer) the verdict is a forced choice between these two replies.
+TurnCapPolicy = Literal["no-answer", "ask-for-answer"]
+
+# A verdict the game asks for (turn cap, last controlled round) is a forced choice between these.
 FORCED_CHOICES = ("<answer>0</answer>", "<answer>1</answer>")
 
 _ANSWER = re.compile(r"<answer>\s*(.*?)\s*</answer>", re.IGNORECASE | re.DOTALL)
+
+__all__ = ["GTTPrompts", "PromptRole"]
 
 
 @dataclass(frozen=True)
@@ -48,24 +64,6 @@ def parse_answer(text: str) -> ParsedAnswer:
     return ParsedAnswer(True, int(inner) if inner in ("0", "1") else None)
 
 
-@dataclass(frozen=True)
-class GTTPrompts:
-    distinguisher: str
-    actor: str
-    control: str
-    final: str
-
-    @classmethod
-    def load(cls, overrides: Mapping[PromptRole, Path] | None = None) -> GTTPrompts:
-        overrides = overrides or {}
-        return cls(
-            **{
-                role: load_prompt(f"gtt_{role}", overrides.get(role))
-                for role in ("distinguisher", "actor", "control", "final")
-            }
-        )
-
-
 @dataclass
 class GameResult:
     """How a trial ended. `verdict` is the parsed answer; `correct` is None when there is none."""
@@ -80,67 +78,154 @@ class GameResult:
 class GTTRules:
     max_distinguisher_turns: int = 40
     on_turn_cap: TurnCapPolicy = "no-answer"
+    max_specimen_turns: int = 20
 
 
-async def play_gtt(
-    table: Table, x_is_target: bool, prompts: GTTPrompts, rules: GTTRules
-) -> GameResult:
-    """Play one trial at a table seated with DISTINGUISHER (B) and UNKNOWN (B, or A acting as B)."""
-    table.tell(
-        DISTINGUISHER, render(prompts.distinguisher, max_turns=rules.max_distinguisher_turns)
-    )
-    # The first message reaches X inside X's instruction, so only the distinguisher sees it bare.
-    first = await table.speak(DISTINGUISHER, visible_to=(DISTINGUISHER,))
-    details: dict[str, Any] = {
-        "x_is_target": x_is_target,
-        "first_distinguisher_message": first.text,
-        "actor_prompt": None,
-    }
+@dataclass(frozen=True)
+class GTTSetup:
+    """What one trial is: the variant, which branch, and the names the prompts mention."""
+
+    x_is_target: bool
+    variant: str = "gtt"
+    target_name: str = ""  # how FD prompts name the target
+    budget: int | None = None
+
+
+class _Trial:
+    """The state of one trial while it is played (kept off the module to stay re-entrant)."""
+
+    def __init__(self, table: Table, setup: GTTSetup, prompts: GTTPrompts, rules: GTTRules):
+        self.table, self.setup, self.prompts, self.rules = table, setup, prompts, rules
+        self.details: dict[str, Any] = {
+            "variant": setup.variant,
+            "x_is_target": setup.x_is_target,
+            "budget": setup.budget,
+            "actor_prompt": None,
+            "phases": {},
+        }
+
+    def prompt(self, role: PromptRole, **values: Any) -> str:
+        template: str = getattr(self.prompts, role)
+        return render(
+            template,
+            target_name=self.setup.target_name,
+            max_turns=self.rules.max_distinguisher_turns,
+            budget=self.setup.budget,
+            max_queries=self.rules.max_specimen_turns,
+            **values,
+        )
+
+    def query_rule(self, budget: int | None) -> str:
+        return self.prompt("query_rule_budget" if budget else "query_rule_stop")
+
+    async def query(self, querier: str, role: PromptRole, budget: int | None) -> None:
+        phase = await run_query_phase(
+            self.table,
+            querier,
+            self.prompt(role, query_rule=self.query_rule(budget)),
+            budget=budget,
+            cap=self.rules.max_specimen_turns,
+        )
+        self.details["phases"]["query"] = {
+            "querier": querier,
+            "queries": phase.queries,
+            "ended_by": phase.ended_by,
+            "first_seq": phase.first_seq,
+            "last_seq": phase.last_seq,
+        }
+        self.details["specimen_queries"] = phase.queries
 
     def finish(
-        status: str, final_text: str, answer: ParsedAnswer, turns: int, **extra: Any
+        self, status: str, final_text: str, answer: ParsedAnswer, turns: int, **extra: Any
     ) -> GameResult:
         verdict = answer.value
-        details.update(
+        self.details.update(
             raw_final_message=final_text,
             distinguisher_turns=turns,
-            unknown_turns=sum(1 for m in table.messages if m.sender == UNKNOWN),
+            unknown_turns=sum(
+                1 for m in self.table.messages if m.sender == UNKNOWN and m.phase == "main"
+            ),
             **extra,
         )
         if status == ANSWERED and verdict is None:
             status = NO_ANSWER
-            details["no_answer_reason"] = "unparseable"
-        correct = None if verdict is None else (verdict == 1) == x_is_target
-        return GameResult(status, verdict, correct, details)
+            self.details["no_answer_reason"] = "unparseable"
+        main = [m.seq for m in self.table.messages if m.phase == "main"]
+        self.details["phases"]["main"] = {"first_seq": main[0], "last_seq": main[-1]}
+        correct = None if verdict is None else (verdict == 1) == self.setup.x_is_target
+        return GameResult(status, verdict, correct, self.details)
 
-    opening = parse_answer(first.text)
-    if opening.found:
-        return finish(OPENING_ANSWER, first.text, opening, 1)
 
-    template = prompts.control if x_is_target else prompts.actor
-    instruction = render(template, first_message=first.text)
-    if not x_is_target:
-        details["actor_prompt"] = instruction
+async def play_gtt(
+    table: Table, setup: GTTSetup, prompts: GTTPrompts, rules: GTTRules
+) -> GameResult:
+    """Play one trial at a table seated with DISTINGUISHER and UNKNOWN (and SPECIMEN, a fresh
+    target instance, for the querying variants)."""
+    if setup.variant not in VARIANTS:
+        raise ValueError(f"unknown GTT variant {setup.variant!r} (known: {', '.join(VARIANTS)})")
+    trial = _Trial(table, setup, prompts, rules)
+    fd = setup.variant in FD_VARIANTS
+    pair = (DISTINGUISHER, UNKNOWN)
+
+    if setup.variant == "gdgtt":
+        await trial.query(DISTINGUISHER, "gd_query", None)
+    if setup.variant == "gtt-turns":
+        opening = trial.prompt("distinguisher_turns")
+    else:
+        opening = trial.prompt("fd_distinguisher" if fd else "distinguisher")
+    table.tell(DISTINGUISHER, opening)
+    # The first message reaches X inside X's instruction, so only the distinguisher sees it bare.
+    first = await table.speak(DISTINGUISHER, visible_to=(DISTINGUISHER,))
+    trial.details["first_distinguisher_message"] = first.text
+    answer = parse_answer(first.text)
+    if answer.found:
+        return trial.finish(OPENING_ANSWER, first.text, answer, 1)
+
+    if setup.x_is_target:
+        instruction = trial.prompt("control", first_message=first.text)
+    else:
+        if setup.variant in ACTOR_QUERIES:
+            budget = setup.budget if setup.variant == "gttq-queries" else None
+            await trial.query(UNKNOWN, "fd_actor_query" if fd else "actor_query", budget)
+        instruction = trial.prompt("fd_actor" if fd else "actor", first_message=first.text)
+        trial.details["actor_prompt"] = instruction
     table.tell(UNKNOWN, instruction)
 
     turns = 1
+    controlled = setup.variant == "gtt-turns"
+    cap = setup.budget if controlled and setup.budget else rules.max_distinguisher_turns
     while True:
-        await table.speak(UNKNOWN)
-        message = await table.speak(DISTINGUISHER)
+        await table.speak(UNKNOWN, visible_to=pair)
+        if controlled and turns >= cap:
+            break  # the last round is over: the game asks for the verdict
+        message = await table.speak(DISTINGUISHER, visible_to=pair)
         turns += 1
         answer = parse_answer(message.text)
         if answer.found:
-            return finish(ANSWERED, message.text, answer, turns)
-        if turns >= rules.max_distinguisher_turns:
+            early = {"early_answer": True} if controlled else {}
+            return trial.finish(ANSWERED, message.text, answer, turns, **early)
+        if not controlled and turns >= cap:
             break
 
-    if rules.on_turn_cap == "ask-for-answer":
-        table.tell(DISTINGUISHER, render(prompts.final))
+    if controlled or rules.on_turn_cap == "ask-for-answer":
+        table.tell(DISTINGUISHER, trial.prompt("last_round" if controlled else "final"))
         message = await table.speak(
             DISTINGUISHER, visible_to=(DISTINGUISHER,), choices=FORCED_CHOICES
         )
         answer = parse_answer(message.text)
         if answer.found:
-            return finish(ANSWERED, message.text, answer, turns + 1, asked_for_answer=True)
-        return finish(NO_ANSWER, message.text, answer, turns + 1, no_answer_reason="turn-cap")
-    return finish(NO_ANSWER, message.text, answer, turns, no_answer_reason="turn-cap")
+            return trial.finish(ANSWERED, message.text, answer, turns + 1, asked_for_answer=True)
+        return trial.finish(NO_ANSWER, message.text, answer, turns + 1, no_answer_reason="turn-cap")
+    return trial.finish(NO_ANSWER, message.text, answer, turns, no_answer_reason="turn-cap")
+
+
+__all__ += [
+    "DISTINGUISHER",
+    "SPECIMEN",
+    "UNKNOWN",
+    "GTTRules",
+    "GTTSetup",
+    "GameResult",
+    "parse_answer",
+    "play_gtt",
+]

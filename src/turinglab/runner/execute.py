@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from turinglab.agents.base import Agent
-from turinglab.agents.registry import build_agent, endpoint_limits
+from turinglab.agents.registry import build_agent, display_names, endpoint_limits
 from turinglab.config import ExperimentConfig
 from turinglab.games.gtt import GTTPrompts, GTTRules
 from turinglab.runner.environment import environment_block
@@ -99,12 +99,17 @@ async def run_experiment(
         agents,
         caller,
         GTTPrompts.load(config.experiment.prompts),
-        GTTRules(config.experiment.max_distinguisher_turns, config.experiment.on_turn_cap),
+        GTTRules(
+            config.experiment.max_distinguisher_turns,
+            config.experiment.on_turn_cap,
+            config.experiment.max_specimen_turns,
+        ),
         max_in_flight=settings.max_trials_in_flight,
         max_attempts=settings.max_attempts,
         environment_id=store.save_environment(environment_block()),
         counters=counters,
         on_change=progress.update if progress else None,
+        display_names=display_names(agent_configs),
     )
     store.set_run_status(rid, "running")
     started = time.perf_counter()

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import random
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from turinglab.config import TRANSPORT_FIELDS, ExperimentConfig, ScriptedAgentConfig
-from turinglab.games.gtt import GTTPrompts
+from turinglab.games.gtt import BUDGET_VARIANTS, FD_VARIANTS, GTTPrompts
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,27 +49,55 @@ def _seed(*parts: object) -> int:
 
 
 def plan_trials(config: ExperimentConfig) -> list[TrialSpec]:
-    """n trials per ordered pair; X's identity balanced within each pair, order seeded."""
+    """n trials per cell; X's identity balanced within each cell, order seeded.
+
+    A cell is (variant, actor, distinguisher, target, budget). Plain GTT cells are every
+    ordered pair; FD cells are every ordered (actor, target) pair without the fixed D; budget
+    cells repeat their pairs once per budget.
+    """
     exp = config.experiment
     specs: list[TrialSpec] = []
-    for actor, distinguisher in exp.ordered_pairs():
+
+    def add_cell(variant: str, actor: str, judge: str, target: str, budget: int | None) -> None:
+        cell = (exp.seed, variant, actor, judge, target, budget)
         n = exp.trials_per_pair
-        rng = random.Random(_seed(exp.seed, actor, distinguisher, "balance"))
+        rng = random.Random(_seed(*cell, "balance"))
         branches = [True] * (n // 2) + [False] * (n // 2)
         if n % 2:
             branches.append(rng.random() < 0.5)
         rng.shuffle(branches)
+        name = f"{actor}>{judge}" if target == judge else f"{actor}~{target}@{judge}"
+        prefix = variant if budget is None else f"{variant}[{budget}]"
         for i, x_is_target in enumerate(branches):
             specs.append(
                 TrialSpec(
                     index=len(specs),
-                    key=f"{actor}>{distinguisher}#{i}",
+                    key=f"{name}#{i}" if prefix == "gtt" else f"{prefix}:{name}#{i}",
                     actor=actor,
-                    distinguisher=distinguisher,
+                    distinguisher=judge,
                     x_is_target=x_is_target,
-                    seed=_seed(exp.seed, actor, distinguisher, i),
+                    # Plain GTT keeps the seeds it always had; the variants add their cell.
+                    seed=_seed(exp.seed, actor, judge, i) if prefix == "gtt" else _seed(*cell, i),
+                    variant=variant,
+                    target=target,
+                    budget=budget,
                 )
             )
+
+    for variant in exp.variants:
+        if variant in FD_VARIANTS:
+            for judge in exp.distinguishers:
+                others = [a for a in exp.universe if a != judge]
+                for actor, target in itertools.product(others, repeat=2):
+                    add_cell(variant, actor, judge, target, None)
+        elif variant in BUDGET_VARIANTS:
+            pairs = exp.budget_pairs if exp.budget_pairs is not None else exp.ordered_pairs()
+            for budget in exp.budgets:
+                for actor, judge in pairs:
+                    add_cell(variant, actor, judge, judge, budget)
+        else:
+            for actor, judge in exp.ordered_pairs():
+                add_cell(variant, actor, judge, judge, None)
     return specs
 
 

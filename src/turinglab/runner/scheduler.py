@@ -17,8 +17,19 @@ from typing import Any
 
 from turinglab.agents.base import Agent
 from turinglab.agents.errors import AgentError
-from turinglab.games.gtt import DISTINGUISHER, UNKNOWN, GameResult, GTTPrompts, GTTRules, play_gtt
+from turinglab.games.gtt import (
+    DISTINGUISHER,
+    SPECIMEN,
+    SPECIMEN_VARIANTS,
+    UNKNOWN,
+    GameResult,
+    GTTPrompts,
+    GTTRules,
+    GTTSetup,
+    play_gtt,
+)
 from turinglab.games.table import Seat, Table
+from turinglab.runner.plan import TrialSpec
 from turinglab.runner.retry import Caller
 from turinglab.store.database import AttemptRecord, PendingTrial, Store
 
@@ -71,6 +82,7 @@ class TrialRunner:
         environment_id: str | None,
         counters: RunCounters,
         on_change: Callable[[], None] | None = None,
+        display_names: dict[str, str] | None = None,
     ) -> None:
         self.store = store
         self.agents = agents
@@ -81,6 +93,7 @@ class TrialRunner:
         self.max_attempts = max_attempts
         self.environment_id = environment_id
         self.counters = counters
+        self.display_names = display_names or {}  # how FD prompts name a target
         self.on_change = on_change or (lambda: None)
         # One writer thread: database calls never block the event loop, and never interleave.
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="turinglab-store")
@@ -113,16 +126,7 @@ class TrialRunner:
     async def _play_until_done(self, trial: PendingTrial) -> None:
         spec = trial.spec
         for attempt_no in range(trial.failed_attempts + 1, self.max_attempts + 1):
-            table = Table(
-                seats={
-                    DISTINGUISHER: Seat(
-                        DISTINGUISHER, spec.distinguisher, self.agents[spec.distinguisher]
-                    ),
-                    UNKNOWN: Seat(UNKNOWN, spec.unknown, self.agents[spec.unknown]),
-                },
-                caller=self.caller,
-                seed=spec.seed,
-            )
+            table = Table(seats=self._seats(spec), caller=self.caller, seed=spec.seed)
             started = time.time()
             record = AttemptRecord(
                 trial_id=trial.trial_id,
@@ -133,7 +137,13 @@ class TrialRunner:
                 environment_id=self.environment_id,
             )
             try:
-                result = await play_gtt(table, spec.x_is_target, self.prompts, self.rules)
+                setup = GTTSetup(
+                    x_is_target=spec.x_is_target,
+                    variant=spec.variant,
+                    target_name=self.display_names.get(spec.target, spec.target),
+                    budget=spec.budget,
+                )
+                result = await play_gtt(table, setup, self.prompts, self.rules)
             except asyncio.CancelledError:
                 raise
             except Exception as err:  # every failure is data: stored, never an outcome
@@ -153,6 +163,16 @@ class TrialRunner:
             self.counters.outcomes[result.status] = self.counters.outcomes.get(result.status, 0) + 1
             return
         self.counters.exhausted += 1
+
+    def _seats(self, spec: TrialSpec) -> dict[str, Seat]:
+        """Fresh instances for the trial's roles; the specimen is a fresh target instance."""
+        seats = {
+            DISTINGUISHER: Seat(DISTINGUISHER, spec.distinguisher, self.agents[spec.distinguisher]),
+            UNKNOWN: Seat(UNKNOWN, spec.unknown, self.agents[spec.unknown]),
+        }
+        if spec.variant in SPECIMEN_VARIANTS:
+            seats[SPECIMEN] = Seat(SPECIMEN, spec.target, self.agents[spec.target])
+        return seats
 
     async def _write(self, record: AttemptRecord) -> None:
         loop = asyncio.get_running_loop()
