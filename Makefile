@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test lint bench clean
+.PHONY: setup browser demo test lint bench clean
 
 setup: $(VENV)/.installed
 
@@ -18,7 +18,13 @@ $(VENV)/.installed: pyproject.toml
 demo: setup
 	$(BIN)/turinglab run configs/demo.yaml
 
-test: setup
+# The report tests drive Debian's chromium through Playwright (no browser download).
+browser:
+	@test -x /usr/bin/chromium || { command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] \
+	  && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } \
+	  || echo "note: the browser tests need Debian's chromium at /usr/bin/chromium"
+
+test: setup browser
 	$(BIN)/python -m pytest -q
 
 lint: setup

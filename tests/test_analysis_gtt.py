@@ -6,19 +6,8 @@ import math
 
 import pytest
 
+from gtt_rows import trial
 from turinglab.analysis.gtt import pair_table, turing_scores
-
-
-def trial(actor: str, dist: str, x_is_target: bool, verdict: int | None, status: str = "answered"):
-    correct = None if verdict is None else (verdict == 1) == x_is_target
-    return {
-        "actor": actor,
-        "distinguisher": dist,
-        "x_is_target": x_is_target,
-        "verdict": verdict,
-        "correct": correct,
-        "status": status if verdict is not None or status != "answered" else "no-answer",
-    }
 
 
 def m2_rows() -> list[dict]:

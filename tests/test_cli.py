@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 CONFIG = {
@@ -116,3 +117,36 @@ def test_chat_reads_stdin_one_reply_per_line(tmp_path: Path) -> None:
 def test_chat_unknown_agent(tmp_path: Path) -> None:
     done = turinglab("chat", "hal9000", cwd=tmp_path, stdin="hi\n")
     assert done.returncode == 2 and "unknown agent 'hal9000'" in done.stderr
+
+
+def test_html_reports_from_the_command_line(tmp_path: Path) -> None:
+    cfg = write_config(tmp_path, CONFIG)
+    assert turinglab("run", str(cfg), "--no-progress", cwd=tmp_path).returncode == 0
+    done = turinglab("report", "cli-test", "--out", "rep", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    html = (tmp_path / "rep" / "report.html").read_text()
+    assert (
+        "GTT report: cli-test" in html and (tmp_path / "rep" / "gtt-advantage-heatmap.png").exists()
+    )
+
+    example = Path(__file__).parent.parent / "examples" / "three_party_example.csv"
+    done = turinglab("report", str(example), "--out", "study", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "GPT-4.5-PERSONA" in (tmp_path / "study" / "report.html").read_text()
+
+    bad = tmp_path / "bad.csv"
+    bad.write_text("game,interrogator,witness,witness_type,judged_human\ng1,i1,ELIZA,robot,yes\n")
+    done = turinglab("report", str(bad), "--out", "x", cwd=tmp_path)
+    assert done.returncode == 2 and "witness_type" in done.stderr and "line 2" in done.stderr
+
+
+def test_stats_and_tag_are_wired(tmp_path: Path) -> None:
+    done = turinglab(
+        "stats", "binomial", "--successes", "7", "--trials", "10", "--json", cwd=tmp_path
+    )
+    assert done.returncode == 0
+    assert json.loads(done.stdout)["p_two_sided"] == pytest.approx(0.34375)
+    done = turinglab("stats", "binomial", "--successes", "11", "--trials", "10", cwd=tmp_path)
+    assert done.returncode == 2
+    done = turinglab("tag", "codebook", "gtt_probes", "--json", cwd=tmp_path)
+    assert done.returncode == 0 and "model-identity" in done.stdout

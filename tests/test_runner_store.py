@@ -197,3 +197,18 @@ async def test_export(tmp_path, fmt: str) -> None:
     assert rec["messages"][1]["visible_to"] == ["distinguisher"]
     assert rec["environment"]["python"]
     store.close()
+
+
+def test_a_store_of_another_schema_is_refused(tmp_path) -> None:
+    import sqlite3
+
+    from turinglab.store.database import StoreError
+
+    path = tmp_path / "old.db"
+    with sqlite3.connect(path) as conn:  # a store from before schema versions
+        conn.execute("CREATE TABLE runs (id TEXT PRIMARY KEY)")
+    with pytest.raises(StoreError, match="schema 1"):
+        Store(str(path))
+    fresh = Store(str(tmp_path / "new.db"))
+    fresh.close()
+    Store(str(tmp_path / "new.db")).close()  # reopening its own schema is fine

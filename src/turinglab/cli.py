@@ -15,13 +15,14 @@ from rich.table import Table
 from turinglab.agents.base import CallContext, ChatMessage
 from turinglab.agents.errors import AgentError
 from turinglab.agents.registry import AgentSetupError, build_agent, describe
-from turinglab.analysis.gtt import MissingPolicy
+from turinglab.cli_stats import stats_app
+from turinglab.cli_tagging import tag_app
 from turinglab.config import EMBEDDED_AGENTS, AgentConfig, ConfigError, load_config
 from turinglab.report.console import print_gtt_report
 from turinglab.runner.execute import run_experiment
 from turinglab.runner.progress import RichProgress
 from turinglab.runner.retry import Caller, RetryPolicy
-from turinglab.store.database import DEFAULT_STORE, Store
+from turinglab.store.database import DEFAULT_STORE, Store, StoreError
 from turinglab.store.export import ExportFormat, export_run
 
 app = typer.Typer(
@@ -31,6 +32,8 @@ app = typer.Typer(
 )
 bench_app = typer.Typer(help="Benchmarks that print figures as JSON.", no_args_is_help=True)
 app.add_typer(bench_app, name="bench")
+app.add_typer(stats_app, name="stats")
+app.add_typer(tag_app, name="tag")
 
 # Piped output (CI logs, README examples) gets a fixed width wide enough for the GTT tables.
 console = Console(width=None if sys.stdout.isatty() else 120)
@@ -56,7 +59,10 @@ def fail(message: str) -> typer.Exit:
 
 
 def open_store(store: str | None, config_store: str | None = None) -> Store:
-    return Store(store or os.environ.get("TURINGLAB_STORE") or config_store)
+    try:
+        return Store(store or os.environ.get("TURINGLAB_STORE") or config_store)
+    except StoreError as err:
+        raise fail(str(err)) from None
 
 
 def agent_configs(config_path: Path | None) -> dict[str, AgentConfig]:
@@ -122,30 +128,83 @@ def run(
 
 @app.command()
 def report(
-    run_ref: Annotated[str, typer.Argument(metavar="RUN", help="run id, id prefix or name")],
+    run_ref: Annotated[
+        str,
+        typer.Argument(
+            metavar="RUN|STUDY",
+            help="a run id, id prefix or name — or a study file (.csv/.jsonl) of human verdicts",
+        ),
+    ],
     store: StoreOption = None,
+    out: Annotated[
+        Path | None, typer.Option(help="write the HTML report and figures (PNG, SVG) here")
+    ] = None,
     missing: Annotated[
-        str, typer.Option(help="how trials without a verdict enter p̂: wrong | exclude")
+        str,
+        typer.Option(help="how trials without a verdict enter p̂: wrong | exclude | as-0 | as-1"),
     ] = "wrong",
+    epsilon: Annotated[float, typer.Option(help="threshold ε of the comparator A ≥ε B")] = 0.005,
+    leaderboard: Annotated[
+        list[str] | None,
+        typer.Option(help="NAME=CSV external leaderboard for rank agreement (repeatable)"),
+    ] = None,
+    stt: Annotated[
+        Path | None, typer.Option(help="Strong Turing Test preferences to add to a study report")
+    ] = None,
 ) -> None:
-    """Print the GTT tables of a finished or partial run."""
-    if missing not in ("wrong", "exclude"):
-        raise fail(f"--missing must be 'wrong' or 'exclude', not {missing!r}")
+    """Print the GTT tables of a run, or write the full HTML report with --out.
+
+    Given a study file of human verdicts instead of a run, writes the study report (--out)."""
+    if Path(run_ref).suffix in (".csv", ".jsonl") and Path(run_ref).exists():
+        study_report(Path(run_ref), out or Path("report"), stt)
+        return
+    if missing not in ("wrong", "exclude", "as-0", "as-1"):
+        raise fail(f"--missing must be wrong, exclude, as-0 or as-1, not {missing!r}")
     db = open_store(store)
     try:
         info = db.resolve_run(run_ref)
     except KeyError as err:
         raise fail(str(err.args[0])) from None
+    if out is not None:
+        from turinglab.report.gtt_report import build_gtt_report
+
+        boards = {}
+        for item in leaderboard or []:
+            name, sep, csv_path = item.partition("=")
+            if not sep or not csv_path:
+                raise fail(f"--leaderboard takes NAME=CSV, not {item!r}")
+            boards[name] = Path(csv_path)
+        try:
+            written = build_gtt_report(
+                db, info.id, out, missing=missing, epsilon=epsilon, leaderboards=boards
+            )
+        except ValueError as err:
+            raise fail(str(err)) from None
+        console.print(f"wrote {written} (figures as PNG and SVG beside it)")
+        return
     universe = info.config.get("experiment", {}).get("universe")
-    policy: MissingPolicy = "wrong" if missing == "wrong" else "exclude"
     print_gtt_report(
         console,
         db.results(info.id),
         title=f"{info.name} ({info.id}, {info.status})",
         planned=info.n_planned,
         universe=universe,
-        missing=policy,
+        missing=missing,  # type: ignore[arg-type]  # checked above
     )
+
+
+def study_report(path: Path, out: Path, stt_path: Path | None) -> None:
+    from turinglab.human.schema import load_study
+    from turinglab.human.strong import load_stt
+    from turinglab.report.human_report import build_study_report
+
+    try:
+        study = load_study(path)
+        preferences = load_stt(stt_path) if stt_path is not None else None
+        written = build_study_report(study, out, stt=preferences)
+    except (OSError, ValueError) as err:
+        raise fail(str(err)) from None
+    console.print(f"wrote {written} (figures as PNG and SVG beside it)")
 
 
 @app.command()

@@ -107,6 +107,24 @@ GTTVariant = Literal["gtt", "gttq", "gtt-turns", "gttq-queries", "fdgtt", "fdgtt
 PLAIN_GTT: tuple[GTTVariant, ...] = ("gtt",)
 
 
+class AdaptiveSettings(_Strict):
+    """Sample GTT/GTTQ cells in batches until each cell's conclusion (d ≤ ε or not) is settled
+    by an anytime-valid confidence sequence, or `max_n` is reached (analysis/adaptive.py)."""
+
+    eps: float = Field(default=0.05, ge=0, lt=0.5, description="comparator threshold ε")
+    alpha: float = Field(default=0.05, gt=0, lt=1, description="error budget over all cells")
+    delta: float = Field(default=0.05, ge=0, lt=0.5, description="indifference zone around ε")
+    batch: int = Field(default=4, ge=1)
+    min_n: int = Field(default=4, ge=1, description="trials per cell before the first look")
+    max_n: int = Field(default=40, ge=1)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> AdaptiveSettings:
+        if self.max_n < self.min_n:
+            raise ValueError(f"max_n ({self.max_n}) is below min_n ({self.min_n})")
+        return self
+
+
 class GTTExperiment(_Strict):
     """The GTT family over every ordered pair of a universe (self-pairs included) or a list.
 
@@ -132,6 +150,9 @@ class GTTExperiment(_Strict):
         default_factory=list, description="round or query budgets of the bounded variants"
     )
     budget_pairs: list[tuple[str, str]] | None = None
+    adaptive: AdaptiveSettings | None = Field(
+        default=None, description="sample GTT/GTTQ cells adaptively instead of a fixed n"
+    )
     seed: int = 0
     prompts: dict[PromptRole, Path] = Field(
         default_factory=dict, description="template files that replace the built-in prompts"

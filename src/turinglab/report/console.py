@@ -1,15 +1,29 @@
-"""The GTT tables printed in the terminal by `turinglab run` and `turinglab report`."""
+"""The GTT tables printed in the terminal by `turinglab run` and `turinglab report`.
+
+Plain GTT and GTTQ get the pair table and Turing scores; other variants are counted, and the
+HTML report (`turinglab report RUN --out DIR`) has everything.
+"""
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
-from turinglab.analysis.gtt import MissingPolicy, outcome_counts, pair_table, turing_scores
+from turinglab.analysis.gtt import (
+    MissingPolicy,
+    TrialPolicy,
+    outcome_counts,
+    pair_table,
+    select_variant,
+    turing_scores,
+)
+
+TABLE_VARIANTS = ("gtt", "gttq")
 
 
 def _fmt(x: float, digits: int = 2, signed: bool = False) -> str:
@@ -31,13 +45,26 @@ def print_gtt_report(
     done = f"{len(rows)} finished trials" + (f" of {planned} planned" if planned else "")
     summary = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())) or "none yet"
     console.print(f"[bold]{title}[/] — {done} ({summary})")
-    console.print(
-        "Trials without a verdict (no-answer) are counted as the distinguisher being wrong"
-        if missing == "wrong"
-        else "Trials without a verdict (no-answer) are left out of p̂",
-        style="dim",
-    )
-    pairs = Table(title="GTT(A, B): can distinguisher B tell a fresh B from A imitating B?")
+    console.print(TrialPolicy(missing).describe().capitalize(), style="dim")
+    variants = Counter(r.get("variant", "gtt") for r in rows)
+    for variant in TABLE_VARIANTS:
+        if variant in variants:
+            _print_variant(console, select_variant(rows, variant), variant, universe, missing)
+    others = {v: n for v, n in variants.items() if v not in TABLE_VARIANTS}
+    if others:
+        listed = ", ".join(f"{v}: {n}" for v, n in sorted(others.items()))
+        console.print(f"Also finished ({listed}); `turinglab report RUN --out DIR` analyses them.")
+
+
+def _print_variant(
+    console: Console,
+    rows: Sequence[Mapping[str, Any]],
+    variant: str,
+    universe: list[str] | None,
+    missing: MissingPolicy,
+) -> None:
+    label = "GTT" if variant == "gtt" else "GTTQ"
+    pairs = Table(title=f"{label}(A, B): can distinguisher B tell a fresh B from A imitating B?")
     for col in ("actor A", "distinguisher B", "n", "ŝ_B", "ŝ_B,A", "p̂(A,B)", "d̂(A,B)", "± SE"):
         pairs.add_column(col, justify="left" if "A" in col and "ŝ" not in col else "right")
     pairs.add_column("no answer", justify="right")
@@ -54,7 +81,10 @@ def print_gtt_report(
             str(p.no_answers),
         )
     console.print(pairs)
-    scores = Table(title="Turing scores: F fooling, D distinguishing, T = ½F + ½D")
+    suffix = "" if variant == "gtt" else "^q"
+    scores = Table(
+        title=f"Turing scores: F{suffix} fooling, D{suffix} distinguishing, T{suffix} = ½F + ½D"
+    )
     for col in ("agent", "F", "D", "T", "opponents with data"):
         scores.add_column(col, justify="left" if col == "agent" else "right")
     for s in sorted(

@@ -13,7 +13,15 @@ from turinglab.agents.registry import build_agent, display_names, endpoint_limit
 from turinglab.config import ExperimentConfig
 from turinglab.games.gtt import GTTPrompts, GTTRules
 from turinglab.runner.environment import environment_block
-from turinglab.runner.plan import identity_document, plan_trials, run_id
+from turinglab.runner.plan import (
+    ADAPTIVE_VARIANTS,
+    TrialSpec,
+    cell_trials,
+    identity_document,
+    plan_cells,
+    plan_trials,
+    run_id,
+)
 from turinglab.runner.retry import Caller, CallStats, RetryPolicy
 from turinglab.runner.scheduler import RunCounters, TrialRunner
 from turinglab.store.database import Store
@@ -63,6 +71,71 @@ def prepare_run(config: ExperimentConfig, store: Store, say: Callable[[str], Non
     )
     say(f"New run {rid} ({config.name}): {len(specs)} trials planned.")
     return rid
+
+
+async def sample_adaptively(
+    config: ExperimentConfig,
+    store: Store,
+    rid: str,
+    runner: TrialRunner,
+    say: Callable[[str], None],
+) -> None:
+    """Plan and play batches for the GTT cells whose conclusion (d ≤ ε or not) is unsettled.
+
+    Deterministic given the outcomes: the extra trials of a cell continue its numbering and
+    seeds, so a resumed run plans exactly what the interrupted one would have."""
+    from turinglab.analysis.adaptive import AdaptivePlan, cell_status, next_batch, savings
+
+    settings = config.experiment.adaptive
+    assert settings is not None
+    plan = AdaptivePlan(
+        eps=settings.eps,
+        alpha=settings.alpha,
+        delta=settings.delta,
+        batch=settings.batch,
+        min_n=settings.min_n,
+        max_n=settings.max_n,
+    )
+    cells = [c for c in plan_cells(config) if c.variant in ADAPTIVE_VARIANTS]
+    variants = sorted({c.variant for c in cells})
+    while True:
+        planned = store.planned_per_cell(rid)
+        rows = store.results(rid)
+        batch: list[TrialSpec] = []
+        total = sum(planned.values())
+        for variant in variants:
+            mine = [c for c in cells if c.variant == variant]
+            pairs = [(c.actor, c.distinguisher) for c in mine]
+            more = next_batch([r for r in rows if r["variant"] == variant], plan, pairs)
+            for cell in mine:
+                have = planned.get(
+                    (cell.variant, cell.actor, cell.distinguisher, cell.target, None), 0
+                )
+                # Trials that failed every attempt count against max_n too, so a broken
+                # endpoint cannot make a cell grow for ever.
+                n = min(more.get((cell.actor, cell.distinguisher), 0), plan.max_n - have)
+                if n > 0:
+                    batch += cell_trials(cell, config.experiment.seed, have, n, total + len(batch))
+        if not batch:
+            break
+        store.add_trials(rid, batch)
+        runner.counters.planned += len(batch)
+        say(f"Adaptive sampling: {len(batch)} more trials for unsettled cells.")
+        pending, _ = store.pending_trials(rid, config.runner.max_attempts)
+        await runner.run(pending)
+    rows = store.results(rid)
+    for variant in variants:
+        pairs = [(c.actor, c.distinguisher) for c in cells if c.variant == variant]
+        vrows = [r for r in rows if r["variant"] == variant]
+        status = cell_status(vrows, plan, pairs)
+        calls = sum(r["calls"] for r in vrows) / max(len(vrows), 1)
+        saved = savings(status, plan, calls)
+        say(
+            f"Adaptive sampling ({variant}): {saved.adaptive_trials} trials instead of "
+            f"{saved.fixed_trials} for n = {plan.max_n} per cell ({saved.fraction_saved:.0%} "
+            f"saved, about {saved.calls_saved:.0f} API calls); {saved.decided_cells} cells "
+            f"settled, {saved.undecided_cells} stopped at max_n undecided."
+        )
 
 
 async def run_experiment(
@@ -118,8 +191,11 @@ async def run_experiment(
     status = "interrupted"
     try:
         await runner.run(pending)
+        if config.experiment.adaptive is not None:
+            await sample_adaptively(config, store, rid, runner, say)
         status = "finished" if counters.exhausted == 0 else "finished-with-failures"
     finally:
+        runner.close()
         if progress:
             progress.stop()
         store.set_run_status(rid, status)

@@ -12,6 +12,9 @@ from typing import Any
 from turinglab.config import TRANSPORT_FIELDS, ExperimentConfig, ScriptedAgentConfig
 from turinglab.games.gtt import BUDGET_VARIANTS, FD_VARIANTS, GTTPrompts
 
+# Adaptive sampling decides the comparator A ≥ε B, which only the plain GTT cells estimate.
+ADAPTIVE_VARIANTS = ("gtt", "gttq")
+
 
 @dataclass(frozen=True, slots=True)
 class TrialSpec:
@@ -48,57 +51,87 @@ def _seed(*parts: object) -> int:
     return int.from_bytes(digest[:8], "big") >> 1  # fits a signed 64-bit column
 
 
-def plan_trials(config: ExperimentConfig) -> list[TrialSpec]:
-    """n trials per cell; X's identity balanced within each cell, order seeded.
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """Trials that estimate one quantity: (variant, actor, judge, target, budget)."""
 
-    A cell is (variant, actor, distinguisher, target, budget). Plain GTT cells are every
-    ordered pair; FD cells are every ordered (actor, target) pair without the fixed D; budget
-    cells repeat their pairs once per budget.
-    """
-    exp = config.experiment
-    specs: list[TrialSpec] = []
+    variant: str
+    actor: str
+    distinguisher: str
+    target: str
+    budget: int | None = None
 
-    def add_cell(variant: str, actor: str, judge: str, target: str, budget: int | None) -> None:
-        cell = (exp.seed, variant, actor, judge, target, budget)
-        n = exp.trials_per_pair
-        rng = random.Random(_seed(*cell, "balance"))
-        branches = [True] * (n // 2) + [False] * (n // 2)
-        if n % 2:
-            branches.append(rng.random() < 0.5)
-        rng.shuffle(branches)
-        name = f"{actor}>{judge}" if target == judge else f"{actor}~{target}@{judge}"
-        prefix = variant if budget is None else f"{variant}[{budget}]"
-        for i, x_is_target in enumerate(branches):
-            specs.append(
-                TrialSpec(
-                    index=len(specs),
-                    key=f"{name}#{i}" if prefix == "gtt" else f"{prefix}:{name}#{i}",
-                    actor=actor,
-                    distinguisher=judge,
-                    x_is_target=x_is_target,
-                    # Plain GTT keeps the seeds it always had; the variants add their cell.
-                    seed=_seed(exp.seed, actor, judge, i) if prefix == "gtt" else _seed(*cell, i),
-                    variant=variant,
-                    target=target,
-                    budget=budget,
-                )
+
+def cell_of(spec: TrialSpec) -> Cell:
+    return Cell(spec.variant, spec.actor, spec.distinguisher, spec.target, spec.budget)
+
+
+def cell_trials(cell: Cell, seed: int, first: int, n: int, first_index: int) -> list[TrialSpec]:
+    """Trials `first`..`first+n−1` of a cell, X's identity balanced within the batch."""
+    key = (seed, cell.variant, cell.actor, cell.distinguisher, cell.target, cell.budget)
+    rng = random.Random(_seed(*key, "balance") if first == 0 else _seed(*key, "balance", first))
+    branches = [True] * (n // 2) + [False] * (n // 2)
+    if n % 2:
+        branches.append(rng.random() < 0.5)
+    rng.shuffle(branches)
+    a, judge = cell.actor, cell.distinguisher
+    name = f"{a}>{judge}" if cell.target == judge else f"{a}~{cell.target}@{judge}"
+    prefix = cell.variant if cell.budget is None else f"{cell.variant}[{cell.budget}]"
+    plain = prefix == "gtt"
+    specs = []
+    for offset, x_is_target in enumerate(branches):
+        i = first + offset
+        specs.append(
+            TrialSpec(
+                index=first_index + offset,
+                key=f"{name}#{i}" if plain else f"{prefix}:{name}#{i}",
+                actor=a,
+                distinguisher=judge,
+                x_is_target=x_is_target,
+                # Plain GTT keeps the seeds it always had; the variants add their cell.
+                seed=_seed(seed, a, judge, i) if plain else _seed(*key, i),
+                variant=cell.variant,
+                target=cell.target,
+                budget=cell.budget,
             )
+        )
+    return specs
 
+
+def plan_cells(config: ExperimentConfig) -> list[Cell]:
+    """Plain cells are every ordered pair; FD cells every ordered (actor, target) pair without
+    the fixed D; budget cells repeat their pairs once per budget."""
+    exp = config.experiment
+    cells: list[Cell] = []
     for variant in exp.variants:
         if variant in FD_VARIANTS:
             for judge in exp.distinguishers:
                 others = [a for a in exp.universe if a != judge]
                 for actor, target in itertools.product(others, repeat=2):
-                    add_cell(variant, actor, judge, target, None)
+                    cells.append(Cell(variant, actor, judge, target))
         elif variant in BUDGET_VARIANTS:
             pairs = exp.budget_pairs if exp.budget_pairs is not None else exp.ordered_pairs()
             for budget in exp.budgets:
-                for actor, judge in pairs:
-                    add_cell(variant, actor, judge, judge, budget)
+                cells += [Cell(variant, actor, judge, judge, budget) for actor, judge in pairs]
         else:
-            for actor, judge in exp.ordered_pairs():
-                add_cell(variant, actor, judge, judge, None)
+            cells += [Cell(variant, actor, judge, judge) for actor, judge in exp.ordered_pairs()]
+    return cells
+
+
+def plan_trials(config: ExperimentConfig) -> list[TrialSpec]:
+    """n trials per cell, X's identity balanced within each cell, order seeded."""
+    specs: list[TrialSpec] = []
+    for cell in plan_cells(config):
+        n = initial_trials(config, cell)
+        specs += cell_trials(cell, config.experiment.seed, 0, n, len(specs))
     return specs
+
+
+def initial_trials(config: ExperimentConfig, cell: Cell) -> int:
+    adaptive = config.experiment.adaptive
+    if adaptive is not None and cell.variant in ADAPTIVE_VARIANTS:
+        return adaptive.min_n
+    return config.experiment.trials_per_pair
 
 
 def identity_document(config: ExperimentConfig) -> dict[str, Any]:

@@ -110,8 +110,10 @@ class TrialRunner:
             for w in workers:
                 w.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
-            # Writes already handed to the writer still land: a finished trial is never lost.
-            self._writer.shutdown(wait=True)
+
+    def close(self) -> None:
+        # Writes already handed to the writer still land: a finished trial is never lost.
+        self._writer.shutdown(wait=True)
 
     async def _worker(self, queue: deque[PendingTrial]) -> None:
         while queue:

@@ -15,15 +15,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event, func, insert, select, update
+from sqlalchemy import Engine, create_engine, event, func, insert, inspect, select, update
 from sqlalchemy.exc import IntegrityError
 
 from turinglab.games.table import TranscriptMessage
 from turinglab.runner.plan import TrialSpec
 from turinglab.store.schema import (
+    SCHEMA_VERSION,
     attempts,
     environments,
     messages,
+    meta,
     metadata,
     outcomes,
     runs,
@@ -31,6 +33,10 @@ from turinglab.store.schema import (
 )
 
 DEFAULT_STORE = "turinglab.db"
+
+
+class StoreError(RuntimeError):
+    """The store cannot be used as it is (e.g. written by an incompatible version)."""
 
 
 def store_url(location: str | None) -> str:
@@ -89,7 +95,26 @@ class Store:
         self.engine: Engine = create_engine(self.url, future=True)
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
+        self._check_schema()
+
+    def _check_schema(self) -> None:
+        existing = set(inspect(self.engine).get_table_names())
         metadata.create_all(self.engine)
+        with self.engine.begin() as conn:
+            row = conn.execute(select(meta.c.value).where(meta.c.key == "schema_version")).first()
+            if row is None and "runs" in existing:
+                found = "1"  # stores from before the version row
+            elif row is None:
+                conn.execute(insert(meta).values(key="schema_version", value=str(SCHEMA_VERSION)))
+                return
+            else:
+                found = row.value
+        if found != str(SCHEMA_VERSION):
+            raise StoreError(
+                f"{self.url} was written with store schema {found}; this turinglab uses schema "
+                f"{SCHEMA_VERSION}. Use a new store (--store) or export it with the version "
+                "that wrote it."
+            )
 
     def close(self) -> None:
         self.engine.dispose()
@@ -126,24 +151,30 @@ class Store:
                     updated_at=now,
                 )
             )
+            conn.execute(insert(trials), [_trial_row(run_id, s) for s in specs])
+
+    def add_trials(self, run_id: str, specs: list[TrialSpec]) -> None:
+        """Plan more trials into an existing run (adaptive sampling)."""
+        if not specs:
+            return
+        with self.engine.begin() as conn:
+            conn.execute(insert(trials), [_trial_row(run_id, s) for s in specs])
             conn.execute(
-                insert(trials),
-                [
-                    {
-                        "run_id": run_id,
-                        "idx": s.index,
-                        "key": s.key,
-                        "variant": s.variant,
-                        "actor": s.actor,
-                        "distinguisher": s.distinguisher,
-                        "target": s.target,
-                        "x_is_target": s.x_is_target,
-                        "budget": s.budget,
-                        "seed": s.seed,
-                    }
-                    for s in specs
-                ],
+                update(runs)
+                .where(runs.c.id == run_id)
+                .values(n_planned=runs.c.n_planned + len(specs), updated_at=time.time())
             )
+
+    def planned_per_cell(self, run_id: str) -> dict[tuple[Any, ...], int]:
+        """Trials planned per (variant, actor, distinguisher, target, budget)."""
+        cols = (trials.c.variant, trials.c.actor, trials.c.distinguisher, trials.c.target)
+        query = (
+            select(*cols, trials.c.budget, func.count().label("n"))
+            .where(trials.c.run_id == run_id)
+            .group_by(*cols, trials.c.budget)
+        )
+        with self.engine.connect() as conn:
+            return {tuple(row[:5]): int(row.n) for row in conn.execute(query)}
 
     def set_run_status(self, run_id: str, status: str) -> None:
         with self.engine.begin() as conn:
@@ -342,6 +373,21 @@ class Store:
                 select(environments.c.data).where(environments.c.id == env_id)
             ).first()
         return None if row is None else dict(row.data)
+
+
+def _trial_row(run_id: str, s: TrialSpec) -> dict[str, Any]:
+    return {
+        "run_id": run_id,
+        "idx": s.index,
+        "key": s.key,
+        "variant": s.variant,
+        "actor": s.actor,
+        "distinguisher": s.distinguisher,
+        "target": s.target,
+        "x_is_target": s.x_is_target,
+        "budget": s.budget,
+        "seed": s.seed,
+    }
 
 
 def _message_rows(attempt_id: int, msgs: Iterable[TranscriptMessage]) -> Iterable[dict[str, Any]]:

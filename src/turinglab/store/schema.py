@@ -21,6 +21,16 @@ from sqlalchemy import (
 
 metadata = MetaData()
 
+# Bump when a table changes shape; a store written with another version is refused, not misread.
+SCHEMA_VERSION = 2
+
+meta = Table(
+    "meta",
+    metadata,
+    Column("key", String(40), primary_key=True),
+    Column("value", String(200), nullable=False),
+)
+
 runs = Table(
     "runs",
     metadata,

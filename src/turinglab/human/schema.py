@@ -1,0 +1,367 @@
+"""Import and validation of human-judged Turing-test studies (SPEC §2, rows.txt §2).
+
+One row per (game, witness) judgement:
+
+=====================  ========  ========  ===================================================
+column                 type      required  meaning
+=====================  ========  ========  ===================================================
+game                   str       yes       game id; a three-party game has two rows
+interrogator           str       yes       the judging participant
+witness                str       yes       AI witness label ("GPT-4.5-PERSONA", "ELIZA") or "human"
+witness_type           str       yes       "ai" or "human"
+judged_human           bool      yes       the interrogator's verdict on THIS witness
+study                  str       no        population label; "default" when absent
+format                 str       no*       "three-party" or "two-party" (*see below)
+confidence             float     no        0–100 slider ("total guess" … "totally sure"), or empty
+reason                 str       no        free-text reason for the verdict
+round                  int       no        the interrogator's game order, 1..k
+interrogator_messages  int       no        messages the interrogator sent to this witness
+witness_messages       int       no        messages the witness sent
+duration_s             float     no        game duration in seconds
+prior_participation    bool      no        took part in a similar experiment before
+persona                str       no        prompt condition of an AI witness (PERSONA, NO-PERSONA)
+model                  str       no        underlying model of an AI witness
+strategies             str       no        ';'-separated strategy codes
+reason_codes           str       no        ';'-separated reason codes
+transcript             str       no        JSON list of {"sender", "text", "t"} messages
+survey_*               any       no        exit-survey answers of the interrogator
+=====================  ========  ========  ===================================================
+
+When `format` is absent (or empty for a whole game) it is inferred only where unambiguous: a
+one-row game is two-party; a two-row game with one AI and one human witness is three-party.
+Anything else needs an explicit `format`. Booleans accept true/false, 1/0, yes/no, t/f, y/n.
+Files: CSV (leading lines starting with '#' are comments) or JSONL (one object per line).
+Errors name the 1-based line of the file (CSV: the header is line 1) and the column.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+FORMATS = ("three-party", "two-party")
+WITNESS_TYPES = ("ai", "human")
+REQUIRED = ("game", "interrogator", "witness", "witness_type", "judged_human")
+_TRUE = {"true", "1", "yes", "t", "y", "1.0"}
+_FALSE = {"false", "0", "no", "f", "n", "0.0"}
+_MAX_LISTED = 20
+
+
+@dataclass(frozen=True)
+class ColumnSpec:
+    name: str
+    type: str
+    required: bool
+    description: str
+
+
+STUDY_COLUMNS: tuple[ColumnSpec, ...] = (
+    ColumnSpec("game", "str", True, "game id; a three-party game has two rows"),
+    ColumnSpec("interrogator", "str", True, "the judging participant"),
+    ColumnSpec("witness", "str", True, 'AI witness label or "human"'),
+    ColumnSpec("witness_type", "str", True, '"ai" or "human"'),
+    ColumnSpec("judged_human", "bool", True, "the interrogator's verdict on this witness"),
+    ColumnSpec("study", "str", False, 'population label; "default" when absent'),
+    ColumnSpec("format", "str", False, '"three-party" or "two-party"; inferred if unambiguous'),
+    ColumnSpec("confidence", "float", False, "verdict confidence 0–100, or empty"),
+    ColumnSpec("reason", "str", False, "free-text reason for the verdict"),
+    ColumnSpec("round", "int", False, "the interrogator's game order, 1..k"),
+    ColumnSpec("interrogator_messages", "int", False, "messages the interrogator sent"),
+    ColumnSpec("witness_messages", "int", False, "messages the witness sent"),
+    ColumnSpec("duration_s", "float", False, "game duration in seconds"),
+    ColumnSpec("prior_participation", "bool", False, "took part in a similar study before"),
+    ColumnSpec("persona", "str", False, "prompt condition of an AI witness"),
+    ColumnSpec("model", "str", False, "underlying model of an AI witness"),
+    ColumnSpec("strategies", "str", False, "';'-separated strategy codes"),
+    ColumnSpec("reason_codes", "str", False, "';'-separated reason codes"),
+    ColumnSpec("transcript", "str", False, 'JSON list of {"sender", "text", "t"}'),
+    ColumnSpec("survey_*", "any", False, "exit-survey answers of the interrogator"),
+)
+_TEXT_COLUMNS = ("reason", "persona", "model", "strategies", "reason_codes", "transcript")
+_COUNT_COLUMNS = ("round", "interrogator_messages", "witness_messages")
+
+
+class StudyValidationError(ValueError):
+    """Bad study data; `problems` lists every (location, column, message) found."""
+
+    def __init__(self, problems: list[tuple[str, str, str]]):
+        self.problems = problems
+        lines = [f"{where}, column {col!r}: {msg}" for where, col, msg in problems[:_MAX_LISTED]]
+        more = len(problems) - _MAX_LISTED
+        if more > 0:
+            lines.append(f"... and {more} more")
+        super().__init__("invalid study data:\n  " + "\n  ".join(lines))
+
+
+# ---------------------------------------------------------------- reading files
+
+
+def read_records(path: str | Path) -> tuple[pd.DataFrame, list[int]]:
+    """Read a CSV or JSONL file as raw values plus the 1-based source line of every row."""
+    path = Path(path)
+    text = path.read_text(encoding="utf-8-sig")
+    if path.suffix.lower() in (".jsonl", ".ndjson"):
+        return _read_jsonl(text, path.name)
+    if path.suffix.lower() in (".csv", ".txt"):
+        return _read_csv(text, path.name)
+    raise ValueError(f"{path}: unknown file type {path.suffix!r} (use .csv or .jsonl)")
+
+
+def _read_jsonl(text: str, name: str) -> tuple[pd.DataFrame, list[int]]:
+    rows: list[dict[str, Any]] = []
+    lines: list[int] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise ValueError(f"{name}: line {number}: not valid JSON ({err.msg})") from None
+        if not isinstance(value, dict):
+            raise ValueError(f"{name}: line {number}: expected a JSON object")
+        if isinstance(value.get("transcript"), list):
+            value["transcript"] = json.dumps(value["transcript"])
+        rows.append(value)
+        lines.append(number)
+    return pd.DataFrame(rows), lines
+
+
+def _read_csv(text: str, name: str) -> tuple[pd.DataFrame, list[int]]:
+    all_lines = text.splitlines(keepends=True)
+    skipped = 0
+    while skipped < len(all_lines) and all_lines[skipped].lstrip().startswith("#"):
+        skipped += 1
+    reader = csv.reader(io.StringIO("".join(all_lines[skipped:])))
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise ValueError(f"{name}: empty file (no header line)") from None
+    header = [h.strip() for h in header]
+    rows: list[list[str]] = []
+    lines: list[int] = []
+    start = reader.line_num + 1
+    try:
+        for record in reader:
+            if record:
+                if len(record) != len(header):
+                    raise ValueError(
+                        f"{name}: line {start + skipped}: {len(record)} fields, "
+                        f"the header has {len(header)}"
+                    )
+                rows.append(record)
+                lines.append(start + skipped)
+            start = reader.line_num + 1
+    except csv.Error as err:
+        raise ValueError(
+            f"{name}: line {reader.line_num + skipped}: malformed CSV ({err})"
+        ) from None
+    frame = pd.DataFrame(rows, columns=header, dtype=object)
+    return frame.replace({"": None}), lines
+
+
+def load_study(path: str | Path) -> pd.DataFrame:
+    """Load a study file (CSV or JSONL) into the validated, typed study table."""
+    raw, lines = read_records(path)
+    return _validate(raw, lambda i: f"line {lines[i]}")
+
+
+def validate_study(df: pd.DataFrame) -> pd.DataFrame:
+    """Validate and normalise an in-memory study table; errors name 1-based data rows."""
+    return _validate(df.reset_index(drop=True), lambda i: f"row {i + 1}")
+
+
+# ---------------------------------------------------------------- cell parsers
+
+
+def _missing(value: Any) -> bool:
+    if value is None or value is pd.NA:
+        return True
+    if isinstance(value, float) and math.isnan(value):
+        return True
+    return isinstance(value, str) and not value.strip()
+
+
+def parse_bool(value: Any) -> bool | None:
+    """Boolean-like value → bool; None if missing; ValueError otherwise."""
+    if _missing(value):
+        return None
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, int | float | np.integer | np.floating) and value in (0, 1):
+        return bool(value)
+    text = str(value).strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise ValueError(f"not a boolean: {value!r}")
+
+
+def _parse_number(value: Any, *, integer: bool, low: float, high: float) -> float:
+    if _missing(value):
+        return math.nan
+    if isinstance(value, bool):
+        raise ValueError(f"not a number: {value!r}")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"not a number: {value!r}") from None
+    if not math.isfinite(number):
+        raise ValueError(f"not a finite number: {value!r}")
+    if integer and not number.is_integer():
+        raise ValueError(f"not a whole number: {value!r}")
+    if not low <= number <= high:
+        raise ValueError(f"{value!r} is outside {low:g}–{high:g}")
+    return number
+
+
+# ---------------------------------------------------------------- validation
+
+
+def _validate(raw: pd.DataFrame, where: Any) -> pd.DataFrame:
+    missing = [c for c in REQUIRED if c not in raw.columns]
+    if missing:
+        raise StudyValidationError([("header", c, "required column is missing") for c in missing])
+    problems: list[tuple[str, str, str]] = []
+    out = pd.DataFrame(index=raw.index)
+
+    def convert(column: str, parse: Any) -> list[Any]:
+        values = []
+        for i, value in enumerate(raw[column].tolist() if column in raw else [None] * len(raw)):
+            try:
+                values.append(parse(value))
+            except ValueError as err:
+                problems.append((where(i), column, str(err)))
+                values.append(None)
+        return values
+
+    def required_text(value: Any) -> str:
+        if _missing(value):
+            raise ValueError("required value is empty")
+        return str(value).strip()
+
+    def choice(options: tuple[str, ...], *, allow_missing: bool) -> Any:
+        def parse(value: Any) -> str | None:
+            if _missing(value):
+                if allow_missing:
+                    return None
+                raise ValueError("required value is empty")
+            text = str(value).strip().lower()
+            if text not in options:
+                raise ValueError(f"{value!r} is not one of {', '.join(options)}")
+            return text
+
+        return parse
+
+    def required_bool(value: Any) -> bool | None:
+        parsed = parse_bool(value)
+        if parsed is None:
+            raise ValueError("required value is empty")
+        return parsed
+
+    for column in ("game", "interrogator", "witness"):
+        out[column] = convert(column, required_text)
+    out["witness_type"] = convert("witness_type", choice(WITNESS_TYPES, allow_missing=False))
+    out["judged_human"] = convert("judged_human", required_bool)
+    out["study"] = [s if s else "default" for s in convert("study", _optional_text)]
+    out["format"] = convert("format", choice(FORMATS, allow_missing=True))
+    out["confidence"] = convert(
+        "confidence", lambda v: _parse_number(v, integer=False, low=0, high=100)
+    )
+    out["round"] = convert("round", lambda v: _parse_number(v, integer=True, low=1, high=1e9))
+    for column in ("interrogator_messages", "witness_messages"):
+        out[column] = convert(column, lambda v: _parse_number(v, integer=True, low=0, high=1e9))
+    out["duration_s"] = convert(
+        "duration_s", lambda v: _parse_number(v, integer=False, low=0, high=math.inf)
+    )
+    out["prior_participation"] = convert("prior_participation", parse_bool)
+    for column in _TEXT_COLUMNS:
+        out[column] = convert(column, _optional_text)
+    for column in raw.columns:
+        if column not in out.columns:
+            out[column] = _maybe_numeric(raw[column])
+    if problems:
+        raise StudyValidationError(problems)
+    _check_games(out, where, problems)
+    if problems:
+        raise StudyValidationError(problems)
+    return _typed(out)
+
+
+def _optional_text(value: Any) -> str | None:
+    return None if _missing(value) else str(value).strip()
+
+
+def _maybe_numeric(column: pd.Series) -> pd.Series:
+    """Survey and other extra columns: numeric when every non-empty value is a number."""
+    cleaned = column.map(lambda v: None if _missing(v) else v)
+    numeric = pd.to_numeric(cleaned, errors="coerce")
+    if numeric.notna().sum() == cleaned.notna().sum():
+        return numeric.astype(float)
+    return cleaned
+
+
+def _check_games(df: pd.DataFrame, where: Any, problems: list[tuple[str, str, str]]) -> None:
+    """Per-game consistency; fills inferred formats in place."""
+    for _game, rows in df.groupby("game", sort=False):
+        first = where(rows.index[0])
+        for column in ("study", "interrogator"):
+            if rows[column].nunique() > 1:
+                problems.append((first, column, f"differs between the rows of game {_game!r}"))
+        given = set(rows["format"].dropna())
+        if len(given) > 1:
+            problems.append((first, "format", f"game {_game!r} mixes formats {sorted(given)}"))
+            continue
+        types = sorted(rows["witness_type"])
+        shaped_3p = len(rows) == 2 and types == ["ai", "human"]
+        if given:
+            fmt = given.pop()
+        elif len(rows) == 1:
+            fmt = "two-party"
+        elif shaped_3p:
+            fmt = "three-party"
+        else:
+            problems.append(
+                (first, "format", f"game {_game!r} has {len(rows)} rows; cannot infer its format")
+            )
+            continue
+        df.loc[rows.index, "format"] = fmt
+        if fmt == "two-party" and len(rows) != 1:
+            problems.append((first, "game", f"two-party game {_game!r} has {len(rows)} rows"))
+        if fmt == "three-party":
+            if not shaped_3p:
+                problems.append(
+                    (
+                        first,
+                        "witness_type",
+                        f"three-party game {_game!r} needs one ai and one human row, has {types}",
+                    )
+                )
+            elif int(rows["judged_human"].sum()) != 1:
+                problems.append(
+                    (
+                        first,
+                        "judged_human",
+                        f"three-party game {_game!r} must have exactly one witness judged human, "
+                        f"has {int(rows['judged_human'].sum())}",
+                    )
+                )
+
+
+def _typed(df: pd.DataFrame) -> pd.DataFrame:
+    df = df.copy()
+    df["judged_human"] = df["judged_human"].astype(bool)
+    for column in ("confidence", "duration_s", *_COUNT_COLUMNS):
+        df[column] = df[column].astype(float)
+    df["prior_participation"] = df["prior_participation"].astype("boolean")
+    for column in (*_TEXT_COLUMNS, "format", "study"):
+        df[column] = df[column].astype(object).where(df[column].notna(), None)
+    return df.reset_index(drop=True)

@@ -1,0 +1,148 @@
+// Record browser for turinglab reports. Vanilla JS, no network. Untrusted text is only ever
+// placed with textContent (never innerHTML), so record contents cannot inject markup.
+(function () {
+  "use strict";
+
+  function el(tag, attrs, text) {
+    var node = document.createElement(tag);
+    if (attrs) Object.keys(attrs).forEach(function (k) { node.setAttribute(k, attrs[k]); });
+    if (text !== undefined && text !== null) node.textContent = text;
+    return node;
+  }
+
+  function fmt(value) {
+    if (value === null || value === undefined) return "–";
+    if (value === true) return "yes";
+    if (value === false) return "no";
+    if (Array.isArray(value) && value.every(function (v) { return typeof v !== "object"; })) {
+      return value.join(", ");
+    }
+    if (typeof value === "object") return JSON.stringify(value, null, 1);
+    return String(value);
+  }
+
+  function fieldsPanel(record, panel) {
+    var dl = el("dl");
+    panel.keys.forEach(function (key) {
+      dl.appendChild(el("dt", null, key));
+      dl.appendChild(el("dd", null, fmt(record[key])));
+    });
+    return dl;
+  }
+
+  function conversationsPanel(record, panel) {
+    var views = record[panel.key] || {};
+    var grid = el("div", { class: "convs" });
+    Object.keys(views).forEach(function (seat) {
+      var box = el("div", { class: "conv", "data-seat": seat });
+      box.appendChild(el("h4", null, seat + " — its own view (" + views[seat].length + " messages)"));
+      views[seat].forEach(function (m) {
+        var role = String(m.role || "");
+        var msg = el("div", { class: "msg " + (role === "assistant" ? "assistant" : "user") });
+        msg.appendChild(el("span", { class: "role" }, role === "assistant" ? seat + " (wrote)" : "received"));
+        msg.appendChild(document.createTextNode(String(m.content === undefined ? "" : m.content)));
+        box.appendChild(msg);
+      });
+      grid.appendChild(box);
+    });
+    if (!Object.keys(views).length) grid.appendChild(el("p", { class: "note" }, "No histories stored."));
+    return grid;
+  }
+
+  function logPanel(record, panel) {
+    var rows = record[panel.key] || [];
+    var table = el("table", { class: "data log" });
+    var head = el("tr");
+    panel.keys.forEach(function (k) { head.appendChild(el("th", null, k)); });
+    table.appendChild(el("thead")).appendChild(head);
+    var body = table.appendChild(el("tbody"));
+    rows.forEach(function (row) {
+      var tr = el("tr");
+      panel.keys.forEach(function (k) {
+        tr.appendChild(el("td", k === "text" ? { class: "text" } : null, fmt(row[k])));
+      });
+      body.appendChild(tr);
+    });
+    var wrap = el("div", { class: "table-wrap" });
+    wrap.appendChild(table);
+    return wrap;
+  }
+
+  var PANELS = { fields: fieldsPanel, conversations: conversationsPanel, log: logPanel };
+
+  function Browser(root, data) {
+    var spec = data.spec;
+    var records = data.records;
+    var haystack = records.map(function (r) { return JSON.stringify(r).toLowerCase(); });
+    var controls = root.appendChild(el("div", { class: "controls" }));
+    var selects = spec.filters.map(function (f) {
+      var label = controls.appendChild(el("label", null, f.label));
+      var select = label.appendChild(el("select", { "data-filter": f.key }));
+      select.appendChild(el("option", { value: "" }, "all"));
+      var values = {};
+      records.forEach(function (r) { values[fmt(r[f.key])] = true; });
+      Object.keys(values).sort().forEach(function (v) {
+        select.appendChild(el("option", { value: v }, v));
+      });
+      select.addEventListener("change", update);
+      return { key: f.key, select: select };
+    });
+    var search = null;
+    if (spec.search) {
+      var label = controls.appendChild(el("label", null, "search text"));
+      search = label.appendChild(el("input", { type: "search", placeholder: "words in any message" }));
+      search.addEventListener("input", update);
+    }
+    var count = controls.appendChild(el("span", { class: "count" }));
+    var list = root.appendChild(el("div", { class: "list" }));
+    var table = list.appendChild(el("table", { class: "data" }));
+    var head = el("tr");
+    spec.columns.forEach(function (c) { head.appendChild(el("th", null, c.label)); });
+    table.appendChild(el("thead")).appendChild(head);
+    var body = table.appendChild(el("tbody"));
+    var detail = root.appendChild(el("div", { class: "detail" }));
+
+    function matches(i) {
+      var r = records[i];
+      for (var k = 0; k < selects.length; k++) {
+        var want = selects[k].select.value;
+        if (want !== "" && fmt(r[selects[k].key]) !== want) return false;
+      }
+      var q = search ? search.value.trim().toLowerCase() : "";
+      return !q || haystack[i].indexOf(q) >= 0;
+    }
+
+    function show(i, tr) {
+      Array.prototype.forEach.call(body.children, function (row) { row.classList.remove("selected"); });
+      if (tr) tr.classList.add("selected");
+      detail.textContent = "";
+      spec.panels.forEach(function (p) {
+        detail.appendChild(el("h3", null, p.title));
+        detail.appendChild(PANELS[p.kind](records[i], p));
+      });
+    }
+
+    function update() {
+      body.textContent = "";
+      var shown = 0, total = 0;
+      for (var i = 0; i < records.length; i++) {
+        if (!matches(i)) continue;
+        total++;
+        if (shown >= spec.pageSize) continue;
+        shown++;
+        var tr = el("tr", { "data-index": String(i) });
+        spec.columns.forEach(function (c) { tr.appendChild(el("td", null, fmt(records[i][c.key]))); });
+        tr.addEventListener("click", (function (j, row) { return function () { show(j, row); }; })(i, tr));
+        body.appendChild(tr);
+      }
+      count.textContent = total + " of " + records.length + " records" +
+        (total > shown ? " (first " + shown + " listed; narrow the filters)" : "");
+    }
+    update();
+  }
+
+  document.querySelectorAll(".browser").forEach(function (root) {
+    var blob = document.getElementById(root.id + "-data");
+    if (blob) Browser(root, JSON.parse(blob.textContent));
+  });
+})();
