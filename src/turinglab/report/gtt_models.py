@@ -59,13 +59,18 @@ def ability_section(ctx: _Context) -> None:
         caption="Sorted by θ; hover for CIs.",
     )
     scores = turing_scores(rows, agents, ctx.options.policy.missing, variant="gtt")
-    agreement = compare_with_turing_scores(fit, scores)
-    section.paragraph(
-        f"Rank agreement with the Turing scores over {len(agreement.agents)} agents: "
-        f"Kendall τ(θ, F) = {fmt(agreement.tau_theta_fooling)} "
-        f"(p = {fmt(agreement.p_theta_fooling, 3)}), τ(φ, D) = "
-        f"{fmt(agreement.tau_phi_distinguishing)} (p = {fmt(agreement.p_phi_distinguishing, 3)})."
-    )
+    try:
+        agreement = compare_with_turing_scores(fit, scores)
+    except ValueError as err:  # fewer than two agents with both estimates and scores
+        section.note(f"No rank agreement with the Turing scores: {err}.")
+    else:
+        section.paragraph(
+            f"Rank agreement with the Turing scores over {len(agreement.agents)} agents: "
+            f"Kendall τ(θ, F) = {fmt(agreement.tau_theta_fooling)} "
+            f"(p = {fmt(agreement.p_theta_fooling, 3)}), τ(φ, D) = "
+            f"{fmt(agreement.tau_phi_distinguishing)} "
+            f"(p = {fmt(agreement.p_phi_distinguishing, 3)})."
+        )
     order = fit.ranking("theta")
     ctx.figure(
         section,

@@ -8,7 +8,6 @@ the columns it needs, is replaced by a one-line note instead of failing the whol
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -21,7 +20,9 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from turinglab.report import figures, human_figures
-from turinglab.report.html import Cell, Filter, Page, Panel, RecordBrowser, Section
+from turinglab.report.cells import interval, numeric, p_cell, pct, rate_cell
+from turinglab.report.html import Page, Section
+from turinglab.report.human_games import browser_section
 
 REPORT_FILE = "report.html"
 LEVEL = 0.95
@@ -77,41 +78,6 @@ class _Context:
         if column not in self.df.columns or self.df[column].isna().all():
             raise SectionSkipped(f"the study has no values in column {column!r}")
         return self.df[column]
-
-
-# ---- formatting -------------------------------------------------------------------------------
-
-
-def pct(x: float | None, digits: int = 1) -> str:
-    if x is None or not math.isfinite(x):
-        return "–"
-    return f"{x:.{digits}%}"
-
-
-def interval(low: float, high: float, digits: int = 1) -> str:
-    if not (math.isfinite(low) and math.isfinite(high)):
-        return "–"
-    return f"[{pct(low, digits)}, {pct(high, digits)}]"
-
-
-def pval(p: float | None) -> str:
-    if p is None or not math.isfinite(p):
-        return "–"
-    return f"{p:.1e}" if p < 1e-4 else f"{p:.4f}"
-
-
-def rate_cell(rate: float, low: float, high: float, what: str = "95% exact CI") -> Cell:
-    return Cell(pct(rate), hover=f"{what}: {interval(low, high)}", numeric=True)
-
-
-def num(text: str) -> Cell:
-    """A right-aligned cell for an already formatted number."""
-    return Cell(text, numeric=True)
-
-
-def p_cell(p: float, alpha: float) -> Cell:
-    mark = " *" if math.isfinite(p) and p <= alpha else ""
-    return Cell(pval(p) + mark, hover=f"p = {p!r}" if math.isfinite(p) else None, numeric=True)
 
 
 def _exact_ci(k: int, n: int) -> tuple[float, float]:
@@ -346,11 +312,11 @@ def _render_regression(section: Section, report: Any, key: str, alpha: float) ->
         rows.append(
             [
                 t.term,
-                num(f"{t.estimate:+.3f}"),
-                num(f"{t.se:.3f}"),
-                num(f"{t.z:+.3f}"),
+                numeric(f"{t.estimate:+.3f}"),
+                numeric(f"{t.se:.3f}"),
+                numeric(f"{t.z:+.3f}"),
                 p_cell(t.p, alpha),
-                num(f"{math.exp(t.estimate):.3g}"),
+                numeric(f"{math.exp(t.estimate):.3g}"),
                 f"[{math.exp(low):.3g}, {math.exp(high):.3g}]",
             ]
         )
@@ -728,127 +694,6 @@ def _survey(ctx: _Context, section: Section) -> None:
         section.note(f"{variable} skipped: {why}")
 
 
-def _browser(ctx: _Context, section: Section) -> None:
-    records = game_records(ctx.df)
-    section.paragraph("Click a game to read its transcript, verdict, confidence and reason.")
-    section.records(
-        RecordBrowser(
-            records,
-            columns=[
-                ("game", "game"),
-                ("witness", "AI witness"),
-                ("verdict", "verdict on it"),
-                ("result", "interrogator"),
-                ("confidence", "confidence"),
-                ("round", "round"),
-            ],
-            filters=[
-                Filter("witness", "witness"),
-                Filter("verdict", "verdict"),
-                Filter("result", "interrogator was"),
-                Filter("study", "study"),
-            ],
-            panels=[
-                Panel(
-                    "fields",
-                    "Game",
-                    keys=(
-                        "game",
-                        "study",
-                        "format",
-                        "interrogator",
-                        "witness",
-                        "verdict",
-                        "result",
-                        "confidence",
-                        "reason",
-                        "round",
-                        "duration_s",
-                        "strategies",
-                        "reason_codes",
-                    ),
-                ),
-                Panel(
-                    "log",
-                    "Transcript",
-                    key="messages",
-                    keys=("conversation", "t", "sender", "text"),
-                ),
-            ],
-        )
-    )
-
-
-def game_records(df: pd.DataFrame) -> list[dict[str, Any]]:
-    """One browser record per game: its AI witness (or "human"), the verdict on that witness,
-    whether the interrogator was right, and the transcript(s) as one message list."""
-    by_game: dict[str, list[dict[str, Any]]] = {}
-    for row in df.to_dict("records"):  # plain dicts: far faster than per-game frames
-        by_game.setdefault(str(row["game"]), []).append(row)
-    records = []
-    for game, rows in by_game.items():
-        rows.sort(key=lambda r: r["witness_type"])  # "ai" before "human"
-        focus = rows[0]  # the AI witness, or the only (human) witness of a two-party game
-        right = bool(focus["judged_human"]) == (focus["witness_type"] == "human")
-        messages: list[dict[str, Any]] = []
-        for row in rows:
-            messages += _messages(
-                row.get("transcript"), f"{row['witness']} ({row['witness_type']})"
-            )
-        records.append(
-            {
-                "game": game,
-                "study": focus["study"],
-                "format": focus["format"],
-                "interrogator": focus["interrogator"],
-                "witness": str(focus["witness"]),
-                "verdict": "judged human" if focus["judged_human"] else "judged AI",
-                "result": "correct" if right else "incorrect",
-                **{
-                    key: _plain(focus.get(key), integer=key == "round")
-                    for key in (
-                        "confidence",
-                        "reason",
-                        "round",
-                        "duration_s",
-                        "strategies",
-                        "reason_codes",
-                    )
-                },
-                "messages": messages,
-            }
-        )
-    return records
-
-
-def _plain(value: Any, integer: bool = False) -> Any:
-    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
-        return None
-    if isinstance(value, np.generic):
-        value = value.item()
-    return int(value) if integer else value
-
-
-def _messages(raw: Any, conversation: str) -> list[dict[str, Any]]:
-    if raw is None or (isinstance(raw, float) and math.isnan(raw)):
-        return []
-    try:
-        items = json.loads(raw) if isinstance(raw, str) else raw
-        return [
-            {
-                "conversation": conversation,
-                "t": m.get("t"),
-                "sender": m.get("sender"),
-                "text": m.get("text"),
-            }
-            for m in items
-        ]
-    except (ValueError, TypeError, AttributeError):  # keep unreadable transcripts visible
-        return [{"conversation": conversation, "t": None, "sender": "(unparsed)", "text": str(raw)}]
-
-
-# ---- the report -------------------------------------------------------------------------------
-
 SECTIONS: tuple[tuple[str, str, Callable[[_Context, Section], None]], ...] = (
     ("Study summary and exclusions", "summary", _summary),
     ("Win rates", "win-rates", _win_rates),
@@ -861,7 +706,7 @@ SECTIONS: tuple[tuple[str, str, Callable[[_Context, Section], None]], ...] = (
     ("Pass criteria", "criteria", _criteria),
     ("Design audit and power", "audit", _audit),
     ("Exploratory survey regressions", "survey", _survey),
-    ("Game browser", "games", _browser),
+    ("Game browser", "games", browser_section),
 )
 
 

@@ -1,0 +1,137 @@
+"""The game browser of the study report: one record per game, its transcript and verdict."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from turinglab.report.html import Filter, Panel, RecordBrowser, Section
+
+if TYPE_CHECKING:
+    from turinglab.report.human_report import _Context
+
+
+def browser_section(ctx: _Context, section: Section) -> None:
+    records = game_records(ctx.df)
+    section.paragraph("Click a game to read its transcript, verdict, confidence and reason.")
+    section.records(
+        RecordBrowser(
+            records,
+            columns=[
+                ("game", "game"),
+                ("witness", "AI witness"),
+                ("verdict", "verdict on it"),
+                ("result", "interrogator"),
+                ("confidence", "confidence"),
+                ("round", "round"),
+            ],
+            filters=[
+                Filter("witness", "witness"),
+                Filter("verdict", "verdict"),
+                Filter("result", "interrogator was"),
+                Filter("study", "study"),
+            ],
+            panels=[
+                Panel(
+                    "fields",
+                    "Game",
+                    keys=(
+                        "game",
+                        "study",
+                        "format",
+                        "interrogator",
+                        "witness",
+                        "verdict",
+                        "result",
+                        "confidence",
+                        "reason",
+                        "round",
+                        "duration_s",
+                        "strategies",
+                        "reason_codes",
+                    ),
+                ),
+                Panel(
+                    "log",
+                    "Transcript",
+                    key="messages",
+                    keys=("conversation", "t", "sender", "text"),
+                ),
+            ],
+        )
+    )
+
+
+def game_records(df: pd.DataFrame) -> list[dict[str, Any]]:
+    """One browser record per game: its AI witness (or "human"), the verdict on that witness,
+    whether the interrogator was right, and the transcript(s) as one message list."""
+    by_game: dict[str, list[dict[str, Any]]] = {}
+    for row in df.to_dict("records"):  # plain dicts: far faster than per-game frames
+        by_game.setdefault(str(row["game"]), []).append(row)
+    records = []
+    for game, rows in by_game.items():
+        rows.sort(key=lambda r: r["witness_type"])  # "ai" before "human"
+        focus = rows[0]  # the AI witness, or the only (human) witness of a two-party game
+        right = bool(focus["judged_human"]) == (focus["witness_type"] == "human")
+        messages: list[dict[str, Any]] = []
+        for row in rows:
+            messages += _messages(
+                row.get("transcript"), f"{row['witness']} ({row['witness_type']})"
+            )
+        records.append(
+            {
+                "game": game,
+                "study": focus["study"],
+                "format": focus["format"],
+                "interrogator": focus["interrogator"],
+                "witness": str(focus["witness"]),
+                "verdict": "judged human" if focus["judged_human"] else "judged AI",
+                "result": "correct" if right else "incorrect",
+                **{
+                    key: _plain(focus.get(key), integer=key == "round")
+                    for key in (
+                        "confidence",
+                        "reason",
+                        "round",
+                        "duration_s",
+                        "strategies",
+                        "reason_codes",
+                    )
+                },
+                "messages": messages,
+            }
+        )
+    return records
+
+
+def _plain(value: Any, integer: bool = False) -> Any:
+    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
+        return None
+    if isinstance(value, np.generic):
+        value = value.item()
+    return int(value) if integer else value
+
+
+def _messages(raw: Any, conversation: str) -> list[dict[str, Any]]:
+    if raw is None or (isinstance(raw, float) and math.isnan(raw)):
+        return []
+    try:
+        items = json.loads(raw) if isinstance(raw, str) else raw
+        return [
+            {
+                "conversation": conversation,
+                "t": m.get("t"),
+                "sender": m.get("sender"),
+                "text": m.get("text"),
+            }
+            for m in items
+        ]
+    except (ValueError, TypeError, AttributeError):  # keep unreadable transcripts visible
+        return [{"conversation": conversation, "t": None, "sender": "(unparsed)", "text": str(raw)}]
+
+
+# ---- the report -------------------------------------------------------------------------------
