@@ -2,8 +2,8 @@
 
 One function per section. Each reads the run's result rows through the analysis modules, adds
 tables and figures to the page, and writes every figure as PNG + SVG next to the HTML. A section
-whose data are absent (no gttq rows, no FD rows, …) or whose analysis module is not available
-is replaced by a one-line note, never an error.
+whose data are absent (no gttq rows, no FD rows, …) is replaced by a one-line note, never an
+error.
 """
 
 from __future__ import annotations
@@ -19,13 +19,20 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from turinglab.analysis import gtt_fd
+from turinglab.analysis import gtt_relations as rel
+from turinglab.analysis import rank_agreement as ra
 from turinglab.analysis.gtt import (
     MissingPolicy,
     OpeningPolicy,
     PairStats,
     TrialPolicy,
     pair_table,
+    turing_scores,
 )
+from turinglab.analysis.gtt_budget import budget_curve
+from turinglab.analysis.gtt_relations import reflexivity_checks
+from turinglab.analysis.gtt_scores import score_report
 from turinglab.report import figures
 from turinglab.report.cells import fmt as _fmt
 from turinglab.report.cells import num as _num
@@ -34,6 +41,7 @@ from turinglab.report.gtt_transcripts import transcript_browser
 from turinglab.report.html import CellValue, Page, Section
 from turinglab.store.database import RunInfo, Store
 from turinglab.store.export import transcript_records
+from turinglab.tagging.probe_rules import PROBE_CODES, probe_report
 
 MATRIX_VARIANTS = ("gtt", "gttq")  # distinguisher = target: a d̂ matrix, relations, scores
 BUDGET_VARIANTS = ("gtt-turns", "gttq-queries")
@@ -98,10 +106,6 @@ class _Context:
         files = figures.save_figure(fig, self.out_dir, name)
         self.figure_files[name] = files
         section.figure(figures.figure_svg(fig, id_prefix=name), caption, files)
-
-
-def _unavailable(section: Section, what: str, err: ImportError) -> None:
-    section.note(f"{what}: analysis module not available ({err}); section skipped.")
 
 
 # ---- sections -------------------------------------------------------------------------------
@@ -194,11 +198,6 @@ def _pair_row(p: PairStats, level: float) -> list[CellValue]:
 
 
 def _reflexivity(ctx: _Context, section: Section, variant: str) -> None:
-    try:
-        from turinglab.analysis.gtt_relations import reflexivity_checks
-    except ImportError as err:
-        _unavailable(section, "Reflexivity", err)
-        return
     checks = reflexivity_checks(
         ctx.rows_of(variant),
         ctx.options.epsilon,
@@ -230,11 +229,6 @@ def _relations(ctx: _Context, variant: str) -> None:
     section = ctx.page.section(
         f"Relations A ≥ε B at ε = {eps:g} ({variant})", f"{variant}-relations"
     )
-    try:
-        from turinglab.analysis import gtt_relations as rel
-    except ImportError as err:
-        _unavailable(section, "Relations", err)
-        return
     rows = ctx.rows_of(variant)
     d = rel.advantage_matrix(rows, ctx.agents_of(rows), variant=variant, missing=ctx.options.policy)
     agents = [str(a) for a in d.index]
@@ -277,11 +271,6 @@ def _relations(ctx: _Context, variant: str) -> None:
 
 def _epsilon_sweep(ctx: _Context, variant: str) -> None:
     section = ctx.page.section(f"ε sweep ({variant})", f"{variant}-epsilon-sweep")
-    try:
-        from turinglab.analysis import gtt_relations as rel
-    except ImportError as err:
-        _unavailable(section, "ε sweep", err)
-        return
     rows = ctx.rows_of(variant)
     d = rel.advantage_matrix(rows, ctx.agents_of(rows), variant=variant, missing=ctx.options.policy)
     sweep = rel.epsilon_sweep(d)
@@ -302,11 +291,6 @@ def _epsilon_sweep(ctx: _Context, variant: str) -> None:
 
 def _scores(ctx: _Context, variant: str) -> None:
     section = ctx.page.section(f"Turing scores F, D, T ({variant})", f"{variant}-scores")
-    try:
-        from turinglab.analysis.gtt_scores import score_report
-    except ImportError as err:
-        _unavailable(section, "Score CIs", err)
-        return
     opts = ctx.options
     rows = ctx.rows_of(variant)
     report = score_report(
@@ -379,11 +363,6 @@ def _budget_curves(ctx: _Context) -> None:
     if not present:
         section.note("No controlled-turn (gtt-turns) or controlled-query (gttq-queries) trials.")
         return
-    try:
-        from turinglab.analysis.gtt_budget import budget_curve
-    except ImportError as err:
-        _unavailable(section, "Budget curves", err)
-        return
     curves = {}
     for variant in present:
         c = budget_curve(
@@ -423,11 +402,6 @@ def _fixed_distinguisher(ctx: _Context) -> None:
     present = [v for v in FD_VARIANTS if ctx.rows_of(v)]
     if not present:
         section.note("No fixed-distinguisher (fdgtt, fdgttq, gdgtt) trials in this run.")
-        return
-    try:
-        from turinglab.analysis import gtt_fd
-    except ImportError as err:
-        _unavailable(section, "FD scores", err)
         return
     for variant in present:
         rows = ctx.rows_of(variant)
@@ -485,11 +459,6 @@ def _diagnostics(ctx: _Context) -> None:
     if not rows:
         section.note("No GTT-family trials with distinguisher transcripts.")
         return
-    try:
-        from turinglab.tagging.probe_rules import PROBE_CODES, probe_report
-    except ImportError as err:
-        _unavailable(section, "Probe diagnostics", err)
-        return
     report = probe_report(rows)
     if not report.overall.n_units:
         section.note("The distinguishers asked no question units.")
@@ -518,12 +487,6 @@ def _rank_agreement(ctx: _Context) -> None:
     section = ctx.page.section("Agreement with external leaderboards", "leaderboards")
     if not ctx.options.leaderboards:
         section.note("No external leaderboard given (option `leaderboards`).")
-        return
-    try:
-        from turinglab.analysis import rank_agreement as ra
-        from turinglab.analysis.gtt import turing_scores
-    except ImportError as err:
-        _unavailable(section, "Rank agreement", err)
         return
     rows = ctx.rows_of("gtt")
     ours = {

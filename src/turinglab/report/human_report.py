@@ -2,8 +2,8 @@
 
 One function per section. Each calls the analysis modules (turinglab.human.*, the shared
 statistics and tagging modules), adds tables and figures to a `Page`, and writes every figure
-as PNG + SVG next to the HTML. A section whose analysis module is missing, or whose data lack
-the columns it needs, is replaced by a one-line note instead of failing the whole report.
+as PNG + SVG next to the HTML. A section whose data lack the columns it needs, or that an
+analysis refuses, is replaced by a one-line note instead of failing the whole report.
 """
 
 from __future__ import annotations
@@ -348,12 +348,7 @@ def _trial_order(ctx: _Context, section: Section) -> None:
         [int(n) for n in by_round["count"]],
     )
     ctx.figure(section, fig, "trial_order", "Accuracy on AI witnesses by the interrogator's round.")
-    try:
-        report = ctx.regressions()
-    except ImportError as err:
-        section.note(f"Trial-order regression not available ({err.name or err}).")
-        return
-    _render_regression(section, report, "trial_order_effect", ctx.alpha)
+    _render_regression(section, ctx.regressions(), "trial_order_effect", ctx.alpha)
 
 
 def _confidence(ctx: _Context, section: Section) -> None:
@@ -714,8 +709,6 @@ def _run_section(ctx: _Context, title: str, anchor: str, build: Callable[..., No
     section = ctx.page.section(title, anchor)
     try:
         build(ctx, section)
-    except ImportError as err:
-        section.note(f"Skipped: the analysis module is not available ({err.name or err}).")
     except SectionSkipped as err:
         section.note(f"Skipped: {err}.")
     except (ValueError, KeyError, np.linalg.LinAlgError) as err:  # an analysis refused the data
