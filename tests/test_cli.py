@@ -150,3 +150,28 @@ def test_stats_and_tag_are_wired(tmp_path: Path) -> None:
     assert done.returncode == 2
     done = turinglab("tag", "codebook", "gtt_probes", "--json", cwd=tmp_path)
     assert done.returncode == 0 and "model-identity" in done.stdout
+
+
+def test_study_report_takes_tagger_codes(tmp_path: Path) -> None:
+    import pandas as pd
+
+    example = Path(__file__).parent.parent / "examples" / "three_party_example.csv"
+    games = sorted(pd.read_csv(example, comment="#")["game"].unique())
+    codes = tmp_path / "codes.csv"
+    pd.DataFrame(
+        {
+            "game": games,
+            "witness": ["ai"] * len(games),
+            "codes": ["humour" if i % 2 else "are-you-a-bot;weather" for i in range(len(games))],
+        }
+    ).to_csv(codes, index=False)
+    done = turinglab(
+        "report", str(example), "--out", "s", "--tags", f"strategies={codes}", cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    html = (tmp_path / "s" / "report.html").read_text()
+    start = html.index('id="codes"')
+    section = html[start : html.index('id="stt"')]
+    assert "Skipped" not in section and "Humour" in section
+    done = turinglab("report", str(example), "--tags", "colours=x.csv", cwd=tmp_path)
+    assert done.returncode == 2 and "--tags takes" in done.stderr

@@ -151,12 +151,22 @@ def report(
     stt: Annotated[
         Path | None, typer.Option(help="Strong Turing Test preferences to add to a study report")
     ] = None,
+    tags: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="CODEBOOK=CSV codes from `turinglab tag games --out` for a study report "
+            "(strategies or reasons; repeatable)"
+        ),
+    ] = None,
+    max_transcripts: Annotated[
+        int | None, typer.Option(help="embed at most this many transcripts (page size)")
+    ] = None,
 ) -> None:
     """Print the GTT tables of a run, or write the full HTML report with --out.
 
     Given a study file of human verdicts instead of a run, writes the study report (--out)."""
     if Path(run_ref).suffix in (".csv", ".jsonl") and Path(run_ref).exists():
-        study_report(Path(run_ref), out or Path("report"), stt)
+        study_report(Path(run_ref), out or Path("report"), stt, tags or [])
         return
     if missing not in ("wrong", "exclude", "as-0", "as-1"):
         raise fail(f"--missing must be wrong, exclude, as-0 or as-1, not {missing!r}")
@@ -176,7 +186,13 @@ def report(
             boards[name] = Path(csv_path)
         try:
             written = build_gtt_report(
-                db, info.id, out, missing=missing, epsilon=epsilon, leaderboards=boards
+                db,
+                info.id,
+                out,
+                missing=missing,
+                epsilon=epsilon,
+                leaderboards=boards,
+                max_transcripts=max_transcripts,
             )
         except ValueError as err:
             raise fail(str(err)) from None
@@ -193,7 +209,7 @@ def report(
     )
 
 
-def study_report(path: Path, out: Path, stt_path: Path | None) -> None:
+def study_report(path: Path, out: Path, stt_path: Path | None, tags: list[str]) -> None:
     from turinglab.human.schema import load_study
     from turinglab.human.strong import load_stt
     from turinglab.report.human_report import build_study_report
@@ -201,10 +217,32 @@ def study_report(path: Path, out: Path, stt_path: Path | None) -> None:
     try:
         study = load_study(path)
         preferences = load_stt(stt_path) if stt_path is not None else None
-        written = build_study_report(study, out, stt=preferences)
+        tagger = {book: load_game_codes(Path(csv)) for book, csv in map(_split_tags, tags)}
+        written = build_study_report(study, out, stt=preferences, tagger=tagger or None)
     except (OSError, ValueError) as err:
         raise fail(str(err)) from None
     console.print(f"wrote {written} (figures as PNG and SVG beside it)")
+
+
+def _split_tags(item: str) -> tuple[str, str]:
+    book, sep, csv = item.partition("=")
+    if not sep or book not in ("strategies", "reasons") or not csv:
+        raise ValueError(f"--tags takes strategies=CSV or reasons=CSV, not {item!r}")
+    return book, csv
+
+
+def load_game_codes(path: Path) -> dict[str, set[str]]:
+    """Codes per game from `turinglab tag games --out` (one row per judgement; a three-party
+    game's two conversations are pooled, as a game is what the shares count)."""
+    import pandas as pd
+
+    table = pd.read_csv(path, dtype=str, keep_default_na=False)
+    if not {"game", "codes"} <= set(table.columns):
+        raise ValueError(f"{path}: expected columns game and codes (from `turinglab tag games`)")
+    codes: dict[str, set[str]] = {}
+    for game, joined in zip(table["game"], table["codes"], strict=True):
+        codes.setdefault(game, set()).update(c for c in joined.split(";") if c)
+    return codes
 
 
 @app.command()

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from turinglab.agents.errors import AgentError
+from turinglab.human.schema import load_study
 from turinglab.tagging.codebooks import CodebookError, load_codebook
 from turinglab.tagging.llm_tagger import TAGGER_MODES, LLMTagger, TaggerConfig, TagItem, game_text
 from turinglab.tagging.probe_rules import PROBE_CODES, ProbeShares, probe_report
@@ -133,7 +134,7 @@ def _correct(row: dict[str, Any]) -> bool | None:
 
 @tag_app.command()
 def games(
-    table_path: Annotated[Path, typer.Argument(help="study table as .csv or .parquet")],
+    table_path: Annotated[Path, typer.Argument(help="study table as .csv, .jsonl or .parquet")],
     codebook_name: Annotated[str, typer.Option("--codebook", help="codebook or YAML")] = (
         "strategies"
     ),
@@ -152,10 +153,11 @@ def games(
         cfg = TaggerConfig(mode=mode, seed=seed)  # type: ignore[arg-type]
         if not table_path.is_file():
             raise ValueError(f"{table_path}: no such file")
+        # CSV/JSONL go through the study loader (comment header lines, validation).
         df = (
             pd.read_parquet(table_path)
             if table_path.suffix == ".parquet"
-            else (pd.read_csv(table_path))
+            else load_study(table_path)
         )
         missing = {"game", "witness"} - set(df.columns)
         if missing:
