@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from turinglab.agents.errors import AgentError
-from turinglab.human.schema import load_study
+from turinglab.human.schema import parse_bool, read_records
 from turinglab.tagging.codebooks import CodebookError, load_codebook
 from turinglab.tagging.llm_tagger import TAGGER_MODES, LLMTagger, TaggerConfig, TagItem, game_text
 from turinglab.tagging.probe_rules import PROBE_CODES, ProbeShares, probe_report
@@ -126,10 +126,14 @@ def _agent(name: str, config: Path | None) -> Any:
 
 def _correct(row: dict[str, Any]) -> bool | None:
     """The interrogator was right about this witness (rows.txt §2)."""
-    judged, kind = row.get("judged_human"), row.get("witness_type")
-    if judged is None or (isinstance(judged, float) and math.isnan(judged)) or kind is None:
+    kind = row.get("witness_type")
+    try:
+        judged = parse_bool(row.get("judged_human"))  # raw file values: "False", "0", "no", …
+    except ValueError:
         return None
-    return bool(judged) == (kind == "human")
+    if judged is None or not isinstance(kind, str):
+        return None
+    return judged == (kind == "human")
 
 
 @tag_app.command()
@@ -153,12 +157,12 @@ def games(
         cfg = TaggerConfig(mode=mode, seed=seed)  # type: ignore[arg-type]
         if not table_path.is_file():
             raise ValueError(f"{table_path}: no such file")
-        # CSV/JSONL go through the study loader (comment header lines, validation).
-        df = (
-            pd.read_parquet(table_path)
-            if table_path.suffix == ".parquet"
-            else load_study(table_path)
-        )
+        # CSV/JSONL are read as study files are (comment header lines allowed), without
+        # requiring the columns only the statistics need.
+        if table_path.suffix == ".parquet":
+            df = pd.read_parquet(table_path)
+        else:
+            df, _lines = read_records(table_path)
         missing = {"game", "witness"} - set(df.columns)
         if missing:
             raise ValueError(f"{table_path}: missing column(s) {sorted(missing)}")
