@@ -9,12 +9,12 @@ from turinglab.agents.scripted import ScriptedAgent
 from turinglab.games.gtt import (
     DISTINGUISHER,
     UNKNOWN,
-    GTTPrompts,
     GTTRules,
     GTTSetup,
     parse_answer,
     play_gtt,
 )
+from turinglab.games.gtt_prompts import GTTPrompts
 from turinglab.games.table import GAME, Seat, Table
 
 

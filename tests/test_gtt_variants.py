@@ -11,14 +11,13 @@ from turinglab.config import ConfigError, parse_config
 from turinglab.games.gtt import (
     DISTINGUISHER,
     FORCED_CHOICES,
-    SPECIMEN,
     UNKNOWN,
-    GTTPrompts,
     GTTRules,
     GTTSetup,
     play_gtt,
 )
-from turinglab.games.query_phase import is_stop
+from turinglab.games.gtt_prompts import GTTPrompts
+from turinglab.games.query_phase import SPECIMEN, is_stop
 from turinglab.games.table import GAME, Seat, Table
 from turinglab.runner.execute import run_experiment
 from turinglab.runner.plan import plan_trials

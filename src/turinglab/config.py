@@ -12,7 +12,8 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from turinglab.games.gtt import BUDGET_VARIANTS, FD_VARIANTS, PromptRole
+from turinglab.games.gtt import BUDGET_VARIANTS, FD_VARIANTS
+from turinglab.games.gtt_prompts import PromptRole
 
 
 class ConfigError(ValueError):

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from turinglab.games.gtt_prompts import GTTPrompts, PromptRole
-from turinglab.games.query_phase import SPECIMEN, run_query_phase
+from turinglab.games.query_phase import run_query_phase
 from turinglab.games.table import Table
 from turinglab.prompts import render
 
@@ -45,8 +45,6 @@ TurnCapPolicy = Literal["no-answer", "ask-for-answer"]
 FORCED_CHOICES = ("<answer>0</answer>", "<answer>1</answer>")
 
 _ANSWER = re.compile(r"<answer>\s*(.*?)\s*</answer>", re.IGNORECASE | re.DOTALL)
-
-__all__ = ["GTTPrompts", "PromptRole"]
 
 
 @dataclass(frozen=True)
@@ -217,15 +215,3 @@ async def play_gtt(
             return trial.finish(ANSWERED, message.text, answer, turns + 1, asked_for_answer=True)
         return trial.finish(NO_ANSWER, message.text, answer, turns + 1, no_answer_reason="turn-cap")
     return trial.finish(NO_ANSWER, message.text, answer, turns, no_answer_reason="turn-cap")
-
-
-__all__ += [
-    "DISTINGUISHER",
-    "SPECIMEN",
-    "UNKNOWN",
-    "GTTRules",
-    "GTTSetup",
-    "GameResult",
-    "parse_answer",
-    "play_gtt",
-]

@@ -11,7 +11,8 @@ from typing import Protocol
 from turinglab.agents.base import Agent
 from turinglab.agents.registry import build_agent, display_names, endpoint_limits
 from turinglab.config import ExperimentConfig
-from turinglab.games.gtt import GTTPrompts, GTTRules
+from turinglab.games.gtt import GTTRules
+from turinglab.games.gtt_prompts import GTTPrompts
 from turinglab.runner.environment import environment_block
 from turinglab.runner.plan import (
     ADAPTIVE_VARIANTS,

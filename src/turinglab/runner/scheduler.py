@@ -19,15 +19,15 @@ from turinglab.agents.base import Agent
 from turinglab.agents.errors import AgentError
 from turinglab.games.gtt import (
     DISTINGUISHER,
-    SPECIMEN,
     SPECIMEN_VARIANTS,
     UNKNOWN,
     GameResult,
-    GTTPrompts,
     GTTRules,
     GTTSetup,
     play_gtt,
 )
+from turinglab.games.gtt_prompts import GTTPrompts
+from turinglab.games.query_phase import SPECIMEN
 from turinglab.games.table import Seat, Table
 from turinglab.runner.plan import TrialSpec
 from turinglab.runner.retry import Caller

@@ -122,10 +122,11 @@ class Store:
     # ---- runs -------------------------------------------------------------------------------
 
     def find_run(self, run_id: str) -> RunInfo | None:
-        return next((r for r in self.list_runs() if r.id == run_id), None)
+        found = self.list_runs(runs.c.id == run_id)
+        return found[0] if found else None
 
     def runs_named(self, name: str) -> list[RunInfo]:
-        return [r for r in self.list_runs() if r.name == name]
+        return self.list_runs(runs.c.name == name)
 
     def create_run(
         self,
@@ -184,7 +185,8 @@ class Store:
                 .values(status=status, updated_at=time.time())
             )
 
-    def list_runs(self) -> list[RunInfo]:
+    def list_runs(self, *where: Any) -> list[RunInfo]:
+        """Runs with their finished and failed counts; `where` narrows them in SQL."""
         finished = (
             select(trials.c.run_id, func.count().label("n"))
             .join(outcomes, outcomes.c.trial_id == trials.c.id)
@@ -202,6 +204,7 @@ class Store:
             select(runs, finished.c.n.label("finished"), failed.c.n.label("failed"))
             .outerjoin(finished, finished.c.run_id == runs.c.id)
             .outerjoin(failed, failed.c.run_id == runs.c.id)
+            .where(*where)
             .order_by(runs.c.created_at)
         )
         with self.engine.connect() as conn:
