@@ -9,8 +9,8 @@ import pytest
 
 from turinglab.agents.base import AgentReply, CallContext, ChatMessage, Route
 from turinglab.agents.errors import FatalError, RateLimited, TransientError
-from turinglab.runner.limiter import AdaptiveLimiter
-from turinglab.runner.retry import Caller, RetryPolicy
+from turinglab.agents.limiter import AdaptiveLimiter
+from turinglab.agents.retry import Caller, RetryPolicy
 
 
 async def test_limiter_caps_concurrency_and_serves_fifo() -> None:

@@ -8,8 +8,8 @@ import pytest
 
 from turinglab.agents.base import AgentReply, CallContext, ChatMessage, Route
 from turinglab.agents.errors import FatalError, TransientError
+from turinglab.agents.retry import Caller, RetryPolicy
 from turinglab.agents.scripted import ScriptedAgent
-from turinglab.runner.retry import Caller, RetryPolicy
 from turinglab.tagging.codebooks import load_codebook
 from turinglab.tagging.llm_tagger import (
     LLMTagger,

@@ -15,13 +15,13 @@ from rich.table import Table
 from turinglab.agents.base import CallContext, ChatMessage
 from turinglab.agents.errors import AgentError
 from turinglab.agents.registry import AgentSetupError, build_agent, describe
+from turinglab.agents.retry import Caller, RetryPolicy
 from turinglab.cli_stats import stats_app
 from turinglab.cli_tagging import tag_app
 from turinglab.config import EMBEDDED_AGENTS, AgentConfig, ConfigError, load_config
 from turinglab.report.console import print_gtt_report
 from turinglab.runner.execute import run_experiment
 from turinglab.runner.progress import RichProgress
-from turinglab.runner.retry import Caller, RetryPolicy
 from turinglab.store.database import DEFAULT_STORE, Store, StoreError
 from turinglab.store.export import ExportFormat, export_run
 

@@ -12,8 +12,8 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from turinglab.games.gtt import BUDGET_VARIANTS, FD_VARIANTS
 from turinglab.games.gtt_prompts import PromptRole
+from turinglab.games.variants import BUDGET_VARIANTS, FD_VARIANTS, GTTVariant
 
 
 class ConfigError(ValueError):
@@ -104,7 +104,6 @@ EMBEDDED_AGENTS: dict[str, AgentConfig] = {
 }
 
 
-GTTVariant = Literal["gtt", "gttq", "gtt-turns", "gttq-queries", "fdgtt", "fdgttq", "gdgtt"]
 PLAIN_GTT: tuple[GTTVariant, ...] = ("gtt",)
 
 

@@ -28,8 +28,6 @@ Interval = tuple[float, float]
 NAN_INTERVAL: Interval = (math.nan, math.nan)
 
 # Variants whose distinguisher is the target itself (the GTT family proper).
-GTT_VARIANTS = ("gtt", "gttq", "gtt-turns", "gttq-queries")
-FD_VARIANTS = ("fdgtt", "fdgttq", "gdgtt")
 
 
 @dataclass(frozen=True)

@@ -34,8 +34,8 @@ from turinglab.analysis.gtt import (
     select_variant,
     success,
 )
+from turinglab.games.variants import BUDGET_VARIANTS
 
-BUDGET_VARIANTS = ("gtt-turns", "gttq-queries")
 TwoSampleTest = Literal["boschloo", "fisher"]
 
 

@@ -22,7 +22,6 @@ from typing import Any
 import pandas as pd
 
 from turinglab.analysis.gtt import (
-    FD_VARIANTS,
     Interval,
     MissingPolicy,
     OpeningPolicy,
@@ -37,6 +36,7 @@ from turinglab.analysis.gtt_relations import (
     equivalence_classes,
     related_pairs,
 )
+from turinglab.games.variants import FD_VARIANTS
 
 
 @dataclass(frozen=True)

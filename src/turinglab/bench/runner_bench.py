@@ -17,9 +17,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from turinglab.agents.retry import CallStats
 from turinglab.config import parse_config
 from turinglab.runner.execute import run_experiment
-from turinglab.runner.retry import CallStats
 from turinglab.runner.scheduler import RunCounters
 from turinglab.store.database import Store
 from turinglab.testing.fake_openai import start_fake_server_process

@@ -18,12 +18,18 @@ Variants (`GTTSetup.variant`):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from turinglab.games.gtt_prompts import GTTPrompts, PromptRole
 from turinglab.games.query_phase import run_query_phase
+from turinglab.games.spec import GameResult
 from turinglab.games.table import Table
+from turinglab.games.variants import (
+    ACTOR_QUERIES,
+    FD_VARIANTS,
+    VARIANTS,
+)
 from turinglab.prompts import render
 
 DISTINGUISHER = "distinguisher"
@@ -33,11 +39,6 @@ ANSWERED = "answered"
 OPENING_ANSWER = "opening-answer"
 NO_ANSWER = "no-answer"
 
-VARIANTS = ("gtt", "gttq", "gtt-turns", "gttq-queries", "fdgtt", "fdgttq", "gdgtt")
-FD_VARIANTS = ("fdgtt", "fdgttq", "gdgtt")
-BUDGET_VARIANTS = ("gtt-turns", "gttq-queries")
-ACTOR_QUERIES = ("gttq", "gttq-queries", "fdgttq")
-SPECIMEN_VARIANTS = (*ACTOR_QUERIES, "gdgtt")
 
 TurnCapPolicy = Literal["no-answer", "ask-for-answer"]
 
@@ -60,16 +61,6 @@ def parse_answer(text: str) -> ParsedAnswer:
         return ParsedAnswer(False, None)
     inner = match.group(1).strip()
     return ParsedAnswer(True, int(inner) if inner in ("0", "1") else None)
-
-
-@dataclass
-class GameResult:
-    """How a trial ended. `verdict` is the parsed answer; `correct` is None when there is none."""
-
-    status: str
-    verdict: int | None
-    correct: bool | None
-    details: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

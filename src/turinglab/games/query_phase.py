@@ -41,9 +41,12 @@ async def run_query_phase(
     while True:
         if budget is None and queries >= cap:
             break
-        message = await table.speak(querier, visible_to=(querier, SPECIMEN), phase=PHASE)
-        if budget is None and is_stop(message.text):
-            message.visible_to = (querier,)  # STOP is for the game, not the specimen
+        reply = await table.ask(querier, table.view(querier))
+        stop = budget is None and is_stop(reply.text)
+        # STOP is for the game, not the specimen; decided before the message is stored.
+        seen_by = (querier,) if stop else (querier, SPECIMEN)
+        table.post(querier, reply.text, visible_to=seen_by, phase=PHASE, reply=reply)
+        if stop:
             ended_by = "stop"
             break
         queries += 1

@@ -1,22 +1,29 @@
 """The table a game is played at: seats, the shared transcript, and who may see each message.
 
-Every message records who may see it (TextArena's observation routing). A participant's own
-view — what its agent is given — is derived from the transcript: messages it sent become
-'assistant' turns, messages it could see become 'user' turns. The game never calls an agent
-directly: it asks the table, which goes through the runner's retrying caller.
+Every message records who may see it (TextArena's observation routing) and the channel it
+belongs to (three-party games keep one channel per witness). A participant's own view — what
+its agent is given — is derived from the transcript: messages it sent become 'assistant' turns,
+messages it could see become 'user' turns. The game never calls an agent directly: it asks the
+table, which goes through the runner's retrying caller.
+
+Messages can also be *pushed* (`post`): a person writes when they want, not only when the game
+asks. Every appended message goes to `sink` at once, which is how the runner makes a message
+durable the moment it is said, and how the arena relays it to the people who may see it.
 """
 
 from __future__ import annotations
 
 import hashlib
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from turinglab.agents.base import Agent, AgentReply, CallContext, ChatMessage, Route
+from turinglab.agents.human import HumanAgent
+from turinglab.games.clock import REAL_CLOCK, Clock
 
 GAME = "game"  # sender id of instructions the game itself gives
+MAIN = "main"  # the channel of games that have only one
 
 Caller = Callable[[Agent, list[ChatMessage], CallContext], Awaitable[AgentReply]]
 
@@ -33,15 +40,22 @@ class TranscriptMessage:
     latency_s: float | None = None
     tokens_in: int | None = None
     tokens_out: int | None = None
+    channel: str = MAIN
+
+
+MessageSink = Callable[[TranscriptMessage], None]
 
 
 @dataclass(slots=True)
 class Seat:
     """One participant of one trial: a role played by a fresh instance of an agent."""
 
-    id: str  # e.g. "distinguisher", "unknown", "specimen"
+    id: str  # e.g. "distinguisher", "unknown", "specimen", "interrogator", "witness_a"
     agent_name: str
     agent: Agent
+    # "agent" (a model or program), "human" (a person), or "stand-in" (an agent playing a
+    # person in a simulated study, marked as such in the data).
+    kind: str = "agent"
 
 
 @dataclass
@@ -51,10 +65,43 @@ class Table:
     seed: int
     messages: list[TranscriptMessage] = field(default_factory=list)
     calls: int = 0
+    clock: Clock = REAL_CLOCK
+    sink: MessageSink | None = None  # called with every message the moment it is appended
 
-    def tell(self, seat_id: str, text: str, *, phase: str = "main") -> TranscriptMessage:
+    def tell(
+        self, seat_id: str, text: str, *, phase: str = "main", channel: str = MAIN
+    ) -> TranscriptMessage:
         """An instruction from the game, sent as an ordinary user message to one seat."""
-        return self._append(GAME, text, (seat_id,), phase)
+        return self._append(GAME, text, (seat_id,), phase, channel=channel)
+
+    def post(
+        self,
+        sender: str,
+        text: str,
+        *,
+        visible_to: tuple[str, ...],
+        channel: str = MAIN,
+        phase: str = "main",
+        reply: AgentReply | None = None,
+    ) -> TranscriptMessage:
+        """A message that arrived from outside the turn order (a person typed it), or one the
+        game obtained itself and now delivers."""
+        return self._append(sender, text, visible_to, phase, channel=channel, reply=reply)
+
+    async def ask(
+        self,
+        seat_id: str,
+        history: list[ChatMessage],
+        *,
+        stop: tuple[str, ...] = (),
+        choices: tuple[str, ...] = (),
+    ) -> AgentReply:
+        """Call a seat's agent on a given history without appending anything (the game decides
+        where the reply goes, e.g. which channel an AI interrogator addressed)."""
+        seat = self.seats[seat_id]
+        ctx = CallContext(seed=self._call_seed(), participant=seat_id, stop=stop, choices=choices)
+        self.calls += 1
+        return await self.caller(seat.agent, history, ctx)
 
     async def speak(
         self,
@@ -64,20 +111,19 @@ class Table:
         phase: str = "main",
         stop: tuple[str, ...] = (),
         choices: tuple[str, ...] = (),
+        channel: str = MAIN,
     ) -> TranscriptMessage:
         """Ask a seat for its next message; by default everyone at the table sees it."""
-        seat = self.seats[seat_id]
-        ctx = CallContext(seed=self._call_seed(), participant=seat_id, stop=stop, choices=choices)
-        self.calls += 1
-        reply = await self.caller(seat.agent, self.view(seat_id), ctx)
-        msg = self._append(seat_id, reply.text, visible_to or tuple(self.seats), phase, reply=reply)
-        return msg
+        reply = await self.ask(seat_id, self.view(seat_id), stop=stop, choices=choices)
+        seen_by = visible_to or tuple(self.seats)
+        return self._append(seat_id, reply.text, seen_by, phase, channel=channel, reply=reply)
 
-    def view(self, seat_id: str) -> list[ChatMessage]:
+    def view(self, seat_id: str, channel: str | None = None) -> list[ChatMessage]:
+        """What a seat has seen, as its agent is given it; one channel's part when named."""
         return [
             ChatMessage("assistant" if m.sender == seat_id else "user", m.text)
             for m in self.messages
-            if seat_id in m.visible_to
+            if seat_id in m.visible_to and (channel is None or m.channel == channel)
         ]
 
     def history(self, seat_id: str) -> list[dict[str, str]]:
@@ -112,6 +158,7 @@ class Table:
         visible_to: tuple[str, ...],
         phase: str,
         *,
+        channel: str = MAIN,
         reply: AgentReply | None = None,
     ) -> TranscriptMessage:
         msg = TranscriptMessage(
@@ -120,7 +167,8 @@ class Table:
             text=text,
             visible_to=visible_to,
             phase=phase,
-            created_at=time.time(),
+            created_at=self.clock.now(),
+            channel=channel,
         )
         if reply is not None:
             msg.route = reply.route
@@ -128,4 +176,23 @@ class Table:
             msg.tokens_in = reply.tokens_in
             msg.tokens_out = reply.tokens_out
         self.messages.append(msg)
+        if self.sink is not None:
+            self.sink(msg)
+        self._deliver(msg)
         return msg
+
+    def _deliver(self, msg: TranscriptMessage) -> None:
+        """People see a message the moment it exists (agents see it in their next view)."""
+        for seat_id in msg.visible_to:
+            seat = self.seats.get(seat_id)
+            if seat is not None and isinstance(seat.agent, HumanAgent):
+                seat.agent.deliver(
+                    {
+                        "type": "message",
+                        "seq": msg.seq,
+                        "channel": msg.channel,
+                        "from": "you" if msg.sender == seat_id else msg.sender,
+                        "text": msg.text,
+                        "at": msg.created_at,
+                    }
+                )

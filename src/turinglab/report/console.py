@@ -22,8 +22,9 @@ from turinglab.analysis.gtt import (
     select_variant,
     turing_scores,
 )
+from turinglab.games.variants import MATRIX_VARIANTS
 
-TABLE_VARIANTS = ("gtt", "gttq")
+TABLE_VARIANTS = MATRIX_VARIANTS
 
 
 def _fmt(x: float, digits: int = 2, signed: bool = False) -> str:

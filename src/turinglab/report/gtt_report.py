@@ -33,6 +33,7 @@ from turinglab.analysis.gtt import (
 from turinglab.analysis.gtt_budget import budget_curve
 from turinglab.analysis.gtt_relations import reflexivity_checks
 from turinglab.analysis.gtt_scores import score_report
+from turinglab.games.variants import BUDGET_VARIANTS, FD_VARIANTS, MATRIX_VARIANTS
 from turinglab.report import figures
 from turinglab.report.cells import fmt as _fmt
 from turinglab.report.cells import num as _num
@@ -43,9 +44,6 @@ from turinglab.store.database import RunInfo, Store
 from turinglab.store.export import transcript_records
 from turinglab.tagging.probe_rules import PROBE_CODES, probe_report
 
-MATRIX_VARIANTS = ("gtt", "gttq")  # distinguisher = target: a d̂ matrix, relations, scores
-BUDGET_VARIANTS = ("gtt-turns", "gttq-queries")
-FD_VARIANTS = ("fdgtt", "fdgttq", "gdgtt")
 REPORT_FILE = "report.html"
 Interval = tuple[float, float]
 

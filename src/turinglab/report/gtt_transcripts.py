@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from turinglab.games.variants import FD_VARIANTS
 from turinglab.report.html import Filter, Panel, RecordBrowser
 
-FD_VARIANTS = ("fdgtt", "fdgttq", "gdgtt")
 MESSAGE_FIELDS = ("seq", "phase", "sender", "visible_to", "text")
 
 

@@ -10,6 +10,7 @@ from typing import Protocol
 
 from turinglab.agents.base import Agent
 from turinglab.agents.registry import build_agent, display_names, endpoint_limits
+from turinglab.agents.retry import Caller, CallStats, RetryPolicy
 from turinglab.config import ExperimentConfig
 from turinglab.games.gtt import GTTRules
 from turinglab.games.gtt_prompts import GTTPrompts
@@ -23,7 +24,6 @@ from turinglab.runner.plan import (
     plan_trials,
     run_id,
 )
-from turinglab.runner.retry import Caller, CallStats, RetryPolicy
 from turinglab.runner.scheduler import RunCounters, TrialRunner
 from turinglab.store.database import Store
 

@@ -10,11 +10,11 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from turinglab.config import TRANSPORT_FIELDS, ExperimentConfig, ScriptedAgentConfig
-from turinglab.games.gtt import BUDGET_VARIANTS, FD_VARIANTS
 from turinglab.games.gtt_prompts import GTTPrompts
+from turinglab.games.variants import BUDGET_VARIANTS, FD_VARIANTS, MATRIX_VARIANTS
 
 # Adaptive sampling decides the comparator A ≥ε B, which only the plain GTT cells estimate.
-ADAPTIVE_VARIANTS = ("gtt", "gttq")
+ADAPTIVE_VARIANTS = MATRIX_VARIANTS
 
 
 @dataclass(frozen=True, slots=True)

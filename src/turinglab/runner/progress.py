@@ -13,7 +13,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from turinglab.runner.retry import CallStats
+from turinglab.agents.retry import CallStats
 from turinglab.runner.scheduler import RunCounters
 
 

@@ -17,20 +17,14 @@ from typing import Any
 
 from turinglab.agents.base import Agent
 from turinglab.agents.errors import AgentError
-from turinglab.games.gtt import (
-    DISTINGUISHER,
-    SPECIMEN_VARIANTS,
-    UNKNOWN,
-    GameResult,
-    GTTRules,
-    GTTSetup,
-    play_gtt,
-)
+from turinglab.agents.retry import Caller
+from turinglab.games.gtt import DISTINGUISHER, UNKNOWN, GTTRules, GTTSetup, play_gtt
 from turinglab.games.gtt_prompts import GTTPrompts
 from turinglab.games.query_phase import SPECIMEN
+from turinglab.games.spec import GameResult
 from turinglab.games.table import Seat, Table
+from turinglab.games.variants import SPECIMEN_VARIANTS
 from turinglab.runner.plan import TrialSpec
-from turinglab.runner.retry import Caller
 from turinglab.store.database import AttemptRecord, PendingTrial, Store
 
 

@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from turinglab.agents.base import Agent, CallContext, ChatMessage
 from turinglab.agents.errors import AgentError
-from turinglab.runner.retry import Caller, RetryPolicy
+from turinglab.agents.retry import Caller, RetryPolicy
 from turinglab.tagging.codebooks import Code, Codebook
 
 TaggerMode = Literal["per-code", "by-category", "batch"]

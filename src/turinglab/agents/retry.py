@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from turinglab.agents.base import Agent, AgentReply, CallContext, ChatMessage
 from turinglab.agents.errors import AgentError, RateLimited, TransientError
-from turinglab.runner.limiter import AdaptiveLimiter
+from turinglab.agents.limiter import AdaptiveLimiter
 
 MAX_HONOURED_RETRY_AFTER_S = 600.0
 
