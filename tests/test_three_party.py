@@ -332,3 +332,67 @@ async def test_typing_delay_on_the_simulated_clock() -> None:
     assert 1.5 < delay < 6
     again, _ = await play_with_people(*people_game(typing_delay=True)[:3], scripts)
     assert again.details == result.details  # seeded: the same game twice is the same game
+
+
+@pytest.mark.slow
+async def test_smollm2_interrogator_eliza_and_stand_in_full_game(tmp_path: Path) -> None:
+    from turinglab.agents.local_gguf import LocalGGUFAgent
+
+    game = make_game(
+        ai_witnesses=[{"agent": "eliza", "persona": "none"}],
+        human_witnesses=["replay"],
+        stand_ins=["replay"],
+        max_interrogator_messages=4,
+    )
+    spec = game.plan()[0]
+    smollm2 = Recording(LocalGGUFAgent("smollm2", "smollm2", max_tokens=40, threads=2))
+    replay = ScriptedAgent("replay", ["hey whats up", "just got off work lol", "pizza probably"])
+    agents = {"judge": smollm2, "replay": replay, "eliza": ElizaAgent("eliza", case="sentence")}
+    table = table_for(game, spec, agents, SimulatedClock())
+    result = await game.play(table, spec)
+    # A real model: whatever it says, the outcome is a valid, visible status.
+    assert result.status in (FINISHED, "unparseable-verdict")
+    assert table.seats[spec.params["human_seat"]].kind == "stand-in"
+    counts = result.details["message_counts"]
+    assert sum(c.get("interrogator", 0) for k, c in counts.items() if k != "control") >= 1
+    assert result.details["end_reason"] in ("message-limit", "interrogator-ended", "time")
+    if result.status == FINISHED:  # forced choice: the side is always readable
+        (judgement,) = result.judgements
+        assert judgement.verdict in ("witness_a", "witness_b")
+        assert judgement.confidence is None or 0 <= judgement.confidence <= 100
+        rows = game.study_rows(spec, result, seat_kinds={k: s.kind for k, s in table.seats.items()})
+        pd.DataFrame(rows).to_csv(tmp_path / "s.csv", index=False)
+        assert len(load_study(tmp_path / "s.csv")) == 2
+    for m in table.messages:
+        if m.channel in ("witness_a", "witness_b"):
+            assert set(m.visible_to) == {"interrogator", m.channel} and len(m.text) <= 300
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("A: where are you from?", ("send", "witness_a", "where are you from?")),
+        ("  to witness b - you there?", ("send", "witness_b", "you there?")),
+        ("Sure!\nB: what's for lunch", ("send", "witness_b", "what's for lunch")),
+        ("END", ("end", "", "")),
+        ("A: <message>", ("invalid", "", "write an actual message, not a placeholder")),
+        ("hello both", ("invalid", "", 'start the line with "A:" or "B:", or answer END')),
+        ("", ("invalid", "", "the reply was empty")),
+    ],
+)
+def test_ai_interrogator_moves_are_parsed_without_guessing(
+    text: str, expected: tuple[str, str, str]
+) -> None:
+    from turinglab.games.interrogation_text import parse_action
+
+    assert parse_action(text, {"A": "witness_a", "B": "witness_b"}) == expected
+    assert parse_action("hi there", {"": "witness"}) == ("send", "witness", "hi there")
+
+
+def test_confidence_and_choice_reading() -> None:
+    from turinglab.games.interrogation_text import read_choice, read_confidence
+
+    assert read_confidence("Confidence: 70\nReason: short replies") == (70.0, "short replies")
+    assert read_confidence("I'm 85% sure") == (85.0, None)
+    assert read_confidence("Confidence: 250") == (None, None)
+    assert read_choice(" b.", ("A", "B")) == "B" and read_choice("maybe A", ("A", "B")) is None

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -35,6 +34,14 @@ from typing import Any
 
 from turinglab.agents.base import ChatMessage
 from turinglab.agents.human import MESSAGE, HumanAgent, HumanInput
+from turinglab.games.interrogation_text import (
+    INTERROGATOR,
+    Refused,
+    parse_action,
+    read_choice,
+    read_confidence,
+    validate_verdict,
+)
 from turinglab.games.live import MissedCall, call_seat
 from turinglab.games.spec import FINISHED, FLAGGED, GameResult, Judgement
 from turinglab.games.table import GAME, Table
@@ -42,17 +49,11 @@ from turinglab.games.typing_delay import TypingDelay
 from turinglab.games.witness import WitnessPrompt
 from turinglab.prompts import builtin_prompt, render
 
-INTERROGATOR = "interrogator"
 CONTROL = "control"  # channel of the game's own instructions and the verdict exchange
 REFUSED = "refused"  # phase of an AI interrogator's refused message and the reason
 NO_VERDICT = "no-verdict"
 UNPARSEABLE_VERDICT = "unparseable-verdict"
 _MAX_AI_REFUSALS = 2
-
-_ADDRESSED = re.compile(r"^\W{0,3}(?:to\s+)?(?:witness\s+)?([ab])\s*[:>\-–—)]\s*(.*)$", re.I)
-_END = re.compile(r"^\W*end\W*$", re.I)
-_CONFIDENCE = re.compile(r"confidence\W{0,3}(\d{1,3}(?:\.\d+)?)", re.I)
-_REASON = re.compile(r"reason\s*[:\-]\s*(.+)", re.I | re.S)
 
 
 @dataclass(frozen=True)
@@ -71,12 +72,6 @@ class WitnessSide:
     label: str  # how the interrogator names it: "A", "B" (or "" in two-party)
     human: bool  # a person or a stand-in for one
     prompt: WitnessPrompt | None  # None: the agent gets no instructions (people, ELIZA)
-
-
-class Refused(ValueError):
-    """An input the game does not accept; the text is the reason given to the sender."""
-
-    pass
 
 
 @dataclass
@@ -257,24 +252,8 @@ class Interrogation:
     async def _ai_interrogator_move(self) -> tuple[str, str, str, str]:
         history = self._interrogator_history(status=True)
         reply = await call_seat(self.table, INTERROGATOR, history, deadline_s=self._deadline())
-        return (*self._parse_action(reply.text), reply.text)
-
-    def _parse_action(self, text: str) -> tuple[str, str, str]:
-        lines = [ln.strip().strip('"') for ln in text.strip().splitlines() if ln.strip()]
-        if not lines:
-            return ("invalid", "", "the reply was empty")
-        if _END.match(lines[0]):
-            return ("end", "", "")
-        if not self.three_party:
-            line = re.sub(r"^(?:interrogator|me)\s*:\s*", "", lines[0], flags=re.I)
-            return ("send", self.witnesses[0].seat, line)
-        for line in lines:
-            match = _ADDRESSED.match(line)
-            if match and match.group(2).strip():
-                label = match.group(1).upper()
-                seat = next(w.seat for w in self.witnesses if w.label == label)
-                return ("send", seat, match.group(2).strip().strip('"'))
-        return ("invalid", "", 'start the line with "A:" or "B:", or answer END')
+        labels = {w.label: w.seat for w in self.witnesses}
+        return (*parse_action(reply.text, labels), reply.text)
 
     def _interrogator_history(self, *, status: bool) -> list[ChatMessage]:
         template = "interrogator_three_party" if self.three_party else "interrogator_two_party"
@@ -300,7 +279,11 @@ class Interrogation:
         for w in self.witnesses:
             name = f"Witness {w.label}" if w.label else "The Witness"
             parts.append(f"{name} is typing." if self._waiting[w.seat] else f"{name} awaits you.")
-        return f"{' '.join(parts)} Time left: {max(0, int(left))} s. Your move:"
+        if self.three_party:
+            ask = 'Write one line: "A: ..." or "B: ..." to a Witness who awaits you, or END.'
+        else:
+            ask = "Write your next message to the Witness, or END."
+        return f"{' '.join(parts)} Time left: {max(0, int(left))} s. {ask}"
 
     # ---- witnesses -------------------------------------------------------------------------
 
@@ -438,7 +421,7 @@ class Interrogation:
         self.table.post(
             INTERROGATOR, reply.text, visible_to=(INTERROGATOR,), channel=CONTROL, phase="verdict"
         )
-        choice = _read_choice(reply.text, choices)
+        choice = read_choice(reply.text, choices)
         if choice is None:
             return None, UNPARSEABLE_VERDICT
         ask = render(builtin_prompt("interrogator_confidence"), verdict=choice)
@@ -448,7 +431,7 @@ class Interrogation:
         self.table.post(
             INTERROGATOR, reply.text, visible_to=(INTERROGATOR,), channel=CONTROL, phase="verdict"
         )
-        confidence, reason = _read_confidence(reply.text)
+        confidence, reason = read_confidence(reply.text)
         if self.three_party:
             side = next(w.seat for w in self.witnesses if w.label == choice)
             data: dict[str, Any] = {"human": side}
@@ -506,53 +489,6 @@ class _LongReply(Exception):
         super().__init__(f"{seat}: replied twice over the {limit}-character limit ({length})")
 
 
-def validate_verdict(
-    data: Mapping[str, Any],
-    *,
-    sides: Mapping[str, str],
-    three_party: bool,
-    at: float,
-    confidence_required: bool = True,
-) -> Judgement:
-    """A verdict as the interrogator gave it, checked; raises Refused naming what is wrong.
-
-    Three-party: data["human"] names the witness seat (or its label) judged human. Two-party:
-    data["verdict"] is "human" or "ai". data["confidence"] is 0–100; data["reason"] free text.
-    """
-    if three_party:
-        raw = str(data.get("human", "")).strip()
-        by_label = {label.upper(): seat for seat, label in sides.items()}
-        seat = raw if raw in sides else by_label.get(raw.upper())
-        if seat is None:
-            raise Refused(f"verdict: choose the human witness among {', '.join(sides)}")
-        verdict = seat
-    else:
-        verdict = str(data.get("verdict", "")).strip().lower()
-        if verdict not in ("human", "ai"):
-            raise Refused('verdict: say "human" or "ai"')
-    confidence = data.get("confidence")
-    if confidence is None or confidence == "":
-        if confidence_required:
-            raise Refused("verdict: give a confidence from 0 to 100")
-        value = None
-    else:
-        try:
-            value = float(confidence)
-        except (TypeError, ValueError):
-            raise Refused(f"verdict: confidence {confidence!r} is not a number") from None
-        if not 0 <= value <= 100:
-            raise Refused(f"verdict: confidence {value:g} is outside 0–100")
-    reason = str(data.get("reason") or "").strip() or None
-    return Judgement(
-        judge=INTERROGATOR,
-        kind="verdict",
-        verdict=verdict,
-        confidence=value,
-        reason=reason,
-        created_at=at,
-    )
-
-
 def message_counts(table: Table) -> dict[str, dict[str, int]]:
     """Messages sent per channel and sender (the game's own instructions excluded)."""
     counts: dict[str, Counter[str]] = {}
@@ -560,21 +496,3 @@ def message_counts(table: Table) -> dict[str, dict[str, int]]:
         if m.sender != GAME and m.phase not in ("verdict", REFUSED):
             counts.setdefault(m.channel, Counter())[m.sender] += 1
     return {channel: dict(c) for channel, c in counts.items()}
-
-
-def _read_choice(text: str, choices: tuple[str, ...]) -> str | None:
-    cleaned = text.strip().strip(".\"'*").lower()
-    for choice in choices:
-        if cleaned == choice.lower() or cleaned in (f"witness {choice.lower()}",):
-            return choice
-    return None
-
-
-def _read_confidence(text: str) -> tuple[float | None, str | None]:
-    match = _CONFIDENCE.search(text)
-    confidence = float(match.group(1)) if match else None
-    if confidence is not None and not 0 <= confidence <= 100:
-        confidence = None  # out of range is unreadable, not clipped
-    reason_match = _REASON.search(text)
-    reason = reason_match.group(1).strip() if reason_match else None
-    return confidence, reason
