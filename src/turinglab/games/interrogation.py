@@ -163,7 +163,7 @@ class Interrogation:
             return self._interrogator_action(action, tasks, rng)
         # an AI (or stand-in) witness's reply, delayed as typed
         text = task.result()
-        self._witness_said(seat, text, tasks, rng)
+        self._witness_said(seat, text, tasks)
         return self._talk_over()
 
     async def _input(self, seat: str) -> HumanInput:
@@ -301,11 +301,9 @@ class Interrogation:
         except Refused as refused:
             self._refuse(seat, str(refused), seat)
             return
-        self._witness_said(seat, item.text, tasks, random.Random(0))
+        self._witness_said(seat, item.text, tasks)
 
-    def _witness_said(
-        self, seat: str, text: str, tasks: dict[str, asyncio.Future[Any]], rng: random.Random
-    ) -> None:
+    def _witness_said(self, seat: str, text: str, tasks: dict[str, asyncio.Future[Any]]) -> None:
         self.table.post(seat, text, visible_to=(seat, INTERROGATOR), channel=seat)
         self._sent[seat] += 1
         self._waiting[seat] = False
