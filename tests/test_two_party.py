@@ -88,3 +88,17 @@ async def test_person_interrogator_with_ai_witness_verdict_validation() -> None:
     assert result.judgements[0].reason == "too chill"
     assert [m.text for m in table.messages if m.channel == "witness"] == ["hello", "sup"]
     assert log.of_type("reveal")[0]["seats"]["witness"]["human"] is False
+
+
+async def test_eliza_gets_no_prompt_even_under_a_persona_condition() -> None:
+    from games_helpers import Recording
+
+    game = make_game(ai_witnesses=["eliza"], human_witnesses=[], stand_ins=[])
+    spec = game.plan()[0]
+    eliza = Recording(ElizaAgent("eliza"))
+    agents = {
+        "judge": ScriptedAgent("judge", ["i feel sad", "x", "ai", "Confidence: 99"]),
+        "eliza": eliza,
+    }
+    result = await game.play(table_for(game, spec, agents, SimulatedClock()), spec)
+    assert eliza.histories[0][0].content == "i feel sad" and result.correct is True

@@ -168,6 +168,13 @@ def study_rows(
     return rows
 
 
+def _is_eliza(agent: Agent) -> bool:
+    # ELIZA plays unchanged (the paper's baseline): a prompt would only be text it echoes.
+    from turinglab.agents.eliza import ElizaAgent
+
+    return isinstance(agent, ElizaAgent)
+
+
 def witness_entry(
     label: str, *, human: bool, name: str, persona: str, facts: WitnessFacts
 ) -> dict[str, Any]:
@@ -226,7 +233,7 @@ class InterrogationGame:
             )
             if info["human"] and not isinstance(agent, HumanAgent):
                 prompt = WitnessPrompt(persona="none", stand_in=True, **common)  # type: ignore[arg-type]
-            elif not info["human"] and info["persona"] != "none":
+            elif not info["human"] and info["persona"] != "none" and not _is_eliza(agent):
                 prompt = WitnessPrompt(persona=info["persona"], **common)  # type: ignore[arg-type]
             sides.append(WitnessSide(seat, info["label"], bool(info["human"]), prompt))
         live = any(isinstance(s.agent, HumanAgent) for s in table.seats.values())
