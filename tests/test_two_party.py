@@ -7,6 +7,7 @@ from pathlib import Path
 import pandas as pd
 
 from games_helpers import CONTEXT, play_with_people, table_for
+from turinglab.agents.base import AgentReply, CallContext, ChatMessage
 from turinglab.agents.eliza import ElizaAgent
 from turinglab.agents.human import EventLog, HumanAgent, HumanInput, say
 from turinglab.agents.scripted import ScriptedAgent
@@ -91,14 +92,16 @@ async def test_person_interrogator_with_ai_witness_verdict_validation() -> None:
 
 
 async def test_eliza_gets_no_prompt_even_under_a_persona_condition() -> None:
-    from games_helpers import Recording
+    seen: list[list[ChatMessage]] = []
+
+    class RecordingEliza(ElizaAgent):
+        async def reply(self, history: list[ChatMessage], ctx: CallContext) -> AgentReply:
+            seen.append(list(history))
+            return await super().reply(history, ctx)
 
     game = make_game(ai_witnesses=["eliza"], human_witnesses=[], stand_ins=[])
     spec = game.plan()[0]
-    eliza = Recording(ElizaAgent("eliza"))
-    agents = {
-        "judge": ScriptedAgent("judge", ["i feel sad", "x", "ai", "Confidence: 99"]),
-        "eliza": eliza,
-    }
+    judge = ScriptedAgent("judge", ["i feel sad", "x", "ai", "Confidence: 99"])
+    agents = {"judge": judge, "eliza": RecordingEliza("eliza")}
     result = await game.play(table_for(game, spec, agents, SimulatedClock()), spec)
-    assert eliza.histories[0][0].content == "i feel sad" and result.correct is True
+    assert seen[0] == [ChatMessage("user", "i feel sad")] and result.correct is True
