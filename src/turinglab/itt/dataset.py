@@ -120,8 +120,8 @@ class Conversation:
     @property
     def kind(self) -> str:
         """H-H, H-M or M-M."""
-        sources = sorted("H" if m.source == "human" else "M" for m in self.messages)
-        return "-".join(sorted({sources[0], sources[-1]})) if sources else "?"
+        sides = sorted({"H" if m.source == "human" else "M" for m in self.messages})
+        return "-".join(sides * 2 if len(sides) == 1 else sides)
 
     def cut(self, exchanges: int) -> list[Response]:
         return list(self.messages[:exchanges])

@@ -166,7 +166,8 @@ def score(rows: Sequence[JudgementRow], group_by: Sequence[str] = ()) -> dict[st
         if not any(column in r.demographics for r in rows):
             raise ValueError(f"no judgement has a {column!r} column to group by")
         groups[column] = {
-            k: c.summary() for k, c in grouped(rows, lambda r: r.demographics.get(column)).items()
+            k: c.summary()
+            for k, c in grouped(rows, lambda r, c=column: r.demographics.get(c)).items()
         }
     out["per_judge_group"] = groups
     return out
