@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -39,7 +40,7 @@ class CVResult:
     notes: list[str] = field(default_factory=list)
 
 
-def _classifier(seed: int):  # type: ignore[no-untyped-def]
+def _classifier(seed: int) -> Any:
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
     from sklearn.svm import LinearSVC

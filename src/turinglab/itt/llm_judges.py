@@ -111,5 +111,7 @@ async def judge_conversations(
                 )
             )
 
-    await asyncio.gather(*(one(c) for c in conversations if c.id != (example.id if example else None)))
+    await asyncio.gather(
+        *(one(c) for c in conversations if c.id != (example.id if example else None))
+    )
     return run

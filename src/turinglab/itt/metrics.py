@@ -9,9 +9,11 @@ detected. It is the balanced accuracy of the judges, so it does not depend on th
 from __future__ import annotations
 
 import math
+import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
+from functools import partial
 
 from turinglab.itt.judgements import JudgementRow
 
@@ -106,6 +108,14 @@ class Confusion:
         }
 
 
+def judge_family(row: JudgementRow) -> str:
+    """Judges that share a method: an AI judge's CV seeds and conversation lengths folded
+    together ("svm-minilm-side@4/seed2" → "svm-minilm-side"); all people are "human judges"."""
+    if row.judge_type == "human":
+        return "human judges"
+    return re.sub(r"@\d+$", "", re.sub(r"/seed\d+$", "", row.judge))
+
+
 def confusion(rows: Iterable[JudgementRow]) -> Confusion:
     hh = hm = mh = mm = 0
     for r in rows:
@@ -142,6 +152,10 @@ def _sort_key(value: str) -> tuple[int, float, str]:
         return (1, 0.0, value)
 
 
+def _demographic(column: str, row: JudgementRow) -> str | None:
+    return row.demographics.get(column)
+
+
 def score(rows: Sequence[JudgementRow], group_by: Sequence[str] = ()) -> dict[str, object]:
     """Everything `itt score` prints: overall, per model, judge type, length, task, and per
     judge group (each demographic column named in `group_by`)."""
@@ -151,6 +165,7 @@ def score(rows: Sequence[JudgementRow], group_by: Sequence[str] = ()) -> dict[st
         "per_judge_type": {
             k: c.summary() for k, c in grouped(rows, lambda r: r.judge_type).items()
         },
+        "per_judge_family": {k: c.summary() for k, c in grouped(rows, judge_family).items()},
         "per_length": {k: c.summary() for k, c in grouped(rows, lambda r: r.length).items()},
         "per_task": {k: c.summary() for k, c in grouped(rows, lambda r: r.task).items()},
         "per_judge_type_and_model": {
@@ -166,8 +181,7 @@ def score(rows: Sequence[JudgementRow], group_by: Sequence[str] = ()) -> dict[st
         if not any(column in r.demographics for r in rows):
             raise ValueError(f"no judgement has a {column!r} column to group by")
         groups[column] = {
-            k: c.summary()
-            for k, c in grouped(rows, lambda r, c=column: r.demographics.get(c)).items()
+            k: c.summary() for k, c in grouped(rows, partial(_demographic, column)).items()
         }
     out["per_judge_group"] = groups
     return out

@@ -44,8 +44,13 @@ def scanpath_samples(
     chosen = [r for r in rows if r.task == "attention" and r.fixations]
     feats = scanpath_features([r.fixations or [] for r in chosen], [image_size] * len(chosen))
     samples = [
-        Sample(r.item, r.stimulus_id, r.source, r.agent if r.source == "machine" else None,
-               task="attention")
+        Sample(
+            r.item,
+            r.stimulus_id,
+            r.source,
+            r.agent if r.source == "machine" else None,
+            task="attention",
+        )
         for r in chosen
     ]
     return feats, samples

@@ -1,8 +1,8 @@
 """An ITT study on disk: a folder with the dataset, the judgements and what the pipeline found.
 
-    responses.csv     the dataset (human and machine responses)
-    judgements.csv    every H/M label, human and AI judges alike
-    study.json        provenance, timings, extrapolation, text statistics, re-samples
+responses.csv     the dataset (human and machine responses)
+judgements.csv    every H/M label, human and AI judges alike
+study.json        provenance, timings, extrapolation, text statistics, re-samples
 """
 
 from __future__ import annotations
@@ -40,6 +40,4 @@ def load_study(folder: Path) -> Study:
     if missing:
         raise ValueError(f"{folder}: missing {', '.join(missing)}")
     facts = json.loads((folder / STUDY).read_text()) if (folder / STUDY).is_file() else {}
-    return Study(
-        load_dataset(folder / RESPONSES), load_judgements(folder / JUDGEMENTS), facts
-    )
+    return Study(load_dataset(folder / RESPONSES), load_judgements(folder / JUDGEMENTS), facts)

@@ -82,7 +82,9 @@ def compare(human: Sequence[str], machine: Sequence[str]) -> list[FeatureTest]:
         b = np.array([r[f] for r in m])
         res = ttest_ind(a, b, equal_var=False)
         t, p = float(res.statistic), float(res.pvalue)
-        out.append(FeatureTest(f, float(a.mean()), float(b.mean()), t, p if not math.isnan(p) else 1.0))
+        out.append(
+            FeatureTest(f, float(a.mean()), float(b.mean()), t, p if not math.isnan(p) else 1.0)
+        )
     return out
 
 
