@@ -170,7 +170,7 @@ class ConversationGame:
                 ChatMessage("system", framing),
                 *(ChatMessage("assistant" if own else "user", text) for own, text in said),
             ]
-        opening = CHAT_OPENS if not said else CHAT_ANSWERS
+        opening = CHAT_OPENS if seat_id == SEATS[0] else CHAT_ANSWERS
         instruction = CHAT_ROLE_PROMPT.format(opening=opening, topic=topic)
         history = [ChatMessage("user", instruction)]
         for own, text in said:
