@@ -10,13 +10,19 @@ from turinglab.itt.batches import Answer, Candidate, build_batch, screen
 
 
 def candidates() -> list[Candidate]:
-    humans = [Candidate(f"h{i}", "human", None, "conversation", "music", max_length=24)
-              for i in range(100)]
+    humans = [
+        Candidate(f"h{i}", "human", None, "conversation", "music", max_length=24)
+        for i in range(100)
+    ]
     # model "big" has 10× the responses of "small": the draw must still be ~uniform over models
-    big = [Candidate(f"b{i}", "machine", "big", "conversation", "sports", max_length=24)
-           for i in range(200)]
-    small = [Candidate(f"s{i}", "machine", "small", "conversation", "books", max_length=12)
-             for i in range(20)]
+    big = [
+        Candidate(f"b{i}", "machine", "big", "conversation", "sports", max_length=24)
+        for i in range(200)
+    ]
+    small = [
+        Candidate(f"s{i}", "machine", "small", "conversation", "books", max_length=12)
+        for i in range(20)
+    ]
     return humans + big + small
 
 
@@ -28,8 +34,10 @@ def test_half_human_half_machine_and_models_uniform() -> None:
         assert sources == {"human": 10, "machine": 10}
         assert len({t.item for t in batch.trials}) == 20
         models.update(t.model for t in batch.trials if t.model)
-        assert all(t.length is not None and t.length <= (12 if t.model == "small" else 24)
-                   for t in batch.trials)
+        assert all(
+            t.length is not None and t.length <= (12 if t.model == "small" else 24)
+            for t in batch.trials
+        )
     share = models["small"] / (models["small"] + models["big"])
     assert 0.4 < share < 0.6
 
@@ -58,12 +66,17 @@ def test_batch_refuses_bad_sizes() -> None:
 
 def test_screen_excludes_judges_and_drops_missed_controls() -> None:
     batch = build_batch(candidates(), 20, judge="good", seed=4)
-    good = [Answer(t, "H", t.control.answer if i else "wrong")  # type: ignore[union-attr]
-            for i, t in enumerate(batch.trials)]
-    bad = [Answer(t, "M", "wrong" if i < 10 else t.control.answer)  # type: ignore[union-attr]
-           for i, t in enumerate(batch.trials)]
-    out = screen({"good": good, "bad": bad}, min_control_accuracy=0.75,
-                 demographics={"good": {"age": "31"}})
+    good = [
+        Answer(t, "H", t.control.answer if i else "wrong")  # type: ignore[union-attr]
+        for i, t in enumerate(batch.trials)
+    ]
+    bad = [
+        Answer(t, "M", "wrong" if i < 10 else t.control.answer)  # type: ignore[union-attr]
+        for i, t in enumerate(batch.trials)
+    ]
+    out = screen(
+        {"good": good, "bad": bad}, min_control_accuracy=0.75, demographics={"good": {"age": "31"}}
+    )
     assert out.excluded_judges == {"bad": 0.5}
     assert out.dropped_trials == 1
     assert len(out.judgements) == 19

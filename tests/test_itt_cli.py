@@ -59,8 +59,10 @@ def dataset_csv(tmp_path: Path) -> Path:
         for t in range(4):
             src = a if t % 2 == 0 else b
             agent = "p" if src == "human" else "smollm2"
-            lines.append(f"c{c}-{t},conversation,c{c},{src},{agent},hello {c} {t},c{c},{t},"
-                         f"{'AB'[t % 2]},music")
+            lines.append(
+                f"c{c}-{t},conversation,c{c},{src},{agent},hello {c} {t},c{c},{t},"
+                f"{'AB'[t % 2]},music"
+            )
     path = tmp_path / "d.csv"
     path.write_text("\n".join(lines) + "\n")
     return path
@@ -117,9 +119,28 @@ def test_full_offline_demo_generates_judges_and_reports(tmp_path: Path) -> None:
     from turinglab.report.itt_report import itt_report
 
     study = tmp_path / "study"
-    result = runner.invoke(app, ["itt", "demo", str(study), "--machine", "6", "--human", "6",
-                                 "--exchanges", "4", "--folds", "5", "--llm-judge", "smollm2",
-                                 "--llm-limit", "4", "--report", str(tmp_path / "report")])
+    result = runner.invoke(
+        app,
+        [
+            "itt",
+            "demo",
+            str(study),
+            "--machine",
+            "6",
+            "--human",
+            "6",
+            "--exchanges",
+            "4",
+            "--folds",
+            "5",
+            "--llm-judge",
+            "smollm2",
+            "--llm-limit",
+            "4",
+            "--report",
+            str(tmp_path / "report"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     facts = json.loads((study / "study.json").read_text())
     assert facts["conversations"]["human"] == 6
@@ -127,13 +148,21 @@ def test_full_offline_demo_generates_judges_and_reports(tmp_path: Path) -> None:
     judged = load_judgements(study / "judgements.csv")
     families = {j.judge.split("/")[0] for j in judged}
     assert {"svm-minilm-sentence", "svm-minilm-side@2", "svm-minilm-side@4"} <= families
-    assert any(j.judge.startswith("smollm2/") for j in judged) or facts["llm_judges"]["0-shot"][
-        "unparsed"]
+    assert (
+        any(j.judge.startswith("smollm2/") for j in judged)
+        or facts["llm_judges"]["0-shot"]["unparsed"]
+    )
     assert facts["ai_judges"]["embeddings_per_second"] > 0
     assert set(facts["extrapolation"]) == {"train-one", "leave-one-out"}
     html = (tmp_path / "report" / "itt_report.html").read_text()
-    for part in ("Confusion matrices", "Detectability per model", "Length curves",
-                 "Extrapolation", "Text statistics", "<svg"):
+    for part in (
+        "Confusion matrices",
+        "Detectability per model",
+        "Length curves",
+        "Extrapolation",
+        "Text statistics",
+        "<svg",
+    ):
         assert part in html
     scored = runner.invoke(app, ["itt", "score", str(study / "judgements.csv"), "--json"])
     assert scored.exit_code == 0 and json.loads(scored.output)["per_judge_type"]["ai"]["n"] > 0

@@ -23,8 +23,12 @@ from turinglab.testing.fake_openai import FakeOpenAIServer
 
 
 def experiment(**kw: object) -> ConversationExperiment:
-    base = {"game": "conversation", "pairs": [["a", "b"]], "conversations_per_pair": 3,
-            "exchanges": 6}
+    base = {
+        "game": "conversation",
+        "pairs": [["a", "b"]],
+        "conversations_per_pair": 3,
+        "exchanges": 6,
+    }
     return ConversationExperiment.model_validate({**base, **kw})
 
 
@@ -71,7 +75,9 @@ async def test_repeats_and_goodbyes_are_resampled_and_recorded() -> None:
     # A says goodbye on its second message and repeats itself on its third; scripted agents
     # answer the same to the same history, so the re-samples fail and the game is flagged.
     agents = {
-        "a": ScriptedAgent("a", ["Hi! Do you like jazz?", "gotta go, bye", "Hi! Do you like jazz?"]),
+        "a": ScriptedAgent(
+            "a", ["Hi! Do you like jazz?", "gotta go, bye", "Hi! Do you like jazz?"]
+        ),
         "b": ScriptedAgent("b", ["Yes, Miles Davis.", "Kind of Blue is great.", "Agreed."]),
     }
     played = await play_conversations(experiment(conversations_per_pair=1, max_resamples=2), agents)
@@ -104,8 +110,13 @@ async def test_conversation_over_http_becomes_dataset_rows(fake_server: FakeOpen
 def test_embedded_models_converse_with_transcript_framing() -> None:
     from turinglab.itt.demo import demo_agents
 
-    exp = ConversationExperiment(game="conversation", pairs=[("smollm2", "gemma3-base")],
-                                 conversations_per_pair=1, exchanges=4, seed=3)
+    exp = ConversationExperiment(
+        game="conversation",
+        pairs=[("smollm2", "gemma3-base")],
+        conversations_per_pair=1,
+        exchanges=4,
+        seed=3,
+    )
     played = asyncio.run(play_conversations(exp, demo_agents(max_tokens=32)))
     details = played[0].result.details
     assert len(details["transcript"]) == 4
@@ -113,3 +124,18 @@ def test_embedded_models_converse_with_transcript_framing() -> None:
         # the names are stop sequences: a base model never writes the other side's line
         assert "Person A:" not in m["text"] and "Person B:" not in m["text"]
     assert isinstance(details["resamples"], list)
+
+
+@pytest.mark.parametrize("name", ["itt-conversations.yaml", "itt-conversations-hosted.yaml"])
+def test_shipped_configs_are_valid_conversation_experiments(name: str) -> None:
+    from pathlib import Path
+
+    import yaml
+
+    from turinglab.config import EMBEDDED_AGENTS
+
+    data = yaml.safe_load((Path(__file__).parents[1] / "configs" / name).read_text())
+    exp = ConversationExperiment.model_validate(data["experiment"])
+    known = set(data.get("agents") or {}) | set(EMBEDDED_AGENTS)
+    assert set(exp.agent_names()) <= known
+    assert len(game_for(exp).plan()) == len(exp.pairs) * exp.conversations_per_pair

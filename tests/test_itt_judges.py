@@ -43,7 +43,9 @@ def test_grouped_folds_never_split_a_conversation() -> None:
     feats, samples = leaky_dataset(n_conv=30)
     y = np.array([s.source == "machine" for s in samples])
     groups = np.array([s.group for s in samples])
-    for train, test in StratifiedGroupKFold(10, shuffle=True, random_state=0).split(feats, y, groups):
+    for train, test in StratifiedGroupKFold(10, shuffle=True, random_state=0).split(
+        feats, y, groups
+    ):
         assert not set(groups[train]) & set(groups[test])
 
 
@@ -92,12 +94,24 @@ def test_scanpath_judge_tells_shifted_scanpaths_apart() -> None:
         # the "model" drifts to the upper left of the image; people look around the middle
         cx, cy = (450, 330) if human else (250, 180)
         n_fix = int(rng.integers(4, 12))
-        path = [(float(np.clip(cx + rng.normal() * 120, 0, 800)),
-                 float(np.clip(cy + rng.normal() * 120, 0, 600))) for _ in range(n_fix)]
+        path = [
+            (
+                float(np.clip(cx + rng.normal() * 120, 0, 800)),
+                float(np.clip(cy + rng.normal() * 120, 0, 600)),
+            )
+            for _ in range(n_fix)
+        ]
         paths.append(path)
         sizes.append((800.0, 600.0))
-        samples.append(Sample(f"p{i}", f"img{i // 2}", "human" if human else "machine",
-                              None if human else "centre-model", task="attention"))
+        samples.append(
+            Sample(
+                f"p{i}",
+                f"img{i // 2}",
+                "human" if human else "machine",
+                None if human else "centre-model",
+                task="attention",
+            )
+        )
     feats = scanpath_features(paths, sizes)
     assert feats.shape == (60, 20) and feats.min() >= -1 and feats.max() <= 1
     res = cross_validate(feats, samples, judge="svm-scanpath", folds=5, seeds=(0, 1))
@@ -110,15 +124,22 @@ def test_scanpath_judge_tells_shifted_scanpaths_apart() -> None:
 def test_minilm_embeddings_are_real_and_separate_styles() -> None:
     from turinglab.itt.embeddings import embed
 
-    human = ["lol yeah i was at work all day", "haha same, my boss is so annoying",
-             "omg did u see the game last night", "nah i was sleeping tbh",
-             "ugh mondays am i right", "brb gotta feed the dog"] * 3
-    machine = ["As an AI language model, I find that question fascinating.",
-               "Certainly! Here are three key points to consider.",
-               "I'm so glad you asked! Let me explain in detail.",
-               "That's a wonderful question about technology and society.",
-               "In conclusion, there are many perspectives on this topic.",
-               "I appreciate your curiosity about this subject."] * 3
+    human = [
+        "lol yeah i was at work all day",
+        "haha same, my boss is so annoying",
+        "omg did u see the game last night",
+        "nah i was sleeping tbh",
+        "ugh mondays am i right",
+        "brb gotta feed the dog",
+    ] * 3
+    machine = [
+        "As an AI language model, I find that question fascinating.",
+        "Certainly! Here are three key points to consider.",
+        "I'm so glad you asked! Let me explain in detail.",
+        "That's a wonderful question about technology and society.",
+        "In conclusion, there are many perspectives on this topic.",
+        "I appreciate your curiosity about this subject.",
+    ] * 3
     run = embed(human + machine)
     assert run.vectors.shape == (36, 384)
     assert np.allclose(np.linalg.norm(run.vectors, axis=1), 1.0, atol=1e-4)

@@ -17,10 +17,19 @@ def conv(cid: str, a: str, b: str) -> Conversation:
     for turn in range(4):
         speaker = "AB"[turn % 2]
         who = a if speaker == "A" else b
-        msgs.append(Response(
-            item=f"{cid}-{turn}", task="conversation", stimulus_id=cid, source=who,
-            agent="p1" if who == "human" else "smollm2", text=f"message {turn}",
-            conversation=cid, turn=turn, speaker=speaker))  # type: ignore[arg-type]
+        msgs.append(
+            Response(
+                item=f"{cid}-{turn}",
+                task="conversation",
+                stimulus_id=cid,
+                source=who,
+                agent="p1" if who == "human" else "smollm2",
+                text=f"message {turn}",
+                conversation=cid,
+                turn=turn,
+                speaker=speaker,
+            )
+        )  # type: ignore[arg-type]
     return Conversation(cid, "music", tuple(msgs))
 
 
@@ -68,12 +77,14 @@ def test_text_statistics_and_t_tests() -> None:
     assert feats["punctuation_per_word"] == pytest.approx(3 / 5)
     assert feats["pos_intj"] > 0
     human = ["lol ok", "nah", "yeah sure thing", "omg lol", "idk tbh", "k"]
-    machine = ["Certainly, I would be delighted to elaborate on this fascinating subject.",
-               "Furthermore, the comprehensive analysis demonstrates considerable complexity.",
-               "Additionally, numerous perspectives illuminate the underlying phenomenon.",
-               "Consequently, thoughtful consideration reveals substantial implications.",
-               "Nevertheless, extraordinary developments characterise contemporary technology.",
-               "Ultimately, meaningful conversations require genuine understanding."]
+    machine = [
+        "Certainly, I would be delighted to elaborate on this fascinating subject.",
+        "Furthermore, the comprehensive analysis demonstrates considerable complexity.",
+        "Additionally, numerous perspectives illuminate the underlying phenomenon.",
+        "Consequently, thoughtful consideration reveals substantial implications.",
+        "Nevertheless, extraordinary developments characterise contemporary technology.",
+        "Ultimately, meaningful conversations require genuine understanding.",
+    ]
     tests = {t.feature: t for t in compare(human, machine)}
     assert tests["word_length"].machine_mean > tests["word_length"].human_mean
     assert tests["word_length"].p < 0.01
@@ -90,9 +101,19 @@ def test_two_way_anova_over_demographics() -> None:
         right = 9 if edu == "degree" else 5  # education matters, gender does not
         for k in range(10):
             label = "H" if k < right else "M"
-            rows.append(JudgementRow.model_validate(
-                {"judge": f"j{j}", "judge_type": "human", "item": f"i{k}", "source": "human",
-                 "label": label, "gender": gender, "education": edu}))
+            rows.append(
+                JudgementRow.model_validate(
+                    {
+                        "judge": f"j{j}",
+                        "judge_type": "human",
+                        "item": f"i{k}",
+                        "source": "human",
+                        "label": label,
+                        "gender": gender,
+                        "education": edu,
+                    }
+                )
+            )
     table = {r["term"]: r for r in demographics_anova(rows, "gender", "education")}
     assert table["education"]["p"] < 0.001
     assert table["gender"]["p"] > 0.5
@@ -106,14 +127,16 @@ def test_bleu_cider_and_their_correlation_with_detectability() -> None:
     refs = [["a man rides a horse on the beach", "a person riding a horse near the sea"]]
     good, bad = ["a man rides a horse on the beach"], ["the cat sleeps"]
     assert bleu(good, refs) > 90 > bleu(bad, refs)
-    refs2 = refs + [["two dogs play in the snow", "dogs playing in snow"]]
+    refs2 = [*refs, ["two dogs play in the snow", "dogs playing in snow"]]
     # CIDEr weighs n-grams by IDF over the images, so it needs more than one image
     assert cider([*good, "two dogs play in the snow"], refs2) > 1.0
     assert cider([*bad, "a red car"], refs2) < 0.1
     out = correlate(
-        {"close": (["a man rides a horse on the beach", "two dogs play in the snow"], refs2),
-         "mid": (["a man on a horse", "dogs in snow"], refs2),
-         "far": (["the cat sleeps", "a red car"], refs2)},
+        {
+            "close": (["a man rides a horse on the beach", "two dogs play in the snow"], refs2),
+            "mid": (["a man on a horse", "dogs in snow"], refs2),
+            "far": (["the cat sleeps", "a red car"], refs2),
+        },
         {"close": 0.55, "mid": 0.7, "far": 0.95},
     )
     assert out.spearman_bleu == pytest.approx(-1.0)

@@ -14,8 +14,15 @@ from turinglab.itt.tables import RowError
 
 
 def row(source: str, label: str, model: str | None = None, **extra: object) -> JudgementRow:
-    data = {"judge": "j1", "judge_type": "human", "item": "i", "source": source,
-            "model": model, "label": label, **extra}
+    data = {
+        "judge": "j1",
+        "judge_type": "human",
+        "item": "i",
+        "source": source,
+        "model": model,
+        "label": label,
+        **extra,
+    }
     return JudgementRow.model_validate(data)
 
 
@@ -42,7 +49,12 @@ def test_detectability_ignores_the_mix_of_sources() -> None:
 
 
 def test_perfect_imitator_and_trivial_detection() -> None:
-    coin = [row("human", "H"), row("human", "M"), row("machine", "H", "m"), row("machine", "M", "m")]
+    coin = [
+        row("human", "H"),
+        row("human", "M"),
+        row("machine", "H", "m"),
+        row("machine", "M", "m"),
+    ]
     assert confusion(coin).detectability == pytest.approx(0.5)
     trivial = [row("human", "H"), row("machine", "M", "m")]
     assert confusion(trivial).detectability == pytest.approx(1.0)
@@ -64,8 +76,12 @@ def test_per_model_shares_the_human_row() -> None:
 
 
 def test_score_groups_by_length_type_and_demographics() -> None:
-    rows = [row("human", "H", length=3, gender="f"), row("machine", "M", "a", length=3, gender="m"),
-            row("human", "M", length=6, gender="f"), row("machine", "H", "a", length=6, gender="m")]
+    rows = [
+        row("human", "H", length=3, gender="f"),
+        row("machine", "M", "a", length=3, gender="m"),
+        row("human", "M", length=6, gender="f"),
+        row("machine", "H", "a", length=6, gender="m"),
+    ]
     out = score(rows, group_by=["gender"])
     assert out["per_length"]["3"]["detectability"] == 1.0
     assert out["per_length"]["6"]["detectability"] == 0.0
@@ -75,15 +91,18 @@ def test_score_groups_by_length_type_and_demographics() -> None:
 
 
 def test_judge_family_folds_seeds_and_lengths() -> None:
-    ai = JudgementRow(judge="svm-minilm-side@6/seed2", judge_type="ai", item="x", source="human",
-                      label="H")
+    ai = JudgementRow(
+        judge="svm-minilm-side@6/seed2", judge_type="ai", item="x", source="human", label="H"
+    )
     assert judge_family(ai) == "svm-minilm-side"
     assert judge_family(row("human", "H")) == "human judges"
 
 
 def test_judgements_roundtrip_csv_and_jsonl(tmp_path: Path) -> None:
-    rows = [row("human", "H", task="conversation", length=3, age="30"),
-            row("machine", "M", "smollm2", task="conversation")]
+    rows = [
+        row("human", "H", task="conversation", length=3, age="30"),
+        row("machine", "M", "smollm2", task="conversation"),
+    ]
     for name in ("j.csv", "j.jsonl"):
         save_judgements(tmp_path / name, rows)
         back = load_judgements(tmp_path / name)

@@ -335,3 +335,59 @@ def demo(
         from turinglab.report.itt_report import itt_report
 
         typer.echo(f"report: {itt_report(out, report_out)}")
+
+
+@itt_app.command()
+def bench(
+    study: Annotated[Path, typer.Argument(help="study folder (e.g. from `itt demo`)")],
+    folds: Annotated[int, typer.Option(help="cross-validation folds")] = 10,
+    seeds: Annotated[int, typer.Option(help="CV repetitions")] = 3,
+    repeat: Annotated[int, typer.Option(help="timed embedding passes (best is kept)")] = 3,
+) -> None:
+    """Time the AI-judge pipeline on a study's responses: embeddings/s (warm model, best of
+    `repeat`) and cross-validation seconds of the per-sentence judge (JSON)."""
+    import os
+    import platform
+    import time
+
+    from turinglab.itt.ai_judges import Sample, cross_validate
+    from turinglab.itt.embeddings import embed
+    from turinglab.itt.study import load_study
+
+    try:
+        responses = load_study(study).responses
+    except ValueError as err:
+        _fail(str(err))
+        return
+    texts = [r.text for r in responses]
+    start = time.perf_counter()
+    embed(texts[:8])  # load the model and warm it up
+    load_s = time.perf_counter() - start
+    runs = [embed(texts) for _ in range(max(1, repeat))]
+    best = min(runs, key=lambda r: r.seconds)
+    samples = [
+        Sample(
+            r.item,
+            r.conversation or r.stimulus_id,
+            r.source,
+            r.agent if r.source == "machine" else None,
+        )
+        for r in responses
+    ]
+    cv = cross_validate(best.vectors, samples, judge="bench", folds=folds, seeds=range(seeds))
+    _echo_json(
+        {
+            "study": str(study),
+            "texts": len(texts),
+            "model_load_seconds": round(load_s, 2),
+            "embedding_seconds_best": round(best.seconds, 3),
+            "embeddings_per_second": round(best.per_second, 1),
+            "cv_folds": cv.folds,
+            "cv_seeds": seeds,
+            "cv_seconds": round(cv.seconds, 3),
+            "cv_fits": cv.folds * seeds,
+            "cpu_count": os.cpu_count(),
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+        }
+    )

@@ -88,7 +88,6 @@ class ConversationExperiment(BaseModel):
             raise ValueError("topics must be distinct")
         return self
 
-    @property
     def agent_names(self) -> list[str]:
         return sorted({a for pair in self.pairs for a in pair})
 
