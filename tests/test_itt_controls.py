@@ -39,3 +39,14 @@ def test_cue_overlap() -> None:
     assert cue_overlap("grand", "grandiose") == 1.0
     assert cue_overlap("cat", "dog") == 0.0
     assert 0.5 < cue_overlap("teacher", "teach") <= 1.0
+
+
+async def test_word_associations_are_post_processed_and_drops_recorded() -> None:
+    from turinglab.agents.scripted import ScriptedAgent
+    from turinglab.itt.word_association import generate_associations
+
+    agents = {"plural": ScriptedAgent("plural", ["Trees"]), "echo": ScriptedAgent("echo", ["the"])}
+    run = await generate_associations(agents, ["forest", "garden"], seed=0)
+    assert [r.text for r in run.rows] == ["tree", "tree"]
+    assert all(r.task == "word-association" and r.agent == "plural" for r in run.rows)
+    assert [d["why"] for d in run.dropped] == ["stop word", "stop word"]

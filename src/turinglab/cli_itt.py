@@ -391,3 +391,27 @@ def bench(
             "python": platform.python_version(),
         }
     )
+
+
+@itt_app.command("demo-words")
+def demo_words(
+    out: Annotated[Path, typer.Argument(help="dataset file to write (.csv or .jsonl)")],
+    seed: Annotated[int, typer.Option(help="seed of every sample")] = 0,
+) -> None:
+    """Word associations from the embedded models for the built-in cues (machine-only: no
+    shipped package has human association norms), post-processed as in the paper."""
+    import asyncio
+
+    from turinglab.itt.dataset import save_dataset
+    from turinglab.itt.demo import demo_agents
+    from turinglab.itt.word_association import generate_associations
+
+    try:
+        run = asyncio.run(generate_associations(demo_agents(max_tokens=6), seed=seed))
+    except (ValueError, RuntimeError) as err:
+        _fail(str(err))
+        return
+    save_dataset(out, run.rows)
+    _echo_json(
+        {"dataset": str(out), "kept": len(run.rows), "dropped": run.dropped, "errors": run.errors}
+    )
