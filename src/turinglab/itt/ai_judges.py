@@ -91,8 +91,11 @@ def cross_validate(
         raise ValueError("features and samples differ in length")
     y = _labels(samples)
     groups = np.array([s.group for s in samples])
-    n_groups = len(set(groups.tolist())) if grouped else len(samples)
-    k = min(folds, n_groups, int(min(np.bincount(y, minlength=2))))
+    # Each fold needs both sources: no more folds than the rarer source has groups (samples).
+    per_class = [
+        len(set(groups[y == c].tolist())) if grouped else int((y == c).sum()) for c in (0, 1)
+    ]
+    k = min(folds, *per_class)
     if k < 2:
         raise ValueError("cross-validation needs at least two groups of each source")
     notes = [] if k == folds else [f"{folds} folds asked, {k} possible with this data"]
