@@ -147,3 +147,34 @@ def test_minilm_embeddings_are_real_and_separate_styles() -> None:
     samples += [Sample(f"m{i}", f"m{i % 6}", "machine", "x") for i in range(18)]
     res = cross_validate(run.vectors, samples, judge="svm-minilm", folds=3, seeds=(0,))
     assert confusion(res.judgements).detectability > 0.9
+
+
+@pytest.mark.slow
+def test_grouped_cv_does_not_leak_with_real_text_embeddings() -> None:
+    """The same check on text: every sentence of a conversation carries that conversation's
+    made-up marker word; sentences come from one pool for both sources. Only the marker tells
+    the source, and only to a judge that trained on the same conversation."""
+    import random
+
+    from turinglab.itt.embeddings import embed
+
+    rng = random.Random(0)
+    pool = ["I went to the store today.", "The weather was nice this morning.",
+            "Have you seen that new film?", "My sister just got a dog.",
+            "I think pizza is the best food.", "Work was busy this week.",
+            "We should go hiking sometime.", "That song is stuck in my head."]
+    texts, samples = [], []
+    for c in range(40):
+        marker = "".join(rng.choice("bcdfghjklmnpqrstvwxz") for _ in range(3)).capitalize()
+        marker += rng.choice(["ax", "on", "ix", "ur"])
+        source = "human" if c % 2 == 0 else "machine"
+        for s in range(6):
+            texts.append(f"{marker}: {rng.choice(pool)}")
+            samples.append(Sample(f"c{c}-{s}", f"c{c}", source, None if source == "human" else "m"))
+    feats = embed(texts).vectors
+    grouped = cross_validate(feats, samples, judge="g", folds=10, seeds=(0, 1))
+    ungrouped = cross_validate(feats, samples, judge="u", folds=10, seeds=(0, 1), grouped=False)
+    d_grouped = confusion(grouped.judgements).detectability
+    d_ungrouped = confusion(ungrouped.judgements).detectability
+    assert abs(d_grouped - 0.5) < 0.15, d_grouped
+    assert d_ungrouped > d_grouped + 0.2, (d_ungrouped, d_grouped)
