@@ -167,3 +167,41 @@ def test_full_offline_demo_generates_judges_and_reports(tmp_path: Path) -> None:
     scored = runner.invoke(app, ["itt", "score", str(study / "judgements.csv"), "--json"])
     assert scored.exit_code == 0 and json.loads(scored.output)["per_judge_type"]["ai"]["n"] > 0
     assert itt_report(study, tmp_path / "again.html").is_file()
+
+
+@pytest.mark.slow
+def test_judge_command_on_captions_and_quality_section(tmp_path: Path) -> None:
+    """`itt judge` on a captioning dataset (grouped by image) and the report's BLEU/CIDEr part."""
+    from turinglab.report.itt_report import itt_report
+
+    human = [
+        "a man walks his dog along the beach at sunset",
+        "two kids play football in a muddy field",
+        "an old woman reads a newspaper on a bench",
+        "a red bus drives down a busy city street",
+        "a cat sleeps on a pile of warm laundry",
+        "three friends share a pizza at a wooden table",
+    ]
+    lines = ["item,task,stimulus_id,source,agent,text,reference"]
+    for i, text in enumerate(human):
+        lines.append(f"h{i},captioning,img{i},human,p{i},{text},")
+        for model, template in (
+            ("literal", "{}"),
+            ("verbose", "This picture shows that {} indeed"),
+            ("terse", "scene with things"),
+        ):
+            lines.append(
+                f"{model}{i},captioning,img{i},machine,{model},{template.format(text)},{text}"
+            )
+    path = tmp_path / "captions.csv"
+    path.write_text("\n".join(lines) + "\n")
+    study = tmp_path / "study"
+    result = runner.invoke(
+        app, ["itt", "judge", str(path), "--out", str(study), "--folds", "3", "--seeds", "2"]
+    )
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["ai_judgements"] == 2 * 24 and summary["texts_embedded"] == 24
+    html = itt_report(study, tmp_path / "r.html").read_text()
+    assert "Quality metrics and detectability" in html and "Spearman" in html
+    assert "literal" in html and "100.0" in html  # a verbatim copy of the reference: BLEU 100

