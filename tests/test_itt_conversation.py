@@ -139,3 +139,34 @@ def test_shipped_configs_are_valid_conversation_experiments(name: str) -> None:
     known = set(data.get("agents") or {}) | set(EMBEDDED_AGENTS)
     assert set(exp.agent_names()) <= known
     assert len(game_for(exp).plan()) == len(exp.pairs) * exp.conversations_per_pair
+
+
+async def test_a_person_in_the_seat_is_briefed_sees_messages_and_is_never_resampled() -> None:
+    from turinglab.agents.human import MESSAGE, HumanAgent, HumanInput
+    from turinglab.agents.retry import Caller, RetryPolicy
+    from turinglab.games.table import Table
+
+    person = HumanAgent("person", "p-1")
+    seen: list[str] = []
+    person.subscribe(lambda event: seen.append(str(event.get("text"))))
+    for text in ("hey! love movies", "hey! love movies"):  # people may repeat themselves
+        person.push(HumanInput(MESSAGE, text))
+    exp = experiment(exchanges=4, conversations_per_pair=1)
+    game = ConversationGame(exp, GameContext(agent_kinds={"b": "human"}))
+    spec = game.plan()[0]
+    agents = {
+        "a": ScriptedAgent("a", ["Hi, seen a film lately?", "Which one was best?"]),
+        "b": person,
+    }
+    table = Table(game.seats(spec, agents), Caller(RetryPolicy(), 1), spec.seed)
+    result = await asyncio.wait_for(game.play(table, spec), timeout=5)
+    texts = [m["text"] for m in result.details["transcript"]]
+    assert texts == [
+        "Hi, seen a film lately?",
+        "hey! love movies",
+        "Which one was best?",
+        "hey! love movies",
+    ]
+    assert result.details["resamples"] == [] and result.flags == []
+    assert seen[0].startswith("Chat with the other person about " + spec.params["topic"])
+    assert "Hi, seen a film lately?" in seen

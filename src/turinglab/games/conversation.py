@@ -51,6 +51,10 @@ CHAT_ROLE_PROMPT = (
 )
 CHAT_OPENS = "You write first: greet your friend and bring up the topic."
 CHAT_ANSWERS = "Your friend wrote first; their message follows."
+HUMAN_BRIEF = (
+    "Chat with the other person about {topic}. Write one message at a time; the chat ends "
+    "after {n} messages in all."
+)
 # The paper's base-model framing, in our words, from the speaking model's side (it is SELF_NAME).
 TRANSCRIPT_FRAMING = (
     "{other} greets {me}. {me} starts to talk about {topic}. Both ask long questions, give "
@@ -152,6 +156,7 @@ class ConversationGame:
             "chat_opens": CHAT_OPENS,
             "chat_answers": CHAT_ANSWERS,
             "transcript_framing": TRANSCRIPT_FRAMING,
+            "human_brief": HUMAN_BRIEF,
         }
 
     def is_transcript_agent(self, seat: Seat) -> bool:
@@ -186,6 +191,9 @@ class ConversationGame:
         stops = (f"{OTHER_NAME}:", f"{SELF_NAME}:")
         resamples: list[dict[str, Any]] = []
         kept_degenerate: list[int] = []
+        for seat_id in SEATS:
+            if table.seats[seat_id].kind == "human":  # a person is told the topic once
+                table.tell(seat_id, HUMAN_BRIEF.format(topic=topic, n=exchanges), phase="brief")
         for turn in range(exchanges):
             seat_id = SEATS[turn % 2]
             seat = table.seats[seat_id]
