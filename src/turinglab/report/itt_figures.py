@@ -68,5 +68,5 @@ def detectability_bars(
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("imitation detectability")
     ax.set_title(title + "  (0.5 = perfect imitator; bars: 95% CI)", fontsize=9)
-    ax.legend(fontsize=8, frameon=False)
+    ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return fig
