@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -23,6 +24,19 @@ DEMO_CUES = (
     "happy", "dark", "soft", "ancient", "brave", "empty", "quiet", "bitter", "bright", "strange",
 )  # fmt: skip
 PROMPT = "Name one word that you associate with the word '{cue}'. Answer with that one word only."
+# Prompt-based association (the paper's second procedure): a few worked examples first, so
+# that chat and base models alike answer with a bare word.
+EXAMPLES = (("sun", "moon"), ("cold", "ice"), ("teacher", "school"))
+
+
+def association_history(cue: str) -> list[ChatMessage]:
+    history: list[ChatMessage] = []
+    for example_cue, answer in EXAMPLES:
+        history += [
+            ChatMessage("user", PROMPT.format(cue=example_cue)),
+            ChatMessage("assistant", answer),
+        ]
+    return [*history, ChatMessage("user", PROMPT.format(cue=cue))]
 
 
 @dataclass(frozen=True)
@@ -44,11 +58,11 @@ async def generate_associations(
         digest = hashlib.sha256(f"{seed}:{name}:{cue}".encode()).digest()
         ctx = CallContext(seed=int.from_bytes(digest[:4], "big"), stop=("\n",))
         try:
-            reply = await caller(agent, [ChatMessage("user", PROMPT.format(cue=cue))], ctx)
+            reply = await caller(agent, association_history(cue), ctx)
         except AgentError as err:
             errors.append({"agent": name, "cue": cue, "error": str(err)})
             return
-        raw = (reply.text.split() or [""])[0]
+        raw = (re.findall(r"[A-Za-z'-]+", reply.text) or [""])[0]  # the first word said
         assoc = postprocess_association(cue, raw)
         if assoc.word is None:
             dropped.append(
