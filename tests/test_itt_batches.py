@@ -81,3 +81,12 @@ def test_screen_excludes_judges_and_drops_missed_controls() -> None:
     assert out.dropped_trials == 1
     assert len(out.judgements) == 19
     assert all(j.judge == "good" and j.demographics == {"age": "31"} for j in out.judgements)
+
+
+def test_controls_on_every_trial_or_none() -> None:
+    # imported human chats without a topic: a topic question only on machine trials would
+    # give the source away, so the batch asks none
+    cands = [Candidate(f"h{i}", "human", None, "conversation", None) for i in range(10)]
+    cands += [Candidate(f"m{i}", "machine", "x", "conversation", "music") for i in range(10)]
+    batch = build_batch(cands, 10, judge="j", seed=0)
+    assert all(t.control is None for t in batch.trials)

@@ -107,6 +107,9 @@ def build_batch(
         models = [m for m, pool in pools.items() if pool]
         chosen.append(pools[rng.choice(models)].pop())
     rng.shuffle(chosen)
+    # A control shown only on some trials could hint at the source (e.g. imported human chats
+    # without a topic): ask controls on every trial or on none.
+    with_controls = all(c.topic is not None or c.control_question for c in chosen)
     trials = []
     for position, c in enumerate(chosen):
         length = None
@@ -114,7 +117,15 @@ def build_batch(
             usable = [n for n in lengths if n <= c.max_length] or [c.max_length]
             length = rng.choice(usable)
         trials.append(
-            BatchTrial(position, c.item, c.source, c.model, c.task, length, _control(c, rng))
+            BatchTrial(
+                position,
+                c.item,
+                c.source,
+                c.model,
+                c.task,
+                length,
+                _control(c, rng) if with_controls else None,
+            )
         )
     return Batch(judge, seed, tuple(trials))
 
