@@ -213,7 +213,10 @@ class LocalGGUFAgent:
                     )
                     text = out["choices"][0]["message"]["content"] or ""
                 else:
-                    prompt = transcript_prompt(history, self.system_prompt or TRANSCRIPT_PREAMBLE)
+                    # A leading system message is a per-call preamble (a game's framing).
+                    lead = history[0].content if history and history[0].role == "system" else None
+                    preamble = lead or self.system_prompt or TRANSCRIPT_PREAMBLE
+                    prompt = transcript_prompt(history, preamble)
                     stops = [f"\n{OTHER_NAME}:", f"\n{SELF_NAME}:", *ctx.stop]
                     out = loaded.llama.create_completion(prompt=prompt, stop=stops, **sampling)
                     text = out["choices"][0]["text"]

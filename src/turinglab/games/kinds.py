@@ -83,4 +83,5 @@ BUILTIN_GAME_MODULES: list[str] = [
     "turinglab.games.three_party",
     "turinglab.games.two_party",
     "turinglab.games.strong",
+    "turinglab.games.conversation",
 ]

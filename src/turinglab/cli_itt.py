@@ -1,0 +1,417 @@
+"""`turinglab itt`: integrative Turing tests — datasets, judging batches, AI judges, scores.
+
+Imports stay inside the commands so `turinglab --help` does not load scikit-learn or torch."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+itt_app = typer.Typer(
+    help="Integrative Turing tests: human and machine responses, H/M judges, detectability.",
+    no_args_is_help=True,
+)
+dataset_app = typer.Typer(help="Check and convert ITT datasets (CSV/JSONL).", no_args_is_help=True)
+itt_app.add_typer(dataset_app, name="dataset")
+
+
+def _fail(message: str) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(2)
+
+
+def _echo_json(data: Any) -> None:
+    typer.echo(json.dumps(data, indent=2, default=str))
+
+
+@itt_app.command()
+def score(
+    judgements: Annotated[Path, typer.Argument(help="judgements file (.csv or .jsonl)")],
+    as_json: Annotated[bool, typer.Option("--json", help="print everything as JSON")] = False,
+    group_by: Annotated[
+        list[str] | None,
+        typer.Option("--group-by", help="demographic column to form judge groups (repeatable)"),
+    ] = None,
+) -> None:
+    """Confusion matrices and imitation detectability with 95% CIs — overall, per model, per
+    judge type, per conversation length, per task and per judge group."""
+    from turinglab.itt.judgements import load_judgements
+    from turinglab.itt.metrics import score as score_rows
+
+    try:
+        result = score_rows(load_judgements(judgements), group_by or [])
+    except ValueError as err:
+        _fail(str(err))
+        return
+    if as_json:
+        _echo_json(result)
+        return
+    _print_score(result)
+
+
+def _print_score(result: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(width=None if sys.stdout.isatty() else 120)
+
+    def show(title: str, groups: dict[str, Any]) -> None:
+        if not groups:
+            return
+        table = Table(title=title)
+        for col in ("group", "n", "p(H|H)", "p(M|H)", "p(H|M)", "p(M|M)", "detectability [95% CI]"):
+            table.add_column(col, justify="left" if col == "group" else "right")
+        for name, s in groups.items():
+            ci = s["detectability_ci"]
+            d = "–" if s["detectability"] is None else f"{s['detectability']:.3f}"
+            d += f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""
+            cells = [s[k] for k in ("p_H_given_H", "p_M_given_H", "p_H_given_M", "p_M_given_M")]
+            table.add_row(name, str(s["n"]), *("–" if c is None else f"{c:.3f}" for c in cells), d)
+        console.print(table)
+
+    show("Overall", {"all judges": result["overall"]})
+    show("Per judge type", result["per_judge_type"])
+    show("Per judge family", result["per_judge_family"])
+    show("Per model (against all human responses)", result["per_model"])
+    show("Per conversation length", result["per_length"])
+    show("Per task", result["per_task"])
+    for column, groups in result["per_judge_group"].items():
+        show(f"Per judge group: {column}", groups)
+
+
+@dataset_app.command("check")
+def dataset_check(path: Annotated[Path, typer.Argument(help="dataset (.csv or .jsonl)")]) -> None:
+    """Validate a dataset; bad rows are refused with their line and column."""
+    from collections import Counter
+
+    from turinglab.itt.dataset import load_dataset
+
+    try:
+        rows = load_dataset(path)
+    except ValueError as err:
+        _fail(str(err))
+        return
+    counts = Counter((r.task, r.source) for r in rows)
+    agents = Counter(r.agent for r in rows if r.source == "machine")
+    typer.echo(f"{path}: {len(rows)} responses")
+    for (task, source), n in sorted(counts.items()):
+        typer.echo(f"  {task:18} {source:8} {n}")
+    for agent, n in sorted(agents.items()):
+        typer.echo(f"  machine agent {agent}: {n}")
+
+
+@dataset_app.command("convert")
+def dataset_convert(
+    src: Annotated[Path, typer.Argument(help="dataset or judgements file to read")],
+    dst: Annotated[Path, typer.Argument(help="file to write (.csv or .jsonl)")],
+    kind: Annotated[str, typer.Option(help="dataset | judgements")] = "dataset",
+) -> None:
+    """Convert between CSV and JSONL (validating every row on the way)."""
+    from turinglab.itt.dataset import load_dataset, save_dataset
+    from turinglab.itt.judgements import load_judgements, save_judgements
+
+    try:
+        if kind == "dataset":
+            rows: list[Any] = load_dataset(src)
+            save_dataset(dst, rows)
+        elif kind == "judgements":
+            rows = load_judgements(src)
+            save_judgements(dst, rows)
+        else:
+            _fail(f"--kind must be dataset or judgements, not {kind!r}")
+    except ValueError as err:
+        _fail(str(err))
+        return
+    typer.echo(f"wrote {len(rows)} rows to {dst}")
+
+
+@itt_app.command()
+def judge(
+    dataset: Annotated[Path, typer.Argument(help="dataset with human and machine responses")],
+    out: Annotated[Path, typer.Option(help="study folder to write")] = Path("itt-study"),
+    folds: Annotated[int, typer.Option(help="cross-validation folds")] = 10,
+    seeds: Annotated[int, typer.Option(help="CV repetitions with seeds 0..n-1")] = 3,
+    human_judgements: Annotated[
+        Path | None, typer.Option(help="human judgements to add to the study (browser export)")
+    ] = None,
+) -> None:
+    """Train and evaluate the AI judges (MiniLM embeddings + linear SVM, grouped stratified CV,
+    extrapolation across agents); writes a study folder for `itt score` and `report`."""
+    from turinglab.itt.dataset import load_dataset
+    from turinglab.itt.judgements import load_judgements
+    from turinglab.itt.pipeline import run_judges
+    from turinglab.itt.study import Study
+
+    try:
+        rows = load_dataset(dataset)
+        extra = load_judgements(human_judgements) if human_judgements else []
+        result = run_judges(rows, folds=folds, seeds=range(seeds))
+    except ValueError as err:
+        _fail(str(err))
+        return
+    facts = {
+        "kind": "judged-dataset",
+        "dataset": str(dataset),
+        "ai_judges": result.summary,
+        "extrapolation": result.extrapolation,
+    }
+    Study(rows, [*extra, *result.judgements], facts).save(out)
+    _echo_json({"study": str(out), "ai_judgements": len(result.judgements), **result.summary})
+
+
+@itt_app.command("llm-judge")
+def llm_judge(
+    dataset: Annotated[Path, typer.Argument(help="dataset with conversations")],
+    agent: Annotated[str, typer.Option(help="an embedded agent or one from --config")],
+    out: Annotated[Path, typer.Option(help="judgements file to write")],
+    shots: Annotated[int, typer.Option(help="0 (zero-shot) or 1 (one-shot)")] = 0,
+    example: Annotated[
+        str | None, typer.Option(help="conversation id of the one-shot example")
+    ] = None,
+    config: Annotated[Path | None, typer.Option(help="experiment config naming agents")] = None,
+    exchanges: Annotated[int | None, typer.Option(help="cut conversations to this length")] = None,
+    limit: Annotated[int | None, typer.Option(help="judge at most this many conversations")] = None,
+) -> None:
+    """Zero- or one-shot LLM judge: "is A a human or an AI? is B?" for each conversation."""
+    import asyncio
+
+    from turinglab.agents.registry import AgentSetupError, build_agent
+    from turinglab.config import EMBEDDED_AGENTS, ConfigError, load_config
+    from turinglab.itt.dataset import conversations, load_dataset
+    from turinglab.itt.judgements import save_judgements
+    from turinglab.itt.llm_judges import judge_conversations
+
+    try:
+        configs = dict(EMBEDDED_AGENTS)
+        if config is not None:
+            configs.update(load_config(config).all_agents())
+        if agent not in configs:
+            _fail(f"unknown agent {agent!r} (known: {', '.join(sorted(configs))})")
+        convs = conversations(load_dataset(dataset))
+        chosen = next((c for c in convs if c.id == example), None)
+        if shots == 1 and chosen is None:
+            _fail("--shots 1 needs --example naming a conversation of the dataset")
+        run = asyncio.run(
+            judge_conversations(
+                build_agent(agent, configs[agent]),
+                convs[:limit],
+                shots=shots,
+                example=chosen,
+                exchanges=exchanges,
+            )
+        )
+    except (ValueError, ConfigError, AgentSetupError) as err:
+        _fail(str(err))
+        return
+    save_judgements(out, run.judgements)
+    _echo_json({"judgements": len(run.judgements), "unparsed": run.unparsed, "errors": run.errors})
+
+
+@itt_app.command()
+def batch(
+    dataset: Annotated[Path, typer.Argument(help="dataset to draw responses from")],
+    judge_id: Annotated[str, typer.Option("--judge", help="the judge the batch is for")],
+    size: Annotated[int, typer.Option(help="trials (even: half human, half machine)")] = 20,
+    seed: Annotated[int, typer.Option(help="seed of the draw (record it)")] = 0,
+) -> None:
+    """Draw one judging batch (JSON), as the arena's judging page does."""
+    from dataclasses import asdict
+
+    from turinglab.itt.batches import Candidate, build_batch
+    from turinglab.itt.dataset import conversations, load_dataset
+
+    try:
+        rows = load_dataset(dataset)
+        cands = [
+            Candidate(
+                f"{c.id}:{side}",
+                c.side(side)[0],
+                c.side(side)[1] if c.side(side)[0] == "machine" else None,
+                "conversation",
+                c.topic,
+                max_length=len(c.messages),
+            )
+            for c in conversations(rows)
+            for side in ("A", "B")
+        ] + [
+            Candidate(r.item, r.source, r.agent if r.source == "machine" else None, r.task)
+            for r in rows
+            if r.task != "conversation"
+        ]
+        drawn = build_batch(cands, size, judge=judge_id, seed=seed)
+    except ValueError as err:
+        _fail(str(err))
+        return
+    _echo_json(asdict(drawn))
+
+
+@itt_app.command()
+def textstats(
+    dataset: Annotated[Path, typer.Argument(help="dataset with human and machine responses")],
+) -> None:
+    """Low-level text statistics, human vs machine, with two-tailed Welch t-tests (JSON)."""
+    from dataclasses import asdict
+
+    from turinglab.itt.dataset import load_dataset
+    from turinglab.itt.textstats import compare
+
+    try:
+        rows = load_dataset(dataset)
+        tests = compare(
+            [r.text for r in rows if r.source == "human"],
+            [r.text for r in rows if r.source == "machine"],
+        )
+    except ValueError as err:
+        _fail(str(err))
+        return
+    _echo_json([asdict(t) for t in tests])
+
+
+@itt_app.command()
+def anova(
+    judgements: Annotated[Path, typer.Argument(help="judgements with demographic columns")],
+    factor_a: Annotated[str, typer.Argument(help="first demographic column")],
+    factor_b: Annotated[str, typer.Argument(help="second demographic column")],
+) -> None:
+    """Two-way ANOVA of judge accuracy over two demographic columns (JSON)."""
+    from turinglab.itt.judgements import load_judgements
+    from turinglab.itt.textstats import demographics_anova
+
+    try:
+        _echo_json(demographics_anova(load_judgements(judgements), factor_a, factor_b))
+    except ValueError as err:
+        _fail(str(err))
+
+
+@itt_app.command()
+def demo(
+    out: Annotated[Path, typer.Argument(help="study folder to write")] = Path("itt-demo"),
+    machine: Annotated[int, typer.Option(help="machine conversations (embedded models)")] = 21,
+    human: Annotated[int, typer.Option(help="human conversations (chitchat-dataset)")] = 21,
+    exchanges: Annotated[int, typer.Option(help="messages per conversation")] = 4,
+    seed: Annotated[int, typer.Option(help="seed of every draw and sample")] = 0,
+    folds: Annotated[int, typer.Option(help="cross-validation folds")] = 10,
+    llm_judge_agent: Annotated[
+        str | None, typer.Option("--llm-judge", help="embedded agent as zero/one-shot judge")
+    ] = None,
+    llm_limit: Annotated[int, typer.Option(help="conversations the LLM judge reads")] = 8,
+    report_out: Annotated[
+        Path | None, typer.Option("--report", help="also write the HTML report here")
+    ] = None,
+) -> None:
+    """The offline conversation demo: generate machine conversations with the embedded
+    models, take human ones from chitchat-dataset, train/evaluate AI judges, score."""
+    from turinglab.itt.demo import build_conversation_demo
+    from turinglab.itt.metrics import score as score_rows
+
+    try:
+        study = build_conversation_demo(
+            out,
+            machine=machine,
+            human=human,
+            exchanges=exchanges,
+            seed=seed,
+            folds=folds,
+            llm_judge=llm_judge_agent,
+            llm_limit=llm_limit,
+            progress=lambda m: typer.echo(f"· {m}", err=True),
+        )
+    except (ValueError, RuntimeError) as err:
+        _fail(str(err))
+        return
+    f = study.facts
+    typer.echo(
+        f"{out}: {f['conversations']['human']} human + {f['conversations']['machine']} machine "
+        f"conversations ({f['conversations']['machine_flagged']} flagged, "
+        f"{len(f['resamples'])} re-samples), {len(study.judgements)} AI judgements, "
+        f"{f['total_seconds']} s"
+    )
+    _print_score(score_rows(study.judgements))
+    if report_out is not None:
+        from turinglab.report.itt_report import itt_report
+
+        typer.echo(f"report: {itt_report(out, report_out)}")
+
+
+@itt_app.command()
+def bench(
+    study: Annotated[Path, typer.Argument(help="study folder (e.g. from `itt demo`)")],
+    folds: Annotated[int, typer.Option(help="cross-validation folds")] = 10,
+    seeds: Annotated[int, typer.Option(help="CV repetitions")] = 3,
+    repeat: Annotated[int, typer.Option(help="timed embedding passes (best is kept)")] = 3,
+) -> None:
+    """Time the AI-judge pipeline on a study's responses: embeddings/s (warm model, best of
+    `repeat`) and cross-validation seconds of the per-sentence judge (JSON)."""
+    import os
+    import platform
+    import time
+
+    from turinglab.itt.ai_judges import Sample, cross_validate
+    from turinglab.itt.embeddings import embed
+    from turinglab.itt.study import load_study
+
+    try:
+        responses = load_study(study).responses
+    except ValueError as err:
+        _fail(str(err))
+        return
+    texts = [r.text for r in responses]
+    start = time.perf_counter()
+    embed(texts[:8])  # load the model and warm it up
+    load_s = time.perf_counter() - start
+    runs = [embed(texts) for _ in range(max(1, repeat))]
+    best = min(runs, key=lambda r: r.seconds)
+    samples = [
+        Sample(
+            r.item,
+            r.conversation or r.stimulus_id,
+            r.source,
+            r.agent if r.source == "machine" else None,
+        )
+        for r in responses
+    ]
+    cv = cross_validate(best.vectors, samples, judge="bench", folds=folds, seeds=range(seeds))
+    _echo_json(
+        {
+            "study": str(study),
+            "texts": len(texts),
+            "model_load_seconds": round(load_s, 2),
+            "embedding_seconds_best": round(best.seconds, 3),
+            "embeddings_per_second": round(best.per_second, 1),
+            "cv_folds": cv.folds,
+            "cv_seeds": seeds,
+            "cv_seconds": round(cv.seconds, 3),
+            "cv_fits": cv.folds * seeds,
+            "cpu_count": os.cpu_count(),
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+        }
+    )
+
+
+@itt_app.command("demo-words")
+def demo_words(
+    out: Annotated[Path, typer.Argument(help="dataset file to write (.csv or .jsonl)")],
+    seed: Annotated[int, typer.Option(help="seed of every sample")] = 0,
+) -> None:
+    """Word associations from the embedded models for the built-in cues (machine-only: no
+    shipped package has human association norms), post-processed as in the paper."""
+    import asyncio
+
+    from turinglab.itt.dataset import save_dataset
+    from turinglab.itt.demo import demo_agents
+    from turinglab.itt.word_association import generate_associations
+
+    try:
+        run = asyncio.run(generate_associations(demo_agents(max_tokens=6), seed=seed))
+    except (ValueError, RuntimeError) as err:
+        _fail(str(err))
+        return
+    save_dataset(out, run.rows)
+    _echo_json(
+        {"dataset": str(out), "kept": len(run.rows), "dropped": run.dropped, "errors": run.errors}
+    )

@@ -1,0 +1,59 @@
+"""The judgements file, the common currency of ITT studies: one row per H/M decision, whether a
+person in the browser or an AI judge made it. Columns beyond the named ones are demographics
+(age, gender, education, ...) and are kept as given."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from turinglab.itt.tables import read_rows, write_rows
+
+Source = Literal["human", "machine"]
+Label = Literal["H", "M"]
+JUDGEMENT_COLUMNS = ("judge", "judge_type", "item", "source", "model", "label", "task", "length")
+
+
+class JudgementRow(BaseModel):
+    """One judge's H/M label for one response (or one conversation side, cut to `length`)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True, str_strip_whitespace=True)
+
+    judge: str = Field(min_length=1)
+    judge_type: Literal["human", "ai"]
+    item: str = Field(min_length=1)
+    source: Source
+    model: str | None = None  # the machine that wrote the response; empty for human responses
+    label: Label
+    task: str | None = None
+    length: int | None = Field(default=None, ge=1)  # exchanges shown (conversations)
+
+    @model_validator(mode="after")
+    def _model_matches_source(self) -> JudgementRow:
+        if self.source == "machine" and not self.model:
+            raise ValueError("a machine response needs its model")
+        if self.source == "human" and self.model:
+            raise ValueError("model must be empty for a human response")
+        return self
+
+    @property
+    def demographics(self) -> dict[str, str]:
+        return {k: str(v) for k, v in (self.model_extra or {}).items()}
+
+    @property
+    def correct(self) -> bool:
+        return (self.label == "H") == (self.source == "human")
+
+
+def load_judgements(path: Path) -> list[JudgementRow]:
+    rows = read_rows(path, JudgementRow)
+    if not rows:
+        raise ValueError(f"{path}: no judgements")
+    return rows
+
+
+def save_judgements(path: Path, rows: Sequence[JudgementRow]) -> None:
+    write_rows(path, rows, JUDGEMENT_COLUMNS)

@@ -1,0 +1,43 @@
+"""An ITT study on disk: a folder with the dataset, the judgements and what the pipeline found.
+
+responses.csv     the dataset (human and machine responses)
+judgements.csv    every H/M label, human and AI judges alike
+study.json        provenance, timings, extrapolation, text statistics, re-samples
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from turinglab.itt.dataset import Response, load_dataset, save_dataset
+from turinglab.itt.judgements import JudgementRow, load_judgements, save_judgements
+
+RESPONSES = "responses.csv"
+JUDGEMENTS = "judgements.csv"
+STUDY = "study.json"
+
+
+@dataclass
+class Study:
+    responses: list[Response]
+    judgements: list[JudgementRow]
+    facts: dict[str, Any]
+
+    def save(self, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        save_dataset(folder / RESPONSES, self.responses)
+        save_judgements(folder / JUDGEMENTS, self.judgements)
+        (folder / STUDY).write_text(json.dumps(self.facts, indent=2, default=str) + "\n")
+
+
+def load_study(folder: Path) -> Study:
+    if not folder.is_dir():
+        raise ValueError(f"{folder}: not an ITT study folder")
+    missing = [n for n in (RESPONSES, JUDGEMENTS) if not (folder / n).is_file()]
+    if missing:
+        raise ValueError(f"{folder}: missing {', '.join(missing)}")
+    facts = json.loads((folder / STUDY).read_text()) if (folder / STUDY).is_file() else {}
+    return Study(load_dataset(folder / RESPONSES), load_judgements(folder / JUDGEMENTS), facts)

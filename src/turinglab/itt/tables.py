@@ -1,0 +1,90 @@
+"""Reading and writing row files (CSV or JSONL) into pydantic records, refusing bad rows with
+the file's line and the offending column, so a researcher can fix the file in one go."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+Row = TypeVar("Row", bound=BaseModel)
+
+
+class RowError(ValueError):
+    """A row of an input file that cannot be used: where it is and what is wrong."""
+
+    def __init__(self, path: Path, line: int, column: str | None, problem: str) -> None:
+        where = f"{path}:{line}" + (f": column {column!r}" if column else "")
+        super().__init__(f"{where}: {problem}")
+        self.path, self.line, self.column, self.problem = path, line, column, problem
+
+
+def file_format(path: Path) -> str:
+    suffix = path.suffix.lower()
+    if suffix in (".csv", ".tsv"):
+        return "csv"
+    if suffix in (".jsonl", ".ndjson", ".json"):
+        return "jsonl"
+    raise ValueError(f"{path}: unknown format {suffix!r} (use .csv or .jsonl)")
+
+
+def _raw_rows(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
+    """(line number, raw row) pairs; blank values are dropped so optional fields default."""
+    if file_format(path) == "csv":
+        with path.open(newline="", encoding="utf-8") as fh:
+            reader = csv.DictReader(fh, delimiter="\t" if path.suffix == ".tsv" else ",")
+            if reader.fieldnames is None:
+                raise RowError(path, 1, None, "empty file (expected a header row)")
+            for raw in reader:
+                if None in raw:  # more cells than header columns
+                    raise RowError(path, reader.line_num, None, "more cells than header columns")
+                yield reader.line_num, {k: v for k, v in raw.items() if v not in ("", None)}
+        return
+    with path.open(encoding="utf-8") as fh:
+        for number, text in enumerate(fh, start=1):
+            if not text.strip():
+                continue
+            try:
+                data = json.loads(text)
+            except json.JSONDecodeError as err:
+                raise RowError(path, number, None, f"not JSON: {err.msg}") from None
+            if not isinstance(data, dict):
+                raise RowError(path, number, None, "expected a JSON object per line")
+            yield number, {k: v for k, v in data.items() if v not in ("", None)}
+
+
+def read_rows(path: Path, model: type[Row]) -> list[Row]:
+    """Every row of `path` as `model`; the first bad row raises RowError (line, column)."""
+    if not path.is_file():
+        raise ValueError(f"{path}: no such file")
+    rows: list[Row] = []
+    for line, raw in _raw_rows(path):
+        try:
+            rows.append(model.model_validate(raw))
+        except ValidationError as err:
+            first = err.errors()[0]
+            column = ".".join(str(p) for p in first["loc"]) or None
+            raise RowError(path, line, column, first["msg"]) from None
+    return rows
+
+
+def write_rows(path: Path, rows: Sequence[BaseModel], columns: Sequence[str]) -> None:
+    """Write rows as CSV or JSONL by suffix; None becomes an empty cell / is omitted."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    dumped = [r.model_dump(mode="json") for r in rows]
+    if file_format(path) == "csv":
+        extra = sorted({k for d in dumped for k in d} - set(columns))
+        header = [*columns, *extra]
+        with path.open("w", newline="", encoding="utf-8") as fh:
+            writer = csv.DictWriter(fh, fieldnames=header, extrasaction="ignore")
+            writer.writeheader()
+            for d in dumped:
+                writer.writerow({k: ("" if v is None else v) for k, v in d.items()})
+        return
+    with path.open("w", encoding="utf-8") as fh:
+        for d in dumped:
+            fh.write(json.dumps({k: v for k, v in d.items() if v is not None}) + "\n")
