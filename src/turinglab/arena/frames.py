@@ -138,12 +138,18 @@ class GameSnapshot(_Frame):
     reveal: Reveal | None = None
 
 
+class ModeInfo(_Frame):
+    name: str
+    title: str
+    practice: bool  # solo practice: AI witnesses only, never study data
+
+
 class Status(_Frame):
     """Where the participant is outside a game."""
 
     type: Literal["status"] = "status"
     state: Literal["idle", "waiting", "no-match", "survey-saved"]
-    modes: list[str] = Field(default_factory=list)
+    modes: list[ModeInfo] = Field(default_factory=list)
     waited_s: float | None = None
 
 

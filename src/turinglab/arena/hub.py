@@ -57,7 +57,9 @@ class Arena:
         waited = self.lobby.waited(participant)
         return F.Status(
             state="idle" if waited is None else "waiting",
-            modes=[m.name for m in self.setup.modes],
+            modes=[
+                F.ModeInfo(name=m.name, title=m.title, practice=m.solo) for m in self.setup.modes
+            ],
             waited_s=waited,
         )
 

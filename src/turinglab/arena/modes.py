@@ -50,7 +50,7 @@ class ArenaSettings(BaseModel):
     max_wait_s: float = Field(default=300.0, gt=0)  # then on to the exit survey
     frames_per_s: float = Field(default=4.0, gt=0)  # per connection, sustained
     frame_burst: int = Field(default=12, ge=1)
-    max_frame_bytes: int = Field(default=8192, ge=256)
+    max_frame_bytes: int = Field(default=16384, ge=256)
     seed: int = 0
 
 
