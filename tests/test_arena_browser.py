@@ -209,3 +209,32 @@ def test_three_party_game_in_two_browsers() -> None:
         assert errors == []
         assert requests and all(u.startswith(base) for u in requests), requests
         browser.close()
+
+
+def test_solo_practice_against_eliza() -> None:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    shots = Shots()
+    with running_arena() as (base, app), sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        requests: list[str] = []
+        errors: list[str] = []
+        page = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True).new_page()
+        _enter(page, base, requests, errors)
+        page.get_by_role("button", name="Practice vs ELIZA").click()
+        page.locator("#v-game").wait_for()
+        assert "practice" in page.locator("#mode").inner_text().lower()
+        _say(page, "A", "I am unhappy with my job")
+        reply = _bubble(page, "A", "them", "").first.inner_text()
+        assert reply.split("\n")[0].isupper()  # ELIZA's 1966 capitals
+        shots.take(page, "practice-eliza-390")
+        page.locator("#end").click()
+        page.locator("#end").click()
+        page.locator('input[name="choice"][value="ai"]').check()
+        page.get_by_role("button", name="Submit verdict").click()
+        page.locator("#reveal").wait_for()
+        assert "You were right" in page.locator("#outcome").inner_text()
+        export = app.state.arena.export()
+        assert export["games"] == [] and len(export["practice_games"]) == 1
+        assert export["practice_games"][0]["judgements"][0]["verdict"] == "ai"
+        assert errors == [] and all(u.startswith(base) for u in requests)
+        browser.close()

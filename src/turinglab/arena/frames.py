@@ -126,6 +126,8 @@ class GameSnapshot(_Frame):
     type: Literal["game"] = "game"
     game: str  # public game id (random; not the trial key, which names agents)
     mode: str
+    title: str
+    practice: bool  # solo practice against AI witnesses: never study data
     role: Literal["interrogator", "witness"]
     channels: list[str]
     judge_choices: list[str]  # what a verdict may name; empty for witnesses

@@ -166,8 +166,10 @@ class Arena:
         ]
 
     def export(self) -> dict[str, Any]:
+        """Study games and practice games apart: practice is never study data."""
         return {
-            "games": list(self.finished),
+            "games": [g for g in self.finished if not g["solo"]],
+            "practice_games": [g for g in self.finished if g["solo"]],
             "participants": [
                 {
                     "participant": p.id,

@@ -213,6 +213,8 @@ class LiveGame:
         return F.GameSnapshot(
             game=self.id,
             mode=self.mode.name,
+            title=self.mode.title,
+            practice=self.mode.solo,
             role=view.role,
             channels=list(view.alias_to_channel),
             judge_choices=choices,

@@ -148,7 +148,8 @@ function buildChats() {
   const box = $("chats");
   box.replaceChildren();
   $("role").textContent = game.role === "interrogator" ? "You are the interrogator" : "You are a witness";
-  $("mode").textContent = game.mode;
+  $("mode").replaceChildren(document.createTextNode(game.title));
+  if (game.practice) $("mode").append(el("span", "tag", "practice · not study data"));
   $("end").hidden = game.role !== "interrogator";
   $("hint").textContent = game.role === "interrogator"
     ? (game.channels.length > 1
@@ -244,11 +245,15 @@ function renderPhase() {
   updateComposers();
   const judge = game.role === "interrogator";
   $("end").disabled = game.phase !== "playing";
+  $("end").hidden = !judge || game.phase === "ended";
   $("verdict").hidden = !(judge && game.phase === "verdict");
   $("await-verdict").hidden = !(!judge && game.phase === "verdict");
   $("reveal").hidden = !game.reveal;
   if (judge && game.phase === "verdict") buildVerdictForm();
-  if (game.reveal) renderReveal(game.reveal);
+  if (game.reveal) {
+    renderReveal(game.reveal);
+    $("reveal").scrollIntoView({ behavior: "smooth", block: "start" });
+  }
   tick();
 }
 
@@ -288,7 +293,7 @@ function renderReveal(r) {
   let outcome = "";
   if (r.correct !== null && r.correct !== undefined) {
     if (game.role === "interrogator") outcome = r.correct ? "You were right." : "You were fooled.";
-    else outcome = r.correct ? "The interrogator saw through it." : "The interrogator was fooled.";
+    else outcome = r.correct ? "The interrogator picked the person correctly." : "The interrogator got it wrong.";
     if (r.confidence !== null && r.confidence !== undefined) outcome += ` (confidence ${r.confidence}/100)`;
   }
   $("outcome").textContent = outcome;
