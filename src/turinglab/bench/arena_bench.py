@@ -1,0 +1,242 @@
+"""Arena load benchmark: simulated people over real websockets against one server process.
+
+Each simulated game is two people in a three-party game with an instant AI witness: the
+interrogator writes to both witnesses every `interval` seconds, the human witness answers each
+message after `interval / 2`. Every person-to-person message carries its id and send time, so
+the receiving side measures the relay latency (send -> frame received at the other person) and
+the run counts lost and duplicated messages. Prints JSON.
+
+    PYTHONPATH=src:tests python -m turinglab.bench.arena_bench --setup arena_fixtures:make_setup
+
+`--setup MODULE:FUNCTION` names a function returning an `ArenaSetup` with a "three-party"
+mode (the test suite's small game, until the engine's three-party game is wired in).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import json
+import os
+import platform
+import secrets
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from collections import Counter
+from typing import Any
+
+import aiohttp
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _load_setup(spec: str) -> Any:
+    module, _, func = spec.partition(":")
+    return getattr(importlib.import_module(module), func)(
+        frames_per_s=50, frame_burst=100, ai_after_s=3600
+    )
+
+
+def serve(setup_spec: str, port: int) -> None:
+    import uvicorn
+
+    from turinglab.arena.app import create_app
+
+    app = create_app(_load_setup(setup_spec), admin_password=secrets.token_urlsafe(12))
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", backlog=4096)
+
+
+def _cpu_s(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Tally:
+    def __init__(self) -> None:
+        self.sent: set[str] = set()  # witness -> interrogator message ids
+        self.expected_from_judge = 0  # interrogator -> human witness messages
+        self.received: Counter[str] = Counter()
+        self.latency_ms: list[float] = []
+        self.errors: Counter[str] = Counter()
+        self.games_done = 0
+
+    def got(self, text: str) -> None:
+        mid, _, sent_at = text.partition("@")
+        if mid.startswith("p"):  # person-to-person messages only (AI replies are not relays)
+            self.received[mid] += 1
+            self.latency_ms.append((time.time() - float(sent_at)) * 1000)
+
+
+async def _person(http: aiohttp.ClientSession, base: str) -> aiohttp.ClientWebSocketResponse:
+    async with http.get(base + "/") as r:
+        cookie = r.cookies["turinglab_session"].value
+    return await http.ws_connect(
+        base.replace("http", "ws") + "/ws", headers={"Cookie": f"turinglab_session={cookie}"}
+    )
+
+
+async def _frames(ws: aiohttp.ClientWebSocketResponse, tally: Tally, out: asyncio.Queue) -> None:
+    async for msg in ws:
+        if msg.type != aiohttp.WSMsgType.TEXT:
+            break
+        frame = json.loads(msg.data)
+        if frame["type"] == "message" and frame["sender"] == "them":
+            tally.got(frame["text"])
+        elif frame["type"] == "error":
+            tally.errors[frame["code"]] += 1
+        await out.put(frame)
+
+
+async def _until(q: asyncio.Queue[dict[str, Any]], kind: str) -> dict[str, Any]:
+    while True:
+        frame = await asyncio.wait_for(q.get(), 60)
+        if frame["type"] == kind:
+            return frame
+
+
+async def _simulated(
+    http: aiohttp.ClientSession, base: str, n: int, args: Any, tally: Tally
+) -> None:
+    """One person: joins, then plays whichever role the server gave them (the server decides
+    who plays with whom, so people of one 'game' here may meet others)."""
+    ws = await _person(http, base)
+    q: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+    reader = asyncio.create_task(_frames(ws, tally, q))
+    try:
+        await _until(q, "status")
+        await ws.send_json({"type": "join", "mode": "three-party", "consent": True})
+        snap = await _until(q, "game")
+        if snap["role"] == "interrogator":
+            await _interrogate(ws, q, n, args, tally)
+        else:
+            await _witness(ws, q, n, args, tally)
+    finally:
+        await ws.close()
+        reader.cancel()
+
+
+async def _interrogate(
+    ws: Any, q: asyncio.Queue[dict[str, Any]], n: int, args: Any, tally: Tally
+) -> None:
+    for k in range(args.rounds):
+        for ch in ("A", "B"):
+            text = f"pj{n}.{k}{ch}@{time.time()}"
+            await ws.send_json({"type": "message", "channel": ch, "text": text})
+        seen: set[str] = set()
+        while len(seen) < 2:  # both witnesses answered
+            frame = await asyncio.wait_for(q.get(), 60)
+            if frame["type"] == "message" and frame["sender"] == "them":
+                seen.add(frame["channel"])
+        await asyncio.sleep(args.interval)
+    # Of these, only the messages to the person are relays between people; which channel that
+    # was is hidden from the client, so the count is checked at the witness's end.
+    tally.expected_from_judge += args.rounds
+    await ws.send_json({"type": "verdict", "choice": "A", "confidence": 50, "reason": ""})
+    await _until(q, "reveal")
+    tally.games_done += 1
+
+
+async def _witness(
+    ws: Any, q: asyncio.Queue[dict[str, Any]], n: int, args: Any, tally: Tally
+) -> None:
+    k = 0
+    while True:
+        frame = await asyncio.wait_for(q.get(), 120)
+        if frame["type"] == "reveal":
+            return
+        if frame["type"] == "message" and frame["sender"] == "them":
+            await asyncio.sleep(args.interval / 2)
+            mid = f"pw{n}.{k}"
+            k += 1
+            tally.sent.add(mid)
+            await ws.send_json({"type": "message", "channel": "A", "text": f"{mid}@{time.time()}"})
+
+
+async def run(args: Any) -> dict[str, Any]:
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    server = subprocess.Popen(
+        [sys.executable, "-m", "turinglab.bench.arena_bench", "--serve", args.setup,
+         "--port", str(port)],
+    )  # fmt: skip
+    tally = Tally()
+    try:
+        connector = aiohttp.TCPConnector(limit=0)
+        jar = aiohttp.DummyCookieJar()
+        async with aiohttp.ClientSession(connector=connector, cookie_jar=jar) as http:
+            for _ in range(200):
+                try:
+                    async with http.get(base + "/healthz") as r:
+                        if r.status == 200:
+                            break
+                except aiohttp.ClientError:
+                    await asyncio.sleep(0.05)
+            cpu0, t0 = _cpu_s(server.pid), time.perf_counter()
+            people = [
+                asyncio.create_task(_simulated(http, base, n, args, tally))
+                for n in range(2 * args.games)
+            ]
+            results = await asyncio.gather(*people, return_exceptions=True)
+            wall, cpu = time.perf_counter() - t0, _cpu_s(server.pid) - cpu0
+    finally:
+        server.terminate()
+        server.wait(10)
+    failures = Counter(type(r).__name__ for r in results if isinstance(r, BaseException))
+    lat = sorted(tally.latency_ms)
+
+    def pct(p: float) -> float | None:
+        return round(lat[min(len(lat) - 1, int(p * len(lat)))], 2) if lat else None
+
+    return {
+        "benchmark": "arena",
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        "games": args.games,
+        "people": 2 * args.games,
+        "rounds": args.rounds,
+        "interval_s": args.interval,
+        "games_completed": tally.games_done,
+        "person_failures": dict(failures),
+        "relayed_messages": sum(tally.received.values()),
+        "lost": len(tally.sent - set(tally.received))
+        + tally.expected_from_judge
+        - sum(1 for m in tally.received if m.startswith("pj")),
+        "duplicated": sum(1 for c in tally.received.values() if c > 1),
+        "relay_ms": {
+            "p50": pct(0.5),
+            "p90": pct(0.9),
+            "p99": pct(0.99),
+            "max": pct(1.0),
+            "mean": round(statistics.fmean(lat), 2) if lat else None,
+        },
+        "error_frames": dict(tally.errors),
+        "wall_s": round(wall, 2),
+        "server_cpu_s": round(cpu, 2),
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m turinglab.bench.arena_bench")
+    ap.add_argument("--setup", default="arena_fixtures:make_setup", help="MODULE:FUNCTION")
+    ap.add_argument("--games", type=int, default=50, help="concurrent three-party games")
+    ap.add_argument("--rounds", type=int, default=4, help="messages per conversation side")
+    ap.add_argument("--interval", type=float, default=2.0, help="seconds between messages")
+    ap.add_argument("--serve", help=argparse.SUPPRESS)
+    ap.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.serve:
+        serve(args.serve, args.port)
+        return
+    print(json.dumps(asyncio.run(run(args)), indent=2))
+
+
+if __name__ == "__main__":
+    main()
