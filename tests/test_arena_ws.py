@@ -8,6 +8,7 @@ import asyncio
 from typing import Any
 
 import aiohttp
+import pytest
 
 from arena_fixtures import (
     ADMIN_PASSWORD,
@@ -195,3 +196,26 @@ async def test_admin_needs_the_password() -> None:
                     assert r.status == 200
             async with s.get(base + "/") as r:
                 assert "default-src 'self'" in r.headers["Content-Security-Policy"]
+
+
+async def test_no_partner_in_time_sends_on_to_the_survey() -> None:
+    with running_arena(make_setup(max_wait_s=0.2)) as (base, _app):
+        p = Person(base)
+        await p.connect()
+        await p.send(type="join", mode="three-party", consent=True)
+        assert (await p.until("status"))["state"] == "waiting"
+        status = await p.until("status", timeout=5)
+        assert status["state"] == "no-match" and status["waited_s"] >= 0.2
+        await p.send(type="survey", answers={"comments": "nobody came"})
+        assert (await p.until("status"))["state"] == "survey-saved"
+        await p.close()
+
+
+def test_admin_password_from_environment_or_generated(monkeypatch: pytest.MonkeyPatch) -> None:
+    from turinglab.arena.serve import PASSWORD_ENV, admin_password
+
+    monkeypatch.setenv(PASSWORD_ENV, "s3cret")
+    assert admin_password() == ("s3cret", False)
+    monkeypatch.delenv(PASSWORD_ENV)
+    first, generated = admin_password()
+    assert generated and len(first) >= 16 and admin_password()[0] != first

@@ -20,6 +20,7 @@ import importlib
 import json
 import os
 import platform
+import random
 import secrets
 import socket
 import statistics
@@ -108,6 +109,8 @@ async def _simulated(
 ) -> None:
     """One person: joins, then plays whichever role the server gave them (the server decides
     who plays with whom, so people of one 'game' here may meet others)."""
+    rng = random.Random(args.seed * 100_003 + n)  # seeded per person; recorded in the output
+    await asyncio.sleep(rng.uniform(0, args.ramp))  # people arrive over the ramp, not at once
     ws = await _person(http, base)
     q: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
     reader = asyncio.create_task(_frames(ws, tally, q))
@@ -116,16 +119,16 @@ async def _simulated(
         await ws.send_json({"type": "join", "mode": "three-party", "consent": True})
         snap = await _until(q, "game")
         if snap["role"] == "interrogator":
-            await _interrogate(ws, q, n, args, tally)
+            await _interrogate(ws, q, n, args, tally, rng)
         else:
-            await _witness(ws, q, n, args, tally)
+            await _witness(ws, q, n, args, tally, rng)
     finally:
         await ws.close()
         reader.cancel()
 
 
 async def _interrogate(
-    ws: Any, q: asyncio.Queue[dict[str, Any]], n: int, args: Any, tally: Tally
+    ws: Any, q: asyncio.Queue[dict[str, Any]], n: int, args: Any, tally: Tally, rng: random.Random
 ) -> None:
     for k in range(args.rounds):
         for ch in ("A", "B"):
@@ -136,7 +139,7 @@ async def _interrogate(
             frame = await asyncio.wait_for(q.get(), 60)
             if frame["type"] == "message" and frame["sender"] == "them":
                 seen.add(frame["channel"])
-        await asyncio.sleep(args.interval)
+        await asyncio.sleep(args.interval * rng.uniform(0.5, 1.5))
     # Of these, only the messages to the person are relays between people; which channel that
     # was is hidden from the client, so the count is checked at the witness's end.
     tally.expected_from_judge += args.rounds
@@ -146,7 +149,7 @@ async def _interrogate(
 
 
 async def _witness(
-    ws: Any, q: asyncio.Queue[dict[str, Any]], n: int, args: Any, tally: Tally
+    ws: Any, q: asyncio.Queue[dict[str, Any]], n: int, args: Any, tally: Tally, rng: random.Random
 ) -> None:
     k = 0
     while True:
@@ -154,7 +157,7 @@ async def _witness(
         if frame["type"] == "reveal":
             return
         if frame["type"] == "message" and frame["sender"] == "them":
-            await asyncio.sleep(args.interval / 2)
+            await asyncio.sleep(args.interval / 2 * rng.uniform(0.5, 1.5))
             mid = f"pw{n}.{k}"
             k += 1
             tally.sent.add(mid)
@@ -162,6 +165,7 @@ async def _witness(
 
 
 async def run(args: Any) -> dict[str, Any]:
+    load = round(os.getloadavg()[0], 2)
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
     server = subprocess.Popen(
@@ -180,13 +184,14 @@ async def run(args: Any) -> dict[str, Any]:
                             break
                 except aiohttp.ClientError:
                     await asyncio.sleep(0.05)
-            cpu0, t0 = _cpu_s(server.pid), time.perf_counter()
+            cpu0, t0, own0 = _cpu_s(server.pid), time.perf_counter(), time.process_time()
             people = [
                 asyncio.create_task(_simulated(http, base, n, args, tally))
                 for n in range(2 * args.games)
             ]
             results = await asyncio.gather(*people, return_exceptions=True)
             wall, cpu = time.perf_counter() - t0, _cpu_s(server.pid) - cpu0
+            client_cpu = time.process_time() - own0
     finally:
         server.terminate()
         server.wait(10)
@@ -198,11 +203,17 @@ async def run(args: Any) -> dict[str, Any]:
 
     return {
         "benchmark": "arena",
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "load_avg_1m_at_start": load,  # other work on the box inflates the tail
+        },
         "games": args.games,
         "people": 2 * args.games,
         "rounds": args.rounds,
         "interval_s": args.interval,
+        "ramp_s": args.ramp,
+        "seed": args.seed,
         "games_completed": tally.games_done,
         "person_failures": dict(failures),
         "relayed_messages": sum(tally.received.values()),
@@ -220,6 +231,7 @@ async def run(args: Any) -> dict[str, Any]:
         "error_frames": dict(tally.errors),
         "wall_s": round(wall, 2),
         "server_cpu_s": round(cpu, 2),
+        "client_cpu_s": round(client_cpu, 2),  # the simulated people share the same 2 cores
     }
 
 
@@ -229,6 +241,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--games", type=int, default=50, help="concurrent three-party games")
     ap.add_argument("--rounds", type=int, default=4, help="messages per conversation side")
     ap.add_argument("--interval", type=float, default=2.0, help="seconds between messages")
+    ap.add_argument("--ramp", type=float, default=5.0, help="people arrive over this many s")
+    ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--serve", help=argparse.SUPPRESS)
     ap.add_argument("--port", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
