@@ -38,7 +38,8 @@ def admin_page(arena: Arena) -> str:
 <body class="admin"><main class="card wide">
 <h1>Arena admin</h1>
 <p>{len(arena.sessions)} participants · {len(live)} live games · {len(done)} finished
-({flagged} flagged) · <a href="/admin/export.json">export (JSON)</a></p>
+({flagged} flagged) · <a href="/admin/export.json">export (JSON)</a> ·
+<a href="/admin/export/study.jsonl">study file for <code>turinglab report</code></a></p>
 <h2>Live games</h2>
 <table><thead><tr><th>game</th><th>mode</th><th>messages</th></tr></thead>
 <tbody>{live_rows}</tbody></table>

@@ -30,6 +30,7 @@ from turinglab.arena.limits import FrameLimiter
 from turinglab.arena.live import InputRejected
 from turinglab.arena.modes import ArenaSetup
 from turinglab.arena.sessions import COOKIE
+from turinglab.arena.study_export import study_jsonl
 from turinglab.games.clock import REAL_CLOCK, Clock
 
 log = logging.getLogger(__name__)
@@ -126,6 +127,15 @@ def create_app(
             body,
             media_type="application/json",
             headers={"Content-Disposition": 'attachment; filename="arena-export.json"'},
+        )
+
+    @app.get("/admin/export/study.jsonl", dependencies=guarded)
+    async def admin_study() -> Response:
+        surveys = {p.id: p.survey for p in arena.sessions.by_id.values()}
+        return Response(
+            study_jsonl(arena.finished, surveys),
+            media_type="application/x-ndjson",
+            headers={"Content-Disposition": 'attachment; filename="arena-study.jsonl"'},
         )
 
     return app
