@@ -22,6 +22,7 @@ import os
 import platform
 import random
 import secrets
+import signal
 import socket
 import statistics
 import subprocess
@@ -166,12 +167,12 @@ async def _witness(
 
 async def run(args: Any) -> dict[str, Any]:
     load = round(os.getloadavg()[0], 2)
-    port = _free_port()
+    port = args.port or _free_port()
     base = f"http://127.0.0.1:{port}"
-    server = subprocess.Popen(
-        [sys.executable, "-m", "turinglab.bench.arena_bench", "--serve", args.setup,
-         "--port", str(port)],
-    )  # fmt: skip
+    command = [sys.executable, "-m", "turinglab.bench.arena_bench", "--serve", args.setup]
+    if args.profile:  # the server's own profile, for finding where it spends its time
+        command[1:1] = ["-m", "cProfile", "-o", args.profile]
+    server = subprocess.Popen([*command, "--port", str(port)])
     tally = Tally()
     try:
         connector = aiohttp.TCPConnector(limit=0)
@@ -193,8 +194,11 @@ async def run(args: Any) -> dict[str, Any]:
             wall, cpu = time.perf_counter() - t0, _cpu_s(server.pid) - cpu0
             client_cpu = time.process_time() - own0
     finally:
-        server.terminate()
-        server.wait(10)
+        server.send_signal(signal.SIGINT)  # uvicorn shuts down cleanly (and cProfile writes)
+        try:
+            server.wait(20)
+        except subprocess.TimeoutExpired:
+            server.kill()
     failures = Counter(type(r).__name__ for r in results if isinstance(r, BaseException))
     lat = sorted(tally.latency_ms)
 
@@ -243,6 +247,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--interval", type=float, default=2.0, help="seconds between messages")
     ap.add_argument("--ramp", type=float, default=5.0, help="people arrive over this many s")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--profile", help="write the server's cProfile stats to this file")
     ap.add_argument("--serve", help=argparse.SUPPRESS)
     ap.add_argument("--port", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
