@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from turinglab.arena import frames as F
@@ -113,14 +114,18 @@ class Arena:
         index = self._count
         self._count += 1
         seats = {seat: f"person:{p.id}" for seat, p in people.items()} | ai
-        spec = TrialSpec(
-            index=index,
-            key=f"arena:{mode.name}#{index}",
-            game=mode.game.name,
-            seed=seed,
-            seats=seats,
-            params={"arena_mode": mode.name, "solo": mode.solo, "duration_s": mode.duration_s},
-        )
+        if mode.spec_for is not None:
+            spec = mode.spec_for(index, seats, seed)
+        else:
+            spec = TrialSpec(
+                index=index,
+                key=f"arena:{mode.name}#{index}",
+                game=mode.game.name,
+                seed=seed,
+                seats=seats,
+                params={"duration_s": mode.duration_s},
+            )
+        spec = replace(spec, params={**spec.params, "arena_mode": mode.name, "solo": mode.solo})
         game = LiveGame(
             mode,
             spec,

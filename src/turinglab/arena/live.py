@@ -200,7 +200,33 @@ class LiveGame:
         elif kind == "phase" and event.get("phase") in ("playing", "verdict"):
             view.phase = event["phase"]
             view.send(F.Phase(phase=view.phase))
-        # Anything else a game delivers is not part of the protocol and is not forwarded.
+        elif kind in ("ended", "verdict-request") and view.phase == "playing":
+            view.phase = "verdict"  # the talk is over; the verdict (or waiting for it) follows
+            view.send(F.Phase(phase="verdict"))
+        elif kind == "refused":  # the game's rules said no: tell the person why, in our names
+            self._recount(view, str(event.get("channel")))  # their send did not count
+            message = self._scrub(view, str(event.get("reason", "not allowed")))
+            view.send(F.Error(code="refused", message=message))
+        # Anything else a game delivers ("reveal": the arena makes its own from the result) is
+        # not part of the protocol and is not forwarded.
+
+    def _recount(self, view: PersonView, channel: str) -> None:
+        alias = view.channel_to_alias.get(channel)
+        said = [m.sender for m in view.messages if m.channel == alias and m.sender != "game"]
+        if said:
+            view.last_sender[channel] = said[-1]
+        else:
+            view.last_sender.pop(channel, None)
+
+    def _scrub(self, view: PersonView, text: str) -> str:
+        """A game's own words may name seats and channels; a person sees only aliases."""
+        for alias, channel in view.alias_to_channel.items():
+            text = text.replace(channel, f"witness {alias}" if view.role == "interrogator" else "")
+        for seat in self.spec.seats:
+            text = text.replace(
+                seat, "the interrogator" if seat == self.mode.judge else "a witness"
+            )
+        return text
 
     def snapshot(self, participant: Participant) -> F.GameSnapshot:
         view = self.view_of(participant)
@@ -280,14 +306,15 @@ class LiveGame:
             raise InputRejected("not-judge", "Only the interrogator decides.")
 
     def _verdict_data(self, view: PersonView, frame: F.Verdict) -> dict[str, Any]:
+        data: dict[str, Any] = {"confidence": frame.confidence, "reason": frame.reason}
         if self.mode.verdict == "which":
-            verdict = self._channel(view, frame.choice)
-            verdict = view.partner[verdict]  # the witness seat judged human
+            seat = view.partner[self._channel(view, frame.choice)]  # the witness judged human
+            data.update(human=seat, verdict=seat)
         elif frame.choice in ("human", "ai"):
-            verdict = frame.choice
+            data.update(verdict=frame.choice)
         else:
             raise InputRejected("bad-verdict", "Choose 'human' or 'ai'.")
-        return {"verdict": verdict, "confidence": frame.confidence, "reason": frame.reason}
+        return data
 
     # ---- what is kept ----------------------------------------------------------------------
 

@@ -7,13 +7,18 @@ each witness. The game itself (turinglab.games) decides everything else.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from turinglab.agents.base import Agent
 from turinglab.games.kinds import Game
+from turinglab.games.spec import TrialSpec
+
+# (index, seat -> agent name, seed) -> the trial to play; lets a game fill its own params
+# (sampled witness facts, labels) the way its plan() would.
+SpecFactory = Callable[[int, dict[str, str], int], TrialSpec]
 
 
 @dataclass(frozen=True)
@@ -35,6 +40,7 @@ class ArenaMode:
     duration_s: float | None = 300.0
     max_chars: int = 300
     solo: bool = False
+    spec_for: SpecFactory | None = None  # None: a bare spec (seats, seed, arena params)
 
     @property
     def witnesses(self) -> tuple[str, ...]:
