@@ -7,12 +7,15 @@ design), `runner` (how fast to go: never part of a run's identity) and `store` (
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from turinglab.games.gtt_prompts import PromptRole
+from turinglab.games.strong import StrongExperiment
+from turinglab.games.three_party import ThreePartyExperiment
+from turinglab.games.two_party import TwoPartyExperiment
 from turinglab.games.variants import BUDGET_VARIANTS, FD_VARIANTS, GTTVariant
 
 
@@ -201,24 +204,36 @@ class RunnerSettings(_Strict):
     backoff_max_s: float = Field(default=60.0, gt=0)
 
 
+# Every game's experiment model; `experiment.game` picks one. A new game adds its model here.
+Experiment = Annotated[
+    GTTExperiment | ThreePartyExperiment | TwoPartyExperiment | StrongExperiment,
+    Field(discriminator="game"),
+]
+
+# The game names, read off the union: `game: Literal["..."]` of each model.
+GAMES: tuple[str, ...] = tuple(
+    get_args(model.model_fields["game"].annotation)[0]
+    for model in get_args(get_args(Experiment)[0])
+)
+
+
 class ExperimentConfig(_Strict):
     name: str = Field(min_length=1)
     description: str = ""
     agents: dict[str, AgentConfig] = Field(default_factory=dict)
-    experiment: GTTExperiment
+    experiment: Experiment
     runner: RunnerSettings = RunnerSettings()
     store: str | None = Field(default=None, description="SQLite path or database URL")
 
     @model_validator(mode="after")
     def _agents_known(self) -> ExperimentConfig:
         known = self.all_agents()
-        for field_name in ("universe", "distinguishers"):
-            for i, name in enumerate(getattr(self.experiment, field_name)):
-                if name not in known:
-                    raise ValueError(
-                        f"experiment.{field_name}[{i}]: unknown agent {name!r} "
-                        f"(declared: {sorted(self.agents)}; embedded: {sorted(EMBEDDED_AGENTS)})"
-                    )
+        for where, name in _agent_references(self.experiment):
+            if name not in known:
+                raise ValueError(
+                    f"experiment.{where}: unknown agent {name!r} "
+                    f"(declared: {sorted(self.agents)}; embedded: {sorted(EMBEDDED_AGENTS)})"
+                )
         return self
 
     def all_agents(self) -> dict[str, AgentConfig]:
@@ -230,12 +245,52 @@ class ExperimentConfig(_Strict):
         return {name: known[name] for name in self.experiment.agent_names()}
 
 
+def _agent_references(experiment: BaseModel) -> list[tuple[str, str]]:
+    """(field path, agent name) for every agent an experiment seats, in field order: lists of
+    names (`universe[1]`) and lists of entries with an `agent` (`ai_witnesses[0].agent`)."""
+    refs: list[tuple[str, str]] = []
+    for field_name in type(experiment).model_fields:
+        value = getattr(experiment, field_name)
+        if not isinstance(value, list):
+            continue
+        for i, item in enumerate(value):
+            if isinstance(item, str) and field_name in AGENT_LIST_FIELDS:
+                refs.append((f"{field_name}[{i}]", item))
+            elif isinstance(item, BaseModel) and isinstance(getattr(item, "agent", None), str):
+                refs.append((f"{field_name}[{i}].agent", item.agent))  # type: ignore[attr-defined]
+    return refs
+
+
+# The experiment fields, across games, whose strings name agents.
+AGENT_LIST_FIELDS = frozenset(
+    {
+        "universe",
+        "distinguishers",
+        "interrogators",
+        "human_witnesses",
+        "stand_ins",
+        "investigators",
+        "systems",
+        "humans",
+    }
+)
+
+
 def _format_validation_error(err: ValidationError, source: str) -> str:
     lines = [f"config error in {source}:"]
     for e in err.errors():
         msg = e["msg"].removeprefix("Value error, ")
+        loc = list(e["loc"])
+        # The experiment union puts the chosen game's tag in the path: experiment.gtt.x → x.
+        if loc[:1] == ["experiment"] and len(loc) > 1 and loc[1] in GAMES:
+            del loc[1]
+        if e["type"] in ("union_tag_invalid", "union_tag_not_found"):
+            loc.append("game")
+            given = (e.get("ctx") or {}).get("tag")
+            msg = f"unknown game {given!r}" if given is not None else "missing"
+            msg += f" (one of: {', '.join(GAMES)})"
         # Whole-config checks name their field themselves, so they carry no location.
-        where = ".".join(str(p) for p in e["loc"])
+        where = ".".join(str(p) for p in loc)
         lines.append(f"  {where}: {msg}" if where else f"  {msg}")
     return "\n".join(lines)
 
@@ -251,6 +306,8 @@ def parse_config(
         raise ConfigError(_format_validation_error(err, source)) from None
     if base_dir is not None:
         config = _resolve_agent_files(config, base_dir, source)
+    if not isinstance(config.experiment, GTTExperiment):
+        return config
     # Prompt paths are relative to the config file; check they exist before anything runs.
     prompts = {}
     for role, path in config.experiment.prompts.items():

@@ -9,7 +9,7 @@ so that a person can write whenever they want, give a verdict, or end the game e
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,3 +78,35 @@ class HumanAgent:
 
     async def aclose(self) -> None:
         self._listeners.clear()
+
+
+Sleep = Callable[[float], Awaitable[None]]
+
+
+async def type_at(
+    agent: HumanAgent,
+    sleep: Sleep,
+    now: Callable[[], float],
+    steps: Sequence[tuple[float, HumanInput]],
+) -> None:
+    """A scripted person: push each input at its time (seconds after this starts), on the
+    game's clock (`sleep`, `now`). Used by tests and by simulated studies."""
+    start = now()
+    for at, item in steps:
+        await sleep(max(0.0, start + at - now()))
+        agent.push(item)
+
+
+def say(text: str, channel: str | None = None) -> HumanInput:
+    return HumanInput(MESSAGE, text, channel)
+
+
+class EventLog:
+    """Everything delivered to a person, in order (tests and transcripts of what people saw)."""
+
+    def __init__(self, agent: HumanAgent) -> None:
+        self.events: list[Mapping[str, Any]] = []
+        agent.subscribe(self.events.append)
+
+    def of_type(self, kind: str) -> list[Mapping[str, Any]]:
+        return [e for e in self.events if e.get("type") == kind]

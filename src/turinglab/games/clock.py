@@ -2,13 +2,29 @@
 
 A game never calls time.time() or asyncio.sleep() itself; it asks its clock, so a five-minute
 game with scripted people who type at given moments runs in milliseconds under test.
+
+`hold()` marks work that must not let simulated time pass (an AI call in a batch run: a model's
+compute time is not game time). The real clock ignores it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import heapq
+import itertools
 import time
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Protocol
+
+# A fixed start for simulated games (2025-03-01 17:00 UTC), so batch transcripts and the
+# witnesses' local times reproduce exactly.
+SIMULATED_EPOCH = 1740848400.0
+
+# How many event-loop passes the simulated clock waits for everything that is runnable to run
+# before it lets time jump. Chains of pure-asyncio hand-offs (queue → task → future) settle in
+# a few passes; work outside the loop (threads, sockets) must be wrapped in `hold()`.
+_SETTLE_PASSES = 16
 
 
 class Clock(Protocol):
@@ -18,6 +34,10 @@ class Clock(Protocol):
 
     async def sleep(self, seconds: float) -> None: ...
 
+    def hold(self) -> AbstractAsyncContextManager[None]:
+        """Context manager: simulated time stands still while it is held."""
+        ...
+
 
 class RealClock:
     def now(self) -> float:
@@ -26,5 +46,70 @@ class RealClock:
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(max(0.0, seconds))
 
+    @asynccontextmanager
+    async def hold(self) -> AsyncIterator[None]:
+        yield
+
 
 REAL_CLOCK = RealClock()
+
+
+class SimulatedClock:
+    """Virtual time: a sleep returns when every task that could run has run and no earlier
+    sleeper is left, without any real waiting. Sleepers wake in deadline order (ties in call
+    order), so a game on this clock is deterministic.
+
+    Time advances only when nothing is held and the loop has settled; it never goes back.
+    """
+
+    def __init__(self, start: float = SIMULATED_EPOCH) -> None:
+        self._now = float(start)
+        self._sleepers: list[tuple[float, int, asyncio.Future[None]]] = []
+        self._order = itertools.count()
+        self._holds = 0
+        self._released = asyncio.Event()
+        self._released.set()
+        self._advancer: asyncio.Task[None] | None = None
+
+    def now(self) -> float:
+        return self._now
+
+    async def sleep(self, seconds: float) -> None:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        wake = self._now + max(0.0, seconds)
+        heapq.heappush(self._sleepers, (wake, next(self._order), future))
+        if self._advancer is None or self._advancer.done():
+            self._advancer = loop.create_task(self._advance())
+        await future
+
+    @asynccontextmanager
+    async def hold(self) -> AsyncIterator[None]:
+        self._holds += 1
+        self._released.clear()
+        try:
+            yield
+        finally:
+            self._holds -= 1
+            if self._holds == 0:
+                self._released.set()
+
+    async def _advance(self) -> None:
+        while self._sleepers:
+            await self._settle()
+            if not self._sleepers:
+                break
+            wake, _, future = heapq.heappop(self._sleepers)
+            if future.done():  # the sleeper was cancelled
+                continue
+            self._now = max(self._now, wake)
+            future.set_result(None)
+
+    async def _settle(self) -> None:
+        # Let everything runnable run; wait (without spinning) while time is held.
+        while True:
+            for _ in range(_SETTLE_PASSES):
+                await asyncio.sleep(0)
+            if self._holds == 0:
+                return
+            await self._released.wait()

@@ -1,0 +1,496 @@
+"""Interrogation games with people: an interrogator chats with one witness (two-party) or two
+(three-party) on one channel per witness, then says who is human. Event-driven: the game
+waits on whichever happens first — a person's input, an AI reply, the clock running out.
+
+Rules (Jones & Bergen; SPEC §2):
+- Turns alternate on each channel: the interrogator writes first; after writing to a witness
+  it waits for that witness's answer before writing to it again, and a witness answers once
+  per interrogator message (never twice in a row, never first). The interrogator may address
+  either witness whenever that witness's channel is its turn.
+- A witness sees only its own channel (each message is visible to its sender and the other
+  party of that channel, nothing else).
+- A message longer than `max_chars` is refused with a reason delivered to the sender; it is
+  never truncated. A person simply types again. An AI witness is asked once more with the
+  reason; a second over-long reply flags the game. An AI interrogator's refused message is
+  told to it and it is asked again (at most twice in a row; then it waits for the next event).
+- The game ends at the time limit, when the interrogator ends it (or gives the verdict early),
+  or, for AI interrogators, after `max_interrogator_messages` messages.
+- Verdict: the side judged human, a confidence 0–100 and a reason, validated; a person's bad
+  verdict is refused with the reason and they try again. An AI interrogator chooses the side by
+  forced choice; if no side can be read the game ends "unparseable-verdict" (never a guess).
+- Live games (a person at the table): an AI seat that misses the per-call deadline or fails
+  ends the game FLAGGED, and the people are told. Batch games propagate errors to the runner.
+- After the verdict every person at the table is told which seat was which.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from turinglab.agents.base import ChatMessage
+from turinglab.agents.human import MESSAGE, HumanAgent, HumanInput
+from turinglab.games.interrogation_text import (
+    INTERROGATOR,
+    Refused,
+    parse_action,
+    read_choice,
+    read_confidence,
+    validate_verdict,
+)
+from turinglab.games.live import MissedCall, call_seat
+from turinglab.games.spec import FINISHED, FLAGGED, GameResult, Judgement
+from turinglab.games.table import GAME, Table
+from turinglab.games.typing_delay import TypingDelay
+from turinglab.games.witness import WitnessPrompt
+from turinglab.prompts import builtin_prompt, render
+
+CONTROL = "control"  # channel of the game's own instructions and the verdict exchange
+REFUSED = "refused"  # phase of an AI interrogator's refused message and the reason
+NO_VERDICT = "no-verdict"
+UNPARSEABLE_VERDICT = "unparseable-verdict"
+_MAX_AI_REFUSALS = 2
+
+
+@dataclass(frozen=True)
+class InterrogationRules:
+    time_limit_s: float = 300.0
+    max_chars: int = 300
+    deadline_s: float = 60.0  # per AI call, retries included, in live games
+    typing_delay: TypingDelay | None = None  # None: messages appear as soon as they exist
+    max_interrogator_messages: int = 10  # AI interrogators only; people have the clock
+    verdict_timeout_s: float = 120.0
+
+
+@dataclass(frozen=True)
+class WitnessSide:
+    seat: str  # also the name of its channel
+    label: str  # how the interrogator names it: "A", "B" (or "" in two-party)
+    human: bool  # a person or a stand-in for one
+    prompt: WitnessPrompt | None  # None: the agent gets no instructions (people, ELIZA)
+
+
+@dataclass
+class Interrogation:
+    table: Table
+    rules: InterrogationRules
+    witnesses: list[WitnessSide]
+    seed: int
+    started: float = 0.0
+    _waiting: dict[str, bool] = field(default_factory=dict)  # True: the witness's turn
+    _sent: Counter[str] = field(default_factory=Counter)
+    _refusals: int = 0
+    _ai_refusals: int = 0
+
+    @property
+    def three_party(self) -> bool:
+        return len(self.witnesses) == 2
+
+    def _is_person(self, seat: str) -> bool:
+        return isinstance(self.table.seats[seat].agent, HumanAgent)
+
+    @property
+    def live(self) -> bool:
+        return any(self._is_person(s) for s in self.table.seats)
+
+    def _deadline(self) -> float | None:
+        return self.rules.deadline_s if self.live else None
+
+    def _side(self, seat: str) -> WitnessSide:
+        return next(w for w in self.witnesses if w.seat == seat)
+
+    # ---- the game --------------------------------------------------------------------------
+
+    async def run(self) -> GameResult:
+        self.started = self.table.clock.now()
+        self._waiting = {w.seat: False for w in self.witnesses}
+        self._announce({"type": "start", "time_limit_s": self.rules.time_limit_s})
+        rng = random.Random(self.seed)
+        tasks: dict[str, asyncio.Future[Any]] = {
+            "timer": asyncio.ensure_future(self.table.clock.sleep(self.rules.time_limit_s))
+        }
+        for seat in [INTERROGATOR, *(w.seat for w in self.witnesses)]:
+            if self._is_person(seat):
+                tasks[f"input:{seat}"] = asyncio.ensure_future(self._input(seat))
+        if not self._is_person(INTERROGATOR):
+            tasks["ai:interrogator"] = asyncio.ensure_future(self._ai_interrogator_move())
+        verdict: Judgement | None = None
+        end_reason = ""
+        try:
+            while not end_reason:
+                done, _ = await asyncio.wait(tasks.values(), return_when=asyncio.FIRST_COMPLETED)
+                for tag in sorted(t for t, task in tasks.items() if task in done):
+                    task = tasks.pop(tag)
+                    outcome = self._handle(tag, task, tasks, rng)
+                    if isinstance(outcome, Judgement):
+                        verdict, end_reason = outcome, "verdict"
+                    elif outcome:
+                        end_reason = outcome
+                    if end_reason:
+                        break
+        except MissedCall as missed:
+            return self._flag(str(missed))
+        except _LongReply as long:
+            return self._flag(str(long))
+        finally:
+            for task in tasks.values():
+                task.cancel()
+        return await self._finish(end_reason, verdict)
+
+    def _handle(
+        self,
+        tag: str,
+        task: asyncio.Future[Any],
+        tasks: dict[str, asyncio.Future[Any]],
+        rng: random.Random,
+    ) -> str | Judgement | None:
+        if tag == "timer":
+            return "time"
+        kind, seat = tag.split(":", 1)
+        if kind == "input":
+            tasks[tag] = asyncio.ensure_future(self._input(seat))
+            item: HumanInput = task.result()
+            if seat == INTERROGATOR:
+                return self._interrogator_input(item, tasks, rng)
+            self._witness_input(seat, item, tasks)
+            return self._talk_over()
+        if kind == "ai" and seat == INTERROGATOR:
+            action = task.result()
+            return self._interrogator_action(action, tasks, rng)
+        # an AI (or stand-in) witness's reply, delayed as typed
+        text = task.result()
+        self._witness_said(seat, text, tasks)
+        return self._talk_over()
+
+    async def _input(self, seat: str) -> HumanInput:
+        agent = self.table.seats[seat].agent
+        assert isinstance(agent, HumanAgent)
+        return await agent.next_input()
+
+    # ---- the interrogator ------------------------------------------------------------------
+
+    def _interrogator_input(
+        self, item: HumanInput, tasks: dict[str, asyncio.Future[Any]], rng: random.Random
+    ) -> str | Judgement | None:
+        if item.kind == "end":
+            return "interrogator-ended"
+        if item.kind == "verdict":
+            try:
+                return self._verdict_from(item)
+            except Refused as refused:
+                self._refuse(INTERROGATOR, str(refused), item.channel)
+                return None
+        if item.kind != MESSAGE:
+            self._refuse(INTERROGATOR, f"unknown action {item.kind!r}", item.channel)
+            return None
+        channel = item.channel or (self.witnesses[0].seat if not self.three_party else "")
+        try:
+            self._send_to_witness(channel, item.text, tasks, rng)
+        except Refused as refused:
+            self._refuse(INTERROGATOR, str(refused), channel)
+        return None
+
+    def _send_to_witness(
+        self, channel: str, text: str, tasks: dict[str, asyncio.Future[Any]], rng: random.Random
+    ) -> None:
+        if channel not in self._waiting:
+            names = ", ".join(w.seat for w in self.witnesses)
+            raise Refused(f"no witness {channel!r} (choose one of: {names})")
+        if self._waiting[channel]:
+            raise Refused("wait for the witness to answer before writing to it again")
+        self._check_length(text)
+        self.table.post(INTERROGATOR, text, visible_to=(INTERROGATOR, channel), channel=channel)
+        self._sent[INTERROGATOR] += 1
+        self._waiting[channel] = True
+        if not self._is_person(channel):
+            tasks[f"ai:{channel}"] = asyncio.ensure_future(self._ai_witness_reply(channel, rng))
+
+    def _interrogator_action(
+        self,
+        action: tuple[str, str, str, str],
+        tasks: dict[str, asyncio.Future[Any]],
+        rng: random.Random,
+    ) -> str | None:
+        kind, channel, text, raw = action
+        if kind == "end":
+            return "interrogator-ended"
+        try:
+            if kind == "invalid":
+                raise Refused(text)
+            self._send_to_witness(channel, text, tasks, rng)
+            self._ai_refusals = 0
+        except Refused as refused:
+            # Kept in the AI's own view (not a message to anyone), followed by the reason.
+            self._refusals += 1
+            self._ai_refusals += 1
+            self.table.post(
+                INTERROGATOR, raw, visible_to=(INTERROGATOR,), channel=CONTROL, phase=REFUSED
+            )
+            self.table.tell(INTERROGATOR, f"Not sent: {refused}.", channel=CONTROL, phase=REFUSED)
+        if self._at_limit():
+            return self._talk_over()
+        if self._ai_refusals <= _MAX_AI_REFUSALS and not all(self._waiting.values()):
+            tasks["ai:interrogator"] = asyncio.ensure_future(self._ai_interrogator_move())
+        return None
+
+    def _at_limit(self) -> bool:
+        return (
+            not self._is_person(INTERROGATOR)
+            and self._sent[INTERROGATOR] >= self.rules.max_interrogator_messages
+        )
+
+    def _talk_over(self) -> str | None:
+        # An AI interrogator at its message limit still hears the answers it is owed.
+        if self._at_limit() and not any(self._waiting.values()):
+            return "message-limit"
+        return None
+
+    async def _ai_interrogator_move(self) -> tuple[str, str, str, str]:
+        history = self._interrogator_history(status=True)
+        reply = await call_seat(self.table, INTERROGATOR, history, deadline_s=self._deadline())
+        labels = {w.label: w.seat for w in self.witnesses}
+        return (*parse_action(reply.text, labels), reply.text)
+
+    def _interrogator_history(self, *, status: bool) -> list[ChatMessage]:
+        template = "interrogator_three_party" if self.three_party else "interrogator_two_party"
+        intro = render(
+            builtin_prompt(template),
+            max_chars=self.rules.max_chars,
+            minutes=f"{self.rules.time_limit_s / 60:g}",
+        )
+        turns: list[ChatMessage] = [ChatMessage("user", intro)]
+        for m in self.table.messages:
+            if INTERROGATOR not in m.visible_to:
+                continue
+            label = self._side(m.channel).label if m.channel in self._waiting else ""
+            text = f"{label}: {m.text}" if label else m.text
+            turns.append(ChatMessage("assistant" if m.sender == INTERROGATOR else "user", text))
+        if status:
+            turns.append(ChatMessage("user", self._status()))
+        return turns
+
+    def _status(self) -> str:
+        left = self.rules.time_limit_s - (self.table.clock.now() - self.started)
+        parts = []
+        for w in self.witnesses:
+            name = f"Witness {w.label}" if w.label else "The Witness"
+            parts.append(f"{name} is typing." if self._waiting[w.seat] else f"{name} awaits you.")
+        if self.three_party:
+            ask = 'Write one line: "A: ..." or "B: ..." to a Witness who awaits you, or END.'
+        else:
+            ask = "Write your next message to the Witness, or END."
+        return f"{' '.join(parts)} Time left: {max(0, int(left))} s. {ask}"
+
+    # ---- witnesses -------------------------------------------------------------------------
+
+    def _witness_input(
+        self, seat: str, item: HumanInput, tasks: dict[str, asyncio.Future[Any]]
+    ) -> None:
+        if item.kind != MESSAGE:
+            self._refuse(seat, f"unknown action {item.kind!r}", seat)
+            return
+        if not self._waiting[seat]:
+            self._refuse(seat, "wait for the interrogator's message before answering", seat)
+            return
+        try:
+            self._check_length(item.text)
+        except Refused as refused:
+            self._refuse(seat, str(refused), seat)
+            return
+        self._witness_said(seat, item.text, tasks)
+
+    def _witness_said(self, seat: str, text: str, tasks: dict[str, asyncio.Future[Any]]) -> None:
+        self.table.post(seat, text, visible_to=(seat, INTERROGATOR), channel=seat)
+        self._sent[seat] += 1
+        self._waiting[seat] = False
+        if (
+            not self._is_person(INTERROGATOR)
+            and "ai:interrogator" not in tasks
+            and not self._at_limit()
+        ):
+            self._ai_refusals = 0
+            tasks["ai:interrogator"] = asyncio.ensure_future(self._ai_interrogator_move())
+
+    async def _ai_witness_reply(self, seat: str, rng: random.Random) -> str:
+        side = self._side(seat)
+        clock = self.table.clock
+        view = self.table.view(seat, channel=seat)
+        history = side.prompt.history(view, self.started, clock.now()) if side.prompt else view
+        reply = await call_seat(self.table, seat, history, deadline_s=self._deadline())
+        text = reply.text.strip()
+        if len(text) > self.rules.max_chars:
+            note = (
+                f"(Not sent: your message had {len(text)} characters; the limit is "
+                f"{self.rules.max_chars}. Send a shorter one.)"
+            )
+            retry = [*history, ChatMessage("assistant", text), ChatMessage("user", note)]
+            reply = await call_seat(self.table, seat, retry, deadline_s=self._deadline())
+            text = reply.text.strip()
+            if len(text) > self.rules.max_chars:
+                raise _LongReply(seat, len(text), self.rules.max_chars)
+        if self.rules.typing_delay is not None:
+            previous = view[-1].content if view else ""
+            await clock.sleep(self.rules.typing_delay.seconds(len(text), len(previous), rng))
+        return text
+
+    # ---- checks, verdict, ending -----------------------------------------------------------
+
+    def _check_length(self, text: str) -> None:
+        if not text.strip():
+            raise Refused("the message is empty")
+        if len(text) > self.rules.max_chars:
+            raise Refused(
+                f"the message has {len(text)} characters; the limit is {self.rules.max_chars}"
+            )
+
+    def _refuse(self, seat: str, reason: str, channel: str | None) -> None:
+        self._refusals += 1
+        agent = self.table.seats[seat].agent
+        if isinstance(agent, HumanAgent):
+            agent.deliver({"type": "refused", "channel": channel, "reason": reason})
+
+    def _verdict_from(self, item: HumanInput) -> Judgement:
+        return validate_verdict(
+            item.data,
+            sides={w.seat: w.label for w in self.witnesses},
+            three_party=self.three_party,
+            at=self.table.clock.now(),
+        )
+
+    async def _finish(self, end_reason: str, verdict: Judgement | None) -> GameResult:
+        duration = self.table.clock.now() - self.started
+        self._announce({"type": "ended", "reason": end_reason})
+        status = FINISHED
+        try:
+            if verdict is None:
+                verdict, status = await self._ask_verdict()
+        except MissedCall as missed:
+            return self._flag(str(missed))
+        result = GameResult(status=status, details=self._details(end_reason, duration))
+        if verdict is not None:
+            result.judgements.append(verdict)
+            result.correct, result.verdict = self._score(verdict)
+        self._announce({"type": "reveal", **self._reveal()})
+        return result
+
+    async def _ask_verdict(self) -> tuple[Judgement | None, str]:
+        if self._is_person(INTERROGATOR):
+            return await self._person_verdict()
+        return await self._ai_verdict()
+
+    async def _person_verdict(self) -> tuple[Judgement | None, str]:
+        agent = self.table.seats[INTERROGATOR].agent
+        assert isinstance(agent, HumanAgent)
+        agent.deliver({"type": "verdict-request", "sides": [w.seat for w in self.witnesses]})
+        timer = asyncio.ensure_future(self.table.clock.sleep(self.rules.verdict_timeout_s))
+        try:
+            while True:
+                item_task = asyncio.ensure_future(agent.next_input())
+                await asyncio.wait({timer, item_task}, return_when=asyncio.FIRST_COMPLETED)
+                if not item_task.done():
+                    item_task.cancel()
+                    return None, NO_VERDICT
+                item = item_task.result()
+                if item.kind != "verdict":
+                    self._refuse(INTERROGATOR, "the game is over: give your verdict", None)
+                    continue
+                try:
+                    return self._verdict_from(item), FINISHED
+                except Refused as refused:
+                    self._refuse(INTERROGATOR, str(refused), None)
+        finally:
+            timer.cancel()
+
+    async def _ai_verdict(self) -> tuple[Judgement | None, str]:
+        deadline = self._deadline()
+        if self.three_party:
+            question, choices = builtin_prompt("interrogator_verdict_side"), ("A", "B")
+        else:
+            question, choices = builtin_prompt("interrogator_verdict_kind"), ("human", "ai")
+        self.table.tell(INTERROGATOR, question.strip(), phase="verdict", channel=CONTROL)
+        history = self._interrogator_history(status=False)
+        reply = await call_seat(
+            self.table, INTERROGATOR, history, deadline_s=deadline, choices=choices
+        )
+        self.table.post(
+            INTERROGATOR, reply.text, visible_to=(INTERROGATOR,), channel=CONTROL, phase="verdict"
+        )
+        choice = read_choice(reply.text, choices)
+        if choice is None:
+            return None, UNPARSEABLE_VERDICT
+        ask = render(builtin_prompt("interrogator_confidence"), verdict=choice)
+        self.table.tell(INTERROGATOR, ask, phase="verdict", channel=CONTROL)
+        history = self._interrogator_history(status=False)
+        reply = await call_seat(self.table, INTERROGATOR, history, deadline_s=deadline)
+        self.table.post(
+            INTERROGATOR, reply.text, visible_to=(INTERROGATOR,), channel=CONTROL, phase="verdict"
+        )
+        confidence, reason = read_confidence(reply.text)
+        if self.three_party:
+            side = next(w.seat for w in self.witnesses if w.label == choice)
+            data: dict[str, Any] = {"human": side}
+        else:
+            data = {"verdict": choice}
+        data.update(confidence=confidence, reason=reason)
+        judgement = validate_verdict(
+            data,
+            sides={w.seat: w.label for w in self.witnesses},
+            three_party=self.three_party,
+            at=self.table.clock.now(),
+            confidence_required=False,
+        )
+        return judgement, FINISHED
+
+    def _score(self, verdict: Judgement) -> tuple[bool, int | None]:
+        if self.three_party:
+            return self._side(str(verdict.verdict)).human, None
+        judged_human = verdict.verdict == "human"
+        return judged_human == self.witnesses[0].human, int(judged_human)
+
+    def _flag(self, reason: str) -> GameResult:
+        self._announce({"type": "flagged", "reason": "the game was stopped: " + reason})
+        duration = self.table.clock.now() - self.started
+        return GameResult(
+            status=FLAGGED, details=self._details("flagged", duration), flags=[reason]
+        )
+
+    def _details(self, end_reason: str, duration: float) -> dict[str, Any]:
+        return {
+            "end_reason": end_reason,
+            "duration_s": round(duration, 3),
+            "started_at": self.started,
+            "message_counts": message_counts(self.table),
+            "refusals": self._refusals,
+            "human_seats": [w.seat for w in self.witnesses if w.human],
+        }
+
+    def _reveal(self) -> dict[str, Any]:
+        return {
+            "seats": {
+                w.seat: {"label": w.label, "human": w.human, "kind": self.table.seats[w.seat].kind}
+                for w in self.witnesses
+            }
+        }
+
+    def _announce(self, event: Mapping[str, Any]) -> None:
+        for seat in self.table.seats.values():
+            if isinstance(seat.agent, HumanAgent):
+                seat.agent.deliver(event)
+
+
+class _LongReply(Exception):
+    def __init__(self, seat: str, length: int, limit: int) -> None:
+        super().__init__(f"{seat}: replied twice over the {limit}-character limit ({length})")
+
+
+def message_counts(table: Table) -> dict[str, dict[str, int]]:
+    """Messages sent per channel and sender (the game's own instructions excluded)."""
+    counts: dict[str, Counter[str]] = {}
+    for m in table.messages:
+        if m.sender != GAME and m.phase not in ("verdict", REFUSED):
+            counts.setdefault(m.channel, Counter())[m.sender] += 1
+    return {channel: dict(c) for channel, c in counts.items()}

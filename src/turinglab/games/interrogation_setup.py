@@ -1,0 +1,271 @@
+"""What three- and two-party games share above the play itself: the experiment fields, AI
+witness entries, seat kinds, seeds, and the study-file rows a finished game becomes.
+
+The study rows are those `turinglab report STUDY.csv` reads (turinglab.human.schema): one row
+per (game, witness). A stand-in for a person is a "human" witness in the analysis and is marked
+`witness_kind = "stand-in"` in the file, so a simulated study is never mistaken for a real one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from turinglab.agents.base import Agent
+from turinglab.agents.human import HumanAgent
+from turinglab.games.clock import REAL_CLOCK, Clock, SimulatedClock
+from turinglab.games.interrogation import Interrogation, InterrogationRules, WitnessSide
+from turinglab.games.kinds import GameContext
+from turinglab.games.spec import FINISHED, GameResult, TrialSpec
+from turinglab.games.table import Seat, Table
+from turinglab.games.typing_delay import TypingDelay
+from turinglab.games.witness import Persona, WitnessFacts, WitnessPrompt
+from turinglab.games.witness import identity as witness_identity
+from turinglab.prompts import builtin_prompt
+
+PERSONA_LABELS = {"persona": "PERSONA", "no-persona": "NO-PERSONA", "none": ""}
+
+
+class AIWitness(BaseModel):
+    """An AI witness: an agent and its prompt condition."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    agent: str
+    persona: Persona = Field(
+        default="persona", description='"persona", "no-persona", or "none" (no prompt: ELIZA)'
+    )
+    label: str | None = Field(
+        default=None, description='name in the study file, e.g. "SMOLLM2-PERSONA"'
+    )
+
+    def name(self) -> str:
+        if self.label:
+            return self.label
+        suffix = PERSONA_LABELS[self.persona]
+        return f"{self.agent.upper()}-{suffix}" if suffix else self.agent.upper()
+
+
+class InterrogationExperiment(BaseModel):
+    """Fields every interrogation game has; each game adds `game: Literal[...]`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    interrogators: list[str] = Field(min_length=1, description="agents that judge")
+    ai_witnesses: list[AIWitness] = Field(default_factory=list)
+    human_witnesses: list[str] = Field(
+        default_factory=list, description="agents playing the human side: people or stand-ins"
+    )
+    stand_ins: list[str] = Field(
+        default_factory=list, description="agents (among the above) that stand in for people"
+    )
+    n: int = Field(default=1, ge=1, description="games per design cell")
+    seed: int = 0
+    time_limit_s: float = Field(default=300.0, gt=0)
+    max_chars: int = Field(default=300, ge=1)
+    message_deadline_s: float = Field(default=60.0, gt=0, description="per AI call in live games")
+    max_interrogator_messages: int = Field(default=10, ge=1, description="AI interrogators only")
+    verdict_timeout_s: float = Field(default=120.0, gt=0)
+    typing_delay: bool | None = Field(
+        None, description="delay AI messages as typed; default: on when a person plays"
+    )
+    delay: TypingDelay = TypingDelay()  # frozen: one shared default is safe
+
+    @model_validator(mode="before")
+    @classmethod
+    def _witness_shorthand(cls, data: Any) -> Any:
+        # `ai_witnesses: [eliza]` is shorthand for {agent: eliza}.
+        if isinstance(data, dict) and isinstance(data.get("ai_witnesses"), list):
+            data = dict(data)
+            data["ai_witnesses"] = [
+                {"agent": w} if isinstance(w, str) else w for w in data["ai_witnesses"]
+            ]
+        return data
+
+    @model_validator(mode="after")
+    def _stand_ins_are_witnesses(self) -> InterrogationExperiment:
+        players = set(self.human_witnesses) | set(self.interrogators)
+        unknown = [s for s in self.stand_ins if s not in players]
+        if unknown:
+            raise ValueError(
+                f"stand_ins: {', '.join(unknown)} neither a human witness nor an interrogator"
+            )
+        return self
+
+    def agent_names(self) -> set[str]:
+        return {*self.interrogators, *(w.agent for w in self.ai_witnesses), *self.human_witnesses}
+
+
+def seed_of(*parts: object) -> int:
+    """A trial seed from its design coordinates (as runner/plan.py derives GTT seeds)."""
+    digest = hashlib.sha256(":".join(map(str, parts)).encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1  # fits a signed 64-bit column
+
+
+def seat_kind(agent_name: str, agent: Agent, cfg: InterrogationExperiment, ctx: GameContext) -> str:
+    if isinstance(agent, HumanAgent):
+        return "human"
+    if agent_name in cfg.stand_ins or ctx.agent_kinds.get(agent_name) == "stand-in":
+        return "stand-in"
+    return ctx.agent_kinds.get(agent_name, "agent")
+
+
+def make_seats(
+    spec: TrialSpec, agents: Mapping[str, Agent], cfg: InterrogationExperiment, ctx: GameContext
+) -> dict[str, Seat]:
+    seats = {}
+    for seat_id, name in spec.seats.items():
+        agent = agents[name]
+        seats[seat_id] = Seat(seat_id, name, agent, seat_kind(name, agent, cfg, ctx))
+    return seats
+
+
+def study_rows(
+    spec: TrialSpec,
+    result: GameResult,
+    *,
+    seat_kinds: Mapping[str, str],
+    message_counts: Mapping[str, Mapping[str, int]] | None = None,
+    transcripts: Mapping[str, list[dict[str, Any]]] | None = None,
+) -> list[dict[str, Any]]:
+    """A finished three- or two-party game as rows of the study file (none if it has no
+    usable verdict: flagged, no verdict, unparseable)."""
+    verdicts = [j for j in result.judgements if j.kind == "verdict"]
+    if result.status != FINISHED or not verdicts:
+        return []
+    verdict = verdicts[0]
+    counts = message_counts or result.details.get("message_counts") or {}
+    witnesses = spec.params["witnesses"]  # seat -> {"label", "human", "persona", "model"}
+    three_party = len(witnesses) == 2
+    rows = []
+    for seat, info in witnesses.items():
+        judged_human = verdict.verdict == (seat if three_party else "human")
+        channel = counts.get(seat, {})
+        row: dict[str, Any] = {
+            "game": spec.key,
+            "interrogator": spec.seats["interrogator"],
+            "witness": "human" if info["human"] else info["name"],
+            "witness_type": "human" if info["human"] else "ai",
+            "judged_human": judged_human,
+            "format": "three-party" if three_party else "two-party",
+            "confidence": verdict.confidence,
+            "reason": verdict.reason or "",
+            "interrogator_messages": channel.get("interrogator", 0),
+            "witness_messages": channel.get(seat, 0),
+            "duration_s": result.details.get("duration_s"),
+            "persona": info.get("persona") or "",
+            "model": spec.seats[seat] if not info["human"] else "",
+            "witness_kind": seat_kinds.get(seat, "agent"),
+            "interrogator_kind": seat_kinds.get("interrogator", "agent"),
+        }
+        if transcripts is not None:
+            row["transcript"] = json.dumps(transcripts.get(seat, []))
+        rows.append(row)
+    return rows
+
+
+def _is_eliza(agent: Agent) -> bool:
+    # ELIZA plays unchanged (the paper's baseline): a prompt would only be text it echoes.
+    from turinglab.agents.eliza import ElizaAgent
+
+    return isinstance(agent, ElizaAgent)
+
+
+def witness_entry(
+    label: str, *, human: bool, name: str, persona: str, facts: WitnessFacts
+) -> dict[str, Any]:
+    """One witness as recorded in a trial's params."""
+    return {
+        "label": label,
+        "human": human,
+        "name": name,
+        "persona": persona,
+        "facts": facts.to_json(),
+    }
+
+
+class InterrogationGame:
+    """The parts of three- and two-party games that do not depend on the number of witnesses."""
+
+    name = ""
+    cfg: InterrogationExperiment
+
+    def __init__(self, cfg: InterrogationExperiment, context: GameContext) -> None:
+        self.cfg = cfg
+        self.context = context
+
+    def seats(self, spec: TrialSpec, agents: Mapping[str, Agent]) -> dict[str, Seat]:
+        return make_seats(spec, agents, self.cfg, self.context)
+
+    def clock_for(self, seats: Mapping[str, Seat]) -> Clock:
+        """Real time when a person plays, simulated time for batch runs."""
+        if any(isinstance(s.agent, HumanAgent) for s in seats.values()):
+            return REAL_CLOCK
+        return SimulatedClock()
+
+    def rules(self, live: bool) -> InterrogationRules:
+        cfg = self.cfg
+        delayed = live if cfg.typing_delay is None else cfg.typing_delay
+        return InterrogationRules(
+            time_limit_s=cfg.time_limit_s,
+            max_chars=cfg.max_chars,
+            deadline_s=cfg.message_deadline_s,
+            typing_delay=cfg.delay if delayed else None,
+            max_interrogator_messages=cfg.max_interrogator_messages,
+            verdict_timeout_s=cfg.verdict_timeout_s,
+        )
+
+    async def play(self, table: Table, spec: TrialSpec) -> GameResult:
+        sides = []
+        for seat, info in spec.params["witnesses"].items():
+            agent = table.seats[seat].agent
+            facts = WitnessFacts.from_json(info["facts"])
+            prompt: WitnessPrompt | None = None
+            common = dict(
+                facts=facts,
+                time_limit_s=self.cfg.time_limit_s,
+                max_chars=self.cfg.max_chars,
+                three_party=len(spec.params["witnesses"]) == 2,
+            )
+            if info["human"] and not isinstance(agent, HumanAgent):
+                prompt = WitnessPrompt(persona="none", stand_in=True, **common)  # type: ignore[arg-type]
+            elif not info["human"] and info["persona"] != "none" and not _is_eliza(agent):
+                prompt = WitnessPrompt(persona=info["persona"], **common)  # type: ignore[arg-type]
+            sides.append(WitnessSide(seat, info["label"], bool(info["human"]), prompt))
+        live = any(isinstance(s.agent, HumanAgent) for s in table.seats.values())
+        game = Interrogation(table, self.rules(live), sides, seed=spec.seed)
+        return await game.run()
+
+    def identity(self) -> dict[str, Any]:
+        prompts = {
+            name: builtin_prompt(name)
+            for name in (
+                "interrogator_three_party",
+                "interrogator_two_party",
+                "interrogator_verdict_side",
+                "interrogator_verdict_kind",
+                "interrogator_confidence",
+            )
+        }
+        return {"game": self.name, "prompts": prompts, "witness": witness_identity()}
+
+    def study_rows(
+        self,
+        spec: TrialSpec,
+        result: GameResult,
+        *,
+        seat_kinds: Mapping[str, str],
+        message_counts: Mapping[str, Mapping[str, int]] | None = None,
+        transcripts: Mapping[str, list[dict[str, Any]]] | None = None,
+    ) -> list[dict[str, Any]]:
+        return study_rows(
+            spec,
+            result,
+            seat_kinds=seat_kinds,
+            message_counts=message_counts,
+            transcripts=transcripts,
+        )

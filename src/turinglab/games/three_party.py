@@ -1,0 +1,92 @@
+"""The three-party Turing test (Jones & Bergen): an interrogator, one human and one AI witness,
+two private channels, five minutes, then "which one is the human?". Rules: interrogation.py.
+
+Design: every interrogator × AI witness × human witness, `n` games each. The human's side (A
+or B) is drawn from the trial seed; the AI witness's name, city and languages are sampled from
+it as well (at the simulated clock's start time); both are recorded in the trial's params.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from typing import Literal
+
+from pydantic import model_validator
+
+from turinglab.games.clock import SIMULATED_EPOCH
+from turinglab.games.interrogation_setup import (
+    InterrogationExperiment,
+    InterrogationGame,
+    seed_of,
+    witness_entry,
+)
+from turinglab.games.kinds import GameContext, register
+from turinglab.games.spec import TrialSpec
+from turinglab.games.witness import sample_facts
+
+SEATS = ("witness_a", "witness_b")
+
+
+class ThreePartyExperiment(InterrogationExperiment):
+    game: Literal["three-party"]
+
+    @model_validator(mode="after")
+    def _both_sides(self) -> ThreePartyExperiment:
+        if not self.ai_witnesses or not self.human_witnesses:
+            raise ValueError(
+                "three-party needs at least one of each: ai_witnesses, human_witnesses"
+            )
+        return self
+
+
+class ThreePartyGame(InterrogationGame):
+    name = "three-party"
+    cfg: ThreePartyExperiment
+
+    def plan(self) -> list[TrialSpec]:
+        cfg = self.cfg
+        specs: list[TrialSpec] = []
+        cells = itertools.product(cfg.interrogators, cfg.ai_witnesses, cfg.human_witnesses)
+        for interrogator, ai, human in cells:
+            for i in range(cfg.n):
+                seed = seed_of(self.name, cfg.seed, interrogator, ai.name(), human, i)
+                rng = random.Random(seed)
+                human_seat = rng.choice(SEATS)
+                ai_seat = SEATS[1 - SEATS.index(human_seat)]
+                witnesses = {
+                    human_seat: witness_entry(
+                        human_seat[-1].upper(),
+                        human=True,
+                        name="human",
+                        persona="",
+                        facts=sample_facts(rng.getrandbits(63), SIMULATED_EPOCH),
+                    ),
+                    ai_seat: witness_entry(
+                        ai_seat[-1].upper(),
+                        human=False,
+                        name=ai.name(),
+                        persona=ai.persona,
+                        facts=sample_facts(rng.getrandbits(63), SIMULATED_EPOCH),
+                    ),
+                }
+                specs.append(
+                    TrialSpec(
+                        index=len(specs),
+                        key=f"{interrogator}|{ai.name()}~{human}#{i}",
+                        game=self.name,
+                        seed=seed,
+                        seats={"interrogator": interrogator, human_seat: human, ai_seat: ai.agent},
+                        params={
+                            "human_seat": human_seat,
+                            "ai_witness": ai.name(),
+                            "witnesses": dict(sorted(witnesses.items())),
+                        },
+                    )
+                )
+        return specs
+
+
+@register("three-party")
+def three_party_game(cfg: ThreePartyExperiment, context: GameContext) -> ThreePartyGame:
+    return ThreePartyGame(cfg, context)

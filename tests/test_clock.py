@@ -1,0 +1,56 @@
+"""The simulated clock: virtual time, ordered wake-ups, holds, no real waiting."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from turinglab.games.clock import REAL_CLOCK, SIMULATED_EPOCH, SimulatedClock
+
+
+async def test_sleepers_wake_in_deadline_order_without_waiting() -> None:
+    clock = SimulatedClock()
+    woke: list[tuple[str, float]] = []
+
+    async def sleeper(name: str, seconds: float) -> None:
+        await clock.sleep(seconds)
+        woke.append((name, clock.now() - SIMULATED_EPOCH))
+
+    start = time.perf_counter()
+    await asyncio.gather(sleeper("c", 300), sleeper("a", 3), sleeper("b", 40), sleeper("a2", 3))
+    assert woke == [("a", 3), ("a2", 3), ("b", 40), ("c", 300)]
+    assert time.perf_counter() - start < 0.5
+
+
+async def test_cancelled_sleeper_does_not_move_time() -> None:
+    clock = SimulatedClock(start=0)
+    task = asyncio.ensure_future(clock.sleep(1000))
+    await asyncio.sleep(0)
+    task.cancel()
+    await clock.sleep(5)
+    assert clock.now() == 5
+
+
+async def test_time_stands_still_while_held() -> None:
+    clock = SimulatedClock(start=0)
+    seen: list[float] = []
+
+    async def slow_work() -> None:
+        async with clock.hold():
+            await asyncio.sleep(0.05)  # real work outside the clock (a model call)
+            seen.append(clock.now())
+
+    async def timer() -> None:
+        await clock.sleep(10)
+        seen.append(clock.now())
+
+    await asyncio.gather(timer(), slow_work())
+    assert seen == [0, 10]
+
+
+async def test_real_clock_sleeps_for_real() -> None:
+    start = time.perf_counter()
+    await REAL_CLOCK.sleep(0.02)
+    async with REAL_CLOCK.hold():
+        pass
+    assert time.perf_counter() - start >= 0.015 and abs(REAL_CLOCK.now() - time.time()) < 1
