@@ -126,6 +126,9 @@ class Arena:
                 params={"duration_s": mode.duration_s},
             )
         spec = replace(spec, params={**spec.params, "arena_mode": mode.name, "solo": mode.solo})
+        # The game may seat people elsewhere than the lobby did (it draws sides from its seed).
+        by_name = {f"person:{p.id}": p for p in people.values()}
+        people = {seat: by_name[a] for seat, a in spec.seats.items() if a in by_name}
         game = LiveGame(
             mode,
             spec,

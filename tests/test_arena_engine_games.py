@@ -1,0 +1,114 @@
+"""The arena as a transport for the engine's own games: the three-party game of
+games/three_party.py between two people and ELIZA, and a solo two-party game against ELIZA,
+over real websockets. The game (not the arena) enforces the rules, records the verdict and
+scores it; the arena only routes — and still hides who is who until the reveal."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from arena_fixtures import Person, running_arena
+from test_arena_ws import _pair
+from turinglab.agents.eliza import ElizaAgent
+from turinglab.arena import ArenaSettings, ArenaSetup
+from turinglab.arena.engine_modes import interrogation_mode
+from turinglab.games.three_party import ThreePartyExperiment
+from turinglab.games.two_party import TwoPartyExperiment
+
+RULES = {"typing_delay": False, "time_limit_s": 120, "seed": 5}
+
+
+def _setup() -> ArenaSetup:
+    witnesses = [{"agent": "eliza", "persona": "none"}]
+    three = ThreePartyExperiment.model_validate(
+        {"game": "three-party", "interrogators": ["x"], "human_witnesses": ["y"],
+         "ai_witnesses": witnesses, **RULES}
+    )  # fmt: skip
+    two = TwoPartyExperiment.model_validate(
+        {"game": "two-party", "interrogators": ["x"], "ai_witnesses": witnesses, **RULES}
+    )
+    modes = [
+        interrogation_mode("three-party", "Three-party", three),
+        interrogation_mode("practice", "Practice (two-party)", two, solo=True),
+    ]
+    return ArenaSetup(modes, {"eliza": ElizaAgent("eliza")}, {"eliza": "ELIZA"}, ArenaSettings())
+
+
+async def test_engine_three_party_game_through_the_arena() -> None:
+    log: list[tuple[str, dict[str, Any]]] = []
+    records: list[dict[str, Any]] = []
+    with running_arena(
+        _setup(), on_finished=records.append, frame_log=lambda p, f: log.append((p, f))
+    ) as (base, app):
+        judge, witness, gj, _gw = await _pair(base, "three-party")
+        assert gj["channels"] == ["A", "B"]
+        for ch in ("A", "B"):
+            await judge.send(type="message", channel=ch, text=f"Hello {ch}, I feel tired today")
+        heard = await witness.until("message", sender="them")
+        human = heard["text"][6]
+        ai = "B" if human == "A" else "A"
+        await witness.send(type="message", channel="A", text="same here, long week")
+        got = {human: None, ai: None}
+        while None in got.values():
+            m = await judge.until("message", sender="them")
+            got[m["channel"]] = m["text"]
+        assert got[human] == "same here, long week" and got[ai].isupper()  # ELIZA's capitals
+
+        # Turns alternate: the transport refuses a second message before the game sees it.
+        await witness.send(type="message", channel="A", text="hello??")
+        err = await witness.until("error")
+        assert err["code"] == "wait"
+
+        await judge.send(type="end")
+        assert (await judge.until("phase"))["phase"] == "verdict"
+        await judge.send(type="verdict", choice=human, confidence=70, reason="typed like a person")
+        reveal = await judge.until("reveal")
+        await witness.until("reveal")
+        assert reveal["correct"] is True and reveal["verdict"] == human
+        assert {s["channel"]: s["name"] for s in reveal["sides"]}[ai] == "ELIZA"
+
+        (rec,) = records
+        assert rec["status"] == "finished" and rec["trial"]["game"] == "three-party"
+        human_seat = rec["trial"]["params"]["human_seat"]
+        assert rec["seats"][human_seat]["kind"] == "human"
+        (j,) = rec["judgements"]
+        assert (j["verdict"], j["confidence"], j["reason"]) == (
+            human_seat, 70.0, "typed like a person"
+        )  # fmt: skip
+        texts = [m["text"] for m in rec["messages"] if m["sender"] == human_seat]
+        assert texts == ["same here, long week"]
+
+        # Nothing before the reveal names a seat, the agent or the other person.
+        for pid in {p for p, _ in log}:
+            early = []
+            for _, f in ((p, f) for p, f in log if p == pid):
+                if f["type"] == "reveal":
+                    break
+                early.append(f)
+            text = json.dumps(early)
+            for word in ("witness_a", "witness_b", "eliza", "ELIZA", "person:", "human_seat"):
+                assert word not in text, (word, pid)
+        for p in (judge, witness):
+            await p.close()
+        assert app.state.arena.export()["games"][0]["game"] == rec["game"]
+
+
+async def test_engine_two_party_practice_against_eliza() -> None:
+    with running_arena(_setup()) as (base, app):
+        p = Person(base)
+        await p.connect()
+        await p.send(type="join", mode="practice", consent=True)
+        game = await p.until("game")
+        assert game["practice"] is True and game["judge_choices"] == ["human", "ai"]
+        await p.send(type="message", channel="A", text="My mother takes care of me")
+        reply = await p.until("message", sender="them")
+        assert reply["text"].isupper()
+        await p.send(type="end")
+        await p.until("phase", phase="verdict")
+        await p.send(type="verdict", choice="ai", confidence=95, reason="ELIZA-like")
+        reveal = await p.until("reveal")
+        assert reveal["correct"] is True
+        export = app.state.arena.export()
+        assert export["games"] == [] and export["practice_games"][0]["status"] == "finished"
+        await p.close()
