@@ -6,10 +6,11 @@ message after `interval / 2`. Every person-to-person message carries its id and 
 the receiving side measures the relay latency (send -> frame received at the other person) and
 the run counts lost and duplicated messages. Prints JSON.
 
-    PYTHONPATH=src:tests python -m turinglab.bench.arena_bench --setup arena_fixtures:make_setup
+    python -m turinglab.bench.arena_bench --games 100
 
-`--setup MODULE:FUNCTION` names a function returning an `ArenaSetup` with a "three-party"
-mode (the test suite's small game, until the engine's three-party game is wired in).
+By default the engine's three-party game is played with an instant scripted AI witness;
+`--setup MODULE:FUNCTION` names another function returning an `ArenaSetup` with a
+"three-party" mode (e.g. `arena_fixtures:make_setup` with tests/ on the path).
 """
 
 from __future__ import annotations
@@ -38,6 +39,29 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def engine_setup(**settings: Any) -> Any:
+    """The engine's three-party game (games/three_party.py) with an instant scripted AI
+    witness and no typing delay: what is measured is the arena and the game, not a model."""
+    from turinglab.agents.scripted import ScriptedAgent
+    from turinglab.arena.engine_modes import interrogation_mode
+    from turinglab.arena.modes import ArenaSettings, ArenaSetup
+    from turinglab.games.three_party import ThreePartyExperiment
+
+    cfg = ThreePartyExperiment.model_validate(
+        {
+            "game": "three-party",
+            "interrogators": ["person"],
+            "human_witnesses": ["person"],
+            "ai_witnesses": [{"agent": "bot", "persona": "none"}],
+            "typing_delay": False,
+            "time_limit_s": 600,
+        }
+    )
+    bot = ScriptedAgent("bot", ["sure", "no idea", "lol", "maybe"], cycle=True)
+    mode = interrogation_mode("three-party", "Three-party", cfg)
+    return ArenaSetup([mode], {"bot": bot}, {"bot": "BOT"}, ArenaSettings(**settings))
 
 
 def _load_setup(spec: str) -> Any:
@@ -241,7 +265,9 @@ async def run(args: Any) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m turinglab.bench.arena_bench")
-    ap.add_argument("--setup", default="arena_fixtures:make_setup", help="MODULE:FUNCTION")
+    ap.add_argument(
+        "--setup", default="turinglab.bench.arena_bench:engine_setup", help="MODULE:FUNCTION"
+    )
     ap.add_argument("--games", type=int, default=50, help="concurrent three-party games")
     ap.add_argument("--rounds", type=int, default=4, help="messages per conversation side")
     ap.add_argument("--interval", type=float, default=2.0, help="seconds between messages")
