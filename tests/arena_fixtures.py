@@ -218,3 +218,18 @@ class Person:
     async def close(self) -> None:
         await self.drop()
         await self.http.close()
+
+
+async def pair(base: str, mode: str) -> tuple[Person, Person, dict[str, Any], dict[str, Any]]:
+    """Two people join a mode; returns (interrogator, witness) and their game snapshots."""
+    a, b = Person(base), Person(base)
+    for p in (a, b):
+        assert (await p.connect())["type"] == "status"
+    await a.send(type="join", mode=mode, consent=True)
+    assert (await a.until("status"))["state"] == "waiting"
+    await b.send(type="join", mode=mode, consent=True)
+    ga, gb = await a.until("game"), await b.until("game")
+    assert ga["game"] == gb["game"]
+    if ga["role"] == "interrogator":
+        return a, b, ga, gb
+    return b, a, gb, ga

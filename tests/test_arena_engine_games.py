@@ -8,8 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from arena_fixtures import Person, running_arena
-from test_arena_ws import _pair
+from arena_fixtures import Person, pair, running_arena
 from turinglab.agents.eliza import ElizaAgent
 from turinglab.arena import ArenaSettings, ArenaSetup
 from turinglab.arena.engine_modes import interrogation_mode
@@ -41,7 +40,7 @@ async def test_engine_three_party_game_through_the_arena() -> None:
     with running_arena(
         _setup(), on_finished=records.append, frame_log=lambda p, f: log.append((p, f))
     ) as (base, app):
-        judge, witness, gj, _gw = await _pair(base, "three-party")
+        judge, witness, gj, _gw = await pair(base, "three-party")
         assert gj["channels"] == ["A", "B"]
         for ch in ("A", "B"):
             await judge.send(type="message", channel=ch, text=f"Hello {ch}, I feel tired today")

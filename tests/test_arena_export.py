@@ -11,13 +11,12 @@ from pathlib import Path
 
 import aiohttp
 
-from arena_fixtures import ADMIN_PASSWORD, SECRET_AGENT, Person, make_setup, running_arena
-from test_arena_ws import _pair
+from arena_fixtures import ADMIN_PASSWORD, SECRET_AGENT, Person, make_setup, pair, running_arena
 from turinglab.human.schema import load_study
 
 
 async def _play_three_party(base: str, pick_human: bool) -> None:
-    judge, witness, _gj, _gw = await _pair(base, "three-party")
+    judge, witness, _gj, _gw = await pair(base, "three-party")
     for turn in range(2):  # two exchanges with each witness: fewer would exclude the game
         for ch in ("A", "B"):
             await judge.send(type="message", channel=ch, text=f"hello {ch}")

@@ -8,8 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from arena_fixtures import SECRET_AGENT, Person, make_setup, running_arena
-from test_arena_ws import _pair
+from arena_fixtures import SECRET_AGENT, Person, make_setup, pair, running_arena
 from turinglab.arena import frames as F
 
 MODELS = {m.model_fields["type"].default: m for m in F.ServerFrame.__args__}  # type: ignore[attr-defined]
@@ -49,7 +48,7 @@ async def test_no_identity_in_any_frame_before_the_verdict() -> None:
     setup = make_setup(ai_after_s=0.5)
     with running_arena(setup, frame_log=lambda pid, f: log.append((pid, f))) as (base, _app):
         # A three-party game between two people and the scripted AI witness.
-        judge, witness, _gj, _gw = await _pair(base, "three-party")
+        judge, witness, _gj, _gw = await pair(base, "three-party")
         for ch in ("A", "B"):
             await judge.send(type="message", channel=ch, text="hi, who are you?")
         await witness.until("message", sender="them")

@@ -15,29 +15,15 @@ from arena_fixtures import (
     SECRET_AGENT,
     Person,
     make_setup,
+    pair,
     running_arena,
 )
-
-
-async def _pair(base: str, mode: str) -> tuple[Person, Person, dict[str, Any], dict[str, Any]]:
-    """Two people join a mode; returns (interrogator, witness) and their game snapshots."""
-    a, b = Person(base), Person(base)
-    for p in (a, b):
-        assert (await p.connect())["type"] == "status"
-    await a.send(type="join", mode=mode, consent=True)
-    assert (await a.until("status"))["state"] == "waiting"
-    await b.send(type="join", mode=mode, consent=True)
-    ga, gb = await a.until("game"), await b.until("game")
-    assert ga["game"] == gb["game"]
-    if ga["role"] == "interrogator":
-        return a, b, ga, gb
-    return b, a, gb, ga
 
 
 async def test_three_party_game_end_to_end() -> None:
     records: list[dict[str, Any]] = []
     with running_arena(on_finished=records.append) as (base, _app):
-        judge, witness, gj, gw = await _pair(base, "three-party")
+        judge, witness, gj, gw = await pair(base, "three-party")
         assert gj["channels"] == ["A", "B"] and gj["judge_choices"] == ["A", "B"]
         assert gw["channels"] == ["A"] and gw["judge_choices"] == [] and gj["deadline"]
 
