@@ -210,6 +210,12 @@ class Person:
             if frame["type"] == type_ and all(frame.get(k) == v for k, v in match.items()):
                 return frame
 
+    async def until_any(self, types: tuple[str, ...], timeout: float = 10.0) -> dict[str, Any]:
+        while True:
+            frame = await self.recv(timeout)
+            if frame["type"] in types:
+                return frame
+
     async def drop(self) -> None:
         if self.ws is not None:
             await self.ws.close()

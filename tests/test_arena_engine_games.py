@@ -93,6 +93,31 @@ async def test_engine_three_party_game_through_the_arena() -> None:
         assert app.state.arena.export()["games"][0]["game"] == rec["game"]
 
 
+async def test_ai_witness_typing_delay_shows_a_typing_indicator() -> None:
+    setup = _setup()
+    fast = {"base_s": 4.5, "per_char_mean": 0.0, "per_char_sd": 0.0, "think_scale": 0.01}
+    two = TwoPartyExperiment.model_validate(
+        {"game": "two-party", "interrogators": ["x"], "seed": 5, "typing_delay": True,
+         "ai_witnesses": [{"agent": "eliza", "persona": "none"}], "delay": fast}
+    )  # fmt: skip
+    setup.modes = [interrogation_mode("practice", "Practice", two, solo=True)]
+    with running_arena(setup) as (base, _app):
+        p = Person(base)
+        await p.connect()
+        await p.send(type="join", mode="practice", consent=True)
+        await p.until("game")
+        await p.send(type="message", channel="A", text="I dream about computers")
+        # A 4.5 s delay: typing frames at a person's pace (every 2 s), the same frame a
+        # person's typing gives, then the reply.
+        frames: list[dict[str, Any]] = []
+        while not frames or frames[-1].get("sender") != "them":
+            frames.append(await p.until_any(("typing", "message")))
+        typing = [f for f in frames if f["type"] == "typing"]
+        assert len(typing) == 3 and all(f == {"type": "typing", "channel": "A"} for f in typing)
+        assert frames[-1]["sender"] == "them" and frames[-1]["text"].isupper()
+        await p.close()
+
+
 async def test_engine_two_party_practice_against_eliza() -> None:
     with running_arena(_setup()) as (base, app):
         p = Person(base)
