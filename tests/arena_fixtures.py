@@ -26,8 +26,11 @@ from turinglab.agents.eliza import ElizaAgent
 from turinglab.agents.human import MESSAGE, HumanAgent, HumanInput
 from turinglab.agents.scripted import ScriptedAgent
 from turinglab.arena import ArenaMode, ArenaSettings, ArenaSetup, create_app
+from turinglab.arena.engine_modes import interrogation_mode
 from turinglab.games.spec import FINISHED, GameResult, Judgement, TrialSpec
 from turinglab.games.table import Seat, Table
+from turinglab.games.three_party import ThreePartyExperiment
+from turinglab.games.two_party import TwoPartyExperiment
 
 SECRET_AGENT = "zorblax-witness-7"  # an agent name that must never reach a client early
 ADMIN_PASSWORD = "correct horse battery staple"
@@ -239,3 +242,23 @@ async def pair(base: str, mode: str) -> tuple[Person, Person, dict[str, Any], di
     if ga["role"] == "interrogator":
         return a, b, ga, gb
     return b, a, gb, ga
+
+
+RULES = {"typing_delay": False, "time_limit_s": 120, "seed": 5}
+
+
+def engine_setup() -> ArenaSetup:
+    """The engine's own three-party game with ELIZA, and a solo two-party practice mode."""
+    witnesses = [{"agent": "eliza", "persona": "none"}]
+    three = ThreePartyExperiment.model_validate(
+        {"game": "three-party", "interrogators": ["x"], "human_witnesses": ["y"],
+         "ai_witnesses": witnesses, **RULES}
+    )  # fmt: skip
+    two = TwoPartyExperiment.model_validate(
+        {"game": "two-party", "interrogators": ["x"], "ai_witnesses": witnesses, **RULES}
+    )
+    modes = [
+        interrogation_mode("three-party", "Three-party", three),
+        interrogation_mode("practice", "Practice (two-party)", two, solo=True),
+    ]
+    return ArenaSetup(modes, {"eliza": ElizaAgent("eliza")}, {"eliza": "ELIZA"}, ArenaSettings())

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from arena_fixtures import ADMIN_PASSWORD, SECRET_AGENT, running_arena
+from arena_fixtures import ADMIN_PASSWORD, SECRET_AGENT, engine_setup, running_arena
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
@@ -236,5 +236,58 @@ def test_solo_practice_against_eliza() -> None:
         export = app.state.arena.export()
         assert export["games"] == [] and len(export["practice_games"]) == 1
         assert export["practice_games"][0]["judgements"][0]["verdict"] == "ai"
+        assert errors == [] and all(u.startswith(base) for u in requests)
+        browser.close()
+
+
+def test_engine_three_party_game_with_eliza_in_two_browsers() -> None:
+    """The same in the browser with the engine's own three-party game and ELIZA."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    records: list[dict[str, Any]] = []
+    with (
+        running_arena(engine_setup(), on_finished=records.append) as (base, _app),
+        sync_api.sync_playwright() as p,
+    ):
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        requests: list[str] = []
+        errors: list[str] = []
+        pages = [browser.new_context(viewport=v).new_page() for v in (DESKTOP, PHONE)]
+        for page in pages:
+            _enter(page, base, requests, errors)
+            page.get_by_role("button", name="Three-party").click()
+        for page in pages:
+            page.locator("#v-game").wait_for()
+        judge, witness = (
+            pages if "interrogator" in pages[0].locator("#role").inner_text() else pages[::-1]
+        )
+        _say(judge, "A", "Hello A, I am worried about my exams")
+        _say(judge, "B", "Hello B, I am worried about my exams")
+        _bubble(witness, "A", "them", "worried")
+        _say(witness, "A", "oh no, which ones? i had mine last year")
+        human = (
+            "A" if judge.locator('[data-log="A"] .msg.them', has_text="which ones").count() else "B"
+        )
+        ai = "B" if human == "A" else "A"
+        _bubble(judge, human, "them", "which ones")
+        eliza = _bubble(judge, ai, "them", "").first.inner_text().split("\n")[0]
+        assert eliza.isupper()
+        judge.locator("#end").click()
+        judge.locator("#end").click()
+        judge.locator(f'input[name="choice"][value="{human}"]').check()
+        judge.locator("#confidence").fill("64")
+        judge.locator("#reason").fill("ELIZA answered in capitals")
+        judge.get_by_role("button", name="Submit verdict").click()
+        for page in pages:
+            page.locator("#reveal").wait_for()
+            assert "An AI: ELIZA" in page.locator("#sides").inner_text()
+        deadline = time.time() + 5
+        while not records and time.time() < deadline:
+            time.sleep(0.05)
+        (rec,) = records
+        assert rec["status"] == "finished" and rec["correct"] is True
+        (j,) = rec["judgements"]
+        assert (j["confidence"], j["reason"]) == (64.0, "ELIZA answered in capitals")
+        typed = {m["text"] for m in rec["messages"]}
+        assert "oh no, which ones? i had mine last year" in typed
         assert errors == [] and all(u.startswith(base) for u in requests)
         browser.close()

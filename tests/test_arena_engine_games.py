@@ -8,37 +8,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from arena_fixtures import Person, pair, running_arena
-from turinglab.agents.eliza import ElizaAgent
-from turinglab.arena import ArenaSettings, ArenaSetup
+from arena_fixtures import Person, engine_setup, pair, running_arena
 from turinglab.arena.engine_modes import interrogation_mode
-from turinglab.games.three_party import ThreePartyExperiment
 from turinglab.games.two_party import TwoPartyExperiment
-
-RULES = {"typing_delay": False, "time_limit_s": 120, "seed": 5}
-
-
-def _setup() -> ArenaSetup:
-    witnesses = [{"agent": "eliza", "persona": "none"}]
-    three = ThreePartyExperiment.model_validate(
-        {"game": "three-party", "interrogators": ["x"], "human_witnesses": ["y"],
-         "ai_witnesses": witnesses, **RULES}
-    )  # fmt: skip
-    two = TwoPartyExperiment.model_validate(
-        {"game": "two-party", "interrogators": ["x"], "ai_witnesses": witnesses, **RULES}
-    )
-    modes = [
-        interrogation_mode("three-party", "Three-party", three),
-        interrogation_mode("practice", "Practice (two-party)", two, solo=True),
-    ]
-    return ArenaSetup(modes, {"eliza": ElizaAgent("eliza")}, {"eliza": "ELIZA"}, ArenaSettings())
 
 
 async def test_engine_three_party_game_through_the_arena() -> None:
     log: list[tuple[str, dict[str, Any]]] = []
     records: list[dict[str, Any]] = []
     with running_arena(
-        _setup(), on_finished=records.append, frame_log=lambda p, f: log.append((p, f))
+        engine_setup(), on_finished=records.append, frame_log=lambda p, f: log.append((p, f))
     ) as (base, app):
         judge, witness, gj, _gw = await pair(base, "three-party")
         assert gj["channels"] == ["A", "B"]
@@ -94,7 +73,7 @@ async def test_engine_three_party_game_through_the_arena() -> None:
 
 
 async def test_ai_witness_typing_delay_shows_a_typing_indicator() -> None:
-    setup = _setup()
+    setup = engine_setup()
     fast = {"base_s": 4.5, "per_char_mean": 0.0, "per_char_sd": 0.0, "think_scale": 0.01}
     two = TwoPartyExperiment.model_validate(
         {"game": "two-party", "interrogators": ["x"], "seed": 5, "typing_delay": True,
@@ -119,7 +98,7 @@ async def test_ai_witness_typing_delay_shows_a_typing_indicator() -> None:
 
 
 async def test_engine_two_party_practice_against_eliza() -> None:
-    with running_arena(_setup()) as (base, app):
+    with running_arena(engine_setup()) as (base, app):
         p = Person(base)
         await p.connect()
         await p.send(type="join", mode="practice", consent=True)
