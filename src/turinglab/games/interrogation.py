@@ -334,7 +334,11 @@ class Interrogation:
                 raise _LongReply(seat, len(text), self.rules.max_chars)
         if self.rules.typing_delay is not None:
             previous = view[-1].content if view else ""
-            await clock.sleep(self.rules.typing_delay.seconds(len(text), len(previous), rng))
+            delay = self.rules.typing_delay.seconds(len(text), len(previous), rng)
+            judge = self.table.seats[INTERROGATOR].agent
+            if isinstance(judge, HumanAgent):  # the person sees the witness "typing" meanwhile
+                judge.deliver({"type": "typing", "channel": seat, "seconds": delay})
+            await clock.sleep(delay)
         return text
 
     # ---- checks, verdict, ending -----------------------------------------------------------

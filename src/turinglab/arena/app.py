@@ -1,0 +1,206 @@
+"""The arena's web app: the page, the websocket, the admin pages.
+
+`create_app` is a factory so tests and `serve` build the same thing. Pages are static files
+(no CDN, no third-party request: a strict Content-Security-Policy says so to the browser); all
+live state goes over one websocket per tab, and the server is the only authority on it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import secrets
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, HTTPException, Request, Response, WebSocket, status
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
+from fastapi.security import HTTPBasic, HTTPBasicCredentials
+from fastapi.staticfiles import StaticFiles
+from starlette.websockets import WebSocketDisconnect
+
+from turinglab.arena import frames as F
+from turinglab.arena.admin import admin_page
+from turinglab.arena.hub import Arena, FinishedHook
+from turinglab.arena.limits import FrameLimiter
+from turinglab.arena.live import InputRejected
+from turinglab.arena.modes import ArenaSetup
+from turinglab.arena.sessions import COOKIE
+from turinglab.arena.study_export import study_jsonl
+from turinglab.games.clock import REAL_CLOCK, Clock
+
+log = logging.getLogger(__name__)
+
+STATIC = Path(__file__).parent / "static"
+TICK_S = 0.5
+FrameLog = Callable[[str, dict[str, Any]], None]  # (participant id, frame) for every frame sent
+BASIC = HTTPBasic(realm="Turing Lab admin")
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+)
+
+
+def create_app(
+    setup: ArenaSetup,
+    *,
+    admin_password: str,
+    clock: Clock = REAL_CLOCK,
+    on_finished: FinishedHook | None = None,
+    frame_log: FrameLog | None = None,
+) -> FastAPI:
+    arena = Arena(setup, clock, on_finished)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        async def ticker() -> None:
+            while True:
+                await asyncio.sleep(TICK_S)
+                arena.tick()
+
+        task = asyncio.create_task(ticker())
+        try:
+            yield
+        finally:
+            task.cancel()
+
+    app = FastAPI(title="Turing Lab arena", lifespan=lifespan, docs_url=None, redoc_url=None)
+    app.state.arena = arena
+
+    @app.middleware("http")
+    async def headers(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        response = await call_next(request)
+        response.headers["Content-Security-Policy"] = CSP
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        response.headers["Referrer-Policy"] = "no-referrer"
+        return response
+
+    @app.get("/")
+    async def index(request: Request) -> Response:
+        response = FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-store"})
+        if arena.sessions.get(request.cookies.get(COOKIE)) is None:
+            person = arena.sessions.new()
+            response.set_cookie(
+                COOKIE, person.token, httponly=True, samesite="strict", max_age=7 * 24 * 3600
+            )
+        return response
+
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    @app.get("/healthz")
+    async def healthz() -> dict[str, Any]:
+        return {"ok": True, "live_games": len(arena.live_games()), "people": len(arena.sessions)}
+
+    @app.websocket("/ws")
+    async def play(ws: WebSocket) -> None:
+        await _serve_socket(ws, arena, setup, frame_log)
+
+    def admin(credentials: Annotated[HTTPBasicCredentials, Depends(BASIC)]) -> None:
+        given = credentials.password.encode()
+        if not secrets.compare_digest(given, admin_password.encode()):
+            raise HTTPException(
+                status.HTTP_401_UNAUTHORIZED,
+                "wrong admin password",
+                headers={"WWW-Authenticate": 'Basic realm="Turing Lab admin"'},
+            )
+
+    guarded = [Depends(admin)]
+
+    @app.get("/admin", response_class=HTMLResponse, dependencies=guarded)
+    async def admin_home() -> HTMLResponse:
+        return HTMLResponse(admin_page(arena), headers={"Cache-Control": "no-store"})
+
+    @app.get("/admin/live.json", dependencies=guarded)
+    async def admin_live() -> JSONResponse:
+        return JSONResponse(arena.live_games())
+
+    @app.get("/admin/export.json", dependencies=guarded)
+    async def admin_export() -> Response:
+        body = json.dumps(arena.export(), indent=1, ensure_ascii=False)
+        return Response(
+            body,
+            media_type="application/json",
+            headers={"Content-Disposition": 'attachment; filename="arena-export.json"'},
+        )
+
+    @app.get("/admin/export/study.jsonl", dependencies=guarded)
+    async def admin_study() -> Response:
+        surveys = {p.id: p.survey for p in arena.sessions.by_id.values()}
+        return Response(
+            study_jsonl(arena.finished, surveys),
+            media_type="application/x-ndjson",
+            headers={"Content-Disposition": 'attachment; filename="arena-study.jsonl"'},
+        )
+
+    return app
+
+
+def _same_origin(ws: WebSocket) -> bool:
+    # Browsers send Origin on websockets; refusing others stops cross-site socket hijacking.
+    origin = ws.headers.get("origin")
+    if origin is None:
+        return True  # not a browser (benchmarks, tests); the cookie still has to be right
+    return origin.split("://", 1)[-1] == ws.headers.get("host")
+
+
+async def _serve_socket(
+    ws: WebSocket, arena: Arena, setup: ArenaSetup, frame_log: FrameLog | None
+) -> None:
+    await ws.accept()
+    person = arena.sessions.get(ws.cookies.get(COOKIE))
+    if person is None or not _same_origin(ws):
+        err = F.Error(code="no-session", message="No session: reload the page to start one.")
+        await ws.send_json(F.dump(err))
+        await ws.close(code=4401)
+        return
+    queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+
+    def outlet(frame: F.ServerFrame) -> None:
+        queue.put_nowait(F.dump(frame))
+
+    async def writer() -> None:
+        while (data := await queue.get()) is not None:
+            if frame_log is not None:
+                frame_log(person.id, data)
+            await ws.send_text(json.dumps(data, ensure_ascii=False))
+
+    sending = asyncio.create_task(writer())
+    limiter = FrameLimiter.from_settings(setup.settings)
+    arena.connect(person, outlet)
+    try:
+        while True:
+            message = await ws.receive()
+            if message["type"] == "websocket.disconnect":
+                break
+            raw = message.get("text")
+            if raw is None:
+                raw = (message.get("bytes") or b"").decode("utf-8", "replace")
+            why = limiter.check(len(raw.encode()), time.monotonic())
+            if why is not None:
+                outlet(F.Error(code="limit", message=why))
+                if limiter.exhausted:
+                    break
+                continue
+            try:
+                arena.handle(person, F.parse_client_frame(raw))
+            except F.BadFrame as err:
+                outlet(F.Error(code="bad-frame", message=str(err)))
+            except InputRejected as err:
+                outlet(F.Error(code=err.code, message=str(err)))
+    except WebSocketDisconnect:
+        pass
+    finally:
+        arena.disconnect(person, outlet)
+        queue.put_nowait(None)
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(sending, 2.0)
+        sending.cancel()
+        if limiter.exhausted:
+            with contextlib.suppress(Exception):
+                await ws.close(code=1008)

@@ -1,0 +1,168 @@
+"""The websocket protocol: what a browser may send, and every frame the server may send back.
+
+Both directions are closed pydantic models (`extra="forbid"`). Outgoing frames name channels by
+per-viewer aliases ("A", "B") and senders only as "you", "them" or "game", so no seat id, agent
+name, prompt or side can reach a client unless a frame type says so — and only `Reveal`, sent
+after the verdict, carries identities. That makes "nothing leaks" a property one can check by
+recording frames and searching them (tests/test_arena_leaks.py).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+
+class _Frame(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# ---- browser -> server ---------------------------------------------------------------------
+
+
+class Join(_Frame):
+    type: Literal["join"]
+    mode: str = Field(max_length=40)
+    consent: bool
+
+
+class SendMessage(_Frame):
+    type: Literal["message"]
+    channel: str = Field(max_length=8)
+    text: str = Field(min_length=1, max_length=2000)  # the game's own limit is checked later
+
+
+class Typing(_Frame):
+    type: Literal["typing"]
+    channel: str = Field(max_length=8)
+
+
+class Verdict(_Frame):
+    type: Literal["verdict"]
+    choice: str = Field(max_length=8)  # a channel alias (three-party) or "human"/"ai"
+    confidence: int = Field(ge=0, le=100)
+    reason: str = Field(default="", max_length=1000)
+
+
+class EndGame(_Frame):
+    type: Literal["end"]
+
+
+class Survey(_Frame):
+    type: Literal["survey"]
+    answers: dict[str, str | int | None]
+
+
+class Leave(_Frame):
+    type: Literal["leave"]
+
+
+ClientFrame = Annotated[
+    Join | SendMessage | Typing | Verdict | EndGame | Survey | Leave, Field(discriminator="type")
+]
+_CLIENT = TypeAdapter(ClientFrame)
+
+
+class BadFrame(ValueError):
+    """A client frame that is not valid JSON or not one of the known kinds."""
+
+
+def parse_client_frame(raw: str) -> ClientFrame:
+    try:
+        return _CLIENT.validate_json(raw)
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "frame"
+        raise BadFrame(f"{where}: {first['msg']}") from None
+
+
+# ---- server -> browser ---------------------------------------------------------------------
+
+Sender = Literal["you", "them", "game"]
+
+
+class Message(_Frame):
+    type: Literal["message"] = "message"
+    n: int  # position in this viewer's own transcript (not the table's: gaps would leak)
+    channel: str
+    sender: Sender
+    text: str
+    at: float
+
+
+class TypingShown(_Frame):
+    type: Literal["typing"] = "typing"
+    channel: str
+
+
+class Phase(_Frame):
+    type: Literal["phase"] = "phase"
+    phase: Literal["playing", "verdict", "ended"]
+
+
+class Side(_Frame):
+    channel: str
+    kind: Literal["human", "ai"]
+    name: str  # "a person", or the AI witness's display name
+
+
+class Reveal(_Frame):
+    """Who was who, sent to everybody in the game once it has ended. Channels are named as the
+    interrogator saw them; `you` is the viewer's own channel there (None for the interrogator)."""
+
+    type: Literal["reveal"] = "reveal"
+    sides: list[Side]
+    you: str | None = None
+    verdict: str | None = None  # the interrogator's choice, as they gave it
+    confidence: int | None = None
+    correct: bool | None = None
+    flagged: str | None = None  # why the game will not count, in plain words
+
+
+class GameSnapshot(_Frame):
+    """Everything a seat may know right now: sent on (re)connect and when a game starts."""
+
+    type: Literal["game"] = "game"
+    game: str  # public game id (random; not the trial key, which names agents)
+    mode: str
+    title: str
+    practice: bool  # solo practice against AI witnesses: never study data
+    role: Literal["interrogator", "witness"]
+    channels: list[str]
+    judge_choices: list[str]  # what a verdict may name; empty for witnesses
+    speaks_first: bool
+    max_chars: int
+    now: float
+    deadline: float | None
+    phase: Literal["playing", "verdict", "ended"]
+    messages: list[Message]
+    reveal: Reveal | None = None
+
+
+class ModeInfo(_Frame):
+    name: str
+    title: str
+    practice: bool  # solo practice: AI witnesses only, never study data
+
+
+class Status(_Frame):
+    """Where the participant is outside a game."""
+
+    type: Literal["status"] = "status"
+    state: Literal["idle", "waiting", "no-match", "survey-saved"]
+    modes: list[ModeInfo] = Field(default_factory=list)
+    waited_s: float | None = None
+
+
+class Error(_Frame):
+    type: Literal["error"] = "error"
+    code: str
+    message: str
+
+
+ServerFrame = Message | TypingShown | Phase | Reveal | GameSnapshot | Status | Error
+
+
+def dump(frame: ServerFrame) -> dict[str, Any]:
+    return frame.model_dump(mode="json")

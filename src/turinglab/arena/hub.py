@@ -1,0 +1,190 @@
+"""The arena's state in one process: sessions, the lobby, live games, finished records.
+
+Connections register an outlet per participant; a game's views share those outlet sets, so a
+participant with two tabs (or a reconnect) sees the same thing everywhere.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from turinglab.arena import frames as F
+from turinglab.arena.live import InputRejected, LiveGame, Outlet
+from turinglab.arena.lobby import Lobby
+from turinglab.arena.modes import ArenaMode, ArenaSetup
+from turinglab.arena.sessions import Participant, Sessions
+from turinglab.games.clock import REAL_CLOCK, Clock
+from turinglab.games.spec import TrialSpec
+
+log = logging.getLogger(__name__)
+
+FinishedHook = Callable[[dict[str, Any]], None]
+
+
+class Arena:
+    def __init__(
+        self, setup: ArenaSetup, clock: Clock = REAL_CLOCK, on_finished: FinishedHook | None = None
+    ) -> None:
+        self.setup = setup
+        self.clock = clock
+        self.sessions = Sessions()
+        self.lobby = Lobby(setup.settings, clock, self._start_game, self._no_match)
+        self.games: dict[str, LiveGame] = {}
+        self.finished: list[dict[str, Any]] = []
+        self.outlets: dict[str, set[Outlet]] = {}
+        self._on_finished = on_finished
+        self._count = 0
+
+    # ---- connections -----------------------------------------------------------------------
+
+    def connect(self, participant: Participant, outlet: Outlet) -> None:
+        self.outlets.setdefault(participant.id, set()).add(outlet)
+        outlet(self.state_frame(participant))
+
+    def disconnect(self, participant: Participant, outlet: Outlet) -> None:
+        self.outlets.get(participant.id, set()).discard(outlet)
+
+    def send(self, participant: Participant, frame: F.ServerFrame) -> None:
+        for outlet in list(self.outlets.get(participant.id, ())):
+            outlet(frame)
+
+    def state_frame(self, participant: Participant) -> F.ServerFrame:
+        game = self.games.get(participant.game or "")
+        if game is not None:
+            return game.snapshot(participant)
+        waited = self.lobby.waited(participant)
+        return F.Status(
+            state="idle" if waited is None else "waiting",
+            modes=[
+                F.ModeInfo(name=m.name, title=m.title, practice=m.solo) for m in self.setup.modes
+            ],
+            waited_s=waited,
+        )
+
+    # ---- what people do --------------------------------------------------------------------
+
+    def handle(self, participant: Participant, frame: F.ClientFrame) -> None:
+        if isinstance(frame, F.Join):
+            self._join(participant, frame)
+        elif isinstance(frame, F.Leave):
+            self._leave(participant)
+        elif isinstance(frame, F.Survey):
+            participant.survey = {k[:40]: v for k, v in list(frame.answers.items())[:30]}
+            self.send(participant, F.Status(state="survey-saved"))
+        else:
+            game = self.games.get(participant.game or "")
+            if game is None:
+                raise InputRejected("no-game", "You are not in a game.")
+            game.handle(participant, frame)
+
+    def _join(self, participant: Participant, frame: F.Join) -> None:
+        if not frame.consent:
+            raise InputRejected("consent", "Please read and accept the consent form first.")
+        participant.consented = True
+        current = self.games.get(participant.game or "")
+        if current is not None and current.result is None:
+            raise InputRejected("in-game", "You are already in a game.")
+        mode = self.setup.mode(frame.mode)
+        if mode is None:
+            raise InputRejected("bad-mode", f"There is no game mode {frame.mode!r}.")
+        participant.game = None
+        self.lobby.join(participant, mode)
+        if participant.game is None:
+            self.send(participant, self.state_frame(participant))
+
+    def _leave(self, participant: Participant) -> None:
+        self.lobby.leave(participant)
+        game = self.games.get(participant.game or "")
+        if game is not None and game.result is None:
+            raise InputRejected("in-game", "Finish the game first.")
+        participant.game = None
+        self.send(participant, self.state_frame(participant))
+
+    def tick(self) -> None:
+        self.lobby.tick()
+
+    # ---- games -----------------------------------------------------------------------------
+
+    def _start_game(
+        self, mode: ArenaMode, people: dict[str, Participant], ai: dict[str, str], seed: int
+    ) -> None:
+        index = self._count
+        self._count += 1
+        seats = {seat: f"person:{p.id}" for seat, p in people.items()} | ai
+        if mode.spec_for is not None:
+            spec = mode.spec_for(index, seats, seed)
+        else:
+            spec = TrialSpec(
+                index=index,
+                key=f"arena:{mode.name}#{index}",
+                game=mode.game.name,
+                seed=seed,
+                seats=seats,
+                params={"duration_s": mode.duration_s},
+            )
+        spec = replace(spec, params={**spec.params, "arena_mode": mode.name, "solo": mode.solo})
+        # The game may seat people elsewhere than the lobby did (it draws sides from its seed).
+        by_name = {f"person:{p.id}": p for p in people.values()}
+        people = {seat: by_name[a] for seat, a in spec.seats.items() if a in by_name}
+        game = LiveGame(
+            mode,
+            spec,
+            people,
+            self.setup.agents,
+            display_names=self.setup.display_names,
+            clock=self.clock,
+            on_finish=self._finished,
+        )
+        self.games[game.id] = game
+        for person in people.values():
+            person.game = game.id
+            person.games_played.append(game.id)
+            game.view_of(person).outlets = self.outlets.setdefault(person.id, set())
+            self.send(person, game.snapshot(person))
+        game.start()
+
+    def _finished(self, game: LiveGame) -> None:
+        record = game.record()
+        self.finished.append(record)
+        if self._on_finished is not None:
+            try:
+                self._on_finished(record)
+            except Exception:
+                log.exception("could not keep game %s", game.id)
+
+    def _no_match(self, participant: Participant, waited: float) -> None:
+        self.send(participant, F.Status(state="no-match", waited_s=waited))
+
+    # ---- admin -----------------------------------------------------------------------------
+
+    def live_games(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "game": g.id,
+                "mode": g.mode.name,
+                "messages": len(g.table.messages),
+                "started_at": g.started_at,
+                "seats": {s: a for s, a in g.spec.seats.items()},
+            }
+            for g in self.games.values()
+            if g.result is None
+        ]
+
+    def export(self) -> dict[str, Any]:
+        """Study games and practice games apart: practice is never study data."""
+        return {
+            "games": [g for g in self.finished if not g["solo"]],
+            "practice_games": [g for g in self.finished if g["solo"]],
+            "participants": [
+                {
+                    "participant": p.id,
+                    "consented": p.consented,
+                    "games": list(p.games_played),
+                    "survey": p.survey,
+                }
+                for p in self.sessions.by_id.values()
+            ],
+        }

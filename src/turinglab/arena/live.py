@@ -1,0 +1,373 @@
+"""One game being played in the arena: the engine's game at a table, people as human agents.
+
+The server is authoritative: a person's message is only shown (to them too) once the game has
+posted it to the table, and each seat's view — the frames it has been sent — is kept here, so
+a refresh or a new connection gets a snapshot with every message so far. Everything a person
+sees passes through `_on_event`, which renames channels to per-viewer aliases and senders to
+"you"/"them"/"game": seat ids, agent names and sides stay on the server until the reveal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import secrets
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from turinglab.agents.base import Agent, AgentReply, CallContext, ChatMessage
+from turinglab.agents.human import MESSAGE, HumanAgent, HumanInput
+from turinglab.arena import frames as F
+from turinglab.arena.modes import ArenaMode
+from turinglab.arena.sessions import Participant
+from turinglab.games.clock import Clock
+from turinglab.games.spec import FLAGGED, GameResult, TrialSpec
+from turinglab.games.table import GAME, MessageSink, Table
+
+log = logging.getLogger(__name__)
+
+Outlet = Callable[[F.ServerFrame], None]
+ALIASES = "ABCDEFGH"
+TYPING_PULSE_S = 2.0  # the browser sends a person's typing at most this often (arena.js)
+VERDICT_GRACE_S = 600.0  # after the deadline, how long a verdict may take before the game is void
+
+
+async def _call(agent: Agent, history: list[ChatMessage], ctx: CallContext) -> AgentReply:
+    # No retries in a live game: a person is waiting, and a failed witness flags the game.
+    return await agent.reply(history, ctx)
+
+
+@dataclass
+class PersonView:
+    """What one person at the table has been shown, and how their names map to the game's."""
+
+    seat: str
+    participant: Participant
+    agent: HumanAgent
+    role: Literal["interrogator", "witness"]
+    alias_to_channel: dict[str, str]
+    partner: dict[str, str]  # channel -> the seat at its other end
+    messages: list[F.Message] = field(default_factory=list)
+    last_sender: dict[str, str] = field(default_factory=dict)  # channel -> "you"/"them"
+    phase: Literal["playing", "verdict", "ended"] = "playing"
+    reveal: F.Reveal | None = None
+    outlets: set[Outlet] = field(default_factory=set)
+
+    @property
+    def channel_to_alias(self) -> dict[str, str]:
+        return {c: a for a, c in self.alias_to_channel.items()}
+
+    def send(self, frame: F.ServerFrame) -> None:
+        for outlet in list(self.outlets):
+            outlet(frame)
+
+
+class InputRejected(ValueError):
+    """A person tried something the game's rules do not allow now; shown to them as is."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class LiveGame:
+    def __init__(
+        self,
+        mode: ArenaMode,
+        spec: TrialSpec,
+        people: Mapping[str, Participant],
+        agents: Mapping[str, Agent],
+        *,
+        display_names: Mapping[str, str],
+        clock: Clock,
+        on_finish: Callable[[LiveGame], None],
+        sink: MessageSink | None = None,
+    ) -> None:
+        self.id = f"g-{secrets.token_hex(6)}"
+        self.mode = mode
+        self.spec = spec
+        self.clock = clock
+        self.display_names = display_names
+        self._on_finish = on_finish
+        self.views: dict[str, PersonView] = {}
+        humans: dict[str, Agent] = {}
+        for seat, person in people.items():
+            human = HumanAgent(spec.seats[seat], person.id)
+            humans[human.name] = human
+            self.views[seat] = self._view(seat, person, human)
+            human.subscribe(functools.partial(self._on_event, seat))
+        table_agents = {**agents, **humans}
+        self.table = Table(
+            seats=mode.game.seats(spec, table_agents),
+            caller=_call,
+            seed=spec.seed,
+            clock=clock,
+            sink=sink,
+        )
+        self.started_at = clock.now()
+        self.deadline = self.started_at + mode.duration_s if mode.duration_s else None
+        self.ended_at: float | None = None
+        self.result: GameResult | None = None
+        self.task: asyncio.Task[None] | None = None
+        self._pulses: set[asyncio.Future[None]] = set()
+
+    def _view(self, seat: str, person: Participant, human: HumanAgent) -> PersonView:
+        if seat == self.mode.judge:
+            aliases = dict(zip(ALIASES, self.mode.channel_of.values(), strict=False))
+            partner = {c: w for w, c in self.mode.channel_of.items()}
+            return PersonView(seat, person, human, "interrogator", aliases, partner)
+        channel = self.mode.channel_of[seat]
+        return PersonView(
+            seat, person, human, "witness", {"A": channel}, {channel: self.mode.judge}
+        )
+
+    # ---- running ---------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self.task = asyncio.create_task(self._run(), name=f"arena-{self.id}")
+
+    async def _run(self) -> None:
+        limit = (self.mode.duration_s or 3600.0) + VERDICT_GRACE_S
+        try:
+            result = await asyncio.wait_for(self.mode.game.play(self.table, self.spec), limit)
+        except TimeoutError:
+            result = GameResult(FLAGGED, flags=["arena: no verdict in time"])
+        except Exception as err:  # an agent's fault ends the game as data, never as a verdict
+            log.exception("game %s failed", self.id)
+            result = GameResult(FLAGGED, flags=[f"arena: {type(err).__name__}: {err}"])
+        self.result = result
+        self.ended_at = self.clock.now()
+        for view in self.views.values():
+            view.phase = "ended"
+            view.reveal = self._reveal(view, result)
+            view.send(F.Phase(phase="ended"))
+            view.send(view.reveal)
+        self._on_finish(self)
+
+    def _reveal(self, view: PersonView, result: GameResult) -> F.Reveal:
+        judge_aliases = dict(zip(self.mode.channel_of, ALIASES, strict=False))  # seat -> alias
+        sides = []
+        for seat, alias in judge_aliases.items():
+            if seat in self.views:
+                sides.append(F.Side(channel=alias, kind="human", name="a person"))
+            else:
+                agent = self.spec.seats[seat]
+                name = self.display_names.get(agent, agent)
+                sides.append(F.Side(channel=alias, kind="ai", name=name))
+        verdict = next((j for j in result.judgements if j.kind == "verdict"), None)
+        chosen = None
+        if verdict is not None and verdict.verdict is not None:
+            chosen = judge_aliases.get(verdict.verdict, verdict.verdict)
+        flagged = None
+        if result.status == FLAGGED or result.flags:
+            flagged = "Something went wrong on our side (an AI witness failed or time ran out); "
+            flagged += "this game will not count. Thank you for playing."
+        return F.Reveal(
+            sides=sides,
+            you=judge_aliases.get(view.seat),
+            verdict=chosen,
+            confidence=None
+            if verdict is None or verdict.confidence is None
+            else round(verdict.confidence),
+            correct=result.correct,
+            flagged=flagged,
+        )
+
+    # ---- what people see -------------------------------------------------------------------
+
+    def _on_event(self, seat: str, event: Mapping[str, Any]) -> None:
+        view = self.views[seat]
+        kind = event.get("type")
+        aliases = view.channel_to_alias
+        if kind == "message":
+            sender = str(event.get("from"))
+            alias = aliases.get(str(event.get("channel")))
+            if alias is None:  # an instruction on a channel this person has no window for
+                if sender != GAME:
+                    return
+                alias = next(iter(view.alias_to_channel))
+            who: F.Sender = "you" if sender == "you" else "game" if sender == GAME else "them"
+            if who != "game":
+                view.last_sender[view.alias_to_channel[alias]] = who
+            frame = F.Message(
+                n=len(view.messages), channel=alias, sender=who, text=str(event.get("text", "")),
+                at=float(event.get("at", self.clock.now())),
+            )  # fmt: skip
+            view.messages.append(frame)
+            view.send(frame)
+        elif kind == "typing" and str(event.get("channel")) in aliases:
+            alias = aliases[str(event["channel"])]
+            view.send(F.TypingShown(channel=alias))
+            seconds = float(event.get("seconds") or 0)
+            if seconds > TYPING_PULSE_S:  # an AI "typing" for a while: pulse as a person would
+                pulse = asyncio.ensure_future(self._typing_pulse(view, alias, seconds))
+                self._pulses.add(pulse)
+                pulse.add_done_callback(self._pulses.discard)
+        elif kind == "phase" and event.get("phase") in ("playing", "verdict"):
+            view.phase = event["phase"]
+            view.send(F.Phase(phase=view.phase))
+        elif kind in ("ended", "verdict-request") and view.phase == "playing":
+            view.phase = "verdict"  # the talk is over; the verdict (or waiting for it) follows
+            view.send(F.Phase(phase="verdict"))
+        elif kind == "refused":  # the game's rules said no: tell the person why, in our names
+            self._recount(view, str(event.get("channel")))  # their send did not count
+            message = self._scrub(view, str(event.get("reason", "not allowed")))
+            view.send(F.Error(code="refused", message=message))
+        # Anything else a game delivers ("reveal": the arena makes its own from the result) is
+        # not part of the protocol and is not forwarded.
+
+    async def _typing_pulse(self, view: PersonView, alias: str, seconds: float) -> None:
+        """Typing frames every TYPING_PULSE_S until the delay is over or a message arrives —
+        the same frames, at the same pace, as a person's browser sends while they type, so a
+        typing indicator cannot tell an AI from a person."""
+        seen = len(view.messages)
+        end = self.clock.now() + min(seconds, 120.0)
+        while self.clock.now() + TYPING_PULSE_S < end and view.phase == "playing":
+            await self.clock.sleep(TYPING_PULSE_S)
+            if any(m.channel == alias for m in view.messages[seen:]):
+                return
+            view.send(F.TypingShown(channel=alias))
+
+    def _recount(self, view: PersonView, channel: str) -> None:
+        alias = view.channel_to_alias.get(channel)
+        said = [m.sender for m in view.messages if m.channel == alias and m.sender != "game"]
+        if said:
+            view.last_sender[channel] = said[-1]
+        else:
+            view.last_sender.pop(channel, None)
+
+    def _scrub(self, view: PersonView, text: str) -> str:
+        """A game's own words may name seats and channels; a person sees only aliases."""
+        for alias, channel in view.alias_to_channel.items():
+            text = text.replace(channel, f"witness {alias}" if view.role == "interrogator" else "")
+        for seat in self.spec.seats:
+            text = text.replace(
+                seat, "the interrogator" if seat == self.mode.judge else "a witness"
+            )
+        return text
+
+    def snapshot(self, participant: Participant) -> F.GameSnapshot:
+        view = self.view_of(participant)
+        judge = view.role == "interrogator"
+        choices: list[str] = []
+        if judge:
+            choices = (
+                list(view.alias_to_channel) if self.mode.verdict == "which" else ["human", "ai"]
+            )
+        return F.GameSnapshot(
+            game=self.id,
+            mode=self.mode.name,
+            title=self.mode.title,
+            practice=self.mode.solo,
+            role=view.role,
+            channels=list(view.alias_to_channel),
+            judge_choices=choices,
+            speaks_first=judge,
+            max_chars=self.mode.max_chars,
+            now=self.clock.now(),
+            deadline=self.deadline,
+            phase=view.phase,
+            messages=list(view.messages),
+            reveal=view.reveal,
+        )
+
+    def view_of(self, participant: Participant) -> PersonView:
+        return next(v for v in self.views.values() if v.participant.id == participant.id)
+
+    # ---- what people do --------------------------------------------------------------------
+
+    def handle(self, participant: Participant, frame: F.ClientFrame) -> None:
+        view = self.view_of(participant)
+        if view.phase == "ended":
+            raise InputRejected("game-over", "This game has ended.")
+        if isinstance(frame, F.SendMessage):
+            self._message(view, frame)
+        elif isinstance(frame, F.Typing):
+            channel = self._channel(view, frame.channel)
+            other = self.views.get(view.partner[channel])
+            if other is not None:
+                other.send(F.TypingShown(channel=other.channel_to_alias[channel]))
+        elif isinstance(frame, F.EndGame):
+            self._judge_only(view)
+            view.agent.push(HumanInput("end"))
+        elif isinstance(frame, F.Verdict):
+            self._judge_only(view)
+            view.agent.push(HumanInput("verdict", data=self._verdict_data(view, frame)))
+
+    def _message(self, view: PersonView, frame: F.SendMessage) -> None:
+        if view.phase != "playing":
+            raise InputRejected("not-now", "The conversation is over; please give your verdict.")
+        channel = self._channel(view, frame.channel)
+        text = frame.text.strip()
+        if not text:
+            raise InputRejected("empty", "Type a message first.")
+        if len(text) > self.mode.max_chars:
+            raise InputRejected(
+                "too-long", f"Messages are limited to {self.mode.max_chars} characters."
+            )
+        last = view.last_sender.get(channel)
+        if last == "you":
+            raise InputRejected("wait", "Wait for a reply before sending another message.")
+        if last is None and view.role == "witness":
+            raise InputRejected("wait", "The interrogator writes first.")
+        view.last_sender[channel] = "you"  # until the game posts it, a second send is refused
+        view.agent.push(HumanInput(MESSAGE, text, channel=channel))
+
+    def _channel(self, view: PersonView, alias: str) -> str:
+        try:
+            return view.alias_to_channel[alias]
+        except KeyError:
+            raise InputRejected("bad-channel", f"There is no conversation {alias!r}.") from None
+
+    def _judge_only(self, view: PersonView) -> None:
+        if view.role != "interrogator":
+            raise InputRejected("not-judge", "Only the interrogator decides.")
+
+    def _verdict_data(self, view: PersonView, frame: F.Verdict) -> dict[str, Any]:
+        data: dict[str, Any] = {"confidence": frame.confidence, "reason": frame.reason}
+        if self.mode.verdict == "which":
+            seat = view.partner[self._channel(view, frame.choice)]  # the witness judged human
+            data.update(human=seat, verdict=seat)
+        elif frame.choice in ("human", "ai"):
+            data.update(verdict=frame.choice)
+        else:
+            raise InputRejected("bad-verdict", "Choose 'human' or 'ai'.")
+        return data
+
+    # ---- what is kept ----------------------------------------------------------------------
+
+    def record(self) -> dict[str, Any]:
+        """The game as the admin export gives it (participants by anonymous id only)."""
+        seats = {
+            seat: {"kind": "human", "participant": self.views[seat].participant.id}
+            if seat in self.views
+            else {"kind": "ai", "agent": agent}
+            for seat, agent in self.spec.seats.items()
+        }
+        result = self.result
+        return {
+            "game": self.id,
+            "mode": self.mode.name,
+            "solo": self.mode.solo,
+            "trial": self.spec.to_json(),
+            "seats": seats,
+            "started_at": self.started_at,
+            "ended_at": self.ended_at,
+            "messages": [
+                {
+                    "seq": m.seq,
+                    "sender": m.sender,
+                    "channel": m.channel,
+                    "text": m.text,
+                    "at": m.created_at,
+                    "visible_to": list(m.visible_to),
+                }
+                for m in self.table.messages
+            ],
+            "status": None if result is None else result.status,
+            "correct": None if result is None else result.correct,
+            "judgements": [] if result is None else [asdict(j) for j in result.judgements],
+            "flags": [] if result is None else list(result.flags),
+        }

@@ -1,0 +1,73 @@
+"""What the arena offers: game modes (a game plus how people sit at it) and its settings.
+
+The arena is only a transport, so it needs to know just enough of a game's layout to route
+people: which seat judges, which seats are witnesses, and which channel connects the judge to
+each witness. The game itself (turinglab.games) decides everything else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from turinglab.agents.base import Agent
+from turinglab.games.kinds import Game
+from turinglab.games.spec import TrialSpec
+
+# (index, seat -> agent name, seed) -> the trial to play; lets a game fill its own params
+# (sampled witness facts, labels) the way its plan() would.
+SpecFactory = Callable[[int, dict[str, str], int], TrialSpec]
+
+
+@dataclass(frozen=True)
+class ArenaMode:
+    """One game people can play here.
+
+    `channel_of` maps each witness seat to the channel it shares with the judge. The arena
+    seats a second person (if any) in a randomly drawn witness seat and AI agents, drawn from
+    `ai_agents`, in the others; `solo` modes never seat a second person and are never study
+    data."""
+
+    name: str  # "two-party", "three-party", "practice-two-party", ...
+    title: str  # shown in the lobby
+    game: Game
+    judge: str
+    channel_of: Mapping[str, str]
+    ai_agents: tuple[str, ...]
+    verdict: str = "which"  # "which" (pick a witness) or "human-or-ai"
+    duration_s: float | None = 300.0
+    max_chars: int = 300
+    solo: bool = False
+    spec_for: SpecFactory | None = None  # None: a bare spec (seats, seed, arena params)
+
+    @property
+    def witnesses(self) -> tuple[str, ...]:
+        return tuple(self.channel_of)
+
+
+class ArenaSettings(BaseModel):
+    """Knobs that are not part of a game's design (they never change results)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    ai_after_s: float = Field(default=20.0, ge=0)  # two-party: a lone person then meets an AI
+    max_wait_s: float = Field(default=300.0, gt=0)  # then on to the exit survey
+    frames_per_s: float = Field(default=4.0, gt=0)  # per connection, sustained
+    frame_burst: int = Field(default=12, ge=1)
+    max_frame_bytes: int = Field(default=16384, ge=256)
+    seed: int = 0
+
+
+@dataclass
+class ArenaSetup:
+    """Everything `create_app` needs: the modes, the agents they may seat, the settings."""
+
+    modes: list[ArenaMode]
+    agents: Mapping[str, Agent]
+    display_names: Mapping[str, str] = field(default_factory=dict)
+    settings: ArenaSettings = field(default_factory=ArenaSettings)
+
+    def mode(self, name: str) -> ArenaMode | None:
+        return next((m for m in self.modes if m.name == name), None)

@@ -1,0 +1,76 @@
+"""What `turinglab serve` offers: from a study config, or the zero-setup default.
+
+A study config's experiment (three-party or two-party) becomes the study mode, with a solo
+practice mode against the same AI witnesses next to it; its interrogators and human witnesses
+are placeholders, since people fill those seats as they arrive. With no config, the embedded
+agents serve a curious visitor: ELIZA (instant) and SmolLM2 (a local model) as AI witnesses.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from turinglab.agents.base import Agent
+from turinglab.agents.registry import build_agent, display_names
+from turinglab.arena.engine_modes import interrogation_mode
+from turinglab.arena.modes import ArenaMode, ArenaSettings, ArenaSetup
+from turinglab.config import EMBEDDED_AGENTS, AgentConfig, ExperimentConfig
+from turinglab.games.interrogation_setup import InterrogationExperiment
+from turinglab.games.three_party import ThreePartyExperiment
+from turinglab.games.two_party import TwoPartyExperiment
+
+DEFAULT_WITNESSES = ({"agent": "eliza", "persona": "none"}, {"agent": "smollm2"})
+PLACEHOLDER = "person"  # interrogators/human witnesses of an arena experiment are people
+
+
+def _two_party_like(cfg: InterrogationExperiment) -> TwoPartyExperiment:
+    fields: dict[str, Any] = cfg.model_dump(exclude={"game", "human_witnesses", "stand_ins"})
+    return TwoPartyExperiment.model_validate({**fields, "game": "two-party"})
+
+
+def setup_for(
+    experiment: InterrogationExperiment,
+    agent_configs: dict[str, AgentConfig],
+    settings: ArenaSettings | None = None,
+) -> ArenaSetup:
+    game = getattr(experiment, "game", None)
+    if game not in ("three-party", "two-party"):
+        raise ValueError(
+            f"experiment.game: the arena plays three-party and two-party games, not {game!r}"
+        )
+    if not experiment.ai_witnesses:
+        raise ValueError("experiment.ai_witnesses: the arena needs at least one AI witness")
+    title = "Three-party Turing test" if game == "three-party" else "Two-party Turing test"
+    modes: list[ArenaMode] = [
+        interrogation_mode(game, title, experiment),
+        interrogation_mode("practice", "Practice", _two_party_like(experiment), solo=True),
+    ]
+    used = {w.agent: agent_configs[w.agent] for w in experiment.ai_witnesses}
+    agents: dict[str, Agent] = {name: build_agent(name, cfg) for name, cfg in used.items()}
+    labels = {w.agent: w.name() for w in experiment.ai_witnesses}
+    names = {**display_names(used), **labels}
+    return ArenaSetup(modes, agents, names, settings or ArenaSettings())
+
+
+def setup_from_config(config: ExperimentConfig) -> ArenaSetup:
+    experiment = config.experiment
+    if not isinstance(experiment, InterrogationExperiment):
+        raise ValueError(
+            f"experiment.game: the arena plays three-party and two-party games, "
+            f"not {getattr(experiment, 'game', '?')!r}"
+        )
+    return setup_for(experiment, config.all_agents())
+
+
+def default_setup(seed: int = 0) -> ArenaSetup:
+    """Embedded agents only: a three-party study mode and solo practice."""
+    experiment = ThreePartyExperiment.model_validate(
+        {
+            "game": "three-party",
+            "interrogators": [PLACEHOLDER],
+            "human_witnesses": [PLACEHOLDER],
+            "ai_witnesses": list(DEFAULT_WITNESSES),
+            "seed": seed,
+        }
+    )
+    return setup_for(experiment, dict(EMBEDDED_AGENTS), ArenaSettings(seed=seed))

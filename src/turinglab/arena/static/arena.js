@@ -1,0 +1,342 @@
+// Turing Lab arena client. The server is authoritative: this file only renders the frames it
+// receives (every text through textContent, never innerHTML) and sends what the person does.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const VIEWS = ["v-lobby", "v-waiting", "v-game", "v-survey", "v-thanks"];
+const TYPING_SHOW_MS = 3500;
+const TYPING_SEND_MS = 2000;
+
+let ws = null;
+let retry = 0;
+let game = null; // the last snapshot, updated by message/phase/reveal frames
+let clockSkew = 0; // server time − local time, seconds
+let lastTypingSent = 0;
+const typingTimers = {};
+
+function show(id) {
+  for (const v of VIEWS) $(v).hidden = v !== id;
+}
+
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+function toast(text) {
+  const t = $("toast");
+  t.textContent = text;
+  t.hidden = false;
+  clearTimeout(toast.timer);
+  toast.timer = setTimeout(() => { t.hidden = true; }, 4000);
+}
+
+function send(frame) {
+  if (ws && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(frame));
+  else toast("Not connected — reconnecting…");
+}
+
+function connect() {
+  const proto = location.protocol === "https:" ? "wss:" : "ws:";
+  ws = new WebSocket(`${proto}//${location.host}/ws`);
+  ws.onopen = () => { retry = 0; setConn(true); };
+  ws.onmessage = (e) => onFrame(JSON.parse(e.data));
+  ws.onclose = (e) => {
+    setConn(false);
+    if (e.code === 4401) { toast("Your session expired; reloading…"); setTimeout(() => location.reload(), 1500); return; }
+    retry = Math.min(retry + 1, 6);
+    setTimeout(connect, 300 * 2 ** retry);
+  };
+}
+
+function setConn(ok) {
+  const c = $("conn");
+  c.textContent = ok ? "connected" : "reconnecting…";
+  c.className = "conn " + (ok ? "ok" : "bad");
+}
+
+// ---- frames from the server --------------------------------------------------------------
+
+function onFrame(f) {
+  switch (f.type) {
+    case "status": return onStatus(f);
+    case "game": return onSnapshot(f);
+    case "message": return onMessage(f);
+    case "typing": return onTyping(f);
+    case "phase": game.phase = f.phase; return renderPhase();
+    case "reveal": game.reveal = f; game.phase = "ended"; return renderPhase();
+    case "error": return toast(f.message);
+  }
+}
+
+function onStatus(f) {
+  if (f.modes && f.modes.length) renderModes(f.modes);
+  if (f.state === "idle") { game = null; show("v-lobby"); }
+  else if (f.state === "waiting") { show("v-waiting"); startWaitTimer(f.waited_s || 0); }
+  else if (f.state === "no-match") { $("nomatch").hidden = false; show("v-survey"); }
+  else if (f.state === "survey-saved") show("v-thanks");
+}
+
+function renderModes(modes) {
+  const box = $("modes");
+  box.replaceChildren();
+  for (const m of modes) {
+    const b = el("button", "mode" + (m.practice ? " practice" : ""));
+    b.type = "button";
+    const title = el("strong", "", m.title);
+    if (m.practice) title.append(el("span", "tag", "practice"));
+    b.append(title, el("small", "", m.practice
+      ? "AI witnesses only; not part of the study."
+      : "With other people and AI witnesses."));
+    b.addEventListener("click", () => {
+      if (!$("consent").checked) { toast("Please tick the consent box first."); $("consent").focus(); return; }
+      send({ type: "join", mode: m.name, consent: true });
+    });
+    box.append(b);
+  }
+}
+
+function startWaitTimer(start) {
+  const t0 = Date.now() - start * 1000;
+  clearInterval(startWaitTimer.timer);
+  startWaitTimer.timer = setInterval(() => {
+    if ($("v-waiting").hidden) return clearInterval(startWaitTimer.timer);
+    $("waited").textContent = String(Math.round((Date.now() - t0) / 1000));
+  }, 500);
+}
+
+function onSnapshot(f) {
+  game = f;
+  clockSkew = f.now - Date.now() / 1000;
+  show("v-game");
+  buildChats();
+  for (const m of f.messages) appendMessage(m);
+  renderPhase();
+}
+
+function onMessage(m) {
+  if (!game) return;
+  game.messages.push(m);
+  appendMessage(m);
+  hideTyping(m.channel);
+  updateComposers();
+}
+
+function onTyping(f) {
+  const t = document.querySelector(`[data-typing="${f.channel}"]`);
+  if (!t) return;
+  t.textContent = game.role === "interrogator" ? `Witness ${f.channel} is typing…` : "The interrogator is typing…";
+  clearTimeout(typingTimers[f.channel]);
+  typingTimers[f.channel] = setTimeout(() => hideTyping(f.channel), TYPING_SHOW_MS);
+}
+
+function hideTyping(channel) {
+  const t = document.querySelector(`[data-typing="${channel}"]`);
+  if (t) t.textContent = "";
+}
+
+// ---- the game screen ---------------------------------------------------------------------
+
+function chatTitle(alias) {
+  if (game.role === "witness") return "Interrogator";
+  return game.channels.length > 1 ? `Witness ${alias}` : "Witness";
+}
+
+function buildChats() {
+  const box = $("chats");
+  box.replaceChildren();
+  $("role").textContent = game.role === "interrogator" ? "You are the interrogator" : "You are a witness";
+  $("mode").replaceChildren(document.createTextNode(game.title));
+  if (game.practice) $("mode").append(el("span", "tag", "practice · not study data"));
+  $("end").hidden = game.role !== "interrogator";
+  $("hint").textContent = game.role === "interrogator"
+    ? (game.channels.length > 1
+      ? "One witness is a person, the other an AI. Chat with both, then decide which is human."
+      : "Is this witness a person or an AI? Chat, then decide.")
+    : "Convince the interrogator that you are human. They write first.";
+  for (const alias of game.channels) {
+    const chat = el("section", "chat");
+    chat.setAttribute("aria-label", chatTitle(alias));
+    const head = el("header");
+    head.append(el("span", "", chatTitle(alias)));
+    const log = el("ol", "log");
+    log.dataset.log = alias;
+    log.setAttribute("aria-live", "polite");
+    const typing = el("div", "typing");
+    typing.dataset.typing = alias;
+    const form = el("form", "composer");
+    const input = el("textarea");
+    input.rows = 1;
+    input.dataset.input = alias;
+    input.setAttribute("aria-label", `Message to ${chatTitle(alias)}`);
+    const counter = el("span", "counter", `0/${game.max_chars}`);
+    const btn = el("button", "primary", "Send");
+    btn.type = "submit";
+    input.addEventListener("paste", (e) => { e.preventDefault(); toast("Pasting is switched off in this game."); });
+    input.addEventListener("drop", (e) => e.preventDefault());
+    input.addEventListener("input", () => {
+      const n = input.value.length;
+      counter.textContent = `${n}/${game.max_chars}`;
+      counter.classList.toggle("over", n > game.max_chars);
+      const now = Date.now();
+      if (n && now - lastTypingSent > TYPING_SEND_MS) { lastTypingSent = now; send({ type: "typing", channel: alias }); }
+    });
+    input.addEventListener("keydown", (e) => {
+      if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); form.requestSubmit(); }
+    });
+    form.addEventListener("submit", (e) => {
+      e.preventDefault();
+      const text = input.value.trim();
+      if (!text) return;
+      if (text.length > game.max_chars) { toast(`At most ${game.max_chars} characters.`); return; }
+      send({ type: "message", channel: alias, text });
+      input.value = "";
+      counter.textContent = `0/${game.max_chars}`;
+      game.pending = game.pending || {};
+      game.pending[alias] = true;
+      updateComposers();
+    });
+    const side = el("div");
+    side.append(counter);
+    form.append(input, btn);
+    head.append(side);
+    chat.append(head, log, typing, form);
+    box.append(chat);
+  }
+}
+
+function appendMessage(m) {
+  const log = document.querySelector(`[data-log="${m.channel}"]`);
+  if (!log) return;
+  const li = el("li", `msg ${m.sender}`);
+  li.append(document.createTextNode(m.text));
+  const t = el("time", "", new Date(m.at * 1000).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" }));
+  t.dateTime = new Date(m.at * 1000).toISOString();
+  li.append(t);
+  log.append(li);
+  log.scrollTop = log.scrollHeight;
+  if (m.sender === "you" && game.pending) game.pending[m.channel] = false;
+}
+
+function mayWrite(alias) {
+  if (game.phase !== "playing") return [false, "The conversation is over."];
+  if (game.pending && game.pending[alias]) return [false, "Sending…"];
+  const said = game.messages.filter((m) => m.channel === alias && m.sender !== "game");
+  const last = said.length ? said[said.length - 1].sender : null;
+  if (last === "you") return [false, "Wait for the reply…"];
+  if (last === null && !game.speaks_first) return [false, "The interrogator writes first…"];
+  return [true, "Type a message (Enter sends)"];
+}
+
+function updateComposers() {
+  for (const alias of game.channels) {
+    const input = document.querySelector(`[data-input="${alias}"]`);
+    if (!input) continue;
+    const [ok, why] = mayWrite(alias);
+    input.disabled = !ok;
+    input.placeholder = why;
+    input.form.querySelector("button").disabled = !ok;
+  }
+}
+
+function renderPhase() {
+  updateComposers();
+  const judge = game.role === "interrogator";
+  $("end").disabled = game.phase !== "playing";
+  $("end").hidden = !judge || game.phase === "ended";
+  $("verdict").hidden = !(judge && game.phase === "verdict");
+  $("await-verdict").hidden = !(!judge && game.phase === "verdict");
+  $("reveal").hidden = !game.reveal;
+  if (judge && game.phase === "verdict") buildVerdictForm();
+  if (game.reveal) {
+    renderReveal(game.reveal);
+    $("reveal").scrollIntoView({ behavior: "smooth", block: "start" });
+  }
+  tick();
+}
+
+function buildVerdictForm() {
+  const box = $("choices");
+  if (box.dataset.game === game.game) return;
+  box.dataset.game = game.game;
+  box.replaceChildren();
+  $("reason").value = "";
+  $("confidence").value = "50";
+  $("conf-out").textContent = "50";
+  $("verdict").querySelector("button").disabled = false;
+  const which = game.judge_choices.includes("human") === false;
+  $("verdict-q").textContent = which ? "Which witness is the human?" : "Was the witness a human or an AI?";
+  for (const c of game.judge_choices) {
+    const label = el("label", "choice");
+    const input = el("input");
+    input.type = "radio"; input.name = "choice"; input.value = c; input.required = true;
+    label.append(input, document.createTextNode(which ? `Witness ${c} is human` : (c === "human" ? "Human" : "AI")));
+    box.append(label);
+  }
+  $("verdict").scrollIntoView({ behavior: "smooth", block: "start" });
+}
+
+function renderReveal(r) {
+  const sides = $("sides");
+  sides.replaceChildren();
+  for (const s of r.sides) {
+    const card = el("div", `side ${s.kind}`);
+    const who = r.you === s.channel ? " (you)" : "";
+    card.append(el("span", "muted", (r.sides.length > 1 ? `Witness ${s.channel}` : "The witness") + who));
+    card.append(el("strong", "", s.kind === "human" ? "A person" : `An AI: ${s.name}`));
+    sides.append(card);
+  }
+  $("flagged").hidden = !r.flagged;
+  $("flagged").textContent = r.flagged || "";
+  let outcome = "";
+  if (r.correct !== null && r.correct !== undefined) {
+    if (game.role === "interrogator") outcome = r.correct ? "You were right." : "You were fooled.";
+    else outcome = r.correct ? "The interrogator picked the person correctly." : "The interrogator got it wrong.";
+    if (r.confidence !== null && r.confidence !== undefined) outcome += ` (confidence ${r.confidence}/100)`;
+  }
+  $("outcome").textContent = outcome;
+}
+
+function tick() {
+  if (!game || $("v-game").hidden) return;
+  const box = $("countdown");
+  if (!game.deadline || game.phase !== "playing") { box.textContent = game.phase === "playing" ? "—" : "0:00"; return; }
+  const left = Math.max(0, game.deadline - (Date.now() / 1000 + clockSkew));
+  const m = Math.floor(left / 60), s = Math.floor(left % 60);
+  box.textContent = `${m}:${String(s).padStart(2, "0")}`;
+  box.parentElement.classList.toggle("low", left < 30);
+}
+
+// ---- wiring ------------------------------------------------------------------------------
+
+document.addEventListener("DOMContentLoaded", () => {
+  $("conf-out").textContent = $("confidence").value;
+  $("confidence").addEventListener("input", () => { $("conf-out").textContent = $("confidence").value; });
+  $("end").addEventListener("click", () => {
+    // Two clicks, not a dialog: ending is final, and dialogs trap keyboard and screen readers.
+    if ($("end").dataset.armed === "1") { send({ type: "end" }); return; }
+    $("end").dataset.armed = "1";
+    $("end").textContent = "Click again to end";
+    setTimeout(() => { $("end").dataset.armed = ""; $("end").textContent = "End & decide"; }, 4000);
+  });
+  $("cancel-wait").addEventListener("click", () => send({ type: "leave" }));
+  $("again").addEventListener("click", () => send({ type: "leave" }));
+  $("to-survey").addEventListener("click", () => show("v-survey"));
+  $("verdict").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const choice = document.querySelector('input[name="choice"]:checked');
+    if (!choice) { toast("Choose an answer first."); return; }
+    send({ type: "verdict", choice: choice.value, confidence: Number($("confidence").value), reason: $("reason").value.trim() });
+    $("verdict").querySelector("button").disabled = true;
+  });
+  $("survey").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const answers = {};
+    for (const [k, v] of new FormData(e.target).entries()) answers[k] = String(v).slice(0, 1000) || null;
+    send({ type: "survey", answers });
+  });
+  setInterval(tick, 250);
+  connect();
+});

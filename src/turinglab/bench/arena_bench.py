@@ -1,0 +1,287 @@
+"""Arena load benchmark: simulated people over real websockets against one server process.
+
+Each simulated game is two people in a three-party game with an instant AI witness: the
+interrogator writes to both witnesses every `interval` seconds, the human witness answers each
+message after `interval / 2`. Every person-to-person message carries its id and send time, so
+the receiving side measures the relay latency (send -> frame received at the other person) and
+the run counts lost and duplicated messages. Prints JSON.
+
+    python -m turinglab.bench.arena_bench --games 100
+
+By default the engine's three-party game is played with an instant scripted AI witness;
+`--setup MODULE:FUNCTION` names another function returning an `ArenaSetup` with a
+"three-party" mode (e.g. `arena_fixtures:make_setup` with tests/ on the path).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import json
+import os
+import platform
+import random
+import secrets
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from collections import Counter
+from typing import Any
+
+import aiohttp
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def engine_setup(**settings: Any) -> Any:
+    """The engine's three-party game (games/three_party.py) with an instant scripted AI
+    witness and no typing delay: what is measured is the arena and the game, not a model."""
+    from turinglab.agents.scripted import ScriptedAgent
+    from turinglab.arena.engine_modes import interrogation_mode
+    from turinglab.arena.modes import ArenaSettings, ArenaSetup
+    from turinglab.games.three_party import ThreePartyExperiment
+
+    cfg = ThreePartyExperiment.model_validate(
+        {
+            "game": "three-party",
+            "interrogators": ["person"],
+            "human_witnesses": ["person"],
+            "ai_witnesses": [{"agent": "bot", "persona": "none"}],
+            "typing_delay": False,
+            "time_limit_s": 600,
+        }
+    )
+    bot = ScriptedAgent("bot", ["sure", "no idea", "lol", "maybe"], cycle=True)
+    mode = interrogation_mode("three-party", "Three-party", cfg)
+    return ArenaSetup([mode], {"bot": bot}, {"bot": "BOT"}, ArenaSettings(**settings))
+
+
+def _load_setup(spec: str) -> Any:
+    module, _, func = spec.partition(":")
+    return getattr(importlib.import_module(module), func)(
+        frames_per_s=50, frame_burst=100, ai_after_s=3600
+    )
+
+
+def serve(setup_spec: str, port: int) -> None:
+    import uvicorn
+
+    from turinglab.arena.app import create_app
+
+    app = create_app(_load_setup(setup_spec), admin_password=secrets.token_urlsafe(12))
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", backlog=4096)
+
+
+def _cpu_s(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Tally:
+    def __init__(self) -> None:
+        self.sent: set[str] = set()  # witness -> interrogator message ids
+        self.expected_from_judge = 0  # interrogator -> human witness messages
+        self.received: Counter[str] = Counter()
+        self.latency_ms: list[float] = []
+        self.errors: Counter[str] = Counter()
+        self.games_done = 0
+
+    def got(self, text: str) -> None:
+        mid, _, sent_at = text.partition("@")
+        if mid.startswith("p"):  # person-to-person messages only (AI replies are not relays)
+            self.received[mid] += 1
+            self.latency_ms.append((time.time() - float(sent_at)) * 1000)
+
+
+async def _person(http: aiohttp.ClientSession, base: str) -> aiohttp.ClientWebSocketResponse:
+    async with http.get(base + "/") as r:
+        cookie = r.cookies["turinglab_session"].value
+    return await http.ws_connect(
+        base.replace("http", "ws") + "/ws", headers={"Cookie": f"turinglab_session={cookie}"}
+    )
+
+
+async def _frames(ws: aiohttp.ClientWebSocketResponse, tally: Tally, out: asyncio.Queue) -> None:
+    async for msg in ws:
+        if msg.type != aiohttp.WSMsgType.TEXT:
+            break
+        frame = json.loads(msg.data)
+        if frame["type"] == "message" and frame["sender"] == "them":
+            tally.got(frame["text"])
+        elif frame["type"] == "error":
+            tally.errors[frame["code"]] += 1
+        await out.put(frame)
+
+
+async def _until(q: asyncio.Queue[dict[str, Any]], kind: str) -> dict[str, Any]:
+    while True:
+        frame = await asyncio.wait_for(q.get(), 60)
+        if frame["type"] == kind:
+            return frame
+
+
+async def _simulated(
+    http: aiohttp.ClientSession, base: str, n: int, args: Any, tally: Tally
+) -> None:
+    """One person: joins, then plays whichever role the server gave them (the server decides
+    who plays with whom, so people of one 'game' here may meet others)."""
+    rng = random.Random(args.seed * 100_003 + n)  # seeded per person; recorded in the output
+    await asyncio.sleep(rng.uniform(0, args.ramp))  # people arrive over the ramp, not at once
+    ws = await _person(http, base)
+    q: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+    reader = asyncio.create_task(_frames(ws, tally, q))
+    try:
+        await _until(q, "status")
+        await ws.send_json({"type": "join", "mode": "three-party", "consent": True})
+        snap = await _until(q, "game")
+        if snap["role"] == "interrogator":
+            await _interrogate(ws, q, n, args, tally, rng)
+        else:
+            await _witness(ws, q, n, args, tally, rng)
+    finally:
+        await ws.close()
+        reader.cancel()
+
+
+async def _interrogate(
+    ws: Any, q: asyncio.Queue[dict[str, Any]], n: int, args: Any, tally: Tally, rng: random.Random
+) -> None:
+    for k in range(args.rounds):
+        for ch in ("A", "B"):
+            text = f"pj{n}.{k}{ch}@{time.time()}"
+            await ws.send_json({"type": "message", "channel": ch, "text": text})
+        seen: set[str] = set()
+        while len(seen) < 2:  # both witnesses answered
+            frame = await asyncio.wait_for(q.get(), 60)
+            if frame["type"] == "message" and frame["sender"] == "them":
+                seen.add(frame["channel"])
+        await asyncio.sleep(args.interval * rng.uniform(0.5, 1.5))
+    # Of these, only the messages to the person are relays between people; which channel that
+    # was is hidden from the client, so the count is checked at the witness's end.
+    tally.expected_from_judge += args.rounds
+    await ws.send_json({"type": "verdict", "choice": "A", "confidence": 50, "reason": ""})
+    await _until(q, "reveal")
+    tally.games_done += 1
+
+
+async def _witness(
+    ws: Any, q: asyncio.Queue[dict[str, Any]], n: int, args: Any, tally: Tally, rng: random.Random
+) -> None:
+    k = 0
+    while True:
+        frame = await asyncio.wait_for(q.get(), 120)
+        if frame["type"] == "reveal":
+            return
+        if frame["type"] == "message" and frame["sender"] == "them":
+            await asyncio.sleep(args.interval / 2 * rng.uniform(0.5, 1.5))
+            mid = f"pw{n}.{k}"
+            k += 1
+            tally.sent.add(mid)
+            await ws.send_json({"type": "message", "channel": "A", "text": f"{mid}@{time.time()}"})
+
+
+async def run(args: Any) -> dict[str, Any]:
+    load = round(os.getloadavg()[0], 2)
+    port = args.port or _free_port()
+    base = f"http://127.0.0.1:{port}"
+    command = [sys.executable, "-m", "turinglab.bench.arena_bench", "--serve", args.setup]
+    if args.profile:  # the server's own profile, for finding where it spends its time
+        command[1:1] = ["-m", "cProfile", "-o", args.profile]
+    server = subprocess.Popen([*command, "--port", str(port)])
+    tally = Tally()
+    try:
+        connector = aiohttp.TCPConnector(limit=0)
+        jar = aiohttp.DummyCookieJar()
+        async with aiohttp.ClientSession(connector=connector, cookie_jar=jar) as http:
+            for _ in range(200):
+                try:
+                    async with http.get(base + "/healthz") as r:
+                        if r.status == 200:
+                            break
+                except aiohttp.ClientError:
+                    await asyncio.sleep(0.05)
+            cpu0, t0, own0 = _cpu_s(server.pid), time.perf_counter(), time.process_time()
+            people = [
+                asyncio.create_task(_simulated(http, base, n, args, tally))
+                for n in range(2 * args.games)
+            ]
+            results = await asyncio.gather(*people, return_exceptions=True)
+            wall, cpu = time.perf_counter() - t0, _cpu_s(server.pid) - cpu0
+            client_cpu = time.process_time() - own0
+    finally:
+        server.send_signal(signal.SIGINT)  # uvicorn shuts down cleanly (and cProfile writes)
+        try:
+            server.wait(20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+    failures = Counter(type(r).__name__ for r in results if isinstance(r, BaseException))
+    lat = sorted(tally.latency_ms)
+
+    def pct(p: float) -> float | None:
+        return round(lat[min(len(lat) - 1, int(p * len(lat)))], 2) if lat else None
+
+    return {
+        "benchmark": "arena",
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "load_avg_1m_at_start": load,  # other work on the box inflates the tail
+        },
+        "games": args.games,
+        "people": 2 * args.games,
+        "rounds": args.rounds,
+        "interval_s": args.interval,
+        "ramp_s": args.ramp,
+        "seed": args.seed,
+        "games_completed": tally.games_done,
+        "person_failures": dict(failures),
+        "relayed_messages": sum(tally.received.values()),
+        "lost": len(tally.sent - set(tally.received))
+        + tally.expected_from_judge
+        - sum(1 for m in tally.received if m.startswith("pj")),
+        "duplicated": sum(1 for c in tally.received.values() if c > 1),
+        "relay_ms": {
+            "p50": pct(0.5),
+            "p90": pct(0.9),
+            "p99": pct(0.99),
+            "max": pct(1.0),
+            "mean": round(statistics.fmean(lat), 2) if lat else None,
+        },
+        "error_frames": dict(tally.errors),
+        "wall_s": round(wall, 2),
+        "server_cpu_s": round(cpu, 2),
+        "client_cpu_s": round(client_cpu, 2),  # the simulated people share the same 2 cores
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m turinglab.bench.arena_bench")
+    ap.add_argument(
+        "--setup", default="turinglab.bench.arena_bench:engine_setup", help="MODULE:FUNCTION"
+    )
+    ap.add_argument("--games", type=int, default=50, help="concurrent three-party games")
+    ap.add_argument("--rounds", type=int, default=4, help="messages per conversation side")
+    ap.add_argument("--interval", type=float, default=2.0, help="seconds between messages")
+    ap.add_argument("--ramp", type=float, default=5.0, help="people arrive over this many s")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--profile", help="write the server's cProfile stats to this file")
+    ap.add_argument("--serve", help=argparse.SUPPRESS)
+    ap.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.serve:
+        serve(args.serve, args.port)
+        return
+    print(json.dumps(asyncio.run(run(args)), indent=2))
+
+
+if __name__ == "__main__":
+    main()

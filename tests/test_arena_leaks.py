@@ -1,0 +1,83 @@
+"""Nothing identifying reaches a client before its verdict: every frame the server sends during
+full games is recorded (at the server, as sent) and searched for seat ids, channel names, agent
+names, backends and the other person's id; and every frame must be one of the protocol's
+closed frame types, so a new field cannot slip through unnoticed."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from arena_fixtures import SECRET_AGENT, Person, make_setup, pair, running_arena
+from turinglab.arena import frames as F
+
+MODELS = {m.model_fields["type"].default: m for m in F.ServerFrame.__args__}  # type: ignore[attr-defined]
+HIDDEN = [SECRET_AGENT, "Zorblax", "seat_left", "seat_right", "seat_only", "ch-left", "ch-right",
+          "ch-only", "person:", "scripted", "eliza", "DOCTOR", '"kind"']  # fmt: skip
+
+
+def _before_reveal(frames: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for f in frames:
+        if f["type"] == "reveal" or (f["type"] == "game" and f.get("reveal")):
+            break
+        out.append(f)
+    return out
+
+
+def _check(log: list[tuple[str, dict[str, Any]]], people: list[Person]) -> int:
+    ids = {pid for pid, _ in log}
+    checked = 0
+    for pid in ids:
+        mine = [f for p, f in log if p == pid]
+        for frame in mine:  # closed models: an unknown field or type fails validation
+            model = MODELS[frame["type"]]
+            assert model.model_validate(frame).model_dump(mode="json") == frame
+        early = _before_reveal(mine)
+        assert any(f["type"] == "message" for f in early)
+        text = json.dumps(early)
+        for word in [*HIDDEN, *(ids - {pid})]:
+            assert word not in text, f"{word!r} reached {pid} before the reveal"
+        assert any(f["type"] == "reveal" for f in mine)
+        checked += len(mine)
+    return checked
+
+
+async def test_no_identity_in_any_frame_before_the_verdict() -> None:
+    log: list[tuple[str, dict[str, Any]]] = []
+    setup = make_setup(ai_after_s=0.5)
+    with running_arena(setup, frame_log=lambda pid, f: log.append((pid, f))) as (base, _app):
+        # A three-party game between two people and the scripted AI witness.
+        judge, witness, _gj, _gw = await pair(base, "three-party")
+        for ch in ("A", "B"):
+            await judge.send(type="message", channel=ch, text="hi, who are you?")
+        await witness.until("message", sender="them")
+        await witness.send(type="typing", channel="A")
+        await witness.send(type="message", channel="A", text="just me")
+        for _ in range(2):
+            await judge.until("message", sender="them")
+        await judge.drop()
+        await judge.connect()  # a reconnect snapshot is searched too
+        await judge.send(type="verdict", choice="A", confidence=40, reason="hunch")
+        for p in (judge, witness):
+            await p.until("reveal")
+
+        # A lone person meets ELIZA in two-party; another plays practice.
+        solo, practice = Person(base), Person(base)
+        for p, mode in ((solo, "two-party"), (practice, "practice")):
+            await p.connect()
+            await p.send(type="join", mode=mode, consent=True)
+            await p.until("game")
+            await p.send(type="message", channel="A", text="are you a computer?")
+            await p.until("message", sender="them")
+            await p.send(type="end")
+            await p.until("phase", phase="verdict")
+            await p.send(type="verdict", choice="human", confidence=10, reason="")
+            await p.until("reveal")
+        people = [judge, witness, solo, practice]
+        checked = _check(log, people)
+        assert checked >= 30
+        # The search is not vacuous: the reveal does name the AI witness.
+        assert "Zorblax (scripted)" in json.dumps([f for _, f in log])
+        for p in people:
+            await p.close()
