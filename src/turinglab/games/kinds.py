@@ -79,4 +79,4 @@ def _load_builtin_games() -> None:
 
 
 # Each entry is a module that calls @register when imported.
-BUILTIN_GAME_MODULES: list[str] = []
+BUILTIN_GAME_MODULES: list[str] = ["turinglab.games.gtt_kind"]
