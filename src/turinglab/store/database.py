@@ -171,6 +171,7 @@ class Store:
         """Create a new store at head, or bring an older one there (never refuse a v2 store)."""
         from turinglab.store import migrations
 
+        upgraded_v2 = False
         with self.writing() as conn:
             if self.dialect == "postgresql":
                 conn.execute(text(f"SELECT pg_advisory_xact_lock({_MIGRATION_LOCK})"))
@@ -196,6 +197,14 @@ class Store:
                     )
                 migrations.stamp(conn, migrations.BASELINE_V2)
                 migrations.upgrade(conn)
+                upgraded_v2 = True
+        if upgraded_v2 and self.dialect == "sqlite":
+            # Give back the pages the dropped duplicate transcripts used.
+            raw = self.engine.raw_connection()
+            try:
+                raw.cursor().execute("VACUUM")
+            finally:
+                raw.close()
 
     @contextlib.contextmanager
     def writing(self) -> Iterator[Connection]:

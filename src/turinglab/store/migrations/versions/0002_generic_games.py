@@ -160,6 +160,8 @@ def _set_aside(bind: sa.Connection) -> None:
             sa.text("SELECT indexname FROM pg_indexes WHERE tablename = :t"), {"t": table}
         ):
             op.execute(f'ALTER INDEX "{index}" RENAME TO "{index}_v2"')
+        if name == "outcomes":
+            continue  # keyed by trial_id: no sequence
         seq = bind.execute(
             sa.text("SELECT pg_get_serial_sequence(:t, 'id')"), {"t": table}
         ).scalar()
