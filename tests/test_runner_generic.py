@@ -182,11 +182,8 @@ def test_an_outcome_that_loses_the_race_is_superseded(store_location: str) -> No
 
 
 def _plan_digest(specs: list[Any]) -> str:
-    facts = [
-        (s.index, s.key, s.seed, s.actor, s.distinguisher, s.target, s.x_is_target, s.budget)
-        + (s.variant,)
-        for s in specs
-    ]
+    fields = ("index", "key", "seed", "actor", "distinguisher", "target", "x_is_target")
+    facts = [(*(getattr(s, f) for f in fields), s.budget, s.variant) for s in specs]
     return hashlib.sha256(repr(facts).encode()).hexdigest()[:16]
 
 
