@@ -10,7 +10,9 @@ if connection is None:  # `alembic` on the command line: alembic.ini names the d
 
     from turinglab.store.database import store_url
 
-    url = context.config.get_main_option("sqlalchemy.url")
+    url = context.get_x_argument(as_dictionary=True).get("store") or context.config.get_main_option(
+        "sqlalchemy.url"
+    )
     with create_engine(store_url(url)).begin() as conn:
         # Store() runs the same upgrade with the right detection of older stores.
         context.configure(connection=conn, render_as_batch=True)
