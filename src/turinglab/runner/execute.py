@@ -146,6 +146,9 @@ async def run_experiment(
         if getattr(game, "adaptive", False):
             await sample_adaptively(game, store, rid, runner, say)
         final = store.state(rid, settings.max_attempts)
+        # Other workers may have finished trials of this run meanwhile: count them as done.
+        counters.already_finished = final.finished - counters.finished
+        counters.planned = final.planned
         status = "finished" if final.exhausted == 0 else "finished-with-failures"
     finally:
         runner.close()
