@@ -222,7 +222,7 @@ class TrialRunner:
             )
             # The game row exists before its first message; then each message is queued for
             # the writer the moment the table appends it.
-            game_id = await self.writer.call(partial(self.store.start_game, start=start))
+            game_id = await self.writer.wait(self.writer.start_game(start))
             table.sink = self._sink(game_id)
             try:
                 result = await self.game.play(table, spec)
@@ -232,7 +232,7 @@ class TrialRunner:
                 kind = err.kind if isinstance(err, AgentError) else "error"
                 message = f"{type(err).__name__}: {err}"[:2000]
                 end = self._end(game_id, trial, table, error_kind=kind, error_message=message)
-                await self.writer.call(partial(self.store.end_game, end=end))
+                await self.writer.wait(self.writer.end_game(end))
                 self.counters.failed_attempts += 1
                 self.counters.last_error = f"{spec.key}: {message[:200]}"
                 self.on_change()
@@ -240,7 +240,7 @@ class TrialRunner:
             outcome_columns = getattr(self.game, "outcome_columns", None)
             extra = outcome_columns(result) if outcome_columns else {}
             end = self._end(game_id, trial, table, result=result, extra=extra)
-            status = await self.writer.call(partial(self.store.end_game, end=end))
+            status = await self.writer.wait(self.writer.end_game(end))
             if status == SUPERSEDED:
                 self.counters.superseded += 1
             else:

@@ -13,11 +13,12 @@ import queue
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
+from functools import partial
 from typing import Any, TypeVar
 
 from sqlalchemy import Connection
 
-from turinglab.store.database import Store
+from turinglab.store.database import GameEnd, GameStart, Store
 
 T = TypeVar("T")
 Op = Callable[[Connection], Any]
@@ -38,6 +39,17 @@ class StoreWriter:
         """Queue a message row; it is durable after the next group commit (milliseconds)."""
         self._queue.put(row)
 
+    def start_game(self, start: GameStart) -> Future[int]:
+        """A new game row; batched with every other game started meanwhile."""
+        future: Future[int] = Future()
+        self._queue.put((start, future))
+        return future
+
+    def end_game(self, end: GameEnd) -> Future[str]:
+        future: Future[str] = Future()
+        self._queue.put((end, future))
+        return future
+
     def submit(self, op: Op) -> Future[Any]:
         future: Future[Any] = Future()
         self._queue.put((op, future))
@@ -45,8 +57,12 @@ class StoreWriter:
 
     async def call(self, op: Callable[[Connection], T]) -> T:
         """Run `op` in the writer's next transaction and wait for its commit."""
+        return await self.wait(self.submit(op))
+
+    @staticmethod
+    async def wait(future: Future[T]) -> T:
         # Shielded: a cancelled game still lets a queued write land (and be awaited by close).
-        return await asyncio.shield(asyncio.wrap_future(self.submit(op)))
+        return await asyncio.shield(asyncio.wrap_future(future))
 
     def close(self) -> None:
         """Write everything queued, then stop."""
@@ -70,29 +86,40 @@ class StoreWriter:
 
     def _write(self, items: list[Any]) -> None:
         rows = [i for i in items if isinstance(i, dict)]
-        ops = [i for i in items if isinstance(i, tuple)]
+        starts = [i for i in items if isinstance(i, tuple) and isinstance(i[0], GameStart)]
+        ends = [i for i in items if isinstance(i, tuple) and isinstance(i[0], GameEnd)]
+        ops = [i for i in items if isinstance(i, tuple) and callable(i[0])]
         try:
-            results = []
             with self.store.writing() as conn:
+                ids = self.store.start_games(conn, [s for s, _ in starts]) if starts else []
                 self.store.add_messages(conn, rows)
-                for op, _future in ops:
-                    results.append(op(conn))
+                statuses = self.store.end_games(conn, [e for e, _ in ends]) if ends else []
+                results = [op(conn) for op, _future in ops]
             self.transactions += 1
         except Exception:
             # One bad write must not sink the others: redo them one transaction each.
-            self._write_one_by_one(rows, ops)
+            self._write_one_by_one(rows, starts, ends, ops)
             return
-        for (_op, future), result in zip(ops, results, strict=True):
+        for (_item, future), result in zip(
+            [*starts, *ends, *ops], [*ids, *statuses, *results], strict=True
+        ):
             future.set_result(result)
 
-    def _write_one_by_one(self, rows: list[dict[str, Any]], ops: list[Any]) -> None:
+    def _write_one_by_one(
+        self, rows: list[dict[str, Any]], starts: list[Any], ends: list[Any], ops: list[Any]
+    ) -> None:
         for row in rows:
             try:
                 with self.store.writing() as conn:
                     self.store.add_messages(conn, [row])
             except Exception as err:
                 self.error = self.error or err
-        for op, future in ops:
+        single = [
+            *((partial(_start_one, self.store, s), f) for s, f in starts),
+            *((partial(_end_one, self.store, e), f) for e, f in ends),
+            *ops,
+        ]
+        for op, future in single:
             try:
                 with self.store.writing() as conn:
                     result = op(conn)
@@ -100,3 +127,11 @@ class StoreWriter:
                 future.set_exception(err)
             else:
                 future.set_result(result)
+
+
+def _start_one(store: Store, start: GameStart, conn: Connection) -> int:
+    return store.start_game(conn, start)
+
+
+def _end_one(store: Store, end: GameEnd, conn: Connection) -> str:
+    return store.end_game(conn, end)
