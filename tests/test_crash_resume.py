@@ -69,7 +69,9 @@ def check_exactly_once(db: Path) -> None:
         planned = conn.execute("SELECT count(*) FROM trials").fetchone()[0]
         finished = conn.execute("SELECT count(DISTINCT trial_id) FROM outcomes").fetchone()[0]
         rows = conn.execute("SELECT count(*) FROM outcomes").fetchone()[0]
-        ok_attempts = conn.execute("SELECT count(*) FROM attempts WHERE status='ok'").fetchone()[0]
+        ok_attempts = conn.execute("SELECT count(*) FROM games WHERE status='finished'").fetchone()[
+            0
+        ]
         orphan = conn.execute(
             "SELECT count(*) FROM trials t LEFT JOIN outcomes o ON o.trial_id = t.id "
             "WHERE o.trial_id IS NULL"
@@ -115,7 +117,7 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path: Path) -> None:
         assert f"Resume with: turinglab run {config}" in err
         with sqlite3.connect(db) as conn:
             status = conn.execute("SELECT status FROM runs").fetchone()[0]
-            failed = conn.execute("SELECT count(*) FROM attempts WHERE status='failed'").fetchone()
+            failed = conn.execute("SELECT count(*) FROM games WHERE status='failed'").fetchone()
         assert status == "interrupted"
         assert failed[0] == 0  # interrupted trials are dropped, not recorded as failures
 

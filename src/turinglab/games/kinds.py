@@ -80,6 +80,7 @@ def _load_builtin_games() -> None:
 
 # Each entry is a module that calls @register when imported.
 BUILTIN_GAME_MODULES: list[str] = [
+    "turinglab.games.gtt_kind",
     "turinglab.games.three_party",
     "turinglab.games.two_party",
     "turinglab.games.strong",

@@ -1,142 +1,57 @@
-"""Config → trial specs, and the run identity that makes re-running a config resume it."""
+"""Generic planning: the game a config plays, its trial specs, and the run identity that makes
+re-running a config resume it. Each game plans its own design (GTT: games/gtt_plan.py)."""
 
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
-import random
-from dataclasses import asdict, dataclass
+import os
 from typing import Any
 
 from turinglab.config import TRANSPORT_FIELDS, ExperimentConfig, ScriptedAgentConfig
-from turinglab.games.gtt_prompts import GTTPrompts
-from turinglab.games.variants import BUDGET_VARIANTS, FD_VARIANTS, MATRIX_VARIANTS
+from turinglab.games.kinds import Game, GameContext, game_for
+from turinglab.games.spec import TrialSpec
 
-# Adaptive sampling decides the comparator A ≥ε B, which only the plain GTT cells estimate.
-ADAPTIVE_VARIANTS = MATRIX_VARIANTS
-
-
-@dataclass(frozen=True, slots=True)
-class TrialSpec:
-    """Everything needed to play one trial, fixed before anything runs."""
-
-    index: int  # position in the run's plan
-    key: str  # stable human-readable id, e.g. "smollm2>eliza#3"
-    actor: str  # A: plays X when X is not the target itself
-    distinguisher: str  # the judge: B in the GTT family, the fixed D in FD variants
-    x_is_target: bool  # the unknown is a fresh target (else the actor imitating the target)
-    seed: int
-    variant: str = "gtt"
-    target: str = ""  # the model X may be; the distinguisher's own type in the GTT family
-    budget: int | None = None  # rounds or specimen queries in the bounded variants
-
-    def __post_init__(self) -> None:
-        if not self.target:
-            object.__setattr__(self, "target", self.distinguisher)
-
-    @property
-    def unknown(self) -> str:
-        return self.target if self.x_is_target else self.actor
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> TrialSpec:
-        return cls(**data)
+# Planning materialises every spec; refuse designs that would take gigabytes before anything
+# runs. Raise it with TURINGLAB_MAX_PLANNED_TRIALS if you really mean it.
+MAX_PLANNED_TRIALS = 2_000_000
 
 
-def _seed(*parts: object) -> int:
-    digest = hashlib.sha256(":".join(map(str, parts)).encode()).digest()
-    return int.from_bytes(digest[:8], "big") >> 1  # fits a signed 64-bit column
+class PlanTooLarge(ValueError):
+    """The design plans more trials than the limit (one clear line naming the field)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Cell:
-    """Trials that estimate one quantity: (variant, actor, judge, target, budget)."""
-
-    variant: str
-    actor: str
-    distinguisher: str
-    target: str
-    budget: int | None = None
+def game_of(config: ExperimentConfig, context: GameContext | None = None) -> Game:
+    return game_for(config.experiment, context)
 
 
-def cell_of(spec: TrialSpec) -> Cell:
-    return Cell(spec.variant, spec.actor, spec.distinguisher, spec.target, spec.budget)
+def plan_limit() -> int:
+    raw = os.environ.get("TURINGLAB_MAX_PLANNED_TRIALS")
+    return int(raw) if raw else MAX_PLANNED_TRIALS
 
 
-def cell_trials(cell: Cell, seed: int, first: int, n: int, first_index: int) -> list[TrialSpec]:
-    """Trials `first`..`first+n−1` of a cell, X's identity balanced within the batch."""
-    key = (seed, cell.variant, cell.actor, cell.distinguisher, cell.target, cell.budget)
-    rng = random.Random(_seed(*key, "balance") if first == 0 else _seed(*key, "balance", first))
-    branches = [True] * (n // 2) + [False] * (n // 2)
-    if n % 2:
-        branches.append(rng.random() < 0.5)
-    rng.shuffle(branches)
-    a, judge = cell.actor, cell.distinguisher
-    name = f"{a}>{judge}" if cell.target == judge else f"{a}~{cell.target}@{judge}"
-    prefix = cell.variant if cell.budget is None else f"{cell.variant}[{cell.budget}]"
-    plain = prefix == "gtt"
-    specs = []
-    for offset, x_is_target in enumerate(branches):
-        i = first + offset
-        specs.append(
-            TrialSpec(
-                index=first_index + offset,
-                key=f"{name}#{i}" if plain else f"{prefix}:{name}#{i}",
-                actor=a,
-                distinguisher=judge,
-                x_is_target=x_is_target,
-                # Plain GTT keeps the seeds it always had; the variants add their cell.
-                seed=_seed(seed, a, judge, i) if plain else _seed(*key, i),
-                variant=cell.variant,
-                target=cell.target,
-                budget=cell.budget,
+def plan_game(game: Game, limit: int | None = None) -> list[TrialSpec]:
+    """Every trial of the game's design, after checking the design's size without making it."""
+    limit = plan_limit() if limit is None else limit
+    count = getattr(game, "planned_count", None)
+    if count is not None:
+        n = count()
+        if n > limit:
+            field = getattr(game, "size_field", "experiment")
+            raise PlanTooLarge(
+                f"{field}: the design plans {n:,} trials, more than the limit of {limit:,} "
+                "(lower it, or set TURINGLAB_MAX_PLANNED_TRIALS to allow more)"
             )
-        )
-    return specs
-
-
-def plan_cells(config: ExperimentConfig) -> list[Cell]:
-    """Plain cells are every ordered pair; FD cells every ordered (actor, target) pair without
-    the fixed D; budget cells repeat their pairs once per budget."""
-    exp = config.experiment
-    cells: list[Cell] = []
-    for variant in exp.variants:
-        if variant in FD_VARIANTS:
-            for judge in exp.distinguishers:
-                others = [a for a in exp.universe if a != judge]
-                for actor, target in itertools.product(others, repeat=2):
-                    cells.append(Cell(variant, actor, judge, target))
-        elif variant in BUDGET_VARIANTS:
-            pairs = exp.budget_pairs if exp.budget_pairs is not None else exp.ordered_pairs()
-            for budget in exp.budgets:
-                cells += [Cell(variant, actor, judge, judge, budget) for actor, judge in pairs]
-        else:
-            cells += [Cell(variant, actor, judge, judge) for actor, judge in exp.ordered_pairs()]
-    return cells
+    return game.plan()
 
 
 def plan_trials(config: ExperimentConfig) -> list[TrialSpec]:
-    """n trials per cell, X's identity balanced within each cell, order seeded."""
-    specs: list[TrialSpec] = []
-    for cell in plan_cells(config):
-        n = initial_trials(config, cell)
-        specs += cell_trials(cell, config.experiment.seed, 0, n, len(specs))
-    return specs
+    return plan_game(game_of(config))
 
 
-def initial_trials(config: ExperimentConfig, cell: Cell) -> int:
-    adaptive = config.experiment.adaptive
-    if adaptive is not None and cell.variant in ADAPTIVE_VARIANTS:
-        return adaptive.min_n
-    return config.experiment.trials_per_pair
-
-
-def identity_document(config: ExperimentConfig) -> dict[str, Any]:
-    """What determines a run's results: agents as they answer, the design, the prompt texts."""
+def identity_document(config: ExperimentConfig, game: Game | None = None) -> dict[str, Any]:
+    """What determines a run's results: agents as they answer, the design, and what the game
+    adds (GTT: its prompt texts)."""
     agents = {}
     for name, agent in sorted(config.used_agents().items()):
         doc = agent.model_dump(mode="json", exclude=TRANSPORT_FIELDS)
@@ -144,11 +59,11 @@ def identity_document(config: ExperimentConfig) -> dict[str, Any]:
             # What is replayed matters, not where the file happens to lie.
             doc["replies_file"] = hashlib.sha256(agent.replies_file.read_bytes()).hexdigest()
         agents[name] = doc
-    prompts = GTTPrompts.load(config.experiment.prompts)
+    game = game or game_of(config)
     experiment = config.experiment.model_dump(mode="json", exclude={"prompts"})
-    return {"agents": agents, "experiment": experiment, "prompts": asdict(prompts)}
+    return {"agents": agents, "experiment": experiment, **game.identity()}
 
 
-def run_id(config: ExperimentConfig) -> str:
-    canonical = json.dumps(identity_document(config), sort_keys=True, separators=(",", ":"))
+def run_id(config: ExperimentConfig, game: Game | None = None) -> str:
+    canonical = json.dumps(identity_document(config, game), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]

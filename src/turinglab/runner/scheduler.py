@@ -1,31 +1,67 @@
-"""Plays a run's pending trials concurrently and stores each one the moment it finishes.
+"""Plays a run's trials concurrently, any game kind, and writes every message as it is said.
 
-A fixed pool of workers pulls trials from a queue (cheaper than a task per trial at 10^4
-trials). A trial is attempted up to `max_attempts` times in all, counting attempts stored by
-earlier invocations; a failed attempt is stored with its error and never becomes an outcome.
+A fixed pool of slots pulls trials from a small local queue, refilled by claiming leased
+batches from the store, so several processes (on one machine or many, sharing PostgreSQL)
+can work through one run. A heartbeat renews this worker's leases; a killed worker's trials
+are claimed by another once their lease expires. A trial is attempted up to `max_attempts`
+times in all, counting attempts stored by earlier invocations; every attempt is a new game
+row, and a failed one is stored with its error and never becomes an outcome.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
+import socket
 import time
+import uuid
 from collections import deque
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from turinglab.agents.base import Agent
 from turinglab.agents.errors import AgentError
 from turinglab.agents.retry import Caller
-from turinglab.games.gtt import DISTINGUISHER, UNKNOWN, GTTRules, GTTSetup, play_gtt
-from turinglab.games.gtt_prompts import GTTPrompts
-from turinglab.games.query_phase import SPECIMEN
-from turinglab.games.spec import GameResult
-from turinglab.games.table import Seat, Table
-from turinglab.games.variants import SPECIMEN_VARIANTS
-from turinglab.runner.plan import TrialSpec
-from turinglab.store.database import AttemptRecord, PendingTrial, Store
+from turinglab.games.clock import REAL_CLOCK, Clock
+from turinglab.games.kinds import Game
+from turinglab.games.table import Table, TranscriptMessage
+from turinglab.store.database import (
+    SUPERSEDED,
+    GameEnd,
+    GameStart,
+    PendingTrial,
+    RunState,
+    SeatRecord,
+    Store,
+)
+from turinglab.store.writer import StoreWriter
+
+DEFAULT_LEASE_S = 60.0
+
+
+def worker_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+
+
+def gone_on_this_host(owners: list[str]) -> list[str]:
+    """Lease owners on this machine whose process no longer exists: their leases need not be
+    waited out (a rerun after a crash starts at once). Other machines' workers always are."""
+    host = socket.gethostname()
+    gone = []
+    for owner in owners:
+        owner_host, _, rest = owner.partition(":")
+        pid = rest.partition(":")[0]
+        if owner_host != host or not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            gone.append(owner)
+        except PermissionError:
+            pass  # alive, someone else's
+    return gone
 
 
 @dataclass
@@ -36,6 +72,7 @@ class RunCounters:
     failed_attempts: int = 0
     exhausted: int = 0  # trials that used up every attempt
     running: int = 0
+    superseded: int = 0  # games whose trial another worker finished first
     last_error: str | None = None
     outcomes: dict[str, int] = field(default_factory=dict)
 
@@ -44,74 +81,90 @@ class RunCounters:
         return self.already_finished + self.finished
 
 
-def outcome_row(table: Table, result: GameResult) -> dict[str, Any]:
-    """What the outcomes table keeps of a finished GTT trial (GTT paper, appendix B.1)."""
-    details = dict(result.details)
-    return {
-        "status": result.status,
-        "verdict": result.verdict,
-        "correct": result.correct,
-        "distinguisher_turns": details.pop("distinguisher_turns"),
-        "unknown_turns": details.pop("unknown_turns"),
-        "first_distinguisher_message": details.pop("first_distinguisher_message"),
-        "raw_final_message": details.pop("raw_final_message"),
-        "actor_prompt": details.pop("actor_prompt"),
-        "histories": {seat: table.history(seat) for seat in table.seats},
-        "routes": table.routes(),
-        "details": details,
-    }
-
-
 class TrialRunner:
     def __init__(
         self,
         store: Store,
-        agents: dict[str, Agent],
+        game: Game,
+        agents: Mapping[str, Agent],
         caller: Caller,
-        prompts: GTTPrompts,
-        rules: GTTRules,
         *,
+        run_id: str,
         max_in_flight: int,
         max_attempts: int,
         environment_id: str | None,
         counters: RunCounters,
         on_change: Callable[[], None] | None = None,
-        display_names: dict[str, str] | None = None,
+        worker: str | None = None,
+        lease_s: float = DEFAULT_LEASE_S,
+        heartbeat_s: float | None = None,
+        claim_batch: int | None = None,
     ) -> None:
         self.store = store
+        self.game = game
         self.agents = agents
         self.caller = caller
-        self.prompts = prompts
-        self.rules = rules
+        self.run_id = run_id
         self.max_in_flight = max_in_flight
         self.max_attempts = max_attempts
         self.environment_id = environment_id
         self.counters = counters
-        self.display_names = display_names or {}  # how FD prompts name a target
         self.on_change = on_change or (lambda: None)
-        # One writer thread: database calls never block the event loop, and never interleave.
-        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="turinglab-store")
+        self.worker = worker or worker_id()
+        self.lease_s = lease_s
+        # Renew well before expiry; the run's updated_at doubles as a "still running" sign.
+        self.heartbeat_s = heartbeat_s or min(10.0, lease_s / 3)
+        # Small batches: enough to keep the slots busy, few enough to share a run fairly.
+        self.claim_batch = claim_batch or max(1, min(100, max_in_flight // 4))
+        self.clock: Clock = getattr(game, "clock", REAL_CLOCK)
+        self.writer = StoreWriter(store)
+        self._queue: deque[PendingTrial] = deque()
+        self._claim_lock = asyncio.Lock()
+        self._drained = False
 
-    async def run(self, pending: list[PendingTrial]) -> None:
-        queue = deque(pending)
-        workers = [
-            asyncio.create_task(self._worker(queue))
-            for _ in range(min(self.max_in_flight, len(queue)))
-        ]
+    async def run(self) -> None:
+        """Play until no trial of the run is left to claim and none is leased elsewhere."""
+        self._drained = False
+        await self._expire_gone_workers()
+        heartbeat = asyncio.create_task(self._heartbeat())
+        slots = [asyncio.create_task(self._slot()) for _ in range(self.max_in_flight)]
         try:
-            await asyncio.gather(*workers)
+            await asyncio.gather(*slots)
         finally:
-            for w in workers:
-                w.cancel()
-            await asyncio.gather(*workers, return_exceptions=True)
+            for task in (*slots, heartbeat):
+                task.cancel()
+            await asyncio.gather(*slots, heartbeat, return_exceptions=True)
+        if self.writer.error is not None:
+            raise RuntimeError(f"the store rejected a message: {self.writer.error}")
 
     def close(self) -> None:
-        # Writes already handed to the writer still land: a finished trial is never lost.
-        self._writer.shutdown(wait=True)
+        """Give back unplayed leases and write everything queued (a said message is kept)."""
+        self.writer.submit(
+            partial(self.store.release_leases, run_id=self.run_id, worker=self.worker)
+        )
+        self.writer.close()
 
-    async def _worker(self, queue: deque[PendingTrial]) -> None:
-        while queue:
-            trial = queue.popleft()
+    def state(self) -> RunState:
+        return self.store.state(self.run_id, self.max_attempts, self.worker)
+
+    async def _expire_gone_workers(self) -> None:
+        owners = await self.writer.call(partial(self.store.lease_owners, run_id=self.run_id))
+        gone = gone_on_this_host(owners)
+        if gone:
+            await self.writer.call(
+                partial(self.store.expire_leases, run_id=self.run_id, owners=gone)
+            )
+
+    async def _heartbeat(self) -> None:
+        renew = partial(
+            self.store.renew_leases, run_id=self.run_id, worker=self.worker, lease_s=self.lease_s
+        )
+        while True:
+            await asyncio.sleep(self.heartbeat_s)
+            await self.writer.call(renew)
+
+    async def _slot(self) -> None:
+        while (trial := await self._next()) is not None:
             self.counters.running += 1
             try:
                 await self._play_until_done(trial)
@@ -119,59 +172,108 @@ class TrialRunner:
                 self.counters.running -= 1
                 self.on_change()
 
+    async def _next(self) -> PendingTrial | None:
+        async with self._claim_lock:
+            while not self._queue:
+                if self._drained:
+                    return None
+                claim = partial(
+                    self.store.claim_trials,
+                    run_id=self.run_id,
+                    worker=self.worker,
+                    n=self.claim_batch,
+                    lease_s=self.lease_s,
+                    max_attempts=self.max_attempts,
+                )
+                batch = await self.writer.call(claim)
+                if batch:
+                    self._queue.extend(batch)
+                    break
+                state = await self.writer.call(
+                    partial(
+                        self.store.run_state,
+                        run_id=self.run_id,
+                        max_attempts=self.max_attempts,
+                        worker=self.worker,
+                    )
+                )
+                if state.leased_elsewhere == 0:
+                    self._drained = True
+                    return None
+                await self._expire_gone_workers()
+                # Another worker holds the rest: wait, and take over what its lease lets go.
+                await asyncio.sleep(min(1.0, self.lease_s / 4))
+            return self._queue.popleft()
+
     async def _play_until_done(self, trial: PendingTrial) -> None:
         spec = trial.spec
         for attempt_no in range(trial.failed_attempts + 1, self.max_attempts + 1):
-            table = Table(seats=self._seats(spec), caller=self.caller, seed=spec.seed)
-            started = time.time()
-            record = AttemptRecord(
+            seats = self.game.seats(spec, self.agents)
+            table = Table(seats=seats, caller=self.caller, seed=spec.seed, clock=self.clock)
+            start = GameStart(
+                run_id=self.run_id,
                 trial_id=trial.trial_id,
                 attempt_no=attempt_no,
-                started_at=started,
-                finished_at=started,
-                messages=table.messages,
+                game=spec.game,
+                started_at=time.time(),
+                seats=[SeatRecord(s.id, s.agent_name, s.kind) for s in seats.values()],
                 environment_id=self.environment_id,
+                worker=self.worker,
             )
+            # The game row exists before its first message; then each message is queued for
+            # the writer the moment the table appends it.
+            game_id = await self.writer.wait(self.writer.start_game(start))
+            table.sink = self._sink(game_id)
             try:
-                setup = GTTSetup(
-                    x_is_target=spec.x_is_target,
-                    variant=spec.variant,
-                    target_name=self.display_names.get(spec.target, spec.target),
-                    budget=spec.budget,
-                )
-                result = await play_gtt(table, setup, self.prompts, self.rules)
+                result = await self.game.play(table, spec)
             except asyncio.CancelledError:
-                raise
+                raise  # the game stays `playing`; whoever claims the trial next marks it
             except Exception as err:  # every failure is data: stored, never an outcome
-                record.error_kind = err.kind if isinstance(err, AgentError) else "error"
-                record.error_message = f"{type(err).__name__}: {err}"[:2000]
-                record.finished_at = time.time()
-                await self._write(record)
+                kind = err.kind if isinstance(err, AgentError) else "error"
+                message = f"{type(err).__name__}: {err}"[:2000]
+                end = self._end(game_id, trial, table, error_kind=kind, error_message=message)
+                await self.writer.wait(self.writer.end_game(end))
                 self.counters.failed_attempts += 1
-                self.counters.last_error = f"{spec.key}: {record.error_message[:200]}"
+                self.counters.last_error = f"{spec.key}: {message[:200]}"
                 self.on_change()
                 continue
-            record.outcome = outcome_row(table, result)
-            record.outcome["details"]["attempt_seed"] = spec.seed
-            record.finished_at = time.time()
-            await self._write(record)
-            self.counters.finished += 1
-            self.counters.outcomes[result.status] = self.counters.outcomes.get(result.status, 0) + 1
+            outcome_columns = getattr(self.game, "outcome_columns", None)
+            extra = outcome_columns(result) if outcome_columns else {}
+            end = self._end(game_id, trial, table, result=result, extra=extra)
+            status = await self.writer.wait(self.writer.end_game(end))
+            if status == SUPERSEDED:
+                self.counters.superseded += 1
+            else:
+                self.counters.finished += 1
+                self.counters.outcomes[result.status] = (
+                    self.counters.outcomes.get(result.status, 0) + 1
+                )
             return
         self.counters.exhausted += 1
+        await self.writer.call(
+            partial(self.store.release_trial, trial_id=trial.trial_id, worker=self.worker)
+        )
 
-    def _seats(self, spec: TrialSpec) -> dict[str, Seat]:
-        """Fresh instances for the trial's roles; the specimen is a fresh target instance."""
-        seats = {
-            DISTINGUISHER: Seat(DISTINGUISHER, spec.distinguisher, self.agents[spec.distinguisher]),
-            UNKNOWN: Seat(UNKNOWN, spec.unknown, self.agents[spec.unknown]),
-        }
-        if spec.variant in SPECIMEN_VARIANTS:
-            seats[SPECIMEN] = Seat(SPECIMEN, spec.target, self.agents[spec.target])
-        return seats
+    def _sink(self, game_id: int) -> Callable[[TranscriptMessage], None]:
+        add, row = self.writer.add_message, self.store.message_row
 
-    async def _write(self, record: AttemptRecord) -> None:
-        loop = asyncio.get_running_loop()
-        # Shielded: if we are cancelled mid-write, the write still completes and is awaited by
-        # the executor shutdown in run().
-        await asyncio.shield(loop.run_in_executor(self._writer, self.store.record_attempt, record))
+        def sink(message: TranscriptMessage) -> None:
+            add(row(game_id, message))
+
+        return sink
+
+    def _end(self, game_id: int, trial: PendingTrial, table: Table, **kw: Any) -> GameEnd:
+        msgs = table.messages
+        return GameEnd(
+            game_id=game_id,
+            trial_id=trial.trial_id,
+            finished_at=time.time(),
+            calls=sum(1 for m in msgs if m.route is not None),
+            tokens_in=sum(m.tokens_in or 0 for m in msgs),
+            tokens_out=sum(m.tokens_out or 0 for m in msgs),
+            worker=self.worker,
+            routes=table.routes(),
+            # A failed attempt keeps the lease: the trial is replayed at once as a fresh game.
+            release=kw.get("result") is not None,
+            **kw,
+        )

@@ -98,6 +98,7 @@ def transcript_records(store: Store, run_id: str) -> list[dict[str, Any]]:
         messages = [
             {
                 "seq": m["seq"],
+                "channel": m["channel"],
                 "sender": m["sender"],
                 "visible_to": m["visible_to"].split(","),
                 "phase": m["phase"],

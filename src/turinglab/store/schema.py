@@ -1,5 +1,10 @@
-"""Tables. A trial is planned once; each try at playing it is an attempt; a finished attempt
-writes the trial's one outcome. Failed attempts keep their error and partial transcript."""
+"""Tables, the same for every game. A trial is planned once; each try at playing it is a game;
+the game that finishes the trial writes the trial's one outcome. Every message is a row the
+moment it is said, so a transcript is stored once and survives a crash mid-game.
+
+The shape changes only through a migration in `store/migrations/` (Alembic); this module is the
+head those migrations arrive at, and what a new store is created from.
+"""
 
 from __future__ import annotations
 
@@ -21,8 +26,8 @@ from sqlalchemy import (
 
 metadata = MetaData()
 
-# Bump when a table changes shape; a store written with another version is refused, not misread.
-SCHEMA_VERSION = 2
+# Kept in `meta` for readers of the file; Alembic's revision is what upgrades act on.
+SCHEMA_VERSION = 3
 
 meta = Table(
     "meta",
@@ -42,7 +47,7 @@ runs = Table(
     Column("identity", JSON, nullable=False),
     Column("n_planned", Integer, nullable=False),
     Column("created_at", Float, nullable=False),
-    Column("updated_at", Float, nullable=False),
+    Column("updated_at", Float, nullable=False),  # also a heartbeat while a worker runs it
 )
 
 trials = Table(
@@ -52,14 +57,17 @@ trials = Table(
     Column("run_id", String(32), ForeignKey("runs.id"), nullable=False),
     Column("idx", Integer, nullable=False),
     Column("key", String(300), nullable=False),
-    Column("variant", String(40), nullable=False),
-    Column("actor", String(200), nullable=False),
-    Column("distinguisher", String(200), nullable=False),
-    Column("target", String(200), nullable=False),
-    Column("x_is_target", Boolean, nullable=False),
-    Column("budget", Integer),
+    Column("game", String(40), nullable=False),
     Column("seed", BigInteger, nullable=False),
-    UniqueConstraint("run_id", "idx"),
+    Column("seats", JSON, nullable=False),  # seat -> agent name
+    # Game-specific design facts (GTT: variant, actor, distinguisher, target, x_is_target,
+    # budget): JSON, so that a new game needs no new columns.
+    Column("params", JSON, nullable=False),
+    # A row lease: the worker playing the trial and until when its claim holds.
+    Column("lease_owner", String(80)),
+    Column("lease_expires_at", Float),
+    UniqueConstraint("run_id", "idx", name="uq_trials_run_idx"),
+    Index("ix_trials_run_lease", "run_id", "lease_expires_at"),
 )
 
 environments = Table(
@@ -69,30 +77,51 @@ environments = Table(
     Column("data", JSON, nullable=False),
 )
 
-attempts = Table(
-    "attempts",
+games = Table(
+    "games",
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("trial_id", Integer, ForeignKey("trials.id"), nullable=False),
+    Column("run_id", String(32), ForeignKey("runs.id"), nullable=False),
+    Column("trial_id", Integer, ForeignKey("trials.id")),  # NULL for arena games
     Column("attempt_no", Integer, nullable=False),
-    Column("status", String(20), nullable=False),  # "ok" | "failed"
+    Column("game", String(40), nullable=False),
+    # playing | finished | failed | flagged | superseded | interrupted
+    Column("status", String(20), nullable=False),
     Column("error_kind", String(40)),
     Column("error_message", Text),
     Column("started_at", Float, nullable=False),
-    Column("finished_at", Float, nullable=False),
+    Column("finished_at", Float),
     Column("calls", Integer, nullable=False),
     Column("tokens_in", Integer),
     Column("tokens_out", Integer),
     Column("environment_id", String(32), ForeignKey("environments.id")),
-    Index("ix_attempts_trial", "trial_id"),
+    Column("worker", String(80)),
+    Column("setup", JSON, nullable=False),
+    Column("flags", JSON, nullable=False),
+    Index("ix_games_trial", "trial_id"),
+    Index("ix_games_run", "run_id"),
+)
+
+seats = Table(
+    "seats",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("game_id", Integer, ForeignKey("games.id"), nullable=False),
+    Column("seat", String(60), nullable=False),
+    Column("agent", String(200), nullable=False),
+    Column("kind", String(20), nullable=False),  # agent | human | stand-in
+    Column("participant", String(200)),  # a person's id, for human seats
+    Column("details", JSON, nullable=False),
+    UniqueConstraint("game_id", "seat", name="uq_seats_game_seat"),
 )
 
 messages = Table(
     "messages",
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("attempt_id", Integer, ForeignKey("attempts.id"), nullable=False),
+    Column("game_id", Integer, ForeignKey("games.id"), nullable=False),
     Column("seq", Integer, nullable=False),
+    Column("channel", String(60), nullable=False),
     Column("sender", String(60), nullable=False),  # a seat ("distinguisher", ...) or "game"
     Column("visible_to", String(300), nullable=False),  # comma-separated seats
     Column("phase", String(40), nullable=False),
@@ -104,7 +133,25 @@ messages = Table(
     Column("backend", String(40)),
     Column("model", String(300)),
     Column("provider", String(200)),
-    Index("ix_messages_attempt", "attempt_id"),
+    Index("ix_messages_game", "game_id", "seq"),
+)
+
+judgements = Table(
+    "judgements",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("game_id", Integer, ForeignKey("games.id"), nullable=False),
+    Column("judge", String(60), nullable=False),
+    Column("kind", String(20), nullable=False),  # verdict | preference
+    Column("verdict", String(60)),
+    Column("confidence", Float),
+    Column("reason", Text),
+    Column("choice", String(60)),
+    Column("tie", Boolean, nullable=False),
+    Column("turn", Integer),
+    Column("created_at", Float),
+    Column("details", JSON, nullable=False),
+    Index("ix_judgements_game", "game_id"),
 )
 
 outcomes = Table(
@@ -112,17 +159,28 @@ outcomes = Table(
     metadata,
     # The primary key on trial_id is what makes "finished exactly once" a database fact.
     Column("trial_id", Integer, ForeignKey("trials.id"), primary_key=True),
-    Column("attempt_id", Integer, ForeignKey("attempts.id"), nullable=False),
-    Column("status", String(30), nullable=False),  # answered | opening-answer | no-answer
-    Column("verdict", Integer),  # parsed answer, 0/1, or NULL
+    Column("game_id", Integer, ForeignKey("games.id"), nullable=False),
+    Column("status", String(30), nullable=False),  # the game's; "flagged" is excluded
+    Column("verdict", Integer),  # GTT: the parsed answer, 0/1, or NULL
     Column("correct", Boolean),
-    Column("distinguisher_turns", Integer, nullable=False),
-    Column("unknown_turns", Integer, nullable=False),
+    # GTT's summary columns (NULL for other games): kept as columns because every GTT
+    # analysis reads them and they are small; the transcript itself is only in `messages`.
+    Column("distinguisher_turns", Integer),
+    Column("unknown_turns", Integer),
     Column("first_distinguisher_message", Text),
     Column("raw_final_message", Text),
     Column("actor_prompt", Text),
-    Column("histories", JSON, nullable=False),  # seat -> [{role, content}], each seat's own view
     Column("routes", JSON, nullable=False),  # seat -> {agent, backend, model, base_url, provider}
     Column("details", JSON, nullable=False),
+    Column("flags", JSON, nullable=False),
     Column("finished_at", Float, nullable=False),
+)
+
+# The outcome columns that only some games fill (GTT); the rest of a result goes to `details`.
+OUTCOME_EXTRA_COLUMNS = (
+    "distinguisher_turns",
+    "unknown_turns",
+    "first_distinguisher_message",
+    "raw_final_message",
+    "actor_prompt",
 )
