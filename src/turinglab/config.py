@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal, get_args
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from turinglab.games.conversation import ConversationExperiment
 from turinglab.games.gtt_prompts import PromptRole
 from turinglab.games.strong import StrongExperiment
 from turinglab.games.three_party import ThreePartyExperiment
@@ -206,7 +207,11 @@ class RunnerSettings(_Strict):
 
 # Every game's experiment model; `experiment.game` picks one. A new game adds its model here.
 Experiment = Annotated[
-    GTTExperiment | ThreePartyExperiment | TwoPartyExperiment | StrongExperiment,
+    GTTExperiment
+    | ThreePartyExperiment
+    | TwoPartyExperiment
+    | StrongExperiment
+    | ConversationExperiment,
     Field(discriminator="game"),
 ]
 
@@ -256,6 +261,8 @@ def _agent_references(experiment: BaseModel) -> list[tuple[str, str]]:
         for i, item in enumerate(value):
             if isinstance(item, str) and field_name in AGENT_LIST_FIELDS:
                 refs.append((f"{field_name}[{i}]", item))
+            elif isinstance(item, tuple) and field_name in AGENT_LIST_FIELDS:
+                refs += [(f"{field_name}[{i}][{j}]", name) for j, name in enumerate(item)]
             elif isinstance(item, BaseModel) and isinstance(getattr(item, "agent", None), str):
                 refs.append((f"{field_name}[{i}].agent", item.agent))  # type: ignore[attr-defined]
     return refs
@@ -272,6 +279,8 @@ AGENT_LIST_FIELDS = frozenset(
         "investigators",
         "systems",
         "humans",
+        "pairs",
+        "base_models",
     }
 )
 
