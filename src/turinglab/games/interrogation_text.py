@@ -21,6 +21,7 @@ _PLACEHOLDER = re.compile(r"^\s*(?:<[^>]*>|\.\.\.|…)?\s*$")
 _CONFIDENCE = re.compile(r"confidence\W{0,3}(\d{1,3}(?:\.\d+)?)", re.I)
 _PERCENT = re.compile(r"\b(\d{1,3}(?:\.\d+)?)\s*%")
 _REASON = re.compile(r"reason\s*[:\-]\s*(.+)", re.I | re.S)
+_LEADING_NUMBER = re.compile(r"\s*(\d{1,3}(?:\.\d+)?)\b(?!\s*[/.,]\d)")
 
 
 class Refused(ValueError):
@@ -110,8 +111,9 @@ def read_choice(text: str, choices: tuple[str, ...]) -> str | None:
 
 
 def read_confidence(text: str) -> tuple[float | None, str | None]:
-    # "Confidence: 70" as asked; else the first percentage ("I'm 80% sure"); else unread.
-    match = _CONFIDENCE.search(text) or _PERCENT.search(text)
+    # "Confidence: 70" as asked; else the first percentage ("I'm 80% sure"); else a reply that
+    # starts with a bare number ("80, the other one typed like a bot"); else unread.
+    match = _CONFIDENCE.search(text) or _PERCENT.search(text) or _LEADING_NUMBER.match(text)
     confidence = float(match.group(1)) if match else None
     if confidence is not None and not 0 <= confidence <= 100:
         confidence = None  # out of range is unreadable, not clipped

@@ -70,6 +70,9 @@ class StrongExperiment(BaseModel):
             raise ValueError("humans: an agent is listed twice")
         return self
 
+    def agent_names(self) -> list[str]:
+        return list(dict.fromkeys([*self.investigators, *self.systems, *self.humans]))
+
 
 class _Over(Exception):
     """The session ends before its last turn (a person ended it or stopped answering)."""

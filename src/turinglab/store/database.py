@@ -798,6 +798,19 @@ class Store:
         with self.engine.connect() as conn:
             return [dict(row._mapping) for row in conn.execute(query)]
 
+    def seat_kinds(self, run_id: str) -> dict[int, dict[str, str]]:
+        """game id -> seat -> kind (agent | human | stand-in) for every game of a run."""
+        query = (
+            select(seats.c.game_id, seats.c.seat, seats.c.kind)
+            .join(games, games.c.id == seats.c.game_id)
+            .where(games.c.run_id == run_id)
+        )
+        found: dict[int, dict[str, str]] = defaultdict(dict)
+        with self.engine.connect() as conn:
+            for row in conn.execute(query):
+                found[row.game_id][row.seat] = row.kind
+        return dict(found)
+
     def judgements(self, run_id: str) -> list[dict[str, Any]]:
         query = (
             select(judgements, games.c.trial_id, games.c.status.label("game_status"))

@@ -1,0 +1,124 @@
+"""A run of a human-style game as the study files the human-study analysis reads.
+
+Three- and two-party runs become the study file of `turinglab report STUDY.csv` (one row per
+game and witness); Strong Turing Test runs become its preference file (`--stt`). Batch
+simulations and arena studies thus go through the same statistics. Each game kind writes its
+own rows (`study_rows` / `stt_rows` on the game); this module only reads the store and writes
+files. Flagged games and games without a usable verdict give no rows.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from turinglab.config import ExperimentConfig
+from turinglab.games.kinds import game_for
+from turinglab.games.spec import GameResult, Judgement, TrialSpec
+from turinglab.store.database import RunInfo, Store
+
+STUDY_GAMES = ("three-party", "two-party")
+STT_GAMES = ("strong",)
+
+
+class NotAStudyRun(ValueError):
+    """The run's game has no study file (e.g. a GTT run)."""
+
+
+@dataclass(frozen=True)
+class StudyExport:
+    path: Path
+    kind: str  # "study" | "stt"
+    rows: int
+    games: int  # finished games read
+    skipped: int  # games that gave no rows (no usable verdict)
+
+
+def export_study(store: Store, run: RunInfo, out: Path) -> StudyExport:
+    """Write the run's study (or STT) file into the folder `out`; returns what was written."""
+    if run.game not in (*STUDY_GAMES, *STT_GAMES):
+        raise NotAStudyRun(
+            f"run {run.id} plays {run.game!r}; --format study is for "
+            f"{', '.join((*STUDY_GAMES, *STT_GAMES))} runs"
+        )
+    config = ExperimentConfig.model_validate(run.config)
+    game: Any = game_for(config.experiment)
+    verdicts = _judgements_by_game(store.judgements(run.id))
+    kinds = store.seat_kinds(run.id)
+    rows: list[dict[str, Any]] = []
+    games = skipped = 0
+    for r in store.results(run.id):
+        games += 1
+        spec = TrialSpec(
+            index=r["idx"],
+            key=r["key"],
+            game=r["game"],
+            seed=r["seed"],
+            seats=r["seats"],
+            params=_params_of(r),
+        )
+        result = GameResult(
+            status=r["status"],
+            verdict=r.get("verdict"),
+            correct=r.get("correct"),
+            details=r["details"],
+            judgements=verdicts.get(r["attempt_id"], []),
+        )
+        if run.game in STT_GAMES:
+            made = game.stt_rows(spec, result)
+        else:
+            made = game.study_rows(spec, result, seat_kinds=kinds.get(r["attempt_id"], {}))
+        skipped += not made
+        rows += made
+    kind = "stt" if run.game in STT_GAMES else "study"
+    path = out / f"{kind}.csv"
+    out.mkdir(parents=True, exist_ok=True)
+    _write_csv(path, rows)
+    return StudyExport(path, kind, len(rows), games, skipped)
+
+
+# Keys of a results row that are not the trial's own params (see Store.results).
+_NOT_PARAMS = {
+    "idx", "key", "seed", "game", "seats", "flags", "status", "verdict", "correct", "details",
+    "routes", "histories", "attempt_id", "attempt_no", "calls", "tokens_in", "tokens_out",
+    "started_at", "finished_at", "environment_id", "trial_id",
+}  # fmt: skip
+
+
+def _params_of(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in row.items() if k not in _NOT_PARAMS}
+
+
+def _judgements_by_game(found: Iterable[dict[str, Any]]) -> dict[int, list[Judgement]]:
+    by_game: dict[int, list[Judgement]] = defaultdict(list)
+    for j in found:
+        by_game[j["game_id"]].append(
+            Judgement(
+                judge=j["judge"],
+                kind=j["kind"],
+                verdict=j["verdict"],
+                confidence=j["confidence"],
+                reason=j["reason"],
+                choice=j["choice"],
+                tie=bool(j["tie"]),
+                turn=j["turn"],
+                created_at=j["created_at"],
+                details=j["details"] or {},
+            )
+        )
+    return by_game
+
+
+def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
+    columns: list[str] = []
+    for row in rows:
+        columns += [c for c in row if c not in columns]
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=columns)
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({c: "" if row.get(c) is None else row[c] for c in columns})
