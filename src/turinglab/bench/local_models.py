@@ -1,0 +1,115 @@
+"""Local llama.cpp models before and after the reproducibility and threads changes.
+
+Plays a demo-like GTT tournament (ELIZA, SmolLM2, Gemma 3 base; configs/demo.yaml with fewer
+trials) once per setup, back to back in one process, each into a fresh store:
+
+- `before`: llama-cpp-python's own prefix reuse (not reproducible) and one generation thread
+  (its default on a 2-core machine);
+- `fix-only`: batch-prefix reuse (agents/local_gguf.py), still one thread: the fix's cost;
+- `after`: batch-prefix reuse and every usable core (today's default).
+
+The machine may be shared and noisy, so compare the ratios within one run, not across runs.
+
+    python -m turinglab.bench.local_models [--trials-per-pair N] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import platform
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from turinglab.agents import local_gguf
+from turinglab.config import load_config, parse_config
+from turinglab.runner.execute import run_experiment
+from turinglab.store.database import Store
+
+DEMO = Path(__file__).resolve().parents[3] / "configs" / "demo.yaml"
+SETUPS: dict[str, dict[str, Any]] = {
+    "before": {"reuse": "llama-cpp-python", "threads": 1},
+    "fix-only": {"reuse": "batch-prefix", "threads": 1},
+    "after": {"reuse": "batch-prefix", "threads": None},  # None: every usable core
+}
+
+
+def _config(trials_per_pair: int, threads: int | None) -> Any:
+    raw = load_config(DEMO).model_dump(mode="json", exclude_none=True)
+    raw["experiment"]["trials_per_pair"] = trials_per_pair
+    raw.pop("store", None)
+    for agent in raw["agents"].values():
+        if agent.get("kind") == "local":
+            agent["threads"] = threads
+    return parse_config(raw, "bench")
+
+
+def _use_reuse(kind: str) -> None:
+    from llama_cpp import Llama
+
+    local_gguf._models.clear()  # a fresh load per setup: no cache carried over
+    local_gguf._llama_class = Llama if kind == "llama-cpp-python" else None
+
+
+async def _play(trials_per_pair: int, setup: dict[str, Any], folder: Path) -> dict[str, Any]:
+    _use_reuse(setup["reuse"])
+    config = _config(trials_per_pair, setup["threads"])
+    folder.mkdir(parents=True, exist_ok=True)
+    store = Store(str(folder / f"{setup['reuse']}-{setup['threads']}.db"))
+    try:
+        start, cpu = time.perf_counter(), time.process_time()
+        summary = await run_experiment(config, store, say=lambda _m: None)
+        wall, cpu_s = time.perf_counter() - start, time.process_time() - cpu
+        rows = store.results(summary.run_id)
+        calls = sum(int(r["calls"] or 0) for r in rows)
+    finally:
+        store.close()
+    return {
+        **setup,
+        "threads_used": setup["threads"] or local_gguf.usable_cores(),
+        "trials": len(rows),
+        "calls": calls,
+        "wall_s": round(wall, 2),
+        "cpu_s": round(cpu_s, 2),
+        "cpu_per_wall": round(cpu_s / wall, 2),
+    }
+
+
+async def bench(trials_per_pair: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as tmp:
+        # Warm the page cache and Gemma's assembled file first, so `before` pays no load.
+        await _play(1, {"reuse": "batch-prefix", "threads": 1}, Path(tmp) / "warm")
+        results = {name: await _play(trials_per_pair, s, Path(tmp)) for name, s in SETUPS.items()}
+    before = results["before"]["wall_s"]
+    return {
+        "benchmark": "local_models",
+        "command": f"python -m turinglab.bench.local_models --trials-per-pair {trials_per_pair}",
+        "workload": f"configs/demo.yaml with trials_per_pair={trials_per_pair}",
+        "machine": {
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+            "usable_cores": local_gguf.usable_cores(),
+        },
+        "results": results,
+        "speedup_after_vs_before": round(before / results["after"]["wall_s"], 2),
+        "cost_of_fix_at_one_thread": round(results["fix-only"]["wall_s"] / before, 2),
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trials-per-pair", type=int, default=1)
+    parser.add_argument("--out", type=Path, help="also write the JSON here")
+    args = parser.parse_args(argv)
+    figures = asyncio.run(bench(args.trials_per_pair))
+    text = json.dumps(figures, indent=2)
+    print(text)
+    if args.out:
+        args.out.write_text(text + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
