@@ -75,6 +75,7 @@ def test_report_in_chromium(tmp_path: Path) -> None:
         page.goto(report.as_uri())
         assert page.locator("figure svg").count() >= 5  # heatmap, graphs, sweep, scores, …
         browser_root = page.locator("#transcripts .browser")
+        browser_root.locator(".count").wait_for()  # the list is inflated first
         assert "8 of 8 records" in browser_root.locator(".count").inner_text()
         browser_root.locator("select[data-filter=pair]").select_option("mimic → judge")
         assert "2 of 8 records" in browser_root.locator(".count").inner_text()
@@ -112,6 +113,7 @@ def test_uncompressed_transcripts_still_work(tmp_path: Path) -> None:
         page = browser.new_page()
         page.goto(report.as_uri())
         root = page.locator("#transcripts .browser")
+        assert "8 of 8 records" in root.locator(".count").inner_text()  # no waiting needed
         root.locator(".list tbody tr").first.click()
         assert root.locator(".conv").count() == 2  # shown at once, nothing to inflate
         browser.close()

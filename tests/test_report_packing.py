@@ -62,6 +62,7 @@ def test_page_carries_compressed_blocks_and_no_raw_text() -> None:
     assert data is not None
     meta = json.loads(data.group(1))
     assert meta["chunks"] == 1 and meta["chunkSize"] == 200 and meta["spec"]["lazy"] == ["messages"]
+    assert _inflate(meta["records"])[49] == {"trial": 49, "pair": "a1 → b"}  # the list, packed
 
 
 def test_without_lazy_fields_records_are_inline_as_before() -> None:

@@ -203,6 +203,17 @@
 
   document.querySelectorAll(".browser").forEach(function (root) {
     var blob = document.getElementById(root.id + "-data");
-    if (blob) Browser(root, JSON.parse(blob.textContent));
+    if (!blob) return;
+    var data = JSON.parse(blob.textContent);
+    if (typeof data.records !== "string") return Browser(root, data);
+    // A compressed list (browsers with lazy fields): inflate it, then build the browser.
+    var wait = root.appendChild(el("p", { class: "note" }, "Decompressing the records…"));
+    inflate(data.records).then(function (records) {
+      root.removeChild(wait);
+      data.records = records;
+      Browser(root, data);
+    }, function (err) {
+      wait.textContent = "Cannot show the records: " + err.message;
+    });
   });
 })();
