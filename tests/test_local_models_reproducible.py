@@ -9,11 +9,15 @@ generated tokens differ in the last bits from a batched evaluation of the same t
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 
 from turinglab.agents.base import CallContext, ChatMessage
 from turinglab.agents.local_gguf import PREFIX_BLOCK, LocalGGUFAgent, reusable_prefix
+from turinglab.config import parse_config
+from turinglab.runner.execute import run_experiment
+from turinglab.store.database import Store
 
 pytestmark = pytest.mark.slow
 
@@ -90,3 +94,44 @@ def test_reusable_prefix_leaves_a_batch_to_evaluate() -> None:
     assert reusable_prefix(cached, [*block, *block]) == PREFIX_BLOCK  # a batch stays to do
     assert reusable_prefix(cached, [*block, 1]) == 0
     assert reusable_prefix([], block) == 0
+
+
+def _run_transcripts(db: Path, in_flight: int) -> dict[str, object]:
+    config = parse_config(
+        {
+            "name": "reproducible-local",
+            "agents": {
+                "smollm2": {"kind": "local", "model": "smollm2", "mode": "chat", "max_tokens": 24},
+                "gemma3-base": {
+                    "kind": "local",
+                    "model": "gemma3-base",
+                    "mode": "completion",
+                    "max_tokens": 24,
+                },
+            },
+            "experiment": {
+                "game": "gtt",
+                "universe": ["smollm2", "gemma3-base"],
+                "trials_per_pair": 1,
+                "max_distinguisher_turns": 2,
+                "on_turn_cap": "ask-for-answer",
+                "seed": 5,
+            },
+            "runner": {"max_trials_in_flight": in_flight},
+        }
+    )
+    store = Store(str(db))
+    try:
+        run_id = asyncio.run(run_experiment(config, store, say=lambda _m: None)).run_id
+        return {r["key"]: r["histories"] for r in store.results(run_id)}
+    finally:
+        store.close()
+
+
+def test_a_seeded_local_run_replays_exactly_in_another_order(tmp_path: Path) -> None:
+    """The same trials, one at a time and then all at once (calls interleaved differently on
+    the shared models): identical transcripts, trial by trial."""
+    one_by_one = _run_transcripts(tmp_path / "serial.db", in_flight=1)
+    all_at_once = _run_transcripts(tmp_path / "parallel.db", in_flight=4)
+    assert len(one_by_one) == 4
+    assert all_at_once == one_by_one

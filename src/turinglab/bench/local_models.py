@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import platform
 import tempfile
 import time
@@ -94,6 +95,8 @@ async def bench(trials_per_pair: int) -> dict[str, Any]:
             "platform": platform.platform(),
             "python": platform.python_version(),
             "usable_cores": local_gguf.usable_cores(),
+            # Other processes' load: cpu_per_wall well under threads_used means we were starved.
+            "load_average_1min_at_end": round(os.getloadavg()[0], 2),
         },
         "results": results,
         "speedup_after_vs_before": round(before / results["after"]["wall_s"], 2),
