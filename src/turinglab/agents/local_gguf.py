@@ -8,6 +8,18 @@ Two ways to drive a model:
 - chat: the GGUF's own chat template (instruct models such as SmolLM2-135M-Instruct);
 - completion: a plain dialogue transcript with speaker names as stop sequences (base models
   such as Gemma 3 270M, which have no chat template).
+
+Reproducibility. llama-cpp-python reuses the longest cached prefix of the previous prompt. The
+KV entries of tokens the model *generated* were computed one token at a time, a different
+matrix kernel than the batched prompt pass, so their values differ in the last bits, and the
+logits that follow differ by up to ~0.8 (measured on SmolLM2): with sampling, a different text.
+Whether a conversation finds its own previous reply still cached depends on which call ran
+in between, so a seeded trial's text depended on the interleaving of trials. We keep the cheap
+part of the reuse and drop the rest: only positions that were evaluated in a prompt batch are
+reused (`BatchPrefixLlama`), in whole blocks of PREFIX_BLOCK tokens, and at least MIN_SUFFIX
+tokens are always evaluated afresh. Batched evaluation split at such a point gives the same
+bits as one pass over the whole prompt (tested), so a seeded reply is a function of its prompt
+and seed alone, whatever ran before it on the shared model.
 """
 
 from __future__ import annotations
@@ -15,9 +27,11 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import json
+import os
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import import_module
 from importlib.util import find_spec
@@ -31,6 +45,22 @@ SELF_NAME = "Person B"
 OTHER_NAME = "Person A"
 TRANSCRIPT_PREAMBLE = "The following is a text chat between two people.\n\n"
 CHARS_PER_TOKEN = 3  # conservative, for trimming a history to the context window
+# Tokens of every prompt evaluated afresh: a one-token batch takes the single-token kernel and
+# would bring back the difference the prefix rule removes.
+MIN_SUFFIX = 2
+# Reuse a prefix only in whole blocks of this many tokens. CPU kernels for quantised weights
+# (Gemma's Q4_K) multiply rows in groups of 4 and finish a ragged tail with another kernel, so a
+# position's bits depend on where its group starts: a prefix of 2 or 3 (mod 4) changed Gemma's
+# logits by 0.86, a multiple of 4 never did. 32 leaves room for wider groups.
+PREFIX_BLOCK = 32
+
+
+def usable_cores() -> int:
+    """Cores this process may run on (the affinity mask, not the machine's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
 
 
 def _smollm2_path() -> Path:
@@ -98,20 +128,68 @@ def _quiet_llama_log() -> None:
     llama_cpp.llama_log_set(forward_errors, ctypes.c_void_p(0))
 
 
-_models: dict[tuple[Path, int, int | None], _LoadedModel] = {}
+def reusable_prefix(cached: Sequence[int], prompt: Sequence[int]) -> int:
+    """How many leading tokens of `prompt` may be taken from a cache whose batch-evaluated
+    tokens are `cached`: their common prefix, in whole PREFIX_BLOCKs, leaving at least
+    MIN_SUFFIX tokens to evaluate."""
+    n = 0
+    for a, b in zip(cached, prompt, strict=False):
+        if a != b:
+            break
+        n += 1
+    n = min(n, len(prompt) - MIN_SUFFIX)
+    return max(0, n - n % PREFIX_BLOCK)
+
+
+_llama_class: Any = None
+
+
+def batch_prefix_llama() -> Any:
+    """`Llama` whose prefix reuse is limited to batch-evaluated positions (module docstring)."""
+    global _llama_class
+    if _llama_class is not None:
+        return _llama_class
+    from llama_cpp import Llama
+
+    class BatchPrefixLlama(Llama):
+        batch_tokens: tuple[int, ...] = ()  # prompt tokens of the last call: evaluated in a batch
+
+        def generate(self, tokens: Any, *args: Any, **kwargs: Any) -> Any:
+            tokens = list(tokens)
+            keep = reusable_prefix(self.batch_tokens, tokens)
+            # Drop generated tokens and the unshared tail; Llama.generate then reuses `keep`.
+            self._ctx.kv_cache_seq_rm(-1, keep, -1)
+            self.n_tokens = keep
+            self._requires_eval = True
+            self.batch_tokens = tuple(tokens)
+            return super().generate(tokens, *args, **kwargs)
+
+    _llama_class = BatchPrefixLlama
+    return _llama_class
+
+
+_models: dict[tuple[Path, int, int], _LoadedModel] = {}
 _models_lock = threading.Lock()
 
 
 def load_model(path: Path, n_ctx: int, threads: int | None = None) -> _LoadedModel:
-    """Load once per process (per file and context size); later calls share it."""
+    """Load once per process (per file, context size and threads); later calls share it.
+
+    `threads` defaults to every usable core (llama-cpp-python's own default is half of them
+    for generation, which left one of two cores idle)."""
+    threads = threads or usable_cores()
     key = (path.resolve(), n_ctx, threads)
     with _models_lock:
         model = _models.get(key)
         if model is None:
-            from llama_cpp import Llama
-
             _quiet_llama_log()
-            llama = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads, verbose=False)
+            llama = batch_prefix_llama()(
+                model_path=str(path),
+                n_ctx=n_ctx,
+                n_threads=threads,
+                n_threads_batch=threads,
+                verbose=False,
+            )
             template = llama.metadata.get("tokenizer.chat_template")
             model = _LoadedModel(llama, threading.Lock(), bool(template))
             _models[key] = model

@@ -38,10 +38,9 @@ from turinglab.report import figures
 from turinglab.report.cells import fmt as _fmt
 from turinglab.report.cells import num as _num
 from turinglab.report.gtt_models import ability_section, theorem3_section
-from turinglab.report.gtt_transcripts import transcript_browser
+from turinglab.report.gtt_transcripts import transcript_browser, transcript_views
 from turinglab.report.html import CellValue, Page, Section
 from turinglab.store.database import RunInfo, Store
-from turinglab.store.export import transcript_records
 from turinglab.tagging.probe_rules import PROBE_CODES, probe_report
 
 REPORT_FILE = "report.html"
@@ -60,6 +59,9 @@ class ReportOptions:
     leaderboards: Mapping[str, Any] = field(default_factory=dict)
     transcripts: bool = True
     max_transcripts: int | None = None  # cap on embedded transcripts (page size)
+    # Transcripts gzip-compressed in the page, inflated by the browser on demand (False: plain
+    # JSON, several times bigger).
+    compress_transcripts: bool = True
 
     @property
     def policy(self) -> TrialPolicy:
@@ -361,7 +363,7 @@ def _budget_curves(ctx: _Context) -> None:
     if not present:
         section.note("No controlled-turn (gtt-turns) or controlled-query (gttq-queries) trials.")
         return
-    curves = {}
+    curves: dict[str, dict[str, Any]] = {}
     for variant in present:
         c = budget_curve(
             ctx.rows_of(variant), variant, missing=ctx.options.policy, level=ctx.options.level
@@ -526,19 +528,25 @@ def _transcripts(ctx: _Context) -> None:
     if not ctx.options.transcripts:
         section.note("Transcripts were not embedded (option transcripts=False).")
         return
-    records = transcript_records(ctx.store, ctx.run.id)
+    rows = ctx.rows
     cap = ctx.options.max_transcripts
-    if cap is not None and len(records) > cap:
-        section.note(f"Showing the first {cap} of {len(records)} transcripts.")
-        records = records[:cap]
-    if not records:
+    if cap is not None and len(rows) > cap:
+        section.note(f"Showing the first {cap} of {len(rows)} transcripts.")
+        rows = rows[:cap]
+    if not rows:
         section.note("No finished trials to show.")
         return
     section.paragraph(
         "Filter, then click a trial: each participant's own view (what its model was given) "
         "side by side, then the full message log with who could see each message."
     )
-    section.records(transcript_browser(records))
+    if ctx.options.compress_transcripts:
+        section.note(
+            "Transcripts are stored compressed in this page and decompressed by the browser "
+            "when a trial is opened or the text is searched (any current browser; offline)."
+        )
+    views = transcript_views(ctx.store, rows)
+    section.records(transcript_browser(views, compress=ctx.options.compress_transcripts))
 
 
 # ---- assembly -------------------------------------------------------------------------------

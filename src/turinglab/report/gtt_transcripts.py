@@ -1,15 +1,28 @@
-"""The transcript browser of the GTT report: records from store.export.transcript_records,
-slimmed to what the page shows, with filters by pair, variant, outcome and correctness."""
+"""The transcript browser of the GTT report: one record per finished trial, slimmed to what the
+page shows, with filters by pair, variant, outcome and correctness.
+
+Records are made one at a time from the store's result rows and each trial's message rows, and
+the two bulky fields (each seat's view and the message log) are compressed into the page in
+chunks (html.RecordBrowser.lazy): a 16,200-trial run never exists as page objects all at once.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, Protocol
 
 from turinglab.games.variants import FD_VARIANTS
 from turinglab.report.html import Filter, Panel, RecordBrowser
 
 MESSAGE_FIELDS = ("seq", "phase", "sender", "visible_to", "text")
+# What the detail view needs but the list does not: compressed in the page, inflated on click.
+LAZY_FIELDS = ("histories", "messages")
+
+
+class TranscriptSource(Protocol):
+    """The one store call the browser makes (store.database.Store has it)."""
+
+    def transcript(self, attempt_id: int) -> list[dict[str, Any]]: ...
 
 
 def pair_label(record: Mapping[str, Any]) -> str:
@@ -19,11 +32,14 @@ def pair_label(record: Mapping[str, Any]) -> str:
     return f"{record['actor']} → {record['distinguisher']}"
 
 
-def transcript_view(record: Mapping[str, Any]) -> dict[str, Any]:
-    """What the browser needs of one transcript record (environment blocks left out)."""
+def transcript_view(
+    record: Mapping[str, Any], messages: Iterable[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """What the browser needs of one finished trial: its result row (store.results) and its
+    message rows (store.transcript); environment blocks left out."""
     routes = record.get("routes") or {}
     return {
-        "trial": record["trial"],
+        "trial": record["idx"],
         "key": record["key"],
         "variant": record["variant"],
         "pair": pair_label(record),
@@ -40,13 +56,32 @@ def transcript_view(record: Mapping[str, Any]) -> dict[str, Any]:
         "no_answer_reason": (record.get("details") or {}).get("no_answer_reason"),
         "models": {seat: (route or {}).get("model") for seat, route in routes.items()},
         "histories": record.get("histories") or {},
-        "messages": [{k: m.get(k) for k in MESSAGE_FIELDS} for m in record.get("messages", [])],
+        "messages": [_message(m) for m in messages],
     }
 
 
-def transcript_browser(records: Sequence[Mapping[str, Any]]) -> RecordBrowser:
+def _message(row: Mapping[str, Any]) -> dict[str, Any]:
+    out = {k: row.get(k) for k in MESSAGE_FIELDS}
+    if isinstance(out["visible_to"], str):  # stored as "seat,seat"
+        out["visible_to"] = out["visible_to"].split(",")
+    return out
+
+
+def transcript_views(
+    store: TranscriptSource, rows: Iterable[Mapping[str, Any]]
+) -> Iterator[dict[str, Any]]:
+    """Each finished trial's view, reading its messages from the store only when reached."""
+    for row in rows:
+        yield transcript_view(row, store.transcript(row["attempt_id"]))
+
+
+def transcript_browser(
+    views: Iterable[Mapping[str, Any]], *, compress: bool = True
+) -> RecordBrowser:
+    """The browser over `views` (read once, when the page is rendered). `compress=False` puts
+    the transcripts in the page as plain JSON, as before (bigger, but greppable)."""
     return RecordBrowser(
-        [transcript_view(r) for r in records],
+        views,
         columns=[
             ("trial", "trial"),
             ("variant", "variant"),
@@ -90,4 +125,5 @@ def transcript_browser(records: Sequence[Mapping[str, Any]]) -> RecordBrowser:
                 keys=MESSAGE_FIELDS,
             ),
         ],
+        lazy=LAZY_FIELDS if compress else (),
     )

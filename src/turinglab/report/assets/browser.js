@@ -70,10 +70,49 @@
 
   var PANELS = { fields: fieldsPanel, conversations: conversationsPanel, log: logPanel };
 
+  // Lazy fields arrive as gzip + base64 blocks (see report/html.py); the browser's own
+  // DecompressionStream inflates them, so the page needs no library and no network.
+  function inflate(b64) {
+    if (typeof DecompressionStream === "undefined") {
+      return Promise.reject(new Error("this browser has no DecompressionStream " +
+        "(Chrome 80+, Firefox 113+, Safari 16.4+ have it)"));
+    }
+    var bin = atob(b64);
+    var bytes = new Uint8Array(bin.length);
+    for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    return new Response(stream).text().then(JSON.parse);
+  }
+
   function Browser(root, data) {
     var spec = data.spec;
     var records = data.records;
+    var lazy = spec.lazy || [];
+    var chunkSize = data.chunkSize || 1;
+    var nChunks = data.chunks || 0;
+    var chunks = {};  // chunk number -> promise of its records' lazy fields, merged in place
+    var allLoaded = !lazy.length;
     var haystack = records.map(function (r) { return JSON.stringify(r).toLowerCase(); });
+
+    function loadChunk(c) {
+      if (!chunks[c]) {
+        var node = document.getElementById(root.id + "-chunk-" + c);
+        chunks[c] = inflate(node.textContent).then(function (rows) {
+          rows.forEach(function (extra, j) {
+            var i = c * chunkSize + j;
+            Object.keys(extra).forEach(function (k) { records[i][k] = extra[k]; });
+            haystack[i] = JSON.stringify(records[i]).toLowerCase();
+          });
+        });
+      }
+      return chunks[c];
+    }
+
+    function loadAll() {
+      var all = [];
+      for (var c = 0; c < nChunks; c++) all.push(loadChunk(c));
+      return Promise.all(all).then(function () { allLoaded = true; });
+    }
     var controls = root.appendChild(el("div", { class: "controls" }));
     var selects = spec.filters.map(function (f) {
       var label = controls.appendChild(el("label", null, f.label));
@@ -112,17 +151,38 @@
       return !q || haystack[i].indexOf(q) >= 0;
     }
 
-    function show(i, tr) {
-      Array.prototype.forEach.call(body.children, function (row) { row.classList.remove("selected"); });
-      if (tr) tr.classList.add("selected");
+    function render(i) {
       detail.textContent = "";
       spec.panels.forEach(function (p) {
         detail.appendChild(el("h3", null, p.title));
         detail.appendChild(PANELS[p.kind](records[i], p));
       });
+      detail.setAttribute("data-shown", String(i));
+    }
+
+    function show(i, tr) {
+      Array.prototype.forEach.call(body.children, function (row) { row.classList.remove("selected"); });
+      if (tr) tr.classList.add("selected");
+      detail.removeAttribute("data-shown");
+      if (!lazy.length) return render(i);
+      detail.textContent = "";
+      detail.appendChild(el("p", { class: "note" }, "Decompressing this trial…"));
+      loadChunk(Math.floor(i / chunkSize)).then(function () { render(i); }, function (err) {
+        detail.textContent = "";
+        detail.appendChild(el("p", { class: "note" }, "Cannot show this trial: " + err.message));
+      });
     }
 
     function update() {
+      var q = search ? search.value.trim() : "";
+      if (q && !allLoaded) {
+        // Searching message text needs every chunk: inflate them all once, then filter.
+        count.textContent = "decompressing transcripts to search them…";
+        loadAll().then(update, function (err) {
+          count.textContent = "cannot search transcripts: " + err.message;
+        });
+        return;
+      }
       body.textContent = "";
       var shown = 0, total = 0;
       for (var i = 0; i < records.length; i++) {
@@ -143,6 +203,17 @@
 
   document.querySelectorAll(".browser").forEach(function (root) {
     var blob = document.getElementById(root.id + "-data");
-    if (blob) Browser(root, JSON.parse(blob.textContent));
+    if (!blob) return;
+    var data = JSON.parse(blob.textContent);
+    if (typeof data.records !== "string") return Browser(root, data);
+    // A compressed list (browsers with lazy fields): inflate it, then build the browser.
+    var wait = root.appendChild(el("p", { class: "note" }, "Decompressing the records…"));
+    inflate(data.records).then(function (records) {
+      root.removeChild(wait);
+      data.records = records;
+      Browser(root, data);
+    }, function (err) {
+      wait.textContent = "Cannot show the records: " + err.message;
+    });
   });
 })();
