@@ -8,16 +8,12 @@ from __future__ import annotations
 import json
 import math
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from turinglab.analysis import stats
-from turinglab.analysis.humanness import (
-    TwoPartyHumanness,
-    three_party_humanness,
-    two_party_humanness,
-)
+if TYPE_CHECKING:
+    from turinglab.analysis.humanness import TwoPartyHumanness
 
 stats_app = typer.Typer(
     help="Statistics calculator: exact binomial tests and intervals, adjusted p-values, "
@@ -88,6 +84,8 @@ def binomial(
     as_json: JsonOption = False,
 ) -> None:
     """Exact and Wald tests of K/N against chance, five intervals, and the compatible p."""
+    from turinglab.analysis import stats
+
     try:
         summary = stats.binomial_summary(successes, trials, chance=chance, alpha=alpha)
     except ValueError as err:
@@ -130,6 +128,8 @@ def adjust(
     as_json: JsonOption = False,
 ) -> None:
     """Adjust a family of p-values (reverse Bonferroni: p / family size, as in Jones & Bergen)."""
+    from turinglab.analysis import stats
+
     try:
         adjusted = stats.adjust_pvalues(pvalues, method=method.value)
     except ValueError as err:
@@ -157,6 +157,8 @@ def humanness(
     as_json: JsonOption = False,
 ) -> None:
     """Giunti's degree of humanness, its compatible range and the pass criteria."""
+    from turinglab.analysis.humanness import three_party_humanness, two_party_humanness
+
     try:
         if design is Design.three_party:
             if games is None:

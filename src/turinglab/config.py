@@ -9,10 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from yaml.nodes import Node
 
-from turinglab.games.gtt_prompts import PromptRole
+from turinglab.config_yaml import YAMLProblem, explain_at, load_yaml
+from turinglab.games.gtt_prompts import PromptRole, template_problem
 from turinglab.games.variants import BUDGET_VARIANTS, FD_VARIANTS, GTTVariant
 
 
@@ -230,10 +231,14 @@ class ExperimentConfig(_Strict):
         return {name: known[name] for name in self.experiment.agent_names()}
 
 
-def _format_validation_error(err: ValidationError, source: str) -> str:
+def _format_validation_error(err: ValidationError, source: str, root: Node | None = None) -> str:
     lines = [f"config error in {source}:"]
     for e in err.errors():
         msg = e["msg"].removeprefix("Value error, ")
+        # A YAML 1.1 surprise (`no` read as false) is named, with the quoting that fixes it.
+        explained = explain_at(root, e["loc"]) if root is not None else None
+        if explained:
+            msg = f"{msg}: {explained}"
         # Whole-config checks name their field themselves, so they carry no location.
         where = ".".join(str(p) for p in e["loc"])
         lines.append(f"  {where}: {msg}" if where else f"  {msg}")
@@ -241,14 +246,14 @@ def _format_validation_error(err: ValidationError, source: str) -> str:
 
 
 def parse_config(
-    data: Any, source: str = "config", base_dir: Path | None = None
+    data: Any, source: str = "config", base_dir: Path | None = None, *, _root: Node | None = None
 ) -> ExperimentConfig:
     if not isinstance(data, dict):
         raise ConfigError(f"config error in {source}: expected a mapping at the top level")
     try:
         config = ExperimentConfig.model_validate(data)
     except ValidationError as err:
-        raise ConfigError(_format_validation_error(err, source)) from None
+        raise ConfigError(_format_validation_error(err, source, _root)) from None
     if base_dir is not None:
         config = _resolve_agent_files(config, base_dir, source)
     # Prompt paths are relative to the config file; check they exist before anything runs.
@@ -258,6 +263,11 @@ def parse_config(
         if not full.is_file():
             raise ConfigError(
                 f"config error in {source}:\n  experiment.prompts.{role}: no such file: {full}"
+            )
+        problem = _prompt_problem(role, full)
+        if problem:
+            raise ConfigError(
+                f"config error in {source}:\n  experiment.prompts.{role}: {full}: {problem}"
             )
         prompts[role] = full
     experiment = config.experiment.model_copy(update={"prompts": prompts})
@@ -280,13 +290,34 @@ def _resolve_agent_files(config: ExperimentConfig, base_dir: Path, source: str) 
     return config.model_copy(update={"agents": agents})
 
 
-def load_config(path: Path) -> ExperimentConfig:
+def _prompt_problem(role: str, path: Path) -> str | None:
     try:
         text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        return _not_utf8(err)
+    except OSError as err:
+        return f"cannot be read ({err.strerror})"
+    return template_problem(role, text)
+
+
+def _not_utf8(err: UnicodeDecodeError) -> str:
+    bad = err.object[err.start : err.start + 1].hex()
+    return f"not UTF-8 text (byte 0x{bad} at offset {err.start}); save it as UTF-8"
+
+
+def load_config(path: Path) -> ExperimentConfig:
+    if path.is_dir():
+        raise ConfigError(f"cannot read config {path}: it is a folder; give the YAML file")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"cannot read config {path}: {_not_utf8(err)}") from None
     except OSError as err:
         raise ConfigError(f"cannot read config {path}: {err.strerror}") from None
+    if "\x00" in text:
+        raise ConfigError(f"cannot read config {path}: a binary file, not YAML text")
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        raise ConfigError(f"config error in {path}: not valid YAML: {err}") from None
-    return parse_config(data, str(path), path.parent)
+        data, root = load_yaml(text)
+    except YAMLProblem as err:
+        raise ConfigError(f"config error in {path}: {err}") from None
+    return parse_config(data, str(path), path.parent, _root=root)
