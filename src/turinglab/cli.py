@@ -74,7 +74,7 @@ def open_store(
     except StoreError as err:
         raise fail(str(err)) from None
     except SQLAlchemyError as err:
-        first = str(err.orig if getattr(err, "orig", None) else err).splitlines()[0]
+        first = (str(getattr(err, "orig", None) or err).splitlines() or ["unknown error"])[0]
         raise fail(f"store {location or DEFAULT_STORE} cannot be opened: {first}") from None
 
 

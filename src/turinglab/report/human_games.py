@@ -12,10 +12,10 @@ import pandas as pd
 from turinglab.report.html import Filter, Panel, RecordBrowser, Section
 
 if TYPE_CHECKING:
-    from turinglab.report.human_report import _Context
+    from turinglab.report.human_context import StudyContext
 
 
-def browser_section(ctx: _Context, section: Section) -> None:
+def browser_section(ctx: StudyContext, section: Section) -> None:
     records = game_records(ctx.df)
     section.paragraph("Click a game to read its transcript, verdict, confidence and reason.")
     section.records(
