@@ -293,18 +293,34 @@ def report(
 
 
 def study_report(path: Path, out: Path, stt_path: Path | None, tags: list[str]) -> None:
+    import time
+
     from turinglab.human.schema import load_study
     from turinglab.human.strong import load_stt
-    from turinglab.report.human_report import build_study_report
+    from turinglab.report.human_report import build_study_report, stderr_progress
 
+    started = time.perf_counter()
     try:
         study = load_study(path)
+        stderr_progress(f"read {path}: {len(study)} rows in {time.perf_counter() - started:.1f} s")
         preferences = load_stt(stt_path) if stt_path is not None else None
         tagger = {book: load_game_codes(Path(csv)) for book, csv in map(_split_tags, tags)}
-        written = build_study_report(study, out, stt=preferences, tagger=tagger or None)
+        written = build_study_report(
+            study,
+            out,
+            stt=preferences,
+            tagger=tagger or None,
+            validated=True,
+            progress=stderr_progress,
+        )
+    except UnicodeDecodeError as err:
+        raise fail(f"{path}: not UTF-8 text (byte offset {err.start}); save it as UTF-8") from None
     except (OSError, ValueError) as err:
         raise fail(str(err)) from None
-    console.print(f"wrote {written} (figures as PNG and SVG beside it)")
+    console.print(
+        f"wrote {written} (figures as PNG and SVG beside it) in "
+        f"{time.perf_counter() - started:.1f} s"
+    )
 
 
 def _split_tags(item: str) -> tuple[str, str]:

@@ -164,7 +164,11 @@ def _read_csv(text: str, name: str) -> tuple[pd.DataFrame, list[int]]:
             f"{name}: line {reader.line_num + skipped}: malformed CSV ({err})"
         ) from None
     frame = pd.DataFrame(rows, columns=header, dtype=object)
-    return frame.replace({"": None}), lines
+    for column in frame.columns.unique():
+        values = frame[column]
+        if isinstance(values, pd.Series):  # (a duplicated header name gives a frame)
+            frame[column] = values.where(values != "", None)
+    return frame, lines
 
 
 def load_study(path: str | Path) -> pd.DataFrame:
@@ -234,14 +238,11 @@ def _validate(raw: pd.DataFrame, where: Any) -> pd.DataFrame:
     out = pd.DataFrame(index=raw.index)
 
     def convert(column: str, parse: Any) -> list[Any]:
-        values = []
-        for i, value in enumerate(raw[column].tolist() if column in raw else [None] * len(raw)):
-            try:
-                values.append(parse(value))
-            except ValueError as err:
-                problems.append((where(i), column, str(err)))
-                values.append(None)
-        return values
+        if column not in raw:  # an absent optional column: every cell is missing
+            return _parse_column(
+                column, pd.Series([None] * len(raw), dtype=object), parse, where, problems
+            )
+        return _parse_column(column, raw[column], parse, where, problems)
 
     def required_text(value: Any) -> str:
         if _missing(value):
@@ -296,17 +297,78 @@ def _validate(raw: pd.DataFrame, where: Any) -> pd.DataFrame:
     return _typed(out)
 
 
+def _parse_each(
+    column: str, values: list[Any], parse: Any, where: Any, problems: list[tuple[str, str, str]]
+) -> list[Any]:
+    out = []
+    for i, value in enumerate(values):
+        try:
+            out.append(parse(value))
+        except ValueError as err:
+            problems.append((where(i), column, str(err)))
+            out.append(None)
+    return out
+
+
+def _parse_column(
+    column: str, series: pd.Series, parse: Any, where: Any, problems: list[tuple[str, str, str]]
+) -> list[Any]:
+    """`parse` applied to every cell — once per distinct value when the cells are text (as
+    every CSV cell is): 200,000 rows hold a few hundred distinct confidences, rounds and
+    verdicts, so this is what keeps validation linear and cheap. Mixed-type cells (JSONL) are
+    parsed one by one, since 1, 1.0 and True would share one entry of a hash table."""
+    if pd.api.types.infer_dtype(series, skipna=True) not in ("string", "empty"):
+        return _parse_each(column, series.tolist(), parse, where, problems)
+    codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    parsed: list[Any] = []
+    failed: dict[int, str] = {}
+    for code, value in enumerate(uniques.tolist()):
+        try:
+            parsed.append(parse(value))
+        except ValueError as err:
+            parsed.append(None)
+            failed[code] = str(err)
+    try:
+        missing_value, missing_error = parse(None), None
+    except ValueError as err:
+        missing_value, missing_error = None, str(err)
+    if failed or (missing_error is not None and (codes == -1).any()):
+        for i in np.flatnonzero(np.isin(codes, list(failed)) | (codes == -1)):
+            message = failed.get(int(codes[i])) if codes[i] >= 0 else missing_error
+            if message is not None:
+                problems.append((where(int(i)), column, message))
+    lookup = np.empty(len(parsed) + 1, dtype=object)
+    lookup[: len(parsed)] = parsed
+    lookup[-1] = missing_value  # code -1 indexes the last slot
+    return list(lookup[codes])
+
+
 def _optional_text(value: Any) -> str | None:
     return None if _missing(value) else str(value).strip()
 
 
 def _maybe_numeric(column: pd.Series) -> pd.Series:
-    """Survey and other extra columns: numeric when every non-empty value is a number."""
-    cleaned = column.map(lambda v: None if _missing(v) else v)
-    numeric = pd.to_numeric(cleaned, errors="coerce")
-    if numeric.notna().sum() == cleaned.notna().sum():
-        return numeric.astype(float)
-    return cleaned
+    """Survey and other extra columns: numeric when every non-empty value is a number.
+    Decided once per distinct value (a survey answer has a handful)."""
+    codes, uniques = pd.factorize(column.astype(object), use_na_sentinel=True)
+    cleaned = [None if _missing(v) else v for v in uniques.tolist()]
+    numbers: list[float] = []
+    for value in cleaned:
+        if value is None:
+            numbers.append(math.nan)
+            continue
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            break
+        numbers.append(number)
+    lookup = np.empty(len(cleaned) + 1, dtype=object)
+    lookup[: len(cleaned)] = cleaned
+    lookup[-1] = None
+    if len(numbers) == len(cleaned) and not any(isinstance(v, bool) for v in cleaned):
+        as_float = np.append(np.array(numbers, dtype=float), math.nan)
+        return pd.Series(as_float[codes], index=column.index, name=column.name)
+    return pd.Series(lookup[codes], index=column.index, name=column.name, dtype=object)
 
 
 def _check_games(df: pd.DataFrame, where: Any, problems: list[tuple[str, str, str]]) -> None:
