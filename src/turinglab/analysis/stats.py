@@ -239,6 +239,12 @@ def binomial_summary(k: int, n: int, chance: float = 0.5, alpha: float = 0.05) -
     check_counts(k, n)
     chance = check_open_unit("chance", chance)
     alpha = check_open_unit("alpha", alpha)
+    # The Sterne interval is the hull of the compatible set: compute that set once.
+    compatible = compatible_p(k, n, alpha)
+    ci = {
+        method: hull(compatible) if method == "sterne" else binomial_ci(k, n, 1.0 - alpha, method)  # type: ignore[arg-type]
+        for method in CI_METHODS
+    }
     return BinomialSummary(
         successes=int(k),
         trials=int(n),
@@ -248,6 +254,6 @@ def binomial_summary(k: int, n: int, chance: float = 0.5, alpha: float = 0.05) -
         p_greater=exact_binomial_test(k, n, chance, "greater"),
         p_less=exact_binomial_test(k, n, chance, "less"),
         wald=wald_test(k, n, chance),
-        ci={method: binomial_ci(k, n, 1.0 - alpha, method) for method in CI_METHODS},  # type: ignore[arg-type]
-        compatible_p_intervals=compatible_p(k, n, alpha),
+        ci=ci,
+        compatible_p_intervals=compatible,
     )
