@@ -40,6 +40,7 @@ import csv
 import io
 import json
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -98,7 +99,9 @@ class StudyValidationError(ValueError):
         more = len(problems) - _MAX_LISTED
         if more > 0:
             lines.append(f"... and {more} more")
-        super().__init__("invalid study data:\n  " + "\n  ".join(lines))
+        # one problem is one line; several are listed under a heading
+        joiner = " " if len(lines) == 1 else "\n  "
+        super().__init__("invalid study data:" + joiner + "\n  ".join(lines))
 
 
 # ---------------------------------------------------------------- reading files
@@ -131,7 +134,24 @@ def _read_jsonl(text: str, name: str) -> tuple[pd.DataFrame, list[int]]:
             value["transcript"] = json.dumps(value["transcript"])
         rows.append(value)
         lines.append(number)
+    if not rows:
+        raise ValueError(f"{name}: no rows (the file is empty)")
     return pd.DataFrame(rows), lines
+
+
+_DELIMITERS = ",;\t|"
+
+
+def _delimiter(body: str) -> str:
+    """The field separator: a comma, unless the header line is split by one of ; tab | and
+    has no comma (spreadsheets in many locales write semicolons, with decimal commas)."""
+    header = body.splitlines()[0]
+    if "," in header or not header:
+        return ","
+    found = [c for c in _DELIMITERS[1:] if c in header]
+    if not found:
+        return ","  # one column: the missing-column message will list what is needed
+    return max(found, key=header.count)
 
 
 def _read_csv(text: str, name: str) -> tuple[pd.DataFrame, list[int]]:
@@ -139,11 +159,11 @@ def _read_csv(text: str, name: str) -> tuple[pd.DataFrame, list[int]]:
     skipped = 0
     while skipped < len(all_lines) and all_lines[skipped].lstrip().startswith("#"):
         skipped += 1
-    reader = csv.reader(io.StringIO("".join(all_lines[skipped:])))
-    try:
-        header = next(reader)
-    except StopIteration:
-        raise ValueError(f"{name}: empty file (no header line)") from None
+    body = "".join(all_lines[skipped:])
+    if not body.strip():
+        raise ValueError(f"{name}: no rows (the file is empty)")
+    reader = csv.reader(io.StringIO(body), delimiter=_delimiter(body))
+    header = next(reader)
     header = [h.strip() for h in header]
     rows: list[list[str]] = []
     lines: list[int] = []
@@ -174,6 +194,8 @@ def _read_csv(text: str, name: str) -> tuple[pd.DataFrame, list[int]]:
 def load_study(path: str | Path) -> pd.DataFrame:
     """Load a study file (CSV or JSONL) into the validated, typed study table."""
     raw, lines = read_records(path)
+    if raw.empty:
+        raise ValueError(f"{Path(path).name}: no rows (a header line only)")
     return _validate(raw, lambda i: f"line {lines[i]}")
 
 
@@ -209,6 +231,9 @@ def parse_bool(value: Any) -> bool | None:
     raise ValueError(f"not a boolean: {value!r}")
 
 
+_DECIMAL_COMMA = re.compile(r"^[-+]?\d+,\d+$")
+
+
 def _parse_number(value: Any, *, integer: bool, low: float, high: float) -> float:
     if _missing(value):
         return math.nan
@@ -217,6 +242,9 @@ def _parse_number(value: Any, *, integer: bool, low: float, high: float) -> floa
     try:
         number = float(value)
     except (TypeError, ValueError):
+        if isinstance(value, str) and _DECIMAL_COMMA.match(value.strip()):
+            fixed = value.strip().replace(",", ".")
+            raise ValueError(f"not a number: {value!r} (a decimal comma? write {fixed})") from None
         raise ValueError(f"not a number: {value!r}") from None
     if not math.isfinite(number):
         raise ValueError(f"not a finite number: {value!r}")
