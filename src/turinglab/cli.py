@@ -125,7 +125,13 @@ def _preflight(config: ExperimentConfig) -> None:
 
     from turinglab.runner.preflight import preflight
 
-    failures = asyncio.run(preflight(config.used_agents()))
+    agents = config.used_agents()
+    # A key that is not set is the first thing to say (the endpoint would answer 401 anyway).
+    for name, cfg in agents.items():
+        env = getattr(cfg, "api_key_env", None)
+        if env and not os.environ.get(env):
+            raise fail(f"agent {name!r}: environment variable {env} (api_key_env) is not set")
+    failures = asyncio.run(preflight(agents))
     if failures:
         for failure in failures[:-1]:
             err_console.print(f"[red]error:[/] {failure.line()}", highlight=False)
@@ -158,9 +164,14 @@ def run(
     except ConfigError as err:
         raise fail(str(err)) from None
     config = _with_max_in_flight(config, max_in_flight)
-    db = open_store(store, config.store, create=True)
-    if preflight:
+    location = store or os.environ.get("TURINGLAB_STORE") or config.store
+    try:
+        check_store(location, create=True)
+    except StoreLocationError as err:
+        raise fail(str(err)) from None
+    if preflight:  # before the store is created: a run that cannot start leaves nothing behind
         _preflight(config)
+    db = open_store(store, config.store, create=True)
     view = RichProgress(console, label=config.name) if progress else None
     try:
         summary = asyncio.run(
