@@ -47,3 +47,24 @@ def bench_runner(
     if not levels or min(levels) < 1 or latency <= 0 or per_slot < 1:
         raise fail("--in-flight levels, --latency and --per-slot must be positive")
     _emit(run_benchmark(levels, latency, per_slot), out)
+
+
+@bench_app.command("study-report")
+def bench_study_report(
+    rows: Annotated[
+        str, typer.Option(help="verdict rows per simulated study, comma-separated")
+    ] = "20000,50000,200000",
+    seed: Annotated[int, typer.Option(help="seed of the simulated studies")] = 1,
+    out: Annotated[Path | None, typer.Option(help="also write the JSON here")] = None,
+) -> None:
+    """Simulate three-party studies (4 rows per interrogator), write each to CSV and time
+    `turinglab report STUDY.csv` on it in a fresh process; print wall time and peak memory."""
+    from turinglab.bench.study_bench import run_study_benchmark
+
+    try:
+        sizes = [int(x) for x in rows.split(",") if x.strip()]
+    except ValueError:
+        raise fail(f"--rows must be comma-separated integers, not {rows!r}") from None
+    if not sizes or min(sizes) < 4:
+        raise fail("--rows must be at least 4 (one interrogator: two three-party games)")
+    _emit(run_study_benchmark(sizes, seed, say=err_console.print), out)
