@@ -242,7 +242,7 @@ def _flag_names(message: str) -> str:
     import re
 
     return re.sub(
-        r"\b(" + "|".join(sorted(_FLAGS, key=len, reverse=True)) + r")\b",
+        r"(?<![\w-])(" + "|".join(sorted(_FLAGS, key=len, reverse=True)) + r")(?![\w-])",
         lambda m: _FLAGS[m.group(1)],
         message,
     )
