@@ -119,3 +119,38 @@ def test_only_not_enough_data_skips_a_section(tmp_path: Path, monkeypatch) -> No
     monkeypatch.setattr(human_report, "SECTIONS", sections[:1])
     html = human_report.build_study_report(study, tmp_path / "r").read_text()
     assert "Skipped: too few games." in html
+
+
+def test_glmm_at_arena_size_recovers_the_truth() -> None:
+    """50,000 interrogators with a random intercept (SD 0.8) and one binary fixed effect:
+    the sparse/diagonal path fits it, and the estimates land near the values simulated."""
+    from turinglab.analysis.glmm import fit_logistic_glmm
+
+    rng = np.random.default_rng(11)
+    people, per_person = 50_000, 4
+    person = np.repeat(np.arange(people), per_person)
+    x = rng.integers(0, 2, size=person.size).astype(float)
+    eta = -0.4 + 0.9 * x + 0.8 * rng.standard_normal(people)[person]
+    y = (rng.random(person.size) < 1 / (1 + np.exp(-eta))).astype(float)
+    design = np.column_stack([np.ones_like(x), x])
+    started = time.perf_counter()
+    fit = fit_logistic_glmm(
+        design, y, {"interrogator": person.astype(str)}, coef_names=["(Intercept)", "x"]
+    )
+    assert time.perf_counter() - started < 120
+    assert fit.estimates[0] == pytest.approx(-0.4, abs=0.06)
+    assert fit.estimates[1] == pytest.approx(0.9, abs=0.06)
+    assert fit.random_sd["interrogator"] == pytest.approx(0.8, abs=0.15)
+
+
+def test_glmm_refuses_a_dense_block_it_cannot_hold() -> None:
+    from turinglab.analysis.glmm import MAX_DENSE_LEVELS, GlmmTooLarge, fit_logistic_glmm
+
+    n = 2 * (MAX_DENSE_LEVELS + 1)
+    rng = np.random.default_rng(0)
+    groups = {
+        "a": (np.arange(n) % (MAX_DENSE_LEVELS + 2)).astype(str),
+        "b": (np.arange(n) % (MAX_DENSE_LEVELS + 1)).astype(str),
+    }
+    with pytest.raises(GlmmTooLarge, match="allows at most"):
+        fit_logistic_glmm(np.ones((n, 1)), rng.integers(0, 2, n).astype(float), groups)
