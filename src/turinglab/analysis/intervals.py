@@ -300,9 +300,12 @@ def _acceptance_set(
     left, right = edges[:-1], edges[1:]
     a, b = tails_at((left + right) / 2)
     turning = _turning_point(n, a, b, left, right)
-    at_left = _tail_p_value(left, n, a, b)
     at_turning = _tail_p_value(turning, n, a, b)
-    at_right = _tail_p_value(right, n, a, b)
+    # A piece accepted at its lowest point needs no more; the ends matter only for the rest.
+    at_left, at_right = np.ones(len(left)), np.ones(len(left))
+    rest = at_turning <= alpha
+    at_left[rest] = _tail_p_value(left[rest], n, a[rest], b[rest])
+    at_right[rest] = _tail_p_value(right[rest], n, a[rest], b[rest])
 
     pieces: list[Interval] = []
     for i in range(len(left)):
