@@ -253,8 +253,8 @@ def _bracketed_roots(
         middle = np.where(inside, guess, (lo + hi) / 2)
         f_middle = gap(middle, x[i])
         positive = f_middle > 0
-        # converged: an exact zero, or the estimate moved by a few ulps at most
-        tolerance = 4 * np.finfo(float).eps * np.abs(middle)
+        # converged: an exact zero, or the estimate moved by less than the tolerance
+        tolerance = 64 * np.finfo(float).eps * np.abs(middle)  # ~1e-14: below any use
         done = (f_middle == 0) | (np.abs(middle - root[i]) <= tolerance) | (hi - lo <= tolerance)
         root[i] = middle
         side = np.where(positive, 1, -1).astype(np.int8)
