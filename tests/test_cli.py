@@ -91,7 +91,9 @@ def test_missing_api_key_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_unknown_run_and_format(tmp_path: Path) -> None:
     done = turinglab("report", "nope", cwd=tmp_path)
-    assert done.returncode == 2 and "no run 'nope'" in done.stderr
+    # no store here yet: a read-only command says so, and creates none
+    assert done.returncode == 2 and "store turinglab.db does not exist" in done.stderr
+    assert not (tmp_path / "turinglab.db").exists()
     done = turinglab("export", "nope", "--format", "xls", cwd=tmp_path)
     assert done.returncode == 2 and "--format" in done.stderr
 

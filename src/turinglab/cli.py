@@ -2,35 +2,33 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from turinglab.agents.base import CallContext, ChatMessage
-from turinglab.agents.errors import AgentError
-from turinglab.agents.registry import AgentSetupError, build_agent, describe
-from turinglab.agents.retry import Caller, RetryPolicy
+from turinglab.cli_bench import bench_app
 from turinglab.cli_stats import stats_app
 from turinglab.cli_tagging import tag_app
-from turinglab.config import EMBEDDED_AGENTS, AgentConfig, ConfigError, load_config
-from turinglab.report.console import print_gtt_report
-from turinglab.runner.execute import run_experiment
-from turinglab.runner.progress import RichProgress
-from turinglab.store.database import DEFAULT_STORE, Store, StoreError
-from turinglab.store.export import ExportFormat, export_run
+from turinglab.store.location import DEFAULT_STORE, StoreLocationError, check_store
+
+# Commands import what they use: `--help` must not pay for scipy, pandas, SQLAlchemy or the
+# runner (DESIGN.md, "Cheap start-up").
+if TYPE_CHECKING:
+    from turinglab.config import AgentConfig, ExperimentConfig
+    from turinglab.store.database import RunInfo, Store
+
+STUDY_SUFFIXES = (".csv", ".jsonl", ".ndjson", ".txt")
 
 app = typer.Typer(
     help="Turing Lab: run Turing tests between people and machines, store them, analyse them.",
     no_args_is_help=True,
     add_completion=False,
 )
-bench_app = typer.Typer(help="Benchmarks that print figures as JSON.", no_args_is_help=True)
 app.add_typer(bench_app, name="bench")
 app.add_typer(stats_app, name="stats")
 app.add_typer(tag_app, name="tag")
@@ -58,20 +56,86 @@ def fail(message: str) -> typer.Exit:
     return typer.Exit(code=2)
 
 
-def open_store(store: str | None, config_store: str | None = None) -> Store:
+def open_store(
+    store: str | None, config_store: str | None = None, *, create: bool = False
+) -> Store:
+    """The store the user named, checked first so that a bad location is one line (exit 2).
+    Read-only commands leave `create` False: they never create a store."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from turinglab.store.database import Store, StoreError
+
+    location = store or os.environ.get("TURINGLAB_STORE") or config_store
     try:
-        return Store(store or os.environ.get("TURINGLAB_STORE") or config_store)
+        check_store(location, create=create)
+        return Store(location)
+    except StoreLocationError as err:
+        raise fail(str(err)) from None
     except StoreError as err:
         raise fail(str(err)) from None
+    except SQLAlchemyError as err:
+        first = (str(getattr(err, "orig", None) or err).splitlines() or ["unknown error"])[0]
+        raise fail(f"store {location or DEFAULT_STORE} cannot be opened: {first}") from None
+
+
+def find_run(db: Store, ref: str) -> RunInfo:
+    from turinglab.store.lookup import RunLookupError, pick_run
+
+    try:
+        return pick_run(db.list_runs(), ref, db.url)
+    except RunLookupError as err:
+        raise fail(str(err.args[0])) from None
+
+
+def check_out_folder(out: Path, flag: str = "--out") -> None:
+    """An output folder must not be an existing file (it would be a traceback later)."""
+    if out.exists() and not out.is_dir():
+        raise fail(f"{flag} {out} is an existing file; give a folder (it is created if missing)")
 
 
 def agent_configs(config_path: Path | None) -> dict[str, AgentConfig]:
+    from turinglab.config import EMBEDDED_AGENTS, ConfigError, load_config
+
     if config_path is None:
         return dict(EMBEDDED_AGENTS)
     try:
         return load_config(config_path).all_agents()
     except ConfigError as err:
         raise fail(str(err)) from None
+
+
+def _with_max_in_flight(config: ExperimentConfig, value: int | None) -> ExperimentConfig:
+    """Apply --max-in-flight through the same validation the config's field gets."""
+    from pydantic import ValidationError
+
+    if value is None:
+        return config
+    try:
+        runner = type(config.runner).model_validate(
+            {**config.runner.model_dump(), "max_trials_in_flight": value}
+        )
+    except ValidationError as err:
+        msg = err.errors()[0]["msg"].removeprefix("Value error, ")
+        raise fail(f"--max-in-flight {value}: {msg}") from None
+    return config.model_copy(update={"runner": runner})
+
+
+def _preflight(config: ExperimentConfig) -> None:
+    import asyncio
+
+    from turinglab.runner.preflight import preflight
+
+    agents = config.used_agents()
+    # A key that is not set is the first thing to say (the endpoint would answer 401 anyway).
+    for name, cfg in agents.items():
+        env = getattr(cfg, "api_key_env", None)
+        if env and not os.environ.get(env):
+            raise fail(f"agent {name!r}: environment variable {env} (api_key_env) is not set")
+    failures = asyncio.run(preflight(agents))
+    if failures:
+        for failure in failures[:-1]:
+            err_console.print(f"[red]error:[/] {failure.line()}", highlight=False)
+        raise fail(failures[-1].line() + "; nothing was run")
 
 
 @app.command()
@@ -82,16 +146,32 @@ def run(
         int | None, typer.Option(help="override runner.max_trials_in_flight")
     ] = None,
     progress: Annotated[bool, typer.Option(help="show a progress bar")] = True,
+    preflight: Annotated[
+        bool, typer.Option(help="check each hosted endpoint with one cheap call first")
+    ] = True,
 ) -> None:
     """Run (or resume) the experiment a config file describes, then print its results."""
+    import asyncio
+
+    from turinglab.agents.registry import AgentSetupError
+    from turinglab.config import ConfigError, load_config
+    from turinglab.report.console import print_gtt_report
+    from turinglab.runner.execute import run_experiment
+    from turinglab.runner.progress import RichProgress
+
     try:
         config = load_config(config_path)
     except ConfigError as err:
         raise fail(str(err)) from None
-    if max_in_flight is not None:
-        runner = config.runner.model_copy(update={"max_trials_in_flight": max_in_flight})
-        config = config.model_copy(update={"runner": runner})
-    db = open_store(store, config.store)
+    config = _with_max_in_flight(config, max_in_flight)
+    location = store or os.environ.get("TURINGLAB_STORE") or config.store
+    try:
+        check_store(location, create=True)
+    except StoreLocationError as err:
+        raise fail(str(err)) from None
+    if preflight:  # before the store is created: a run that cannot start leaves nothing behind
+        _preflight(config)
+    db = open_store(store, config.store, create=True)
     view = RichProgress(console, label=config.name) if progress else None
     try:
         summary = asyncio.run(
@@ -113,10 +193,6 @@ def run(
         f"({c.done}/{c.planned} in all), {c.failed_attempts} failed attempts, "
         f"{summary.stats.calls} API calls, {summary.elapsed_s:.1f} s. Stored in {db.url}"
     )
-    if c.exhausted:
-        console.print(
-            f"[yellow]{c.exhausted} trials failed every attempt[/]; last error: {c.last_error}"
-        )
     print_gtt_report(
         console,
         db.results(summary.run_id),
@@ -124,6 +200,15 @@ def run(
         planned=c.planned,
         universe=config.experiment.universe,
     )
+    if c.exhausted or summary.status != "finished":
+        # A run with failed trials is not a success: say so last, on stderr, and exit 1.
+        err_console.print(
+            f"[red]error:[/] run {summary.run_id} {summary.status}: {c.done} of {c.planned} "
+            f"trials finished, {c.exhausted} failed every attempt; last error: "
+            f"{c.last_error or 'none recorded'}. Re-run the same command to retry them.",
+            highlight=False,
+        )
+        raise typer.Exit(code=1)
 
 
 @app.command()
@@ -165,16 +250,23 @@ def report(
     """Print the GTT tables of a run, or write the full HTML report with --out.
 
     Given a study file of human verdicts instead of a run, writes the study report (--out)."""
-    if Path(run_ref).suffix in (".csv", ".jsonl") and Path(run_ref).exists():
-        study_report(Path(run_ref), out or Path("report"), stt, tags or [])
+    from turinglab.report.console import print_gtt_report
+
+    if out is not None:
+        check_out_folder(out)
+    if Path(run_ref).suffix.lower() in STUDY_SUFFIXES:
+        # A file name is never taken for a run name (a typo must not open, or create, a store).
+        study = Path(run_ref)
+        if not study.is_file():
+            raise fail(f"study file {study}: no such file")
+        study_report(study, out or Path("report"), stt, tags or [])
         return
     if missing not in ("wrong", "exclude", "as-0", "as-1"):
         raise fail(f"--missing must be wrong, exclude, as-0 or as-1, not {missing!r}")
+    if not 0 <= epsilon < 1:
+        raise fail(f"--epsilon must be in [0, 1), not {epsilon:g}")
     db = open_store(store)
-    try:
-        info = db.resolve_run(run_ref)
-    except KeyError as err:
-        raise fail(str(err.args[0])) from None
+    info = find_run(db, run_ref)
     if out is not None:
         from turinglab.report.gtt_report import build_gtt_report
 
@@ -198,11 +290,13 @@ def report(
             raise fail(str(err)) from None
         console.print(f"wrote {written} (figures as PNG and SVG beside it)")
         return
+    from turinglab.store.lookup import shown_status
+
     universe = info.config.get("experiment", {}).get("universe")
     print_gtt_report(
         console,
         db.results(info.id),
-        title=f"{info.name} ({info.id}, {info.status})",
+        title=f"{info.name} ({info.id}, {shown_status(info)})",
         planned=info.n_planned,
         universe=universe,
         missing=missing,  # type: ignore[arg-type]  # checked above
@@ -210,18 +304,34 @@ def report(
 
 
 def study_report(path: Path, out: Path, stt_path: Path | None, tags: list[str]) -> None:
+    import time
+
     from turinglab.human.schema import load_study
     from turinglab.human.strong import load_stt
-    from turinglab.report.human_report import build_study_report
+    from turinglab.report.human_report import build_study_report, stderr_progress
 
+    started = time.perf_counter()
     try:
         study = load_study(path)
+        stderr_progress(f"read {path}: {len(study)} rows in {time.perf_counter() - started:.1f} s")
         preferences = load_stt(stt_path) if stt_path is not None else None
         tagger = {book: load_game_codes(Path(csv)) for book, csv in map(_split_tags, tags)}
-        written = build_study_report(study, out, stt=preferences, tagger=tagger or None)
+        written = build_study_report(
+            study,
+            out,
+            stt=preferences,
+            tagger=tagger or None,
+            validated=True,
+            progress=stderr_progress,
+        )
+    except UnicodeDecodeError as err:
+        raise fail(f"{path}: not UTF-8 text (byte offset {err.start}); save it as UTF-8") from None
     except (OSError, ValueError) as err:
         raise fail(str(err)) from None
-    console.print(f"wrote {written} (figures as PNG and SVG beside it)")
+    console.print(
+        f"wrote {written} (figures as PNG and SVG beside it) in "
+        f"{time.perf_counter() - started:.1f} s"
+    )
 
 
 def _split_tags(item: str) -> tuple[str, str]:
@@ -248,6 +358,8 @@ def load_game_codes(path: Path) -> dict[str, set[str]]:
 @app.command()
 def runs(store: StoreOption = None) -> None:
     """List stored runs with their status."""
+    from turinglab.store.lookup import shown_status
+
     db = open_store(store)
     table = Table(title=f"Runs in {db.url}")
     for col in ("id", "name", "game", "status", "finished", "planned", "failed attempts"):
@@ -257,7 +369,7 @@ def runs(store: StoreOption = None) -> None:
             r.id,
             r.name,
             r.game,
-            r.status,
+            shown_status(r),
             str(r.finished),
             str(r.n_planned),
             str(r.failed_attempts),
@@ -273,21 +385,28 @@ def export(
     store: StoreOption = None,
 ) -> None:
     """Write results (one row per trial) and transcripts (one JSON object per trial)."""
+    from turinglab.store.export import ExportFormat, export_run
+
     if fmt not in ("csv", "jsonl", "parquet"):
         raise fail(f"--format must be csv, jsonl or parquet, not {fmt!r}")
+    check_out_folder(out)
     db = open_store(store)
-    try:
-        info = db.resolve_run(run_ref)
-    except KeyError as err:
-        raise fail(str(err.args[0])) from None
+    info = find_run(db, run_ref)
     format_: ExportFormat = fmt  # type: ignore[assignment]
-    for path in export_run(db, info.id, out, format_):
+    try:
+        written = export_run(db, info.id, out, format_)
+    except OSError as err:
+        raise fail(f"cannot write to {out}: {err.strerror}") from None
+    for path in written:
         console.print(f"wrote {path}")
 
 
 @app.command()
 def agents(config_path: ConfigOption = None) -> None:
     """List the agents available: the embedded ones and those a config declares."""
+    from turinglab.agents.registry import describe
+    from turinglab.config import EMBEDDED_AGENTS
+
     table = Table(title="Agents")
     for col in ("name", "kind", "what", "source"):
         table.add_column(col)
@@ -307,6 +426,13 @@ def chat(
 
     Without a TTY each input line gets exactly one output line: the reply, newlines flattened.
     """
+    import asyncio
+
+    from turinglab.agents.base import CallContext, ChatMessage
+    from turinglab.agents.errors import AgentError
+    from turinglab.agents.registry import AgentSetupError, build_agent
+    from turinglab.agents.retry import Caller, RetryPolicy
+
     configs = agent_configs(config_path)
     if agent_name not in configs:
         raise fail(f"unknown agent {agent_name!r}; known: {', '.join(sorted(configs))}")
@@ -343,36 +469,6 @@ def chat(
         pass
     except AgentError as err:
         raise fail(f"{agent_name}: {err}") from None
-
-
-@bench_app.command("runner")
-def bench_runner(
-    in_flight: Annotated[
-        str, typer.Option(help="conversations in flight, comma-separated levels")
-    ] = "100,500,1000,2000",
-    latency: Annotated[float, typer.Option(help="fake endpoint latency per call, seconds")] = 1.0,
-    per_slot: Annotated[
-        int, typer.Option(help="conversations per in-flight slot (N = level × this)")
-    ] = 4,
-    out: Annotated[Path | None, typer.Option(help="also write the JSON here")] = None,
-) -> None:
-    """Play GTT conversations against the fake endpoint (own process); print JSON figures."""
-    import json
-
-    from turinglab.bench.runner_bench import run_benchmark
-
-    try:
-        levels = [int(x) for x in in_flight.split(",") if x.strip()]
-    except ValueError:
-        raise fail(f"--in-flight must be comma-separated integers, not {in_flight!r}") from None
-    if not levels or min(levels) < 1 or latency <= 0 or per_slot < 1:
-        raise fail("--in-flight levels, --latency and --per-slot must be positive")
-    report = run_benchmark(levels, latency, per_slot)
-    text = json.dumps(report, indent=2)
-    print(text)
-    if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text + "\n")
 
 
 def main() -> None:  # pragma: no cover - console entry point

@@ -8,16 +8,12 @@ from __future__ import annotations
 import json
 import math
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from turinglab.analysis import stats
-from turinglab.analysis.humanness import (
-    TwoPartyHumanness,
-    three_party_humanness,
-    two_party_humanness,
-)
+if TYPE_CHECKING:
+    from turinglab.analysis.humanness import TwoPartyHumanness
 
 stats_app = typer.Typer(
     help="Statistics calculator: exact binomial tests and intervals, adjusted p-values, "
@@ -71,6 +67,21 @@ def _num(value: float | None, digits: int = 4) -> str:
     return f"{value:.{digits}f}"
 
 
+# Below this a double has lost its precision (subnormal) or underflowed to 0; every p-value that
+# small prints the same way, whichever test produced it.
+_TINY_P = 1e-300
+
+
+def _p(value: float | None) -> str:
+    """A p-value: 4 decimals, 3 significant digits below 0.0001, and "< 1e-300" for the
+    values a double cannot hold (0.0 included: it means "underflowed", never "impossible")."""
+    if value is None or math.isnan(value):
+        return "undefined"
+    if value < _TINY_P:
+        return f"< {_TINY_P:g}"
+    return _num(value)
+
+
 def _interval(bounds: tuple[float, float] | None) -> str:
     return "undefined" if bounds is None else f"[{_num(bounds[0])}, {_num(bounds[1])}]"
 
@@ -88,6 +99,8 @@ def binomial(
     as_json: JsonOption = False,
 ) -> None:
     """Exact and Wald tests of K/N against chance, five intervals, and the compatible p."""
+    from turinglab.analysis import stats
+
     try:
         summary = stats.binomial_summary(successes, trials, chance=chance, alpha=alpha)
     except ValueError as err:
@@ -100,9 +113,9 @@ def binomial(
     lines = [
         f"{successes}/{trials} successes: p̂ = {_num(summary.proportion)}; chance = {chance:g}",
         "Exact binomial test (two-sided: sum of all counts as or less probable than K)",
-        f"  p two-sided  {_num(summary.p_two_sided)}",
-        f"  p greater    {_num(summary.p_greater)}   (H1: p > {chance:g})",
-        f"  p less       {_num(summary.p_less)}   (H1: p < {chance:g})",
+        f"  p two-sided  {_p(summary.p_two_sided)}",
+        f"  p greater    {_p(summary.p_greater)}   (H1: p > {chance:g})",
+        f"  p less       {_p(summary.p_less)}   (H1: p < {chance:g})",
         "Wald z of an intercept-only logistic regression (log-odds vs logit(chance))",
     ]
     if wald.z is None:
@@ -110,9 +123,9 @@ def binomial(
     else:
         lines += [
             f"  z = {wald.z:.3f}",
-            f"  p two-sided  {_num(wald.p_two_sided)}",
-            f"  p greater    {_num(wald.p_greater)}",
-            f"  p less       {_num(wald.p_less)}",
+            f"  p two-sided  {_p(wald.p_two_sided)}",
+            f"  p greater    {_p(wald.p_greater)}",
+            f"  p less       {_p(wald.p_less)}",
         ]
     lines.append(f"{level} confidence intervals")
     lines += [f"  {method:<16} {_interval(bounds)}" for method, bounds in summary.ci.items()]
@@ -123,13 +136,17 @@ def binomial(
     typer.echo("\n".join(lines))
 
 
-@stats_app.command()
+# "stats adjust 0.01 -0.2": a p-value that looks like an option must still reach the range check
+# (which then says what is wrong) rather than fail as "No such option: -0".
+@stats_app.command(context_settings={"ignore_unknown_options": True})
 def adjust(
     pvalues: Annotated[list[float], typer.Argument(metavar="P...", help="p-values of the family")],
     method: Annotated[AdjustChoice, typer.Option(help="adjustment")] = AdjustChoice.holm,
     as_json: JsonOption = False,
 ) -> None:
     """Adjust a family of p-values (reverse Bonferroni: p / family size, as in Jones & Bergen)."""
+    from turinglab.analysis import stats
+
     try:
         adjusted = stats.adjust_pvalues(pvalues, method=method.value)
     except ValueError as err:
@@ -139,7 +156,7 @@ def adjust(
         return
     typer.echo(f"{'p':>10}  {method.value}")
     for raw, new in zip(pvalues, adjusted, strict=True):
-        typer.echo(f"{_num(raw):>10}  {_num(new)}")
+        typer.echo(f"{_p(raw):>10}  {_p(new)}")
 
 
 @stats_app.command()
@@ -157,6 +174,28 @@ def humanness(
     as_json: JsonOption = False,
 ) -> None:
     """Giunti's degree of humanness, its compatible range and the pass criteria."""
+    from turinglab.analysis.humanness import three_party_humanness, two_party_humanness
+
+    # A flag the design does not use is an error, not silently ignored.
+    foreign = (
+        [
+            flag
+            for flag, value in (
+                ("--machine-games", machine_games),
+                ("--human-judged-human", human_judged_human),
+                ("--human-games", human_games),
+            )
+            if value is not None
+        ]
+        if design is Design.three_party
+        else (["--games"] if games is not None else [])
+    )
+    if foreign:
+        other = "two-party" if design is Design.three_party else "three-party"
+        raise _fail(
+            f"--design {design.value} does not use {', '.join(foreign)} (a {other} flag); "
+            "drop it or change --design"
+        )
     try:
         if design is Design.three_party:
             if games is None:
@@ -182,11 +221,31 @@ def humanness(
             )
             payload, text = two.to_dict(), _two_party_text(two)
     except ValueError as err:
-        raise _fail(str(err)) from None
+        raise _fail(_flag_names(str(err))) from None
     if as_json:
         _emit_json(payload)
     else:
         typer.echo(text)
+
+
+_FLAGS = {
+    "machine_judged_human": "--machine-judged-human",
+    "human_judged_human": "--human-judged-human",
+    "machine_games": "--machine-games",
+    "human_games": "--human-games",
+    "games": "--games",
+}
+
+
+def _flag_names(message: str) -> str:
+    """The analysis names its arguments; the user typed flags: say those."""
+    import re
+
+    return re.sub(
+        r"(?<![\w-])(" + "|".join(sorted(_FLAGS, key=len, reverse=True)) + r")(?![\w-])",
+        lambda m: _FLAGS[m.group(1)],
+        message,
+    )
 
 
 def _yes(flag: bool | None) -> str:
@@ -198,7 +257,7 @@ def _three_party_text(result: Any) -> str:
         f"Three-party test: machine judged human in {result.machine_judged_human} of "
         f"{result.games} games (rate {_num(result.rate)})",
         f"Degree of humanness (rate ÷ 0.5): {_num(result.humanness, 3)}",
-        f"Exact two-sided test of rate = 0.5: p = {_num(result.p_value_vs_half)}",
+        f"Exact two-sided test of rate = 0.5: p = {_p(result.p_value_vs_half)}",
         f"Turing's benchmark (30% misidentification = humanness 0.6) reached by the estimate: "
         f"{_yes(result.meets_turing_benchmark)}",
     ]
@@ -219,8 +278,8 @@ def _two_party_text(result: TwoPartyHumanness) -> str:
         f"{result.machine_games} games (rate {_num(result.machine_rate)}); human judged human "
         f"in {result.human_judged_human} of {result.human_games} (rate {_num(result.human_rate)})",
         f"Degree of humanness (machine rate ÷ human rate): {_num(result.humanness, 3)}",
-        f"Machine rate = human rate, Fisher's exact test: p = {_num(result.fisher_p_two_sided)}; "
-        f"Boschloo's exact test: p = {_num(result.boschloo_p_two_sided)}",
+        f"Machine rate = human rate, Fisher's exact test: p = {_p(result.fisher_p_two_sided)}; "
+        f"Boschloo's exact test: p = {_p(result.boschloo_p_two_sided)}",
         f"Turing's benchmark (humanness 0.6) reached by the estimate: "
         f"{_yes(result.meets_turing_benchmark)}",
     ]

@@ -2,23 +2,22 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from turinglab.agents.errors import AgentError
-from turinglab.human.schema import parse_bool, read_records
-from turinglab.tagging.codebooks import CodebookError, load_codebook
-from turinglab.tagging.llm_tagger import TAGGER_MODES, LLMTagger, TaggerConfig, TagItem, game_text
-from turinglab.tagging.probe_rules import PROBE_CODES, ProbeShares, probe_report
-from turinglab.tagging.summaries import code_summaries
+if TYPE_CHECKING:
+    from turinglab.tagging.probe_rules import ProbeShares
+
+# Commands import the tagging modules they use (they pull in pandas and scipy); the modes are
+# spelled here for the help text and checked by TaggerConfig (a test keeps the two equal).
+TAGGER_MODE_NAMES = ("per-code", "by-category", "batch")
 
 tag_app = typer.Typer(
     help="Tag transcripts: codebooks, GTT probe shares, LLM tagging of games.",
@@ -52,6 +51,8 @@ def codebook(
     as_json: JsonOption = False,
 ) -> None:
     """Show the codes of a codebook."""
+    from turinglab.tagging.codebooks import CodebookError, load_codebook
+
     try:
         book = load_codebook(name)
     except CodebookError as err:
@@ -92,6 +93,8 @@ def probes(
     as_json: JsonOption = False,
 ) -> None:
     """Share of distinguisher question units per probe kind (rule-based, conservative)."""
+    from turinglab.tagging.probe_rules import PROBE_CODES, probe_report
+
     try:
         report = probe_report(_read_rows(results))
     except (ValueError, KeyError) as err:
@@ -126,6 +129,8 @@ def _agent(name: str, config: Path | None) -> Any:
 
 def _correct(row: dict[str, Any]) -> bool | None:
     """The interrogator was right about this witness (rows.txt §2)."""
+    from turinglab.human.schema import parse_bool
+
     kind = row.get("witness_type")
     try:
         judged = parse_bool(row.get("judged_human"))  # raw file values: "False", "0", "no", …
@@ -144,13 +149,21 @@ def games(
     ),
     agent_name: Annotated[str, typer.Option("--agent", help="tagging agent")] = "smollm2",
     config: Annotated[Path | None, typer.Option(help="config declaring the agent")] = None,
-    mode: Annotated[str, typer.Option(help=f"one of {', '.join(TAGGER_MODES)}")] = "per-code",
+    mode: Annotated[str, typer.Option(help=f"one of {', '.join(TAGGER_MODE_NAMES)}")] = "per-code",
     seed: int = 0,
     out: Annotated[Path | None, typer.Option(help="write per-row codes here (.csv)")] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Tag each judgement's conversation and reason with an LLM; share and accuracy per code."""
+    import asyncio
+
     import pandas as pd
+
+    from turinglab.agents.errors import AgentError
+    from turinglab.human.schema import read_records
+    from turinglab.tagging.codebooks import load_codebook
+    from turinglab.tagging.llm_tagger import LLMTagger, TaggerConfig, TagItem, game_text
+    from turinglab.tagging.summaries import code_summaries
 
     try:
         book = load_codebook(codebook_name)

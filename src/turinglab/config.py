@@ -9,11 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from yaml.nodes import Node
 
+from turinglab.config_yaml import YAMLProblem, explain_at, load_yaml
 from turinglab.games.conversation import ConversationExperiment
-from turinglab.games.gtt_prompts import PromptRole
+from turinglab.games.gtt_prompts import PromptRole, template_problem
 from turinglab.games.strong import StrongExperiment
 from turinglab.games.three_party import ThreePartyExperiment
 from turinglab.games.two_party import TwoPartyExperiment
@@ -285,7 +286,7 @@ AGENT_LIST_FIELDS = frozenset(
 )
 
 
-def _format_validation_error(err: ValidationError, source: str) -> str:
+def _format_validation_error(err: ValidationError, source: str, root: Node | None = None) -> str:
     lines = [f"config error in {source}:"]
     for e in err.errors():
         msg = e["msg"].removeprefix("Value error, ")
@@ -298,6 +299,10 @@ def _format_validation_error(err: ValidationError, source: str) -> str:
             given = (e.get("ctx") or {}).get("tag")
             msg = f"unknown game {given!r}" if given is not None else "missing"
             msg += f" (one of: {', '.join(GAMES)})"
+        # A YAML 1.1 surprise (`no` read as false) is named, with the quoting that fixes it.
+        explained = explain_at(root, tuple(loc)) if root is not None else None
+        if explained:
+            msg = f"{msg}: {explained}"
         # Whole-config checks name their field themselves, so they carry no location.
         where = ".".join(str(p) for p in loc)
         lines.append(f"  {where}: {msg}" if where else f"  {msg}")
@@ -305,14 +310,14 @@ def _format_validation_error(err: ValidationError, source: str) -> str:
 
 
 def parse_config(
-    data: Any, source: str = "config", base_dir: Path | None = None
+    data: Any, source: str = "config", base_dir: Path | None = None, *, _root: Node | None = None
 ) -> ExperimentConfig:
     if not isinstance(data, dict):
         raise ConfigError(f"config error in {source}: expected a mapping at the top level")
     try:
         config = ExperimentConfig.model_validate(data)
     except ValidationError as err:
-        raise ConfigError(_format_validation_error(err, source)) from None
+        raise ConfigError(_format_validation_error(err, source, _root)) from None
     if base_dir is not None:
         config = _resolve_agent_files(config, base_dir, source)
     if not isinstance(config.experiment, GTTExperiment):
@@ -324,6 +329,11 @@ def parse_config(
         if not full.is_file():
             raise ConfigError(
                 f"config error in {source}:\n  experiment.prompts.{role}: no such file: {full}"
+            )
+        problem = _prompt_problem(role, full)
+        if problem:
+            raise ConfigError(
+                f"config error in {source}:\n  experiment.prompts.{role}: {full}: {problem}"
             )
         prompts[role] = full
     experiment = config.experiment.model_copy(update={"prompts": prompts})
@@ -346,13 +356,34 @@ def _resolve_agent_files(config: ExperimentConfig, base_dir: Path, source: str) 
     return config.model_copy(update={"agents": agents})
 
 
-def load_config(path: Path) -> ExperimentConfig:
+def _prompt_problem(role: str, path: Path) -> str | None:
     try:
         text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        return _not_utf8(err)
+    except OSError as err:
+        return f"cannot be read ({err.strerror})"
+    return template_problem(role, text)
+
+
+def _not_utf8(err: UnicodeDecodeError) -> str:
+    bad = err.object[err.start : err.start + 1].hex()
+    return f"not UTF-8 text (byte 0x{bad} at offset {err.start}); save it as UTF-8"
+
+
+def load_config(path: Path) -> ExperimentConfig:
+    if path.is_dir():
+        raise ConfigError(f"cannot read config {path}: it is a folder; give the YAML file")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"cannot read config {path}: {_not_utf8(err)}") from None
     except OSError as err:
         raise ConfigError(f"cannot read config {path}: {err.strerror}") from None
+    if "\x00" in text:
+        raise ConfigError(f"cannot read config {path}: a binary file, not YAML text")
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        raise ConfigError(f"config error in {path}: not valid YAML: {err}") from None
-    return parse_config(data, str(path), path.parent)
+        data, root = load_yaml(text)
+    except YAMLProblem as err:
+        raise ConfigError(f"config error in {path}: {err}") from None
+    return parse_config(data, str(path), path.parent, _root=root)

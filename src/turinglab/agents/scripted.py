@@ -14,7 +14,10 @@ def load_replies(path: Path) -> list[str]:
     text = path.read_text(encoding="utf-8")
     if path.suffix != ".json":
         return [line for line in text.splitlines() if line.strip()]
-    data = json.loads(text)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path}: not valid JSON (line {err.lineno}: {err.msg})") from None
     if not isinstance(data, list):
         raise ValueError(f"{path}: expected a JSON list")
     replies = []

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-import numpy as np
 from scipy.stats import binom, norm
 
 Alternative = Literal["two-sided", "greater", "less"]
@@ -70,15 +70,49 @@ def exact_binomial_test(
         return float(binom.sf(k - 1, n, p))
     if alternative == "less":
         return float(binom.cdf(k, n, p))
-    pmf = binom.pmf(np.arange(n + 1), n, p)
-    as_probable = pmf <= pmf[k] * TIE_TOLERANCE
-    # The counts as probable as k are two tails (the pmf is unimodal); summing each tail with
-    # cdf/sf keeps tiny p-values accurate.
-    lower_end = int(np.argmin(as_probable)) - 1 if not as_probable.all() else n
-    upper_start = n + 1 - int(np.argmin(as_probable[::-1])) if not as_probable.all() else n + 1
+    # The counts as probable as k form two tails (the pmf is unimodal): everything up to the
+    # last count left of the mode that is as probable, and from the first such count right of
+    # it. Both ends are found by bisection, so the cost is O(log n), not O(n) — n = 10⁷ in
+    # milliseconds. Each tail is summed with cdf/sf, which keeps tiny p-values accurate.
+    threshold = float(binom.logpmf(k, n, p)) + math.log(TIE_TOLERANCE)
+    mode = min(n, math.floor((n + 1) * p))
+
+    def as_probable(x: int) -> bool:
+        return float(binom.logpmf(x, n, p)) <= threshold
+
+    if as_probable(mode):
+        return 1.0
+    lower_end = _last_true(as_probable, 0, mode - 1)  # pmf rises on 0..mode
+    upper_start = _first_true(as_probable, mode + 1, n)  # and falls on mode..n
     total = float(binom.cdf(lower_end, n, p)) if lower_end >= 0 else 0.0
     total += float(binom.sf(upper_start - 1, n, p)) if upper_start <= n else 0.0
     return min(1.0, total)
+
+
+def _last_true(pred: Callable[[int], bool], lo: int, hi: int) -> int:
+    """Largest x in [lo, hi] with pred(x), for pred true then false along x; lo − 1 if none."""
+    if hi < lo or not pred(lo):
+        return lo - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if pred(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _first_true(pred: Callable[[int], bool], lo: int, hi: int) -> int:
+    """Smallest x in [lo, hi] with pred(x), for pred false then true along x; hi + 1 if none."""
+    if hi < lo or not pred(hi):
+        return hi + 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if pred(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
 
 
 @dataclass(frozen=True)

@@ -39,8 +39,17 @@ from scipy import linalg, optimize, sparse, special, stats
 
 FloatArray = NDArray[np.float64]
 
+# The largest factor (e.g. 50,000 interrogators) is handled in sparse/diagonal form at any size;
+# the levels of the other factors form a dense block, Cholesky-factorised per Newton step. Past
+# this many levels that block would cost gigabytes and minutes: refuse, saying so, rather than
+# swap or stall (the stated fallback for fits this module does not scale to).
+MAX_DENSE_LEVELS = 4000
 _NEWTON_TOL = 1e-10  # on the Newton step for û; tight because the outer gradient is numerical
 _BOUNDARY_SD = 1e-4  # a σ below this is treated as sitting on the boundary σ = 0
+
+
+class GlmmTooLarge(ValueError):
+    """The model's crossed factors have too many levels for the dense part of the fit."""
 
 
 @dataclass(frozen=True)
@@ -123,6 +132,14 @@ class _LogisticGlmm:
         )
         offsets = np.cumsum([0] + [sizes[f] for f in self.rest])
         self.q_rest = int(offsets[-1])
+        if self.q_rest > MAX_DENSE_LEVELS:
+            raise GlmmTooLarge(
+                f"the grouping factors other than the largest have {self.q_rest} levels in all; "
+                f"this fit keeps their block dense and allows at most {MAX_DENSE_LEVELS} "
+                f"(a {self.q_rest}×{self.q_rest} matrix is "
+                f"{self.q_rest**2 * 8 / 2**30:.1f} GiB per Newton step). Group those levels "
+                "more coarsely, or make the factor with the most levels the one that varies"
+            )
         cols = [codes[f] + offsets[i] for i, f in enumerate(self.rest)]
         self.z_rest = (
             sparse.csr_matrix(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -114,12 +114,33 @@ def bootstrap_ci(
     size = len(units)
     if size == 0:
         raise ValueError("data is empty: nothing to resample")
+    values = np.array(
+        [
+            float(statistic(_take(units, rows)))
+            for block in bootstrap_draws(size, n_boot, seed)
+            for rows in block
+        ]
+    )
+    return percentile_interval(values, level)
+
+
+def bootstrap_draws(
+    size: int, n_boot: int, seed: int, max_cells: int = 4_000_000
+) -> Iterator[np.ndarray]:
+    """The resample indices of `bootstrap_ci`, `n_boot` rows of `size`, in blocks of at most
+    `max_cells` cells (memory stays bounded at 50,000 units). numpy draws the same stream
+    whether asked for all rows at once or block by block, so results do not depend on it."""
     rng = np.random.default_rng(seed)
-    draws = rng.integers(0, size, size=(n_boot, size))
-    values = np.array([float(statistic(_take(units, rows))) for rows in draws])
+    per_block = max(1, max_cells // max(size, 1))
+    for start in range(0, n_boot, per_block):
+        yield rng.integers(0, size, size=(min(per_block, n_boot - start), size))
+
+
+def percentile_interval(values: np.ndarray, level: float) -> Interval:
+    """Percentile interval of bootstrap replicates; a non-finite replicate is an error."""
     bad = int(np.sum(~np.isfinite(values)))
     if bad:
-        raise ValueError(f"statistic was not finite on {bad} of {n_boot} bootstrap resamples")
+        raise ValueError(f"statistic was not finite on {bad} of {len(values)} bootstrap resamples")
     tail = (1.0 - level) / 2
     low, high = np.quantile(values, [tail, 1.0 - tail])
     return float(low), float(high)
@@ -218,6 +239,12 @@ def binomial_summary(k: int, n: int, chance: float = 0.5, alpha: float = 0.05) -
     check_counts(k, n)
     chance = check_open_unit("chance", chance)
     alpha = check_open_unit("alpha", alpha)
+    # The Sterne interval is the hull of the compatible set: compute that set once.
+    compatible = compatible_p(k, n, alpha)
+    ci = {
+        method: hull(compatible) if method == "sterne" else binomial_ci(k, n, 1.0 - alpha, method)  # type: ignore[arg-type]
+        for method in CI_METHODS
+    }
     return BinomialSummary(
         successes=int(k),
         trials=int(n),
@@ -227,6 +254,6 @@ def binomial_summary(k: int, n: int, chance: float = 0.5, alpha: float = 0.05) -
         p_greater=exact_binomial_test(k, n, chance, "greater"),
         p_less=exact_binomial_test(k, n, chance, "less"),
         wald=wald_test(k, n, chance),
-        ci={method: binomial_ci(k, n, 1.0 - alpha, method) for method in CI_METHODS},  # type: ignore[arg-type]
-        compatible_p_intervals=compatible_p(k, n, alpha),
+        ci=ci,
+        compatible_p_intervals=compatible,
     )

@@ -7,7 +7,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Literal, get_args
 
-from turinglab.prompts import load_prompt
+from turinglab.prompts import load_prompt, placeholders
 
 PromptRole = Literal[
     "distinguisher",  # GTT: the judge's instruction
@@ -58,3 +58,54 @@ class GTTPrompts:
 
 
 assert {f.name for f in fields(GTTPrompts)} == set(get_args(PromptRole))
+
+
+# Placeholders GTTTrial.prompt fills for every role (games/gtt.py), and the extra ones some
+# roles get; a template may use these and no others.
+COMMON_PLACEHOLDERS = frozenset({"target_name", "max_turns", "budget", "max_queries"})
+EXTRA_PLACEHOLDERS: dict[str, frozenset[str]] = {
+    "actor": frozenset({"first_message"}),
+    "control": frozenset({"first_message"}),
+    "fd_actor": frozenset({"first_message"}),
+    "actor_query": frozenset({"query_rule"}),
+    "fd_actor_query": frozenset({"query_rule"}),
+    "gd_query": frozenset({"query_rule"}),
+}
+# What a role cannot work without: the actor must see the judge's first message, a querying
+# phase its rule, a budgeted rule its budget, an FD role the target it is about.
+REQUIRED_PLACEHOLDERS: dict[str, frozenset[str]] = {
+    "actor": frozenset({"first_message"}),
+    "control": frozenset({"first_message"}),
+    "fd_actor": frozenset({"first_message", "target_name"}),
+    "actor_query": frozenset({"query_rule"}),
+    "fd_actor_query": frozenset({"query_rule", "target_name"}),
+    "gd_query": frozenset({"query_rule", "target_name"}),
+    "query_rule_budget": frozenset({"budget"}),
+    "distinguisher_turns": frozenset({"budget"}),
+    "fd_distinguisher": frozenset({"target_name"}),
+}
+
+
+def template_problem(role: str, text: str) -> str | None:
+    """Why `text` cannot serve as the `role` template (missing or unknown placeholders)."""
+    allowed = COMMON_PLACEHOLDERS | EXTRA_PLACEHOLDERS.get(role, frozenset())
+    used = placeholders(text)
+    unknown = sorted(used - allowed)
+    missing = sorted(REQUIRED_PLACEHOLDERS.get(role, frozenset()) - used)
+    if unknown:
+        return (
+            f"unknown placeholder(s) {', '.join('$' + n for n in unknown)}; this role knows "
+            f"{', '.join('$' + n for n in sorted(allowed))} (write $$ for a literal $)"
+        )
+    if missing:
+        return (
+            f"missing placeholder(s) {', '.join('$' + n for n in missing)}, which this role "
+            "needs (the built-in template shows where they go)"
+        )
+    return None
+
+
+# The built-in templates pass their own check.
+assert all(
+    template_problem(f.name, load_prompt(_file_name(f.name))) is None for f in fields(GTTPrompts)
+)

@@ -33,6 +33,7 @@ import statsmodels.api as sm
 from scipy import stats as scipy_stats
 
 from turinglab.analysis import stats
+from turinglab.analysis.errors import NotEnoughData
 from turinglab.analysis.glmm import fit_logistic_glmm
 
 REQUIRED = ("witness", "witness_type", "judged_human")
@@ -40,8 +41,9 @@ LOGIT_METHOD = "logistic regression (ML, statsmodels Logit), Wald z"
 GLMM_METHOD = "logistic mixed model (ML, Laplace approximation), Wald z"
 
 
-class AnalysisSkipped(ValueError):
-    """The data do not support this analysis; the message says why."""
+class AnalysisSkipped(NotEnoughData, ValueError):
+    """The data do not support this analysis; the message says why. (A ValueError too, for
+    callers written before NotEnoughData.)"""
 
 
 @dataclass(frozen=True)

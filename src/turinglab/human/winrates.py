@@ -155,13 +155,20 @@ def cluster_bootstrap_ci(
 ) -> tuple[float, float]:
     """Percentile CI of the pooled win rate, resampling interrogators as clusters."""
     per_interrogator = rows.groupby("interrogator")["judged_human"].agg(["sum", "count"])
-    units = per_interrogator.to_numpy(dtype=float)  # rows: [wins, games] of one interrogator
-
-    def pooled_rate(sample: np.ndarray) -> float:
-        sample = np.asarray(sample, dtype=float).reshape(-1, 2)
-        return float(sample[:, 0].sum() / sample[:, 1].sum())
-
-    return stats.bootstrap_ci(units, pooled_rate, level=level, n_boot=n_boot, seed=seed)
+    wins = per_interrogator["sum"].to_numpy(dtype=float)
+    games = per_interrogator["count"].to_numpy(dtype=float)
+    if len(wins) == 0:
+        raise ValueError("data is empty: nothing to resample")
+    # The same resamples as stats.bootstrap_ci(units, pooled rate), computed a block at a time
+    # with array sums instead of one Python call per resample (50,000 interrogators: seconds).
+    level = stats.check_open_unit("level", level)
+    rates = np.concatenate(
+        [
+            wins[rows].sum(axis=1) / games[rows].sum(axis=1)
+            for rows in stats.bootstrap_draws(len(wins), n_boot, seed)
+        ]
+    )
+    return stats.percentile_interval(rates, level)
 
 
 def _corrected(family: list[WinRate], corrections: Sequence[Correction]) -> list[WinRate]:

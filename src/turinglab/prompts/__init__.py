@@ -24,3 +24,13 @@ def load_prompt(name: str, override: Path | None = None) -> str:
 def render(template: str, **values: object) -> str:
     """Fill `$name` placeholders; unknown `$words` are left alone rather than raising."""
     return Template(template).safe_substitute(values).strip()
+
+
+def placeholders(template: str) -> set[str]:
+    """The `$name` / `${name}` placeholders a template uses (`$$` is a literal dollar)."""
+    found = set()
+    for match in Template.pattern.finditer(template):
+        name = match.group("named") or match.group("braced")
+        if name:
+            found.add(name)
+    return found

@@ -12,10 +12,10 @@ import pandas as pd
 from turinglab.report.html import Filter, Panel, RecordBrowser, Section
 
 if TYPE_CHECKING:
-    from turinglab.report.human_report import _Context
+    from turinglab.report.human_context import StudyContext
 
 
-def browser_section(ctx: _Context, section: Section) -> None:
+def browser_section(ctx: StudyContext, section: Section) -> None:
     records = game_records(ctx.df)
     section.paragraph("Click a game to read its transcript, verdict, confidence and reason.")
     section.records(
@@ -66,11 +66,33 @@ def browser_section(ctx: _Context, section: Section) -> None:
     )
 
 
+_RECORD_COLUMNS = (
+    "game",
+    "study",
+    "format",
+    "interrogator",
+    "witness",
+    "witness_type",
+    "judged_human",
+    "transcript",
+    "confidence",
+    "reason",
+    "round",
+    "duration_s",
+    "strategies",
+    "reason_codes",
+)
+
+
 def game_records(df: pd.DataFrame) -> list[dict[str, Any]]:
     """One browser record per game: its AI witness (or "human"), the verdict on that witness,
     whether the interrogator was right, and the transcript(s) as one message list."""
+    # Plain dicts of the columns shown, built from column lists: far faster than per-game
+    # frames or DataFrame.to_dict (100,000 games in a few seconds).
+    keys = [c for c in _RECORD_COLUMNS if c in df.columns]
     by_game: dict[str, list[dict[str, Any]]] = {}
-    for row in df.to_dict("records"):  # plain dicts: far faster than per-game frames
+    for values in zip(*(df[c].tolist() for c in keys), strict=True):
+        row = dict(zip(keys, values, strict=True))
         by_game.setdefault(str(row["game"]), []).append(row)
     records = []
     for game, rows in by_game.items():

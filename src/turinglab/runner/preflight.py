@@ -1,0 +1,106 @@
+"""One cheap call per hosted endpoint before a run starts.
+
+Without it an endpoint that refuses every connection is retried as a transient fault for
+minutes, in silence, and the run ends "finished-with-failures". A GET of `{base_url}/models`
+costs no tokens and tells the three faults users hit at start apart: nothing listening
+(connection refused), a host name that does not resolve, and a key the server rejects
+(401/403). Any other answer — a 404 from a server without a models list included — means the
+endpoint is there, and the run's own retry loop handles what follows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+
+PREFLIGHT_TIMEOUT_S = 10.0
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    base_url: str
+    api_key_env: str | None
+    agents: tuple[str, ...]  # the config's agents that use it
+
+
+@dataclass(frozen=True)
+class PreflightFailure:
+    endpoint: Endpoint
+    problem: str
+
+    def line(self) -> str:
+        names = ", ".join(self.endpoint.agents)
+        return f"endpoint {self.endpoint.base_url} (agent {names}): {self.problem}"
+
+
+def hosted_endpoints(agents: Mapping[str, Any]) -> list[Endpoint]:
+    """Distinct (base_url, key) pairs of the `openai` agents among `agents` (agent configs)."""
+    grouped: dict[tuple[str, str | None], list[str]] = {}
+    for name, cfg in agents.items():
+        if getattr(cfg, "kind", None) != "openai":
+            continue
+        grouped.setdefault((cfg.base_url.rstrip("/"), cfg.api_key_env), []).append(name)
+    return [Endpoint(url, env, tuple(names)) for (url, env), names in grouped.items()]
+
+
+async def check_endpoint(
+    endpoint: Endpoint,
+    headers: Mapping[str, str] | None = None,
+    timeout_s: float = PREFLIGHT_TIMEOUT_S,
+) -> PreflightFailure | None:
+    send = dict(headers or {})
+    key = os.environ.get(endpoint.api_key_env) if endpoint.api_key_env else None
+    if key:
+        send["Authorization"] = f"Bearer {key}"
+    url = f"{endpoint.base_url}/models"
+    try:
+        async with (
+            aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout_s)) as session,
+            session.get(url, headers=send) as response,
+        ):
+            status = response.status
+    except aiohttp.ClientConnectorDNSError:
+        return PreflightFailure(endpoint, "the host name does not resolve; check base_url")
+    except aiohttp.ClientConnectorError as err:
+        reason = err.os_error.strerror or str(err.os_error)
+        return PreflightFailure(
+            endpoint, f"cannot connect ({reason.lower()}); is the server running at that address?"
+        )
+    except TimeoutError:
+        return PreflightFailure(endpoint, f"no answer in {timeout_s:g} s; check base_url")
+    except aiohttp.InvalidURL:
+        return PreflightFailure(endpoint, "base_url is not a valid URL")
+    except aiohttp.ClientError as err:
+        return PreflightFailure(endpoint, f"request failed: {type(err).__name__}: {err}")
+    if status in (401, 403):
+        key_hint = (
+            f"check the key in ${endpoint.api_key_env}"
+            if endpoint.api_key_env
+            else "set api_key_env to the variable holding the key"
+        )
+        return PreflightFailure(
+            endpoint, f"the server rejected the API key (HTTP {status}); " + key_hint
+        )
+    return None
+
+
+async def preflight(
+    agents: Mapping[str, Any], timeout_s: float = PREFLIGHT_TIMEOUT_S
+) -> list[PreflightFailure]:
+    """Check every hosted endpoint the agents use, concurrently; the failures found."""
+    endpoints = hosted_endpoints(agents)
+    headers = {e.base_url: _headers_of(agents, e) for e in endpoints}
+    found = await asyncio.gather(
+        *(check_endpoint(e, headers[e.base_url], timeout_s) for e in endpoints)
+    )
+    return [f for f in found if f is not None]
+
+
+def _headers_of(agents: Mapping[str, Any], endpoint: Endpoint) -> dict[str, str]:
+    # Some gateways authenticate by header (e.g. api-key); send the first agent's headers.
+    return dict(getattr(agents[endpoint.agents[0]], "headers", {}) or {})
