@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from turinglab.cli_bench import bench_app
+from turinglab.cli_itt import itt_app
 from turinglab.cli_stats import stats_app
 from turinglab.cli_tagging import tag_app
 from turinglab.store.location import DEFAULT_STORE, StoreLocationError, check_store
@@ -32,6 +33,7 @@ app = typer.Typer(
 app.add_typer(bench_app, name="bench")
 app.add_typer(stats_app, name="stats")
 app.add_typer(tag_app, name="tag")
+app.add_typer(itt_app, name="itt")
 
 # Piped output (CI logs, README examples) gets a fixed width wide enough for the GTT tables.
 console = Console(width=None if sys.stdout.isatty() else 120)
@@ -154,9 +156,10 @@ def run(
     import asyncio
 
     from turinglab.agents.registry import AgentSetupError
-    from turinglab.config import ConfigError, load_config
+    from turinglab.config import ConfigError, GTTExperiment, load_config
     from turinglab.report.console import print_gtt_report
     from turinglab.runner.execute import run_experiment
+    from turinglab.runner.plan import PlanTooLarge
     from turinglab.runner.progress import RichProgress
 
     try:
@@ -185,7 +188,7 @@ def run(
             f"Resume with: turinglab run {config_path}" + (f" --store {store}" if store else "")
         )
         raise typer.Exit(code=130) from None
-    except AgentSetupError as err:
+    except (AgentSetupError, PlanTooLarge) as err:
         raise fail(str(err)) from None
     c = summary.counters
     console.print(
@@ -193,13 +196,16 @@ def run(
         f"({c.done}/{c.planned} in all), {c.failed_attempts} failed attempts, "
         f"{summary.stats.calls} API calls, {summary.elapsed_s:.1f} s. Stored in {db.url}"
     )
-    print_gtt_report(
-        console,
-        db.results(summary.run_id),
-        title=f"{config.name} ({summary.run_id})",
-        planned=c.planned,
-        universe=config.experiment.universe,
-    )
+    if isinstance(config.experiment, GTTExperiment):
+        print_gtt_report(
+            console,
+            db.results(summary.run_id),
+            title=f"{config.name} ({summary.run_id})",
+            planned=c.planned,
+            universe=config.experiment.universe,
+        )
+    else:
+        print_game_outcomes(db, summary.run_id, config.experiment.game)
     if c.exhausted or summary.status != "finished":
         # A run with failed trials is not a success: say so last, on stderr, and exit 1.
         err_console.print(
@@ -246,6 +252,9 @@ def report(
     max_transcripts: Annotated[
         int | None, typer.Option(help="embed at most this many transcripts (page size)")
     ] = None,
+    plain_transcripts: Annotated[
+        bool, typer.Option(help="embed transcripts as plain JSON (a bigger page)")
+    ] = False,
 ) -> None:
     """Print the GTT tables of a run, or write the full HTML report with --out.
 
@@ -254,6 +263,16 @@ def report(
 
     if out is not None:
         check_out_folder(out)
+    if Path(run_ref).is_dir():
+        # An ITT study folder (responses.csv, judgements.csv, study.json).
+        from turinglab.report.itt_report import itt_report
+
+        try:
+            written = itt_report(Path(run_ref), out or Path("report"))
+        except (OSError, ValueError) as err:
+            raise fail(str(err)) from None
+        console.print(f"wrote {written}")
+        return
     if Path(run_ref).suffix.lower() in STUDY_SUFFIXES:
         # A file name is never taken for a run name (a typo must not open, or create, a store).
         study = Path(run_ref)
@@ -267,6 +286,10 @@ def report(
         raise fail(f"--epsilon must be in [0, 1), not {epsilon:g}")
     db = open_store(store)
     info = find_run(db, run_ref)
+    if info.game != "gtt":
+        # A human-style run is reported through its study file, as an arena study would be.
+        study_run_report(db, info, out or Path("report"), tags or [])
+        return
     if out is not None:
         from turinglab.report.gtt_report import build_gtt_report
 
@@ -285,6 +308,7 @@ def report(
                 epsilon=epsilon,
                 leaderboards=boards,
                 max_transcripts=max_transcripts,
+                compress_transcripts=not plain_transcripts,
             )
         except ValueError as err:
             raise fail(str(err)) from None
@@ -301,6 +325,43 @@ def report(
         universe=universe,
         missing=missing,  # type: ignore[arg-type]  # checked above
     )
+
+
+def print_game_outcomes(db: Store, run_id: str, game: str) -> None:
+    """A non-GTT run's outcomes by status (its analysis is the study report)."""
+    from collections import Counter
+
+    rows = db.results(run_id, include_flagged=True)
+    counts = Counter(r["status"] for r in rows)
+    shown = ", ".join(f"{status}: {n}" for status, n in sorted(counts.items())) or "none"
+    console.print(f"{game}: {len(rows)} finished games ({shown})", highlight=False)
+    if game in ("three-party", "two-party", "strong"):
+        console.print(
+            f"Study report: turinglab report {run_id} --out DIR "
+            f"(or turinglab export {run_id} --format study)",
+            highlight=False,
+        )
+
+
+def study_run_report(db: Store, info: RunInfo, out: Path, tags: list[str]) -> None:
+    """Export a human-style run as its study file into `out`, then report that file."""
+    from turinglab.study_export import NotAStudyRun, export_study
+
+    try:
+        done = export_study(db, info, out)
+    except NotAStudyRun as err:
+        raise fail(f"{err}; `turinglab itt` reports conversation runs") from None
+    console.print(f"wrote {done.path}: {done.rows} rows from {done.games} finished games")
+    if done.rows == 0:
+        raise fail(f"run {info.id} has no game with a usable verdict to report")
+    if done.kind == "stt":
+        # The study report needs verdict rows; an STT-only run gets its preference tables.
+        from turinglab.human.strong import load_stt, stt_scores
+
+        for score in stt_scores(load_stt(done.path)):
+            console.print(str(score), highlight=False)
+        return
+    study_report(done.path, out, None, tags)
 
 
 def study_report(path: Path, out: Path, stt_path: Path | None, tags: list[str]) -> None:
@@ -380,18 +441,35 @@ def runs(store: StoreOption = None) -> None:
 @app.command()
 def export(
     run_ref: Annotated[str, typer.Argument(metavar="RUN", help="run id, id prefix or name")],
-    fmt: Annotated[str, typer.Option("--format", "-f", help="csv | jsonl | parquet")] = "csv",
+    fmt: Annotated[
+        str, typer.Option("--format", "-f", help="csv | jsonl | parquet | study")
+    ] = "csv",
     out: Annotated[Path, typer.Option(help="output folder")] = Path("exports"),
     store: StoreOption = None,
 ) -> None:
-    """Write results (one row per trial) and transcripts (one JSON object per trial)."""
+    """Write results (one row per trial) and transcripts (one JSON object per trial).
+
+    `--format study` writes a three-/two-party run as the study file `turinglab report` reads
+    (a Strong Turing Test run as its preference file, for `report --stt`)."""
     from turinglab.store.export import ExportFormat, export_run
 
-    if fmt not in ("csv", "jsonl", "parquet"):
-        raise fail(f"--format must be csv, jsonl or parquet, not {fmt!r}")
+    if fmt not in ("csv", "jsonl", "parquet", "study"):
+        raise fail(f"--format must be csv, jsonl, parquet or study, not {fmt!r}")
     check_out_folder(out)
     db = open_store(store)
     info = find_run(db, run_ref)
+    if fmt == "study":
+        from turinglab.study_export import NotAStudyRun, export_study
+
+        try:
+            done = export_study(db, info, out)
+        except NotAStudyRun as err:
+            raise fail(str(err)) from None
+        console.print(
+            f"wrote {done.path}: {done.rows} rows from {done.games} finished games"
+            + (f" ({done.skipped} without a usable verdict left out)" if done.skipped else "")
+        )
+        return
     format_: ExportFormat = fmt  # type: ignore[assignment]
     try:
         written = export_run(db, info.id, out, format_)
@@ -399,6 +477,35 @@ def export(
         raise fail(f"cannot write to {out}: {err.strerror}") from None
     for path in written:
         console.print(f"wrote {path}")
+
+
+@app.command()
+def serve(
+    config_path: Annotated[
+        Path | None,
+        typer.Argument(
+            metavar="[CONFIG]",
+            help="a three-/two-party study config; none: play the embedded agents",
+        ),
+    ] = None,
+    host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="port to listen on")] = 8000,
+    store: StoreOption = None,
+    redis: Annotated[
+        str | None, typer.Option(help="redis://… shared by several server processes")
+    ] = None,
+) -> None:
+    """Start the browser arena: people play Turing tests with each other and with AI witnesses.
+
+    The lobby is at /, the admin pages at /admin (password from TURINGLAB_ADMIN_PASSWORD, or
+    generated and printed)."""
+    from turinglab.arena.serve import serve as serve_arena
+
+    if not 0 < port < 65536:
+        raise fail(f"--port must be between 1 and 65535, not {port}")
+    if config_path is not None and not config_path.is_file():
+        raise fail(f"config {config_path}: no such file")
+    serve_arena(config_path, host=host, port=port, store=store, redis=redis)
 
 
 @app.command()
