@@ -83,7 +83,7 @@ def exact_binomial_test(
     if as_probable(mode):
         return 1.0
     lower_end = _last_true(as_probable, 0, mode - 1)  # pmf rises on 0..mode
-    upper_start = _first_true(as_probable, mode + 1, n)  # and falls on mode..n
+    upper_start = first_true(as_probable, mode + 1, n)  # and falls on mode..n
     total = float(binom.cdf(lower_end, n, p)) if lower_end >= 0 else 0.0
     total += float(binom.sf(upper_start - 1, n, p)) if upper_start <= n else 0.0
     return min(1.0, total)
@@ -102,7 +102,7 @@ def _last_true(pred: Callable[[int], bool], lo: int, hi: int) -> int:
     return lo
 
 
-def _first_true(pred: Callable[[int], bool], lo: int, hi: int) -> int:
+def first_true(pred: Callable[[int], bool], lo: int, hi: int) -> int:
     """Smallest x in [lo, hi] with pred(x), for pred false then true along x; hi + 1 if none."""
     if hi < lo or not pred(hi):
         return hi + 1

@@ -29,7 +29,7 @@ from scipy.optimize import brentq
 from scipy.special import expit, gammaln
 from scipy.stats import beta, binom, norm
 
-from turinglab.analysis.binomial import check_counts, check_open_unit
+from turinglab.analysis.binomial import check_counts, check_open_unit, first_true
 
 CIMethod = Literal["clopper-pearson", "wilson", "jeffreys", "blaker", "sterne"]
 CI_METHODS: tuple[str, ...] = ("clopper-pearson", "wilson", "jeffreys", "blaker", "sterne")
@@ -110,12 +110,12 @@ def compatible_p(k: int, n: int, alpha: float = 0.05) -> list[Interval]:
         return float(crossing(np.array([x]))[0])
 
     # x < k is as extreme once p ≥ its crossing; those crossing below the window always are.
-    below_first = _first_true(lambda x: at(x) >= p_low, 0, k - 1)
-    below_last = _first_true(lambda x: at(x) > p_high, below_first, k - 1) - 1
+    below_first = first_true(lambda x: at(x) >= p_low, 0, k - 1)
+    below_last = first_true(lambda x: at(x) > p_high, below_first, k - 1) - 1
     below = crossing(np.arange(below_first, below_last + 1))
     # x > k is as extreme while p ≤ its crossing; those crossing above the window always are.
-    above_first = _first_true(lambda x: at(x) >= p_low, k + 1, n)
-    above_end = _first_true(lambda x: at(x) > p_high, above_first, n)
+    above_first = first_true(lambda x: at(x) >= p_low, k + 1, n)
+    above_end = first_true(lambda x: at(x) > p_high, above_first, n)
     above = crossing(np.arange(above_first, above_end))
     always_above = n + 1 - above_end
 
@@ -151,19 +151,6 @@ def _likelihood_window(k: int, n: int, log_bound: float) -> Interval:
         return outside
 
     return edge(centre, 0.0), edge(centre, 1.0)
-
-
-def _first_true(pred: Callable[[int], bool], lo: int, hi: int) -> int:
-    """Smallest x in [lo, hi] with pred(x), for pred false then true along x; hi + 1 if none."""
-    if hi < lo or not pred(hi):
-        return hi + 1
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if pred(mid):
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
 
 
 def blaker_set(k: int, n: int, alpha: float = 0.05) -> list[Interval]:
@@ -225,8 +212,8 @@ def _increasing_roots(
     def at(p: float, x: int) -> float:
         return float(gap(np.array([p]), np.array([x]))[0])
 
-    first = _first_true(lambda x: at(low, x) < 0, x_lo, x_hi)  # before it: root below `low`
-    end = _first_true(lambda x: at(high, x) <= 0, first, x_hi)  # from it: root above `high`
+    first = first_true(lambda x: at(low, x) < 0, x_lo, x_hi)  # before it: root below `low`
+    end = first_true(lambda x: at(high, x) <= 0, first, x_hi)  # from it: root above `high`
     x = np.arange(first, end)
     return first - x_lo, np.sort(_bracketed_roots(gap, x, low, high))
 

@@ -14,20 +14,10 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from turinglab.games.conversation import TOPICS
 from turinglab.itt.judgements import JudgementRow, Source
 
 CONVERSATION_LENGTHS = (3, 6, 9, 12, 15, 18, 21, 24)
-TOPICS = (
-    "fashion",
-    "politics",
-    "books",
-    "sports",
-    "general entertainment",
-    "music",
-    "science",
-    "technology",
-    "movies",
-)
 CONTROL_CHOICES = 5
 
 
