@@ -179,8 +179,7 @@ def admin_page(store: JudgingStore) -> str:
     screened = store.screened()
     columns = ["judge", "answered", "total", "controls", "status", "age", "gender", "education"]
     body = "".join(
-        "<tr>" + "".join(f"<td>{escape(str(j[c]))}</td>" for c in columns) + "</tr>"
-        for j in judges
+        "<tr>" + "".join(f"<td>{escape(str(j[c]))}</td>" for c in columns) + "</tr>" for j in judges
     )
     head = "".join(f"<th>{escape(c)}</th>" for c in columns)
     return f"""<!doctype html>
@@ -201,6 +200,18 @@ score</code>) · <a href="/judge/admin/log.jsonl">raw answer log</a></p>
 </main></body></html>"""
 
 
+def open_judging(
+    study_dir: Path, *, batch_size: int = 20, seed: int = 0, min_control_accuracy: float = 0.75
+) -> JudgingStore:
+    """Open a study folder for judging (raises ValueError with one line if it cannot be)."""
+    return JudgingStore(
+        JudgingStudy.open(study_dir),
+        batch_size=batch_size,
+        seed=seed,
+        min_control_accuracy=min_control_accuracy,
+    )
+
+
 def create_judging_app(
     study_dir: Path,
     *,
@@ -210,11 +221,8 @@ def create_judging_app(
     min_control_accuracy: float = 0.75,
 ) -> FastAPI:
     """A server for judging one ITT study folder alone (the arena mounts the same router)."""
-    store = JudgingStore(
-        JudgingStudy.open(study_dir),
-        batch_size=batch_size,
-        seed=seed,
-        min_control_accuracy=min_control_accuracy,
+    store = open_judging(
+        study_dir, batch_size=batch_size, seed=seed, min_control_accuracy=min_control_accuracy
     )
     app = FastAPI(title="Turing Lab ITT judging", docs_url=None, redoc_url=None)
     app.state.judging = store

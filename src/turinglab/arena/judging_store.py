@@ -23,10 +23,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from turinglab.arena.judging_study import JudgingStudy
 from turinglab.itt.batches import Answer, Batch, Screened, build_batch, screen
 from turinglab.itt.judgements import save_judgements
-
-from turinglab.arena.judging_study import JudgingStudy
 
 LOG = Path("judging") / "log.jsonl"
 HUMAN_JUDGEMENTS = "judgements-human.csv"
