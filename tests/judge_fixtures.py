@@ -58,7 +58,7 @@ def image_study(folder: Path) -> Path:
             rows.append({
                 "item": f"cap-{i}-{source}", "task": "captioning", "stimulus_id": f"img{i}",
                 "stimulus_file": f"images/{img}", "source": source, "agent": agent,
-                "text": f"a plain {colour} square ({source})",
+                "text": f"a plain {colour} square" if source == "human" else f"{colour} block on white",
                 "control_question": f"The image was mostly {colour}.", "control_answer": "true",
             })  # fmt: skip
             rows.append({

@@ -128,7 +128,7 @@ class JudgingStudy:
             shown = conv.cut(trial.length or len(conv.messages))
             return base | {
                 "kind": "conversation",
-                "question": f"Was speaker {side} a human or a machine?",
+                "question": f"Was speaker {side} (outlined) a human or a machine?",
                 "side": side,
                 "messages": [{"speaker": m.speaker, "text": m.text} for m in shown],
             }

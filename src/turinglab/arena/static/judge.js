@@ -105,7 +105,7 @@ function scanpath(src, fixations) {
           const line = document.createElementNS(SVG, "line");
           line.setAttribute("x1", prev[0]); line.setAttribute("y1", prev[1]);
           line.setAttribute("x2", x); line.setAttribute("y2", y);
-          svg.append(line);
+          svg.prepend(line);  // paths under the dots
         }
         const dot = document.createElementNS(SVG, "circle");
         dot.setAttribute("cx", x); dot.setAttribute("cy", y); dot.setAttribute("r", r);
