@@ -54,11 +54,12 @@ def image_study(folder: Path) -> Path:
     _png(folder / "images" / "blue.png", (200, 200), "blue")
     rows = []
     for i, (img, colour) in enumerate([("red.png", "red"), ("blue.png", "blue")]):
+        captions = {"human": f"a plain {colour} square", "machine": f"{colour} block on white"}
         for source, agent in [("human", f"p{i}"), ("machine", "captioner")]:
             rows.append({
                 "item": f"cap-{i}-{source}", "task": "captioning", "stimulus_id": f"img{i}",
                 "stimulus_file": f"images/{img}", "source": source, "agent": agent,
-                "text": f"a plain {colour} square" if source == "human" else f"{colour} block on white",
+                "text": captions[source],
                 "control_question": f"The image was mostly {colour}.", "control_answer": "true",
             })  # fmt: skip
             rows.append({
