@@ -156,9 +156,27 @@ def test_restart_resumes_the_same_batch(tmp_path: Path) -> None:
     resumed.cookies.update(client.cookies)
     now = resumed.get("/judge/api/state").json()
     assert (now["answered"], now["trial"]) == (3, state["trial"])
+    # The torn line was cut away: the next answer is logged whole and survives a restart.
+    control = now["trial"]["control"]["options"][0]
+    body = {"position": 3, "label": "H", "control": control}
+    assert resumed.post("/judge/api/answer", json=body).status_code == 200
+    third = create_judging_app(folder, admin_password=ADMIN_PASSWORD, batch_size=8, seed=2)
+    assert len(next(iter(third.state.judging.judges.values())).answers) == 4
     old = app.state.judging.judges
     new = again.state.judging.judges
     assert [j.batch for j in old.values()] == [j.batch for j in new.values()]
+
+    # A dataset changed under a running study is refused, not silently re-paired.
+    responses = (folder / "responses.csv").read_text()
+    (folder / "responses.csv").write_text(responses.replace("c1-5,", "c1-5x,"))
+    assert open_judging(folder, batch_size=8, seed=2)  # same draws: items did not change
+    lines = responses.splitlines()
+    (folder / "responses.csv").write_text("\n".join(lines[:-6]) + "\n")  # drop c4
+    with pytest.raises(ValueError, match="responses changed"):
+        open_judging(folder, batch_size=6, seed=2)
+    (folder / "responses.csv").write_text(responses.replace(",c3,", ",c0,"))  # new draw order
+    with pytest.raises(ValueError, match="responses changed"):
+        open_judging(folder, batch_size=8, seed=2)
 
 
 def test_bad_input_gets_one_clear_line(tmp_path: Path) -> None:

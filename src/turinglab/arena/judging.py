@@ -19,6 +19,7 @@ from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 from fastapi.security import HTTPBasic, HTTPBasicCredentials
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from starlette.concurrency import run_in_threadpool
 
 from turinglab.arena.judging_store import LOG, Demographics, Judge, JudgingStore, Rejected
 from turinglab.arena.judging_study import JudgingStudy
@@ -122,7 +123,7 @@ def judging_router(store: JudgingStore, guard: Guard) -> APIRouter:
             return _bad(_first_error(err))
         except ValueError:
             return _bad("the request body is not JSON")
-        judge = store.register(token, demo)
+        judge = await run_in_threadpool(store.register, token, demo)  # fsync off the loop
         return JSONResponse(_state(store, judge))
 
     @router.post("/judge/api/answer")
@@ -132,7 +133,9 @@ def judging_router(store: JudgingStore, guard: Guard) -> APIRouter:
             return _bad("not registered: fill in the form first")
         try:
             body = AnswerIn.model_validate(await request.json())
-            store.answer(judge, body.position, body.label, body.control, body.ms)
+            await run_in_threadpool(
+                store.answer, judge, body.position, body.label, body.control, body.ms
+            )
         except ValidationError as err:
             return _bad(_first_error(err))
         except Rejected as err:

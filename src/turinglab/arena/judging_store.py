@@ -4,7 +4,7 @@ judging/log.jsonl   one JSON line per event, flushed and fsynced before the judg
                     trial: `judge` (registration: demographics, batch seed and size, a hash of
                     the session token so a judge can resume after a restart) and `answer`
                     (position, H/M label, control answer). A line is written whole or not at
-                    all; a torn last line (power cut mid-write) is ignored on replay.
+                    all; a torn last line (power cut mid-write) is cut away on start.
 judgements-human.csv  the judgements file (itt/judgements.py) of every judge who finished a
                     batch, with the exclusions of itt/batches.screen applied; rewritten
                     atomically whenever a judge finishes, so `turinglab itt score` reads it as is.
@@ -104,23 +104,41 @@ class JudgingStore:
     def _replay(self) -> None:
         if not self.log_path.is_file():
             return
-        for text in self.log_path.read_text(encoding="utf-8").splitlines():
-            try:
-                event = json.loads(text)
-            except json.JSONDecodeError:
-                continue  # a torn last line: that answer was never acknowledged
+        data = self.log_path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            # A torn last line (cut off mid-write, so never acknowledged): cut it away, or the
+            # next append would be glued onto it and lost.
+            data = data[: data.rfind(b"\n") + 1]
+            with self.log_path.open("r+b") as fh:
+                fh.truncate(len(data))
+        for text in data.decode("utf-8").splitlines():
+            event = json.loads(text)
             if event["kind"] == "judge":
-                self._add_judge(
-                    event["judge"],
-                    event["token_sha"],
-                    event["seed"],
-                    event["size"],
-                    Demographics.model_validate(event["demographics"]),
-                )
+                self._replay_judge(event)
             elif event["kind"] == "answer":
                 judge = self.judges[event["judge"]]
                 trial = judge.batch.trials[event["position"]]
                 judge.answers.append(Answer(trial, event["label"], event.get("control")))
+
+    def _replay_judge(self, event: dict[str, Any]) -> None:
+        # Batches are redrawn from their seeds: a changed dataset would silently pair old
+        # answers with other responses, so refuse it.
+        changed = ValueError(
+            f"{self.log_path}: the responses changed since judge {event['judge']} was given a "
+            "batch; judge a changed dataset in a new study folder"
+        )
+        try:
+            judge = self._add_judge(
+                event["judge"],
+                event["token_sha"],
+                event["seed"],
+                event["size"],
+                Demographics.model_validate(event["demographics"]),
+            )
+        except ValueError:
+            raise changed from None
+        if [t.item for t in judge.batch.trials] != event["items"]:
+            raise changed
 
     def _add_judge(
         self, judge_id: str, token_sha: str, seed: int, size: int, demo: Demographics
@@ -151,6 +169,7 @@ class JudgingStore:
                     "token_sha": sha,
                     "seed": seed,
                     "size": self.batch_size,
+                    "items": [t.item for t in judge.batch.trials],
                     "demographics": demographics.model_dump(),
                     "at": datetime.now(UTC).isoformat(),
                 }
