@@ -26,6 +26,8 @@ from starlette.websockets import WebSocketDisconnect
 from turinglab.arena import frames as F
 from turinglab.arena.admin import admin_page
 from turinglab.arena.hub import Arena, FinishedHook
+from turinglab.arena.judging import judging_router
+from turinglab.arena.judging_store import JudgingStore
 from turinglab.arena.limits import FrameLimiter
 from turinglab.arena.live import InputRejected
 from turinglab.arena.modes import ArenaSetup
@@ -52,6 +54,7 @@ def create_app(
     clock: Clock = REAL_CLOCK,
     on_finished: FinishedHook | None = None,
     frame_log: FrameLog | None = None,
+    judging: JudgingStore | None = None,
 ) -> FastAPI:
     arena = Arena(setup, clock, on_finished)
 
@@ -111,6 +114,8 @@ def create_app(
             )
 
     guarded = [Depends(admin)]
+    if judging is not None:  # ITT human judging of a study folder under /judge
+        app.include_router(judging_router(judging, admin))
 
     @app.get("/admin", response_class=HTMLResponse, dependencies=guarded)
     async def admin_home() -> HTMLResponse:

@@ -1,0 +1,245 @@
+"""ITT human judging on the arena's server: the judge page, its small JSON API, the admin page.
+
+`judging_router` mounts under /judge in any FastAPI app (the arena's, via create_app's
+`itt_study`); `create_judging_app` serves it alone. A judge is known by an HttpOnly cookie;
+the server holds the batch and only ever sends the current trial's view, so nothing in the
+page can reveal sources ahead of time and no feedback is given.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Awaitable, Callable
+from html import escape
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request, Response, status
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
+from fastapi.security import HTTPBasic, HTTPBasicCredentials
+from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from starlette.concurrency import run_in_threadpool
+
+from turinglab.arena.judging_store import LOG, Demographics, Judge, JudgingStore, Rejected
+from turinglab.arena.judging_study import JudgingStudy
+
+STATIC = Path(__file__).parent / "static"
+COOKIE = "turinglab_judge"
+BASIC = HTTPBasic(realm="Turing Lab admin")
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+)
+Guard = Callable[..., None]
+
+
+class Start(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    consent: bool
+    demographics: dict[str, Any]
+
+
+class AnswerIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    position: int = Field(ge=0)
+    label: str
+    control: str | None = None
+    ms: int | None = Field(default=None, ge=0)
+
+
+def admin_guard(password: str) -> Guard:
+    """The arena's admin check (HTTP Basic, constant-time compare) for the standalone app."""
+
+    def admin(credentials: Annotated[HTTPBasicCredentials, Depends(BASIC)]) -> None:
+        if not secrets.compare_digest(credentials.password.encode(), password.encode()):
+            raise HTTPException(
+                status.HTTP_401_UNAUTHORIZED,
+                "wrong admin password",
+                headers={"WWW-Authenticate": 'Basic realm="Turing Lab admin"'},
+            )
+
+    return admin
+
+
+def _bad(message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=400)
+
+
+def _first_error(err: ValidationError) -> str:
+    first = err.errors()[0]
+    where = ".".join(str(p) for p in first["loc"])
+    return f"{where}: {first['msg']}" if where else str(first["msg"])
+
+
+def _state(store: JudgingStore, judge: Judge | None) -> dict[str, Any]:
+    if judge is None:
+        return {"registered": False}
+    total = len(judge.batch.trials)
+    answered = len(judge.answers)
+    out: dict[str, Any] = {"registered": True, "answered": answered, "total": total}
+    if answered < total:
+        out["trial"] = store.study.view(judge.batch.trials[answered])
+    return out
+
+
+def judging_router(store: JudgingStore, guard: Guard) -> APIRouter:
+    router = APIRouter()
+    guarded = [Depends(guard)]
+
+    def current(request: Request) -> Judge | None:
+        return store.judge_for(request.cookies.get(COOKIE))
+
+    @router.get("/judge")
+    async def page(request: Request) -> Response:
+        response = FileResponse(STATIC / "judge.html", headers={"Cache-Control": "no-store"})
+        if not request.cookies.get(COOKIE):
+            response.set_cookie(
+                COOKIE,
+                secrets.token_urlsafe(32),
+                httponly=True,
+                samesite="strict",
+                max_age=30 * 24 * 3600,
+            )
+        return response
+
+    @router.get("/judge/api/state")
+    async def state(request: Request) -> JSONResponse:
+        return JSONResponse(_state(store, current(request)), headers={"Cache-Control": "no-store"})
+
+    @router.post("/judge/api/start")
+    async def start(request: Request) -> JSONResponse:
+        token = request.cookies.get(COOKIE)
+        if not token:
+            return _bad("no session: reload the page")
+        try:
+            body = Start.model_validate(await request.json())
+            if not body.consent:
+                return _bad("consent is needed to take part")
+            demo = Demographics.model_validate(body.demographics)
+        except ValidationError as err:
+            return _bad(_first_error(err))
+        except ValueError:
+            return _bad("the request body is not JSON")
+        judge = await run_in_threadpool(store.register, token, demo)  # fsync off the loop
+        return JSONResponse(_state(store, judge))
+
+    @router.post("/judge/api/answer")
+    async def answer(request: Request) -> JSONResponse:
+        judge = current(request)
+        if judge is None:
+            return _bad("not registered: fill in the form first")
+        try:
+            body = AnswerIn.model_validate(await request.json())
+            await run_in_threadpool(
+                store.answer, judge, body.position, body.label, body.control, body.ms
+            )
+        except ValidationError as err:
+            return _bad(_first_error(err))
+        except Rejected as err:
+            return JSONResponse({"error": str(err), **_state(store, judge)}, status_code=409)
+        except ValueError:
+            return _bad("the request body is not JSON")
+        return JSONResponse(_state(store, judge))
+
+    @router.get("/judge/media/{number}")
+    async def media(number: int) -> Response:
+        found = store.study.image(number)
+        if found is None:
+            raise HTTPException(404, "no such image")
+        path, kind = found
+        return FileResponse(path, media_type=kind, headers={"Cache-Control": "private"})
+
+    @router.get("/judge/admin", response_class=HTMLResponse, dependencies=guarded)
+    async def admin_home() -> HTMLResponse:
+        return HTMLResponse(admin_page(store), headers={"Cache-Control": "no-store"})
+
+    @router.get("/judge/admin/judgements.csv", dependencies=guarded)
+    async def admin_judgements() -> Response:
+        rows = store.output.read_bytes() if store.output.is_file() else b""
+        return Response(
+            rows,
+            media_type="text/csv",
+            headers={"Content-Disposition": 'attachment; filename="judgements-human.csv"'},
+        )
+
+    @router.get("/judge/admin/log.jsonl", dependencies=guarded)
+    async def admin_log() -> Response:
+        path = store.study.folder / LOG
+        return Response(
+            path.read_bytes() if path.is_file() else b"",
+            media_type="application/x-ndjson",
+            headers={"Content-Disposition": 'attachment; filename="judging-log.jsonl"'},
+        )
+
+    return router
+
+
+def admin_page(store: JudgingStore) -> str:
+    judges = store.summary()
+    screened = store.screened()
+    columns = ["judge", "answered", "total", "controls", "status", "age", "gender", "education"]
+    body = "".join(
+        "<tr>" + "".join(f"<td>{escape(str(j[c]))}</td>" for c in columns) + "</tr>" for j in judges
+    )
+    head = "".join(f"<th>{escape(c)}</th>" for c in columns)
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Turing Lab · ITT judging admin</title>
+<link rel="stylesheet" href="/static/judge.css"></head>
+<body class="admin"><main class="card wide">
+<h1>ITT judging</h1>
+<p>{escape(store.study.folder.name)} · {len(judges)} judges ·
+{sum(1 for j in judges if j["status"] != "judging")} finished ·
+{len(screened.excluded_judges)} excluded (control accuracy &lt;
+{store.min_control_accuracy:.0%}) · {screened.dropped_trials} trials dropped for a missed
+control · {len(screened.judgements)} judgements kept</p>
+<p><a href="/judge/admin/judgements.csv">judgements file</a> (for <code>turinglab itt
+score</code>) · <a href="/judge/admin/log.jsonl">raw answer log</a></p>
+<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>
+</main></body></html>"""
+
+
+def open_judging(
+    study_dir: Path, *, batch_size: int = 20, seed: int = 0, min_control_accuracy: float = 0.75
+) -> JudgingStore:
+    """Open a study folder for judging (raises ValueError with one line if it cannot be)."""
+    return JudgingStore(
+        JudgingStudy.open(study_dir),
+        batch_size=batch_size,
+        seed=seed,
+        min_control_accuracy=min_control_accuracy,
+    )
+
+
+def create_judging_app(
+    study_dir: Path,
+    *,
+    admin_password: str,
+    batch_size: int = 20,
+    seed: int = 0,
+    min_control_accuracy: float = 0.75,
+) -> FastAPI:
+    """A server for judging one ITT study folder alone (the arena mounts the same router)."""
+    store = open_judging(
+        study_dir, batch_size=batch_size, seed=seed, min_control_accuracy=min_control_accuracy
+    )
+    app = FastAPI(title="Turing Lab ITT judging", docs_url=None, redoc_url=None)
+    app.state.judging = store
+
+    @app.middleware("http")
+    async def headers(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        response = await call_next(request)
+        response.headers["Content-Security-Policy"] = CSP
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        response.headers["Referrer-Policy"] = "no-referrer"
+        return response
+
+    app.include_router(judging_router(store, admin_guard(admin_password)))
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    return app
