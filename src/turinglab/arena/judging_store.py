@@ -26,9 +26,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from turinglab.arena.judging_study import JudgingStudy
 from turinglab.itt.batches import Answer, Batch, Screened, build_batch, screen
 from turinglab.itt.judgements import save_judgements
+from turinglab.itt.study import HUMAN_JUDGEMENTS
 
 LOG = Path("judging") / "log.jsonl"
-HUMAN_JUDGEMENTS = "judgements-human.csv"
 SEED_STRIDE = 100_003  # batch seed = study seed * stride + judge ordinal: distinct, recorded
 
 

@@ -1,7 +1,9 @@
 """An ITT study on disk: a folder with the dataset, the judgements and what the pipeline found.
 
 responses.csv     the dataset (human and machine responses)
-judgements.csv    every H/M label, human and AI judges alike
+judgements.csv    every H/M label the pipeline made (AI judges; imported human labels too)
+judgements-human.csv  labels of the people who judged in the browser (`turinglab serve
+                  --itt-study`), written by the arena; read alongside judgements.csv
 study.json        provenance, timings, extrapolation, text statistics, re-samples
 """
 
@@ -17,6 +19,7 @@ from turinglab.itt.judgements import JudgementRow, load_judgements, save_judgeme
 
 RESPONSES = "responses.csv"
 JUDGEMENTS = "judgements.csv"
+HUMAN_JUDGEMENTS = "judgements-human.csv"
 STUDY = "study.json"
 
 
@@ -40,4 +43,7 @@ def load_study(folder: Path) -> Study:
     if missing:
         raise ValueError(f"{folder}: missing {', '.join(missing)}")
     facts = json.loads((folder / STUDY).read_text()) if (folder / STUDY).is_file() else {}
-    return Study(load_dataset(folder / RESPONSES), load_judgements(folder / JUDGEMENTS), facts)
+    judgements = load_judgements(folder / JUDGEMENTS)
+    if (folder / HUMAN_JUDGEMENTS).is_file():  # browser judges: human vs AI side by side
+        judgements += load_judgements(folder / HUMAN_JUDGEMENTS)
+    return Study(load_dataset(folder / RESPONSES), judgements, facts)
