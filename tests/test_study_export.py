@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -104,3 +105,15 @@ async def test_gtt_run_has_no_study_file(tmp_path: Path) -> None:
     assert run is not None
     with pytest.raises(NotAStudyRun, match="plays 'gtt'"):
         export_study(store, run, tmp_path / "out")
+
+
+async def test_batch_games_run_on_simulated_time(tmp_path: Path) -> None:
+    """An interrogator that never makes a valid move: the game ends at its 5-minute limit on
+    the simulated clock at once (on the real clock the run would wait five minutes)."""
+    data = three_party(n=1)
+    data["agents"]["judge"] = {"kind": "scripted", "replies": ["Witness A?"], "cycle": True}
+    store = Store(str(tmp_path / "s.db"))
+    run_id = await asyncio.wait_for(play(data, store), timeout=60)
+    (row,) = store.results(run_id)
+    assert row["details"]["end_reason"] == "time"
+    assert row["details"]["duration_s"] == 300.0

@@ -26,7 +26,7 @@ from turinglab.agents.errors import AgentError
 from turinglab.agents.retry import Caller
 from turinglab.games.clock import REAL_CLOCK, Clock
 from turinglab.games.kinds import Game
-from turinglab.games.table import Table, TranscriptMessage
+from turinglab.games.table import Seat, Table, TranscriptMessage
 from turinglab.store.database import (
     SUPERSEDED,
     GameEnd,
@@ -81,6 +81,13 @@ class RunCounters:
         return self.already_finished + self.finished
 
 
+def clock_for(game: Game, seats: dict[str, Seat]) -> Clock:
+    """The clock a game is played on: the game decides (timed games use simulated time when no
+    person is seated, so a batch run never waits for real minutes); others run on real time."""
+    choose = getattr(game, "clock_for", None)
+    return choose(seats) if choose is not None else REAL_CLOCK
+
+
 class TrialRunner:
     def __init__(
         self,
@@ -116,7 +123,6 @@ class TrialRunner:
         self.heartbeat_s = heartbeat_s or min(10.0, lease_s / 3)
         # Small batches: enough to keep the slots busy, few enough to share a run fairly.
         self.claim_batch = claim_batch or max(1, min(100, max_in_flight // 4))
-        self.clock: Clock = getattr(game, "clock", REAL_CLOCK)
         self.writer = StoreWriter(store)
         self._queue: deque[PendingTrial] = deque()
         self._claim_lock = asyncio.Lock()
@@ -209,7 +215,9 @@ class TrialRunner:
         spec = trial.spec
         for attempt_no in range(trial.failed_attempts + 1, self.max_attempts + 1):
             seats = self.game.seats(spec, self.agents)
-            table = Table(seats=seats, caller=self.caller, seed=spec.seed, clock=self.clock)
+            table = Table(
+                seats=seats, caller=self.caller, seed=spec.seed, clock=clock_for(self.game, seats)
+            )
             start = GameStart(
                 run_id=self.run_id,
                 trial_id=trial.trial_id,
