@@ -213,12 +213,15 @@ class _Session:
         order = list(self.respondents)
         random.Random(seed_of(self.spec.seed, "order", turn)).shuffle(order)
         listing = "\n".join(f"Reply {k + 1}: {replies[s]}" for k, s in enumerate(order))
+        # For a transport (the arena): the replies in the order shown, by seat (never sent on).
+        self._announce({"type": "replies", "turn": turn, "order": order, "replies": replies})
         ask = render(builtin_prompt("investigator_strong_choose"), turn=turn, replies=listing)
         self.table.tell(INVESTIGATOR, ask, phase=f"choose-{turn}")
         choice, raw = await self._preference(turn, len(order))
         self.table.post(INVESTIGATOR, raw, visible_to=(INVESTIGATOR,), phase=f"choose-{turn}")
         chosen = None if choice == TIE else order[int(choice) - 1]
         outcome = "a tie" if chosen is None else f"Reply {choice}"
+        self._announce({"type": "chosen", "turn": turn, "label": choice, "seat": chosen})
         self.table.post(
             "game",
             f"Turn {turn}: the investigator chose {outcome}.\n{listing}",
