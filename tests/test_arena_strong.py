@@ -9,14 +9,16 @@ import json
 from typing import Any
 
 import aiohttp
+import pandas as pd
 from PIL import Image
 
 from arena_fixtures import Person, running_arena
 from turinglab.agents.base import Agent
 from turinglab.agents.scripted import ScriptedAgent
 from turinglab.arena import ArenaSettings, ArenaSetup
-from turinglab.arena.strong_mode import strong_mode
+from turinglab.arena.strong_mode import strong_mode, stt_rows
 from turinglab.games.strong import StrongExperiment
+from turinglab.human.strong import stt_scores, validate_stt
 
 SYSTEM_AGENT = "zorblax-system-9"  # names that must never reach a client before the end
 STAND_IN = "quillon-standin-4"
@@ -138,6 +140,13 @@ async def test_two_people_tie_preference_image_and_no_leaks() -> None:
             ]
             assert prefs[1]["details"]["label"] == str(picked)
             assert record["messages"][0]["images"][0].startswith("data:image/png;base64,")
+
+            # The sessions feed the STT analysis as they are.
+            table = validate_stt(pd.DataFrame(stt_rows(app.state.arena.finished)))
+            panel = next(
+                sc for sc in stt_scores(table) if sc.side == SYSTEM_AGENT and sc.opponent == "panel"
+            )
+            assert (panel.wins, panel.ties, panel.turns, panel.win_rate) == (0, 1, 2, 0.25)
 
             # The leak check: before the end no frame names an agent, a seat or a side.
             for person in (inv, resp):
