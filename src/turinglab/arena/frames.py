@@ -211,13 +211,18 @@ class StrongState(_Frame):
     title: str
     practice: bool
     role: Literal["investigator", "respondent"]
-    phase: Literal["asking", "answering", "waiting", "choosing", "ended"]
+    phase: Literal["asking", "answering", "waiting", "choosing", "verdict", "ended"]
     turns: int  # turns planned (the investigator may end after the first)
     can_end: bool
     max_chars: int
     history: list[StrongTurn]
     scores: list[StrongScore] | None = None  # only once the game has ended
     flagged: str | None = None
+    # The live integrative test (arena/live_itt_mode.py) reuses this frame: its two answerers
+    # keep fixed names ("A", "B") and the judge ends with a verdict instead of preferences.
+    labels: list[str] = Field(default_factory=list)
+    outcome: str | None = None
+    brief: str | None = None  # the viewer's role instructions, when the game gives any
 
 
 ServerFrame = Message | TypingShown | Phase | Reveal | GameSnapshot | Status | Error | StrongState

@@ -62,7 +62,7 @@ class StrongLiveGame(LiveGame):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.respondents = [s for s in self.spec.seats if s != INVESTIGATOR]
+        self.respondents = [s for s in self.spec.seats if s != self.mode.judge]
         self.turns: dict[int, _Turn] = {}
         self.sent: dict[str, int] = {}  # seat -> the turn a person's last message was for
         self.chose: int = 0  # the last turn the investigator (a person) gave a preference for
@@ -80,9 +80,9 @@ class StrongLiveGame(LiveGame):
     # ---- seats and state -------------------------------------------------------------------
 
     def _view(self, seat: str, person: Participant, human: HumanAgent) -> PersonView:
-        if seat == INVESTIGATOR:
+        if seat == self.mode.judge:
             return PersonView(seat, person, human, "interrogator", {"A": MAIN}, {MAIN: SYSTEM})
-        return PersonView(seat, person, human, "witness", {"A": MAIN}, {MAIN: INVESTIGATOR})
+        return PersonView(seat, person, human, "witness", {"A": MAIN}, {MAIN: self.mode.judge})
 
     @property
     def current(self) -> int:
@@ -92,7 +92,7 @@ class StrongLiveGame(LiveGame):
         if self.result is not None:
             return "ended"
         turn = self.turns.get(self.current)
-        if view.seat == INVESTIGATOR:
+        if view.seat == self.mode.judge:
             if turn is None or turn.label is not None:
                 return "waiting" if self.sent.get(view.seat) == self.current + 1 else "asking"
             return "choosing" if turn.order and self.chose < self.current else "waiting"
@@ -103,7 +103,7 @@ class StrongLiveGame(LiveGame):
 
     def _state(self, view: PersonView) -> F.StrongState:
         phase = self._phase(view)
-        judge = view.seat == INVESTIGATOR
+        judge = view.seat == self.mode.judge
         return F.StrongState(
             game=self.id,
             mode=self.mode.name,
@@ -121,7 +121,7 @@ class StrongLiveGame(LiveGame):
 
     def _turn_frame(self, view: PersonView, n: int, turn: _Turn) -> F.StrongTurn:
         ended = self.result is not None
-        show = bool(turn.order) and (view.seat == INVESTIGATOR or turn.label is not None)
+        show = bool(turn.order) and (view.seat == self.mode.judge or turn.label is not None)
         replies = []
         for k, seat in enumerate(turn.order if show else ()):
             kind, name = self._side(seat) if ended else (None, None)
@@ -189,7 +189,7 @@ class StrongLiveGame(LiveGame):
         if not msg.phase.startswith("turn-"):
             return
         n = int(msg.phase.removeprefix("turn-"))
-        if msg.sender == INVESTIGATOR:
+        if msg.sender == self.mode.judge:
             self.turns[n] = _Turn(msg.text, msg.images)
             self._push()
         elif msg.sender in self.respondents and n in self.turns:
@@ -245,7 +245,7 @@ class StrongLiveGame(LiveGame):
         phase = self._phase(view)
         if phase == "ended":
             raise InputRejected("game-over", "This session has ended.")
-        judge = view.seat == INVESTIGATOR
+        judge = view.seat == self.mode.judge
         if isinstance(frame, F.SendMessage):
             self._send(view, frame, phase)
         elif isinstance(frame, F.Preference):
@@ -271,7 +271,7 @@ class StrongLiveGame(LiveGame):
             raise InputRejected("not-now", "That is not part of this game.")
 
     def _send(self, view: PersonView, frame: F.SendMessage, phase: str) -> None:
-        judge = view.seat == INVESTIGATOR
+        judge = view.seat == self.mode.judge
         if phase != ("asking" if judge else "answering"):
             raise InputRejected("wait", "Please wait: it is not your turn to write.")
         text = frame.text.strip()
@@ -296,7 +296,7 @@ class StrongLiveGame(LiveGame):
     def add_upload(self, participant: Participant, data: bytes) -> str:
         """Keep an investigator's image until they send it; returns its upload id."""
         view = self.view_of(participant)
-        if view.seat != INVESTIGATOR:
+        if view.seat != self.mode.judge:
             raise InputRejected("no-images", "Only the investigator can attach images.")
         image = ImagePart.from_bytes(data)
         mine = [k for k in self.uploads if k[0] == participant.id]

@@ -14,6 +14,7 @@ const STRONG_HINTS = {
       : "Write your first message. It goes to an AI and to one or more people; you will see their replies side by side, without names.",
     waiting: () => "Waiting for the replies…",
     choosing: () => "Which reply do you prefer? Choose one, or call it a tie.",
+    verdict: () => "That was the last exchange. Which of A and B is the human?",
   },
   respondent: {
     answering: () => "Reply to the investigator. Your reply is shown beside the others, without names.",
@@ -32,7 +33,8 @@ function onStrong(f) {
 function renderStrong() {
   const s = strong;
   const judge = s.role === "investigator";
-  $("s-role").textContent = judge ? "Investigator" : "Respondent";
+  const fixed = s.labels.length > 0; // the live integrative test: answerers A and B, a verdict
+  $("s-role").textContent = fixed ? (judge ? "Judge" : "Human agent") : (judge ? "Investigator" : "Respondent");
   $("s-mode").textContent = s.title + (s.practice ? " · practice" : "");
   const played = s.history.filter((t) => t.decided).length;
   $("s-turn").textContent = `Turn ${Math.min(s.history.length || 1, s.turns)} of ${s.turns}` + (played ? ` · ${played} decided` : "");
@@ -47,6 +49,8 @@ function renderStrong() {
   countStrong();
   const list = $("s-turns");
   list.replaceChildren(...s.history.map((t) => renderTurn(t, s)));
+  if (s.brief) list.prepend(el("li", "card wide warn s-brief", s.brief));
+  if (s.phase === "verdict") list.append(renderVerdict(s));
   renderScores(s);
   const last = list.lastElementChild;
   if (s.phase === "choosing" && last) last.scrollIntoView({ behavior: "smooth", block: "start" });
@@ -81,7 +85,7 @@ function renderTurn(t, s) {
       const card = el("article", "s-reply" + (preferred ? " chosen" : "") + (t.tie ? " tied" : ""));
       card.dataset.label = String(r.label);
       const head = el("header", "");
-      head.append(el("strong", "", `Reply ${r.label}`));
+      head.append(el("strong", "", s.labels.length ? `Agent ${s.labels[r.label - 1]}` : `Reply ${r.label}`));
       if (r.yours) head.append(el("span", "tag mine", "yours"));
       if (preferred) head.append(el("span", "tag win", "preferred"));
       card.append(head, el("p", "s-text", r.text));
@@ -106,8 +110,28 @@ function renderTurn(t, s) {
   return li;
 }
 
+function renderVerdict(s) {
+  const box = el("li", "card wide s-verdict");
+  box.append(el("h2", "", "Your verdict"));
+  const label = el("label", "", "How sure are you? ");
+  const range = el("input");
+  range.type = "range"; range.min = "0"; range.max = "100"; range.value = "50"; range.id = "s-confidence";
+  label.append(range);
+  box.append(label);
+  const row = el("div", "actions");
+  for (const name of s.labels) {
+    const b = el("button", "primary s-human", `${name} is the human`);
+    b.type = "button";
+    b.addEventListener("click", () => pickStrong({ type: "verdict", choice: name, confidence: Number(range.value), reason: "" }));
+    row.append(b);
+  }
+  box.append(row);
+  return box;
+}
+
 function renderScores(s) {
   $("s-end-card").hidden = s.phase !== "ended";
+  $("s-outcome-line").textContent = s.outcome || "";
   $("s-flagged").hidden = !s.flagged;
   $("s-flagged").textContent = s.flagged || "";
   const box = $("s-scores");
@@ -123,7 +147,7 @@ function renderScores(s) {
 }
 
 function pickStrong(frame) {
-  for (const b of document.querySelectorAll(".s-pick, .s-tie")) b.disabled = true;
+  for (const b of document.querySelectorAll(".s-pick, .s-tie, .s-human")) b.disabled = true;
   send(frame);
 }
 
