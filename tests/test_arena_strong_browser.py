@@ -140,3 +140,48 @@ def test_stt_session_in_two_browsers(tmp_path: Path) -> None:
             early = json.dumps(mine[:cut])
             for secret in (*SECRETS, "fake-vision"):
                 assert secret not in early, secret
+
+
+def test_live_itt_in_two_browsers() -> None:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    from test_arena_strong_itt import setup as itt_setup
+
+    with (
+        running_arena(itt_setup("deceitful-human")) as (base, app),
+        sync_api.sync_playwright() as p,
+    ):
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        errors: list[str] = []
+        pages = [browser.new_context(viewport=DESKTOP).new_page() for _ in range(2)]
+        for page in pages:
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(base + "/")
+            page.locator("#consent").check()
+            page.get_by_role("button", name="Live integrative test").click()
+        for page in pages:
+            page.locator("#v-strong").wait_for(state="visible")
+        judge, agent = pages if pages[0].locator("#s-role").inner_text() == "Judge" else pages[::-1]
+        assert agent.locator("#s-role").inner_text() == "Human agent"
+        assert (
+            "make the judge believe that YOU are the AI" in agent.locator(".s-brief").inner_text()
+        )
+        for n, answer in enumerate(["beep. I am a language model", "I compute, therefore"], 1):
+            _write(judge, f"question {n}")
+            agent.locator(f'[data-turn="{n}"]').wait_for()
+            _write(agent, answer)
+            judge.locator(f'[data-turn="{n}"] .s-reply', has_text=answer).wait_for()
+        heads = judge.locator('[data-turn="2"] .s-reply header strong').all_inner_texts()
+        assert heads == ["Agent A", "Agent B"]
+        _shoot(judge, "itt-verdict")
+        mine = judge.locator('[data-turn="2"] .s-reply', has_text="I compute, therefore")
+        label = mine.get_attribute("data-label")
+        name = "A" if label == "1" else "B"
+        judge.get_by_role("button", name=f"{name} is the human").click()
+        judge.locator("#s-end-card").wait_for(state="visible")
+        assert "The judge was right" in judge.locator("#s-outcome-line").inner_text()
+        agent.locator("#s-end-card").wait_for(state="visible")
+        assert errors == []
+        browser.close()
+    (record,) = app.state.arena.finished
+    assert record["correct"] is True
+    assert record["judgements"][0]["details"]["condition"] == "deceitful-human"

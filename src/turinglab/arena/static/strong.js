@@ -116,8 +116,10 @@ function renderVerdict(s) {
   const label = el("label", "", "How sure are you? ");
   const range = el("input");
   range.type = "range"; range.min = "0"; range.max = "100"; range.value = "50"; range.id = "s-confidence";
+  const scale = el("div", "scale");
+  scale.append(el("span", "", "total guess"), el("span", "", "totally sure"));
   label.append(range);
-  box.append(label);
+  box.append(label, scale);
   const row = el("div", "actions");
   for (const name of s.labels) {
     const b = el("button", "primary s-human", `${name} is the human`);
