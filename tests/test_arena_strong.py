@@ -10,6 +10,7 @@ from typing import Any
 
 import aiohttp
 import pandas as pd
+import pytest
 from PIL import Image
 
 from arena_fixtures import Person, running_arena
@@ -200,3 +201,21 @@ async def test_upload_needs_a_session_and_a_game() -> None:
             assert status == 413
         finally:
             await me.close()
+
+
+def test_setup_from_an_stt_config() -> None:
+    from turinglab.arena.strong_mode import strong_setup_for
+    from turinglab.config import EMBEDDED_AGENTS, ScriptedAgentConfig
+
+    configs = {**EMBEDDED_AGENTS, "friend": ScriptedAgentConfig(kind="scripted", replies=["hi"])}
+    exp = StrongExperiment(
+        game="strong", investigators=["person"], systems=["eliza"], humans=["friend"]
+    )
+    made = strong_setup_for(exp, configs)
+    assert [m.name for m in made.modes] == ["strong", "strong-practice"]
+    assert set(made.agents) == {"eliza", "friend"}
+    with_ai = exp.model_copy(update={"investigators": ["person", "friend"]})
+    assert [m.name for m in strong_setup_for(with_ai, configs).modes][-1] == "strong-respond"
+    bad = exp.model_copy(update={"humans": ["person"]})
+    with pytest.raises(ValueError, match="no agent named person"):
+        strong_setup_for(bad, configs)

@@ -26,12 +26,14 @@ from typing import Any, ClassVar
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from turinglab.agents.base import MAX_IMAGE_BYTES, BadImage, ImagePart
+from turinglab.agents.base import MAX_IMAGE_BYTES, Agent, BadImage, ImagePart
 from turinglab.agents.human import MESSAGE, HumanAgent, HumanInput
+from turinglab.agents.registry import build_agent, display_names
 from turinglab.arena import frames as F
 from turinglab.arena.live import InputRejected, LiveGame, PersonView
-from turinglab.arena.modes import ArenaMode
+from turinglab.arena.modes import ArenaMode, ArenaSettings, ArenaSetup
 from turinglab.arena.sessions import COOKIE, Participant
+from turinglab.config import AgentConfig
 from turinglab.games.kinds import GameContext, game_for
 from turinglab.games.spec import FLAGGED, GameResult, TrialSpec
 from turinglab.games.strong import INVESTIGATOR, SYSTEM, TIE, StrongExperiment
@@ -370,6 +372,42 @@ def strong_mode(
         solo=solo,
         spec_for=spec_for,
     )
+
+
+def strong_setup_for(
+    experiment: StrongExperiment,
+    agent_configs: Mapping[str, AgentConfig],
+    settings: ArenaSettings | None = None,
+) -> ArenaSetup:
+    """What `turinglab serve` offers for an STT config: the study mode (two people: one
+    investigates, one answers beside the system; the config's other humans are stand-in agents)
+    and practice modes (investigate alone; answer an AI investigator, if the config has one)."""
+    unknown = sorted(set(experiment.systems + experiment.humans) - set(agent_configs))
+    if unknown:
+        raise ValueError(
+            f"experiment: no agent named {', '.join(unknown)} (systems and humans must be agents; "
+            "the arena seats a person in one human seat by itself)"
+        )
+    names = {*experiment.systems, *experiment.humans, *experiment.investigators}
+    used = {n: agent_configs[n] for n in sorted(names) if n in agent_configs}
+    agents: dict[str, Agent] = {n: build_agent(n, c) for n, c in used.items()}
+    modes: list[ArenaMode] = [
+        strong_mode("strong", "Strong Turing Test", experiment),
+        strong_mode("strong-practice", "Practice: you investigate", experiment, solo=True),
+    ]
+    if any(i in agents for i in experiment.investigators):
+        ai_investigators = [i for i in experiment.investigators if i in agents]
+        answering = experiment.model_copy(update={"investigators": ai_investigators})
+        modes.append(
+            strong_mode(
+                "strong-respond",
+                "Practice: you answer",
+                answering,
+                solo=True,
+                person_as="respondent",
+            )
+        )
+    return ArenaSetup(modes, agents, display_names(used), settings or ArenaSettings())
 
 
 def add_image_route(app: FastAPI) -> None:
