@@ -42,8 +42,12 @@ class OpenAIChatAgent:
         params: dict[str, Any] | None = None,
         headers: dict[str, str] | None = None,
         display_name: str | None = None,
+        sees_images: bool = True,
     ) -> None:
         self.name = name
+        # Images go out as image_url parts; False for a text-only model behind the endpoint
+        # (it then gets "[image]" markers, as local models do: games/table.py).
+        self.sees_images = sees_images
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.timeout_s = timeout_s
@@ -79,7 +83,7 @@ class OpenAIChatAgent:
     def _body(self, history: list[ChatMessage], ctx: CallContext) -> bytes:
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": [{"role": m.role, "content": m.content} for m in history],
+            "messages": [_message(m) for m in history],
             **self.params,
         }
         if ctx.stop:
@@ -189,6 +193,15 @@ class OpenAIChatAgent:
         if self._session is not None and not self._session.closed:
             await self._session.close()
         self._session = None
+
+
+def _message(m: ChatMessage) -> dict[str, Any]:
+    """A message as the API takes it: plain text, or text and image_url parts (data URLs)."""
+    if not m.images:
+        return {"role": m.role, "content": m.content}
+    parts: list[dict[str, Any]] = [{"type": "text", "text": m.content}] if m.content else []
+    parts += [{"type": "image_url", "image_url": {"url": i.data_url}} for i in m.images]
+    return {"role": m.role, "content": parts}
 
 
 def _content_text(content: Any) -> str:

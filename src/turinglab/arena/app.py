@@ -32,6 +32,7 @@ from turinglab.arena.limits import FrameLimiter
 from turinglab.arena.live import InputRejected
 from turinglab.arena.modes import ArenaSetup
 from turinglab.arena.sessions import COOKIE
+from turinglab.arena.strong_mode import add_image_route
 from turinglab.arena.study_export import study_jsonl
 from turinglab.games.clock import REAL_CLOCK, Clock
 
@@ -73,6 +74,7 @@ def create_app(
 
     app = FastAPI(title="Turing Lab arena", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.arena = arena
+    add_image_route(app)  # Strong Turing Test: images are uploaded, then named in a message
 
     @app.middleware("http")
     async def headers(

@@ -31,6 +31,7 @@ class SendMessage(_Frame):
     type: Literal["message"]
     channel: str = Field(max_length=8)
     text: str = Field(min_length=1, max_length=2000)  # the game's own limit is checked later
+    image: str | None = Field(default=None, max_length=40)  # an upload id (POST /arena/image)
 
 
 class Typing(_Frame):
@@ -58,8 +59,17 @@ class Leave(_Frame):
     type: Literal["leave"]
 
 
+class Preference(_Frame):
+    """Strong Turing Test: the investigator prefers reply number `reply`, or declares a tie."""
+
+    type: Literal["preference"]
+    reply: int | None = Field(default=None, ge=1, le=9)
+    tie: bool = False
+
+
 ClientFrame = Annotated[
-    Join | SendMessage | Typing | Verdict | EndGame | Survey | Leave, Field(discriminator="type")
+    Join | SendMessage | Typing | Verdict | EndGame | Survey | Leave | Preference,
+    Field(discriminator="type"),
 ]
 _CLIENT = TypeAdapter(ClientFrame)
 
@@ -161,7 +171,61 @@ class Error(_Frame):
     message: str
 
 
-ServerFrame = Message | TypingShown | Phase | Reveal | GameSnapshot | Status | Error
+# ---- Strong Turing Test (arena/strong_mode.py): one frame, the viewer's whole state -----------
+
+
+class StrongReply(_Frame):
+    label: int  # shown as "Reply <label>", in the game's seeded order
+    text: str
+    yours: bool = False  # the viewer wrote it (a respondent knows their own reply)
+    author: str | None = None  # only once the game has ended: "a person" or the AI's name
+    kind: Literal["human", "ai"] | None = None  # likewise
+
+
+class StrongTurn(_Frame):
+    turn: int
+    question: str
+    images: list[str]  # data URLs of the images the investigator attached
+    your_reply: str | None = None  # a respondent's own reply before the choice
+    replies: list[StrongReply] = Field(default_factory=list)  # once the viewer may see them
+    decided: bool = False
+    chosen: int | None = None  # the label preferred; None with tie=True
+    tie: bool = False
+
+
+class StrongScore(_Frame):
+    """A side's win rate at the end: preferred replies count 1, ties ½ (SPEC §3)."""
+
+    name: str
+    kind: Literal["human", "ai"]
+    you: bool
+    wins: float
+    turns: int
+    win_rate: float | None
+
+
+class StrongState(_Frame):
+    type: Literal["strong"] = "strong"
+    game: str
+    mode: str
+    title: str
+    practice: bool
+    role: Literal["investigator", "respondent"]
+    phase: Literal["asking", "answering", "waiting", "choosing", "verdict", "ended"]
+    turns: int  # turns planned (the investigator may end after the first)
+    can_end: bool
+    max_chars: int
+    history: list[StrongTurn]
+    scores: list[StrongScore] | None = None  # only once the game has ended
+    flagged: str | None = None
+    # The live integrative test (arena/live_itt_mode.py) reuses this frame: its two answerers
+    # keep fixed names ("A", "B") and the judge ends with a verdict instead of preferences.
+    labels: list[str] = Field(default_factory=list)
+    outcome: str | None = None
+    brief: str | None = None  # the viewer's role instructions, when the game gives any
+
+
+ServerFrame = Message | TypingShown | Phase | Reveal | GameSnapshot | Status | Error | StrongState
 
 
 def dump(frame: ServerFrame) -> dict[str, Any]:

@@ -129,7 +129,9 @@ class Arena:
         # The game may seat people elsewhere than the lobby did (it draws sides from its seed).
         by_name = {f"person:{p.id}": p for p in people.values()}
         people = {seat: by_name[a] for seat, a in spec.seats.items() if a in by_name}
-        game = LiveGame(
+        # A mode may bring its own live-game class (arena/strong_mode.py); chat games use LiveGame.
+        make: type[LiveGame] = getattr(mode, "live_game", LiveGame)
+        game = make(
             mode,
             spec,
             people,

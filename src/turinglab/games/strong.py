@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from turinglab.agents.base import Agent, ChatMessage
+from turinglab.agents.base import Agent, ChatMessage, ImagePart
 from turinglab.agents.human import MESSAGE, HumanAgent
 from turinglab.games.clock import REAL_CLOCK, Clock, SimulatedClock
 from turinglab.games.interrogation import message_counts
@@ -205,8 +205,10 @@ class _Session:
         }
 
     async def _turn(self, turn: int) -> tuple[Judgement, list[str]]:
-        question = await self._investigator_message(turn)
-        self.table.post(INVESTIGATOR, question, visible_to=self.everyone, phase=f"turn-{turn}")
+        question, images = await self._investigator_message(turn)
+        self.table.post(
+            INVESTIGATOR, question, visible_to=self.everyone, phase=f"turn-{turn}", images=images
+        )
         texts = await asyncio.gather(*(self._reply(seat) for seat in self.respondents))
         replies = dict(zip(self.respondents, texts, strict=True))
         for seat, text in replies.items():  # each reply, so far, seen by its author only
@@ -214,12 +216,15 @@ class _Session:
         order = list(self.respondents)
         random.Random(seed_of(self.spec.seed, "order", turn)).shuffle(order)
         listing = "\n".join(f"Reply {k + 1}: {replies[s]}" for k, s in enumerate(order))
+        # For a transport (the arena): the replies in the order shown, by seat (never sent on).
+        self._announce({"type": "replies", "turn": turn, "order": order, "replies": replies})
         ask = render(builtin_prompt("investigator_strong_choose"), turn=turn, replies=listing)
         self.table.tell(INVESTIGATOR, ask, phase=f"choose-{turn}")
         choice, raw = await self._preference(turn, len(order))
         self.table.post(INVESTIGATOR, raw, visible_to=(INVESTIGATOR,), phase=f"choose-{turn}")
         chosen = None if choice == TIE else order[int(choice) - 1]
         outcome = "a tie" if chosen is None else f"Reply {choice}"
+        self._announce({"type": "chosen", "turn": turn, "label": choice, "seat": chosen})
         self.table.post(
             "game",
             f"Turn {turn}: the investigator chose {outcome}.\n{listing}",
@@ -237,7 +242,7 @@ class _Session:
         )
         return judgement, order
 
-    async def _investigator_message(self, turn: int) -> str:
+    async def _investigator_message(self, turn: int) -> tuple[str, tuple[ImagePart, ...]]:
         person = self._person(INVESTIGATOR)
         if person is not None:
             while True:
@@ -245,7 +250,7 @@ class _Session:
                 if item.kind == "end" and turn > 1:
                     raise _Over(FINISHED, "investigator-ended")
                 if item.kind == MESSAGE and item.text.strip():
-                    return item.text
+                    return item.text, tuple(item.data.get("images", ()))
                 person.deliver({"type": "refused", "reason": "send a message for this turn"})
         name = "investigator_strong" if turn == 1 else "investigator_strong_next"
         intro = render(
@@ -255,7 +260,7 @@ class _Session:
         reply = await call_seat(
             self.table, INVESTIGATOR, self.table.view(INVESTIGATOR), deadline_s=self.deadline
         )
-        return reply.text.strip()
+        return reply.text.strip(), ()
 
     async def _reply(self, seat: str) -> str:
         person = self._person(seat)

@@ -9,6 +9,11 @@ table, which goes through the runner's retrying caller.
 Messages can also be *pushed* (`post`): a person writes when they want, not only when the game
 asks. Every appended message goes to `sink` at once, which is how the runner makes a message
 durable the moment it is said, and how the arena relays it to the people who may see it.
+
+A message may carry images (PNG/JPEG, checked by their bytes). An agent sees them only if it
+says it can (`sees_images = True`, e.g. the OpenAI-compatible agent); every other agent (local
+GGUF models, ELIZA, scripted replies) gets the text with an "[image]" marker per image, so its
+view stays plain text. People get the images as data URLs with the message.
 """
 
 from __future__ import annotations
@@ -18,7 +23,15 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from turinglab.agents.base import Agent, AgentReply, CallContext, ChatMessage, Route
+from turinglab.agents.base import (
+    Agent,
+    AgentReply,
+    CallContext,
+    ChatMessage,
+    ImagePart,
+    Route,
+    with_image_markers,
+)
 from turinglab.agents.human import HumanAgent
 from turinglab.games.clock import REAL_CLOCK, Clock
 
@@ -41,6 +54,7 @@ class TranscriptMessage:
     tokens_in: int | None = None
     tokens_out: int | None = None
     channel: str = MAIN
+    images: tuple[ImagePart, ...] = ()
 
 
 MessageSink = Callable[[TranscriptMessage], None]
@@ -83,10 +97,13 @@ class Table:
         channel: str = MAIN,
         phase: str = "main",
         reply: AgentReply | None = None,
+        images: tuple[ImagePart, ...] = (),
     ) -> TranscriptMessage:
         """A message that arrived from outside the turn order (a person typed it), or one the
         game obtained itself and now delivers."""
-        return self._append(sender, text, visible_to, phase, channel=channel, reply=reply)
+        return self._append(
+            sender, text, visible_to, phase, channel=channel, reply=reply, images=images
+        )
 
     async def ask(
         self,
@@ -120,8 +137,14 @@ class Table:
 
     def view(self, seat_id: str, channel: str | None = None) -> list[ChatMessage]:
         """What a seat has seen, as its agent is given it; one channel's part when named."""
+        seat = self.seats.get(seat_id)
+        sees = seat is not None and bool(getattr(seat.agent, "sees_images", False))
         return [
-            ChatMessage("assistant" if m.sender == seat_id else "user", m.text)
+            ChatMessage(
+                "assistant" if m.sender == seat_id else "user",
+                m.text if sees else with_image_markers(m.text, len(m.images)),
+                m.images if sees else (),
+            )
             for m in self.messages
             if seat_id in m.visible_to and (channel is None or m.channel == channel)
         ]
@@ -160,6 +183,7 @@ class Table:
         *,
         channel: str = MAIN,
         reply: AgentReply | None = None,
+        images: tuple[ImagePart, ...] = (),
     ) -> TranscriptMessage:
         msg = TranscriptMessage(
             seq=len(self.messages),
@@ -169,6 +193,7 @@ class Table:
             phase=phase,
             created_at=self.clock.now(),
             channel=channel,
+            images=images,
         )
         if reply is not None:
             msg.route = reply.route
@@ -186,13 +211,14 @@ class Table:
         for seat_id in msg.visible_to:
             seat = self.seats.get(seat_id)
             if seat is not None and isinstance(seat.agent, HumanAgent):
-                seat.agent.deliver(
-                    {
-                        "type": "message",
-                        "seq": msg.seq,
-                        "channel": msg.channel,
-                        "from": "you" if msg.sender == seat_id else msg.sender,
-                        "text": msg.text,
-                        "at": msg.created_at,
-                    }
-                )
+                event = {
+                    "type": "message",
+                    "seq": msg.seq,
+                    "channel": msg.channel,
+                    "from": "you" if msg.sender == seat_id else msg.sender,
+                    "text": msg.text,
+                    "at": msg.created_at,
+                }
+                if msg.images:  # only then: events of plain messages stay as they were
+                    event["images"] = [image.data_url for image in msg.images]
+                seat.agent.deliver(event)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import contextlib
 import dataclasses
 import hashlib
@@ -119,8 +120,31 @@ class _Stats:
         self.by_status[key] = self.by_status.get(key, 0) + 1
 
 
+def image_parts(messages: list[dict[str, Any]]) -> list[tuple[str, int]]:
+    """(media type, byte count) of every image_url part, checked as a vision API would:
+    content parts must be text or image_url, and an image a base64 data URL."""
+    seen = []
+    for m in messages:
+        content = m.get("content")
+        if not isinstance(content, list):
+            continue
+        for part in content:
+            kind = part.get("type") if isinstance(part, dict) else None
+            if kind == "text" and isinstance(part.get("text"), str):
+                continue
+            url = (part.get("image_url") or {}).get("url") if kind == "image_url" else None
+            head, _, payload = str(url).partition(",")
+            if not (head.startswith("data:image/") and head.endswith(";base64")):
+                raise ValueError(f"content part is not text or a base64 image: {str(part)[:80]}")
+            seen.append((head[5:-7], len(base64.b64decode(payload, validate=True))))
+    return seen
+
+
 def reply_text(messages: list[dict[str, Any]], answer_after: int) -> str:
     """The deterministic reply to a conversation (see the module docstring)."""
+    images = image_parts(messages)
+    if images:  # say what arrived, so a test can tell the image reached the "model"
+        return "I see " + ", ".join(f"an {t} image of {n} bytes" for t, n in images) + "."
     first_user = next((m.get("content") for m in messages if m.get("role") == "user"), None)
     said = sum(1 for m in messages if m.get("role") == "assistant")
     if isinstance(first_user, str) and "<answer>" in first_user and said >= answer_after:
@@ -228,6 +252,10 @@ class FakeOpenAIServer:
         if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
             return _error(400, "'messages' must be a list of objects")
         self.last_request = body
+        try:
+            image_parts(messages)
+        except ValueError as err:
+            return _error(400, str(err))
 
         behaviour, rng = self.behaviour, self._rng
         self._seq += 1

@@ -3,7 +3,7 @@
 "use strict";
 
 const $ = (id) => document.getElementById(id);
-const VIEWS = ["v-lobby", "v-waiting", "v-game", "v-survey", "v-thanks"];
+const VIEWS = ["v-lobby", "v-waiting", "v-game", "v-strong", "v-survey", "v-thanks"];
 const TYPING_SHOW_MS = 3500;
 const TYPING_SEND_MS = 2000;
 
@@ -68,6 +68,7 @@ function onFrame(f) {
     case "phase": game.phase = f.phase; return renderPhase();
     case "reveal": game.reveal = f; game.phase = "ended"; return renderPhase();
     case "error": return toast(f.message);
+    case "strong": return onStrong(f); // the Strong Turing Test (strong.js)
   }
 }
 

@@ -1,0 +1,226 @@
+// Strong Turing Test view. The server sends one "strong" frame with the viewer's whole state
+// whenever it changes; this file renders the last one (text through textContent, images only
+// as data: URLs in <img src>) and sends what the person does. Uses arena.js's $, el, send,
+// show and toast.
+"use strict";
+
+const STRONG_MAX_IMAGE = 2 * 1024 * 1024;
+let strong = null; // the last state frame
+
+const STRONG_HINTS = {
+  investigator: {
+    asking: (s) => s.history.length
+      ? "Write your next message, or end the session."
+      : "Write your first message. It goes to an AI and to one or more people; you will see their replies side by side, without names.",
+    waiting: () => "Waiting for the replies…",
+    choosing: () => "Which reply do you prefer? Choose one, or call it a tie.",
+    verdict: () => "That was the last exchange. Which of A and B is the human?",
+  },
+  respondent: {
+    answering: () => "Reply to the investigator. Your reply is shown beside the others, without names.",
+    waiting: (s) => s.history.length ? "Waiting for the investigator…" : "Waiting for the investigator's first message…",
+  },
+};
+
+function onStrong(f) {
+  const fresh = !strong || strong.game !== f.game;
+  strong = f;
+  show("v-strong");
+  if (fresh) resetComposer();
+  renderStrong();
+}
+
+function renderStrong() {
+  const s = strong;
+  const judge = s.role === "investigator";
+  const fixed = s.labels.length > 0; // the live integrative test: answerers A and B, a verdict
+  $("s-role").textContent = fixed ? (judge ? "Judge" : "Human agent") : (judge ? "Investigator" : "Respondent");
+  $("s-mode").textContent = s.title + (s.practice ? " · practice" : "");
+  const played = s.history.filter((t) => t.decided).length;
+  $("s-turn").textContent = `Turn ${Math.min(s.history.length || 1, s.turns)} of ${s.turns}` + (played ? ` · ${played} decided` : "");
+  const hints = STRONG_HINTS[s.role] || {};
+  $("s-hint").textContent = s.phase === "ended" ? "The session has ended." : (hints[s.phase] || (() => ""))(s);
+  $("s-end").hidden = !s.can_end;
+  const writing = (judge && s.phase === "asking") || (!judge && s.phase === "answering");
+  $("s-compose").hidden = !writing;
+  $("s-attach").hidden = !judge;
+  $("s-text-label").textContent = judge ? "Your message to all respondents" : "Your reply";
+  $("s-text").maxLength = s.max_chars;
+  countStrong();
+  const list = $("s-turns");
+  list.replaceChildren(...s.history.map((t) => renderTurn(t, s)));
+  if (s.brief) list.prepend(el("li", "card wide warn s-brief", s.brief));
+  if (s.phase === "verdict") list.append(renderVerdict(s));
+  renderScores(s);
+  const last = list.lastElementChild;
+  if (s.phase === "choosing" && last) last.scrollIntoView({ behavior: "smooth", block: "start" });
+  else if (writing) $("s-compose").scrollIntoView({ behavior: "smooth", block: "nearest" });
+}
+
+function renderTurn(t, s) {
+  const li = el("li", "card wide s-turn");
+  li.dataset.turn = String(t.turn);
+  li.append(el("h2", "", `Turn ${t.turn}`));
+  const q = el("div", "s-question");
+  q.append(el("span", "muted", s.role === "investigator" ? "You asked" : "The investigator asked"));
+  q.append(el("p", "s-text", t.question));
+  for (const url of t.images) {
+    if (!url.startsWith("data:image/png;base64,") && !url.startsWith("data:image/jpeg;base64,")) continue;
+    const img = el("img", "s-image");
+    img.src = url;
+    img.alt = "Image attached by the investigator";
+    q.append(img);
+  }
+  li.append(q);
+  if (t.your_reply !== null && t.your_reply !== undefined && !t.replies.length) {
+    const mine = el("div", "s-own");
+    mine.append(el("span", "muted", "Your reply"), el("p", "s-text", t.your_reply));
+    li.append(mine);
+  }
+  const choosing = s.phase === "choosing" && !t.decided && t.turn === s.history.length;
+  if (t.replies.length) {
+    const grid = el("div", "s-replies");
+    for (const r of t.replies) {
+      const preferred = t.decided && t.chosen === r.label;
+      const card = el("article", "s-reply" + (preferred ? " chosen" : "") + (t.tie ? " tied" : ""));
+      card.dataset.label = String(r.label);
+      const head = el("header", "");
+      head.append(el("strong", "", s.labels.length ? `Agent ${s.labels[r.label - 1]}` : `Reply ${r.label}`));
+      if (r.yours) head.append(el("span", "tag mine", "yours"));
+      if (preferred) head.append(el("span", "tag win", "preferred"));
+      card.append(head, el("p", "s-text", r.text));
+      if (r.author) card.append(el("p", `s-author ${r.kind}`, r.kind === "human" ? "A person" : `An AI: ${r.author}`));
+      if (choosing) {
+        const b = el("button", "primary s-pick", `Prefer reply ${r.label}`);
+        b.type = "button";
+        b.addEventListener("click", () => pickStrong({ type: "preference", reply: r.label }));
+        card.append(b);
+      }
+      grid.append(card);
+    }
+    li.append(grid);
+  }
+  if (choosing) {
+    const tie = el("button", "ghost s-tie", "It's a tie");
+    tie.type = "button";
+    tie.addEventListener("click", () => pickStrong({ type: "preference", tie: true }));
+    li.append(tie);
+  }
+  if (t.decided) li.append(el("p", "s-outcome", t.tie ? "The investigator called it a tie." : `The investigator preferred reply ${t.chosen}.`));
+  return li;
+}
+
+function renderVerdict(s) {
+  const box = el("li", "card wide s-verdict");
+  box.append(el("h2", "", "Your verdict"));
+  const label = el("label", "", "How sure are you? ");
+  const range = el("input");
+  range.type = "range"; range.min = "0"; range.max = "100"; range.value = "50"; range.id = "s-confidence";
+  const scale = el("div", "scale");
+  scale.append(el("span", "", "total guess"), el("span", "", "totally sure"));
+  label.append(range);
+  box.append(label, scale);
+  const row = el("div", "actions");
+  for (const name of s.labels) {
+    const b = el("button", "primary s-human", `${name} is the human`);
+    b.type = "button";
+    b.addEventListener("click", () => pickStrong({ type: "verdict", choice: name, confidence: Number(range.value), reason: "" }));
+    row.append(b);
+  }
+  box.append(row);
+  return box;
+}
+
+function renderScores(s) {
+  $("s-end-card").hidden = s.phase !== "ended";
+  $("s-outcome-line").textContent = s.outcome || "";
+  $("s-flagged").hidden = !s.flagged;
+  $("s-flagged").textContent = s.flagged || "";
+  const box = $("s-scores");
+  box.replaceChildren();
+  for (const sc of s.scores || []) {
+    const card = el("div", `side ${sc.kind}`);
+    card.append(el("span", "muted", sc.kind === "human" ? "Human respondent" : "AI"));
+    card.append(el("strong", "", sc.you ? "You" : sc.kind === "human" ? "A person" : sc.name));
+    const rate = sc.win_rate === null ? "no decided turns" : `win rate ${Math.round(sc.win_rate * 100)}% (${sc.wins} of ${sc.turns}; ties count ½)`;
+    card.append(el("span", "s-rate", rate));
+    box.append(card);
+  }
+}
+
+function pickStrong(frame) {
+  for (const b of document.querySelectorAll(".s-pick, .s-tie, .s-human")) b.disabled = true;
+  send(frame);
+}
+
+function countStrong() {
+  if (!strong) return;
+  const n = $("s-text").value.length;
+  $("s-count").textContent = `${n}/${strong.max_chars}`;
+  $("s-count").classList.toggle("over", n > strong.max_chars);
+}
+
+function resetComposer() {
+  $("s-text").value = "";
+  $("s-image").value = "";
+  $("s-preview").replaceChildren();
+  $("s-preview").hidden = true;
+}
+
+async function sendStrong(e) {
+  e.preventDefault();
+  const text = $("s-text").value.trim();
+  if (!text) { toast("Type a message first."); return; }
+  const frame = { type: "message", channel: "A", text };
+  const file = $("s-image").files[0];
+  const button = $("s-compose").querySelector("button[type=submit]");
+  button.disabled = true;
+  try {
+    if (file) {
+      if (file.size > STRONG_MAX_IMAGE) { toast("Images are limited to 2 MB."); return; }
+      const r = await fetch("/arena/image", { method: "POST", body: file, credentials: "same-origin", headers: { "Content-Type": file.type || "application/octet-stream" } });
+      const body = await r.json().catch(() => ({}));
+      if (!r.ok) { toast(body.error || "The image could not be uploaded."); return; }
+      frame.image = body.id;
+    }
+    send(frame);
+    resetComposer();
+  } finally {
+    button.disabled = false;
+  }
+}
+
+function previewStrong() {
+  const box = $("s-preview");
+  box.replaceChildren();
+  const file = $("s-image").files[0];
+  box.hidden = !file;
+  if (!file) return;
+  if (!["image/png", "image/jpeg"].includes(file.type)) { toast("Only PNG or JPEG images."); $("s-image").value = ""; box.hidden = true; return; }
+  const reader = new FileReader(); // a data: URL: the page's CSP allows no blob: images
+  reader.onload = () => {
+    const img = el("img", "s-image small");
+    img.src = String(reader.result);
+    img.alt = "The image you are about to send";
+    box.append(img);
+  };
+  reader.readAsDataURL(file);
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  $("s-compose").addEventListener("submit", sendStrong);
+  $("s-text").addEventListener("input", countStrong);
+  $("s-text").addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); $("s-compose").requestSubmit(); }
+  });
+  $("s-image").addEventListener("change", previewStrong);
+  $("s-end").addEventListener("click", () => {
+    const b = $("s-end");
+    if (b.dataset.armed === "1") { send({ type: "end" }); return; }
+    b.dataset.armed = "1";
+    b.textContent = "Click again to end";
+    setTimeout(() => { b.dataset.armed = ""; b.textContent = "End the session"; }, 4000);
+  });
+  $("s-again").addEventListener("click", () => { strong = null; send({ type: "leave" }); });
+  $("s-survey").addEventListener("click", () => show("v-survey"));
+});

@@ -1,0 +1,461 @@
+"""The Strong Turing Test in the arena: the engine's `strong` game (games/strong.py) with people.
+
+A person may be the investigator (their message, with an optional image, goes to the AI system
+and every human respondent; the replies come back side by side under "Reply 1", "Reply 2", …
+in the game's seeded order; they prefer one or declare a tie) and/or a human respondent (they
+answer the investigator's message without seeing the other replies; after the choice everybody
+sees the chosen reply and all replies). The end shows each side's win rate.
+
+Unlike the chat games, each person gets one frame, `StrongState`, with everything they may see
+now, sent again whenever it changes: the state is small, and a client that only renders the
+last state cannot drift. Seat ids, agent names and kinds stay on the server until the end.
+Images are uploaded over HTTP (`POST /arena/image`, checked by their bytes, kept per game and
+person) because a websocket frame is limited to a few KB; the message frame names the upload.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+
+from turinglab.agents.base import MAX_IMAGE_BYTES, Agent, BadImage, ImagePart
+from turinglab.agents.human import MESSAGE, HumanAgent, HumanInput
+from turinglab.agents.registry import build_agent, display_names
+from turinglab.arena import frames as F
+from turinglab.arena.live import InputRejected, LiveGame, PersonView
+from turinglab.arena.modes import ArenaMode, ArenaSettings, ArenaSetup
+from turinglab.arena.sessions import COOKIE, Participant
+from turinglab.config import AgentConfig
+from turinglab.games.kinds import GameContext, game_for
+from turinglab.games.spec import FLAGGED, GameResult, TrialSpec
+from turinglab.games.strong import INVESTIGATOR, SYSTEM, TIE, StrongExperiment
+from turinglab.games.table import MAIN, TranscriptMessage
+
+log = logging.getLogger(__name__)
+
+PERSON = "person:"  # how the hub names a person's agent
+UPLOADS_PER_PERSON = 8  # older unsent uploads are dropped
+FLAGGED_TEXT = (
+    "Something went wrong on our side (an AI side failed or time ran out); "
+    "this session will not count. Thank you for taking part."
+)
+
+
+@dataclass
+class _Turn:
+    question: str
+    images: tuple[ImagePart, ...]
+    own: dict[str, str] = field(default_factory=dict)  # seat -> its reply, as posted
+    order: list[str] = field(default_factory=list)  # seats in the order shown
+    replies: dict[str, str] = field(default_factory=dict)
+    label: str | None = None  # "1", "2", … or TIE once decided
+
+
+class StrongLiveGame(LiveGame):
+    """A live STT session: the game runs unchanged; this class only routes and renders."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.respondents = [s for s in self.spec.seats if s != self.mode.judge]
+        self.turns: dict[int, _Turn] = {}
+        self.sent: dict[str, int] = {}  # seat -> the turn a person's last message was for
+        self.chose: int = 0  # the last turn the investigator (a person) gave a preference for
+        self.uploads: dict[tuple[str, str], ImagePart] = {}
+        self.flagged: str | None = None
+        downstream = self.table.sink
+
+        def sink(msg: TranscriptMessage) -> None:
+            if downstream is not None:
+                downstream(msg)
+            self._on_table(msg)
+
+        self.table.sink = sink
+
+    # ---- seats and state -------------------------------------------------------------------
+
+    def _view(self, seat: str, person: Participant, human: HumanAgent) -> PersonView:
+        if seat == self.mode.judge:
+            return PersonView(seat, person, human, "interrogator", {"A": MAIN}, {MAIN: SYSTEM})
+        return PersonView(seat, person, human, "witness", {"A": MAIN}, {MAIN: self.mode.judge})
+
+    @property
+    def current(self) -> int:
+        return max(self.turns, default=0)
+
+    def _phase(self, view: PersonView) -> str:
+        if self.result is not None:
+            return "ended"
+        turn = self.turns.get(self.current)
+        if view.seat == self.mode.judge:
+            if turn is None or turn.label is not None:
+                return "waiting" if self.sent.get(view.seat) == self.current + 1 else "asking"
+            return "choosing" if turn.order and self.chose < self.current else "waiting"
+        if turn is None or turn.label is not None:
+            return "waiting"
+        answered = view.seat in turn.own or self.sent.get(view.seat) == self.current
+        return "waiting" if answered else "answering"
+
+    def _state(self, view: PersonView) -> F.StrongState:
+        phase = self._phase(view)
+        judge = view.seat == self.mode.judge
+        return F.StrongState(
+            game=self.id,
+            mode=self.mode.name,
+            title=self.mode.title,
+            practice=self.mode.solo,
+            role="investigator" if judge else "respondent",
+            phase=phase,  # type: ignore[arg-type]
+            turns=int(self.spec.params.get("turns", 1)),
+            can_end=judge and phase == "asking" and self.current >= 1,
+            max_chars=self.mode.max_chars,
+            history=[self._turn_frame(view, n, t) for n, t in sorted(self.turns.items())],
+            scores=self._scores(view) if self.result is not None else None,
+            flagged=self.flagged,
+        )
+
+    def _turn_frame(self, view: PersonView, n: int, turn: _Turn) -> F.StrongTurn:
+        ended = self.result is not None
+        show = bool(turn.order) and (view.seat == self.mode.judge or turn.label is not None)
+        replies = []
+        for k, seat in enumerate(turn.order if show else ()):
+            kind, name = self._side(seat) if ended else (None, None)
+            replies.append(
+                F.StrongReply(
+                    label=k + 1,
+                    text=turn.replies[seat],
+                    yours=seat == view.seat,
+                    author=name,
+                    kind=kind,
+                )
+            )
+        return F.StrongTurn(
+            turn=n,
+            question=turn.question,
+            images=[image.data_url for image in turn.images],
+            your_reply=turn.own.get(view.seat),
+            replies=replies,
+            decided=turn.label is not None,
+            chosen=None if turn.label in (None, TIE) else int(str(turn.label)),
+            tie=turn.label == TIE,
+        )
+
+    def _side(self, seat: str) -> tuple[Any, str]:
+        if seat in self.views:
+            return "human", "a person"
+        agent = self.spec.seats[seat]
+        name = self.display_names.get(agent, agent)
+        if seat == SYSTEM:
+            return "ai", name
+        return "ai", f"{name} (an AI standing in for a person)"
+
+    def _scores(self, view: PersonView) -> list[F.StrongScore]:
+        decided = [t for t in self.turns.values() if t.label is not None]
+        out = []
+        for seat in self.respondents:
+            wins = sum(
+                1.0 if t.label != TIE and t.order[int(str(t.label)) - 1] == seat else 0.0
+                for t in decided
+            ) + 0.5 * sum(t.label == TIE for t in decided)
+            kind, name = self._side(seat)
+            out.append(
+                F.StrongScore(
+                    name=name,
+                    kind=kind,
+                    you=seat == view.seat,
+                    wins=wins,
+                    turns=len(decided),
+                    win_rate=round(wins / len(decided), 4) if decided else None,
+                )
+            )
+        return out
+
+    def _push(self, seats: tuple[str, ...] | None = None) -> None:
+        for seat, view in self.views.items():
+            if seats is None or seat in seats:
+                view.send(self._state(view))
+
+    def snapshot(self, participant: Participant) -> F.StrongState:  # type: ignore[override]
+        return self._state(self.view_of(participant))
+
+    # ---- what the game does ----------------------------------------------------------------
+
+    def _on_table(self, msg: TranscriptMessage) -> None:
+        if not msg.phase.startswith("turn-"):
+            return
+        n = int(msg.phase.removeprefix("turn-"))
+        if msg.sender == self.mode.judge:
+            self.turns[n] = _Turn(msg.text, msg.images)
+            self._push()
+        elif msg.sender in self.respondents and n in self.turns:
+            self.turns[n].own[msg.sender] = msg.text
+            self._push((msg.sender,))  # nobody else learns when a side replied
+
+    def _on_event(self, seat: str, event: Mapping[str, Any]) -> None:
+        kind = event.get("type")
+        turn = self.turns.get(int(event.get("turn") or 0))
+        if kind == "replies" and turn is not None and not turn.order:
+            turn.order = [str(s) for s in event["order"]]
+            turn.replies = {str(s): str(t) for s, t in dict(event["replies"]).items()}
+            self._push()
+        elif kind == "chosen" and turn is not None and turn.label is None:
+            turn.label = str(event["label"])
+            self._push()
+        elif kind == "refused":  # the game said no: the person's send did not count
+            self.sent.pop(seat, None)
+            view = self.views[seat]
+            view.send(F.Error(code="refused", message=self._scrub(view, str(event["reason"]))))
+            view.send(self._state(view))
+        # Messages arrive through the table's sink; the game's own "reveal" is not forwarded
+        # (the end state is built here from the result).
+
+    async def _run(self) -> None:
+        try:
+            result = await asyncio.wait_for(
+                self.mode.game.play(self.table, self.spec), self._time_limit()
+            )
+        except TimeoutError:
+            result = GameResult(FLAGGED, flags=["arena: the session ran out of time"])
+        except Exception as err:  # an agent's fault ends the session as data, never a score
+            log.exception("strong session %s failed", self.id)
+            result = GameResult(FLAGGED, flags=[f"arena: {type(err).__name__}: {err}"])
+        if result.status == FLAGGED or result.flags:
+            self.flagged = FLAGGED_TEXT
+        self.result = result
+        self.ended_at = self.clock.now()
+        for view in self.views.values():
+            view.phase = "ended"
+        self._push()
+        self._on_finish(self)
+
+    def _time_limit(self) -> float:
+        cfg = getattr(self.mode.game, "cfg", None)
+        per_turn = getattr(cfg, "input_timeout_s", 600.0) * 3
+        return per_turn * int(self.spec.params.get("turns", 1)) + 60.0
+
+    # ---- what people do --------------------------------------------------------------------
+
+    def handle(self, participant: Participant, frame: F.ClientFrame) -> None:
+        view = self.view_of(participant)
+        phase = self._phase(view)
+        if phase == "ended":
+            raise InputRejected("game-over", "This session has ended.")
+        judge = view.seat == self.mode.judge
+        if isinstance(frame, F.SendMessage):
+            self._send(view, frame, phase)
+        elif isinstance(frame, F.Preference):
+            if not judge or phase != "choosing":
+                raise InputRejected("not-now", "There are no replies to choose between now.")
+            n = len(self.turns[self.current].order)
+            if frame.tie:
+                data: dict[str, Any] = {"tie": True}
+            elif frame.reply is not None and frame.reply <= n:
+                data = {"reply": frame.reply}
+            else:
+                raise InputRejected("bad-choice", f"Choose a reply from 1 to {n}, or a tie.")
+            self.chose = self.current
+            view.agent.push(HumanInput("preference", data=data))
+            self._push((view.seat,))
+        elif isinstance(frame, F.EndGame):
+            if not judge or phase != "asking" or self.current < 1:
+                raise InputRejected("not-now", "The investigator may end after a full turn.")
+            view.agent.push(HumanInput("end"))
+        elif isinstance(frame, F.Typing):
+            return  # replies are compared side by side: nobody is shown typing
+        else:
+            raise InputRejected("not-now", "That is not part of this game.")
+
+    def _send(self, view: PersonView, frame: F.SendMessage, phase: str) -> None:
+        judge = view.seat == self.mode.judge
+        if phase != ("asking" if judge else "answering"):
+            raise InputRejected("wait", "Please wait: it is not your turn to write.")
+        text = frame.text.strip()
+        if not text:
+            raise InputRejected("empty", "Type a message first.")
+        if len(text) > self.mode.max_chars:
+            raise InputRejected(
+                "too-long", f"Messages are limited to {self.mode.max_chars} characters."
+            )
+        images: tuple[ImagePart, ...] = ()
+        if frame.image is not None:
+            if not judge:
+                raise InputRejected("no-images", "Only the investigator can attach images.")
+            image = self.uploads.pop((view.participant.id, frame.image), None)
+            if image is None:
+                raise InputRejected("bad-image", "That image is no longer here; attach it again.")
+            images = (image,)
+        self.sent[view.seat] = self.current + 1 if judge else self.current
+        view.agent.push(HumanInput(MESSAGE, text, channel=MAIN, data={"images": images}))
+        self._push((view.seat,))
+
+    def add_upload(self, participant: Participant, data: bytes) -> str:
+        """Keep an investigator's image until they send it; returns its upload id."""
+        view = self.view_of(participant)
+        if view.seat != self.mode.judge:
+            raise InputRejected("no-images", "Only the investigator can attach images.")
+        image = ImagePart.from_bytes(data)
+        mine = [k for k in self.uploads if k[0] == participant.id]
+        for key in mine[: max(0, len(mine) - UPLOADS_PER_PERSON + 1)]:
+            del self.uploads[key]
+        upload_id = secrets.token_hex(8)
+        self.uploads[(participant.id, upload_id)] = image
+        return upload_id
+
+    # ---- what is kept ----------------------------------------------------------------------
+
+    def record(self) -> dict[str, Any]:
+        record = super().record()
+        for row, msg in zip(record["messages"], self.table.messages, strict=True):
+            if msg.images:
+                row["images"] = [image.data_url for image in msg.images]
+        return record
+
+
+@dataclass(frozen=True)
+class StrongArenaMode(ArenaMode):
+    live_game: ClassVar[type[LiveGame]] = StrongLiveGame
+
+
+def strong_mode(
+    name: str,
+    title: str,
+    cfg: StrongExperiment,
+    *,
+    solo: bool = False,
+    person_as: str = "investigator",
+    context: GameContext | None = None,
+) -> StrongArenaMode:
+    """A mode playing `cfg` with people. Two matched people: one investigates, the other is a
+    human respondent (with the config's other humans as stand-ins). Solo (practice): the person
+    investigates, or with `person_as="respondent"` answers an AI investigator from the config.
+    The system is drawn from `cfg.systems` by the session's seed."""
+    if person_as not in ("investigator", "respondent"):
+        raise ValueError(f"{name}: person_as must be 'investigator' or 'respondent'")
+    human_seats = [f"human_{k + 1}" for k in range(len(cfg.humans))]
+
+    def spec_for(index: int, assigned: dict[str, str], seed: int) -> TrialSpec:
+        rng = random.Random(seed)
+        investigator = assigned[INVESTIGATOR]
+        people = [a for s, a in assigned.items() if s != INVESTIGATOR and a.startswith(PERSON)]
+        if solo and person_as == "respondent":
+            people, investigator = [investigator], rng.choice(cfg.investigators)
+        humans = people + cfg.humans[: len(human_seats) - len(people)]
+        one = cfg.model_copy(
+            update={
+                "investigators": [investigator],
+                "systems": [rng.choice(cfg.systems)],
+                "humans": humans,
+                "n": 1,
+                "seed": seed,
+            }
+        )
+        (spec,) = game_for(one, context).plan()
+        return replace(spec, index=index, key=f"arena:{name}#{index}")
+
+    return StrongArenaMode(
+        name=name,
+        title=title,
+        game=game_for(cfg, context),
+        judge=INVESTIGATOR,
+        channel_of={seat: MAIN for seat in (SYSTEM, *human_seats)},
+        ai_agents=tuple(cfg.systems),
+        verdict="preference",
+        duration_s=None,
+        max_chars=cfg.max_chars,
+        solo=solo,
+        spec_for=spec_for,
+    )
+
+
+def strong_setup_for(
+    experiment: StrongExperiment,
+    agent_configs: Mapping[str, AgentConfig],
+    settings: ArenaSettings | None = None,
+) -> ArenaSetup:
+    """What `turinglab serve` offers for an STT config: the study mode (two people: one
+    investigates, one answers beside the system; the config's other humans are stand-in agents)
+    and practice modes (investigate alone; answer an AI investigator, if the config has one)."""
+    unknown = sorted(set(experiment.systems + experiment.humans) - set(agent_configs))
+    if unknown:
+        raise ValueError(
+            f"experiment: no agent named {', '.join(unknown)} (systems and humans must be agents; "
+            "the arena seats a person in one human seat by itself)"
+        )
+    names = {*experiment.systems, *experiment.humans, *experiment.investigators}
+    used = {n: agent_configs[n] for n in sorted(names) if n in agent_configs}
+    agents: dict[str, Agent] = {n: build_agent(n, c) for n, c in used.items()}
+    modes: list[ArenaMode] = [
+        strong_mode("strong", "Strong Turing Test", experiment),
+        strong_mode("strong-practice", "Practice: you investigate", experiment, solo=True),
+    ]
+    if any(i in agents for i in experiment.investigators):
+        ai_investigators = [i for i in experiment.investigators if i in agents]
+        answering = experiment.model_copy(update={"investigators": ai_investigators})
+        modes.append(
+            strong_mode(
+                "strong-respond",
+                "Practice: you answer",
+                answering,
+                solo=True,
+                person_as="respondent",
+            )
+        )
+    return ArenaSetup(modes, agents, display_names(used), settings or ArenaSettings())
+
+
+def add_image_route(app: FastAPI) -> None:
+    """`POST /arena/image`: the raw bytes of one PNG/JPEG (≤ 2 MB) for the sender's session."""
+
+    @app.post("/arena/image")
+    async def upload_image(request: Request) -> JSONResponse:
+        arena = request.app.state.arena
+        person = arena.sessions.get(request.cookies.get(COOKIE))
+        origin = request.headers.get("origin")
+        if person is None or (origin and origin.split("://", 1)[-1] != request.headers["host"]):
+            return JSONResponse({"error": "No session: reload the page."}, 401)
+        body = bytearray()
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > MAX_IMAGE_BYTES:
+                return JSONResponse({"error": "Images are limited to 2 MB."}, 413)
+        game = arena.games.get(person.game or "")
+        if not isinstance(game, StrongLiveGame) or game.result is not None:
+            return JSONResponse({"error": "You are not in a session that takes images."}, 409)
+        try:
+            upload_id = game.add_upload(person, bytes(body))
+        except (BadImage, InputRejected) as err:
+            return JSONResponse({"error": str(err)}, 400)
+        return JSONResponse({"id": upload_id})
+
+
+def stt_rows(finished: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Arena STT sessions as rows of the STT preference table (turinglab.human.strong), so the
+    arena's sessions go straight into `stt_scores` / `stt_verdicts`. People appear by their
+    anonymous agent id ("person:<id>"); practice and flagged sessions are left out."""
+    rows = []
+    for game in finished:
+        trial = game["trial"]
+        if game["solo"] or game["flags"] or trial["game"] != "strong":
+            continue
+        seats = trial["seats"]
+        sides = ";".join(a for s, a in seats.items() if s != INVESTIGATOR)
+        for j in game["judgements"]:
+            if j["kind"] == "preference":
+                rows.append(
+                    {
+                        "session": trial["key"],
+                        "turn": j["turn"],
+                        "investigator": seats[INVESTIGATOR],
+                        "system": seats[SYSTEM],
+                        "choice": TIE if j["tie"] else seats[j["choice"]],
+                        "sides": sides,
+                    }
+                )
+    return rows

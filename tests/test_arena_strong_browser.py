@@ -1,0 +1,187 @@
+"""The Strong Turing Test in two real browsers (Debian's chromium through Playwright): a person
+investigates with an image attached, a person answers, the AI system is an OpenAI-compatible
+agent on the fake server (which says what image it received). A tie, then a preference; the
+stored judgements must equal the clicks, and nothing names a side before the end.
+
+Screenshots (1280 and 390 px) go to $TURINGLAB_SCREENSHOTS when set, e.g. docs/screenshots.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PIL import Image
+
+from arena_fixtures import running_arena
+from test_arena_strong import SECRETS, SYSTEM_AGENT, strong_setup
+from turinglab.agents.openai_compat import OpenAIChatAgent
+from turinglab.testing.fake_openai import start_fake_server_process
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
+DESKTOP = {"width": 1280, "height": 860}
+PHONE = {"width": 390, "height": 844}
+XSS = "<img src=x onerror=window.__pwned=1> sunny"
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.server,
+    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian chromium is not installed"),
+]
+
+
+def _shoot(page: Any, name: str) -> None:
+    where = os.environ.get("TURINGLAB_SCREENSHOTS")
+    if not where:
+        return
+    Path(where).mkdir(parents=True, exist_ok=True)
+    for label, size in (("1280", DESKTOP), ("390", PHONE)):
+        page.set_viewport_size(size)
+        page.wait_for_timeout(150)
+        page.screenshot(path=str(Path(where) / f"strong-{name}-{label}.png"), full_page=True)
+    page.set_viewport_size(DESKTOP)
+
+
+def _enter(page: Any, base: str, errors: list[str]) -> None:
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(base + "/")
+    page.locator("#consent").check()
+    page.get_by_role("button", name="Strong Turing Test").first.click()
+
+
+def _write(page: Any, text: str) -> None:
+    page.locator("#s-compose").wait_for(state="visible")
+    page.locator("#s-text").fill(text)
+    page.locator("#s-text").press("Enter")
+
+
+def test_stt_session_in_two_browsers(tmp_path: Path) -> None:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    picture = tmp_path / "red-square.png"
+    Image.new("RGB", (120, 80), (210, 30, 30)).save(picture, format="PNG")
+    size = len(picture.read_bytes())
+    frames: list[tuple[str, dict[str, Any]]] = []
+
+    with start_fake_server_process() as fake:
+        system = OpenAIChatAgent(name=SYSTEM_AGENT, base_url=fake.base_url, model="fake-vision")
+        setup = strong_setup(system)
+        with (
+            running_arena(setup, frame_log=lambda who, f: frames.append((who, f))) as (base, app),
+            sync_api.sync_playwright() as p,
+        ):
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            errors: list[str] = []
+            one = browser.new_context(viewport=DESKTOP).new_page()
+            two = browser.new_context(viewport=DESKTOP).new_page()
+            _enter(one, base, errors)
+            _enter(two, base, errors)
+            for page in (one, two):
+                page.locator("#v-strong").wait_for(state="visible")
+            inv, resp = (
+                (one, two) if one.locator("#s-role").inner_text() == "Investigator" else (two, one)
+            )
+            assert resp.locator("#s-role").inner_text() == "Respondent"
+            assert resp.locator("#s-attach").is_hidden()
+
+            # Turn 1: text and an image; the respondent sees the image inline; a tie.
+            inv.locator("#s-image").set_input_files(str(picture))
+            inv.locator("#s-preview img").wait_for()
+            _write(inv, "What is in this picture?")
+            shown = resp.locator('[data-turn="1"] img.s-image')
+            shown.wait_for()
+            assert shown.get_attribute("src").startswith("data:image/png;base64,")
+            _write(resp, XSS)
+            inv.locator('[data-turn="1"] .s-reply').nth(1).wait_for()
+            texts = inv.locator('[data-turn="1"] .s-reply .s-text').all_inner_texts()
+            assert sorted(texts) == sorted([XSS, f"I see an image/png image of {size} bytes."])
+            assert inv.locator(".s-author").count() == 0
+            _shoot(inv, "choosing")
+            inv.get_by_role("button", name="It's a tie").click()
+            resp.locator('[data-turn="1"] .s-outcome', has_text="tie").wait_for()
+            assert resp.locator('[data-turn="1"] .s-reply').count() == 2
+            _shoot(resp, "respondent")
+
+            # Turn 2: the investigator prefers the person's reply, then ends the session.
+            _write(inv, "Tell me about your morning.")
+            resp.locator('[data-turn="2"]').wait_for()
+            _write(resp, "overslept, then coffee")
+            person = inv.locator('[data-turn="2"] .s-reply', has_text="overslept, then coffee")
+            person.wait_for()
+            label = int(person.get_attribute("data-label"))
+            person.get_by_role("button").click()
+            inv.locator("#s-end").wait_for(state="visible")
+            inv.locator("#s-end").click()
+            inv.locator("#s-end").click()
+            inv.locator("#s-end-card").wait_for(state="visible")
+            resp.locator("#s-end-card").wait_for(state="visible")
+            assert "Zorblax (scripted)" in inv.locator("#s-scores").inner_text()
+            assert "win rate 75%" in resp.locator("#s-scores").inner_text()
+            _shoot(inv, "end")
+            assert inv.evaluate("window.__pwned") is None
+            assert resp.evaluate("window.__pwned") is None
+            assert errors == []
+            browser.close()
+
+        (record,) = app.state.arena.finished
+        prefs = [j for j in record["judgements"] if j["kind"] == "preference"]
+        assert [(j["turn"], j["tie"], j["choice"]) for j in prefs] == [
+            (1, True, None),
+            (2, False, "human_1"),
+        ]
+        assert prefs[1]["details"]["label"] == str(label)
+        # The leak check over every frame either browser received before the end.
+        for who in {w for w, _ in frames}:
+            mine = [f for w, f in frames if w == who]
+            cut = next(i for i, f in enumerate(mine) if f.get("phase") == "ended")
+            early = json.dumps(mine[:cut])
+            for secret in (*SECRETS, "fake-vision"):
+                assert secret not in early, secret
+
+
+def test_live_itt_in_two_browsers() -> None:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    from test_arena_strong_itt import setup as itt_setup
+
+    with (
+        running_arena(itt_setup("deceitful-human")) as (base, app),
+        sync_api.sync_playwright() as p,
+    ):
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        errors: list[str] = []
+        pages = [browser.new_context(viewport=DESKTOP).new_page() for _ in range(2)]
+        for page in pages:
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(base + "/")
+            page.locator("#consent").check()
+            page.get_by_role("button", name="Live integrative test").click()
+        for page in pages:
+            page.locator("#v-strong").wait_for(state="visible")
+        judge, agent = pages if pages[0].locator("#s-role").inner_text() == "Judge" else pages[::-1]
+        assert agent.locator("#s-role").inner_text() == "Human agent"
+        assert (
+            "make the judge believe that YOU are the AI" in agent.locator(".s-brief").inner_text()
+        )
+        for n, answer in enumerate(["beep. I am a language model", "I compute, therefore"], 1):
+            _write(judge, f"question {n}")
+            agent.locator(f'[data-turn="{n}"]').wait_for()
+            _write(agent, answer)
+            judge.locator(f'[data-turn="{n}"] .s-reply', has_text=answer).wait_for()
+        heads = judge.locator('[data-turn="2"] .s-reply header strong').all_inner_texts()
+        assert heads == ["Agent A", "Agent B"]
+        _shoot(judge, "itt-verdict")
+        mine = judge.locator('[data-turn="2"] .s-reply', has_text="I compute, therefore")
+        label = mine.get_attribute("data-label")
+        name = "A" if label == "1" else "B"
+        judge.get_by_role("button", name=f"{name} is the human").click()
+        judge.locator("#s-end-card").wait_for(state="visible")
+        assert "The judge was right" in judge.locator("#s-outcome-line").inner_text()
+        agent.locator("#s-end-card").wait_for(state="visible")
+        assert errors == []
+        browser.close()
+    (record,) = app.state.arena.finished
+    assert record["correct"] is True
+    assert record["judgements"][0]["details"]["condition"] == "deceitful-human"
