@@ -30,6 +30,7 @@ from turinglab.arena.limits import FrameLimiter
 from turinglab.arena.live import InputRejected
 from turinglab.arena.modes import ArenaSetup
 from turinglab.arena.sessions import COOKIE
+from turinglab.arena.store_bridge import ArenaStore
 from turinglab.arena.study_export import study_jsonl
 from turinglab.games.clock import REAL_CLOCK, Clock
 
@@ -52,8 +53,10 @@ def create_app(
     clock: Clock = REAL_CLOCK,
     on_finished: FinishedHook | None = None,
     frame_log: FrameLog | None = None,
+    store: ArenaStore | None = None,
 ) -> FastAPI:
-    arena = Arena(setup, clock, on_finished)
+    """`store`: write every game to the generic store as it is played, and export from it."""
+    arena = Arena(setup, clock, on_finished, store)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -122,7 +125,12 @@ def create_app(
 
     @app.get("/admin/export.json", dependencies=guarded)
     async def admin_export() -> Response:
-        body = json.dumps(arena.export(), indent=1, ensure_ascii=False)
+        if store is not None:
+            await store.flush()
+            data = await asyncio.to_thread(store.export)
+        else:
+            data = arena.export()
+        body = json.dumps(data, indent=1, ensure_ascii=False)
         return Response(
             body,
             media_type="application/json",
@@ -131,9 +139,17 @@ def create_app(
 
     @app.get("/admin/export/study.jsonl", dependencies=guarded)
     async def admin_study() -> Response:
-        surveys = {p.id: p.survey for p in arena.sessions.by_id.values()}
+        if store is not None:  # every process's games, and those of earlier runs of the server
+            await store.flush()
+            games = await asyncio.to_thread(store.records)
+            people = await asyncio.to_thread(store.participants)
+            finished = [g for g in games if g["status"] is not None]
+            surveys = {pid: p["survey"] for pid, p in people.items()}
+        else:
+            finished = arena.finished
+            surveys = {p.id: p.survey for p in arena.sessions.by_id.values()}
         return Response(
-            study_jsonl(arena.finished, surveys),
+            study_jsonl(finished, surveys),
             media_type="application/x-ndjson",
             headers={"Content-Disposition": 'attachment; filename="arena-study.jsonl"'},
         )

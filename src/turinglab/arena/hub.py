@@ -16,6 +16,7 @@ from turinglab.arena.live import InputRejected, LiveGame, Outlet
 from turinglab.arena.lobby import Lobby
 from turinglab.arena.modes import ArenaMode, ArenaSetup
 from turinglab.arena.sessions import Participant, Sessions
+from turinglab.arena.store_bridge import ArenaStore, GameRecorder
 from turinglab.games.clock import REAL_CLOCK, Clock
 from turinglab.games.spec import TrialSpec
 
@@ -26,7 +27,11 @@ FinishedHook = Callable[[dict[str, Any]], None]
 
 class Arena:
     def __init__(
-        self, setup: ArenaSetup, clock: Clock = REAL_CLOCK, on_finished: FinishedHook | None = None
+        self,
+        setup: ArenaSetup,
+        clock: Clock = REAL_CLOCK,
+        on_finished: FinishedHook | None = None,
+        store: ArenaStore | None = None,
     ) -> None:
         self.setup = setup
         self.clock = clock
@@ -36,6 +41,8 @@ class Arena:
         self.finished: list[dict[str, Any]] = []
         self.outlets: dict[str, set[Outlet]] = {}
         self._on_finished = on_finished
+        self.store = store  # when set, every game is written to it as it is played
+        self._recorders: dict[str, GameRecorder] = {}
         self._count = 0
 
     # ---- connections -----------------------------------------------------------------------
@@ -73,6 +80,8 @@ class Arena:
             self._leave(participant)
         elif isinstance(frame, F.Survey):
             participant.survey = {k[:40]: v for k, v in list(frame.answers.items())[:30]}
+            if self.store is not None:
+                self.store.survey(participant.id, participant.survey)
             self.send(participant, F.Status(state="survey-saved"))
         else:
             game = self.games.get(participant.game or "")
@@ -129,6 +138,7 @@ class Arena:
         # The game may seat people elsewhere than the lobby did (it draws sides from its seed).
         by_name = {f"person:{p.id}": p for p in people.values()}
         people = {seat: by_name[a] for seat, a in spec.seats.items() if a in by_name}
+        recorder = None if self.store is None else self.store.recorder()
         game = LiveGame(
             mode,
             spec,
@@ -137,7 +147,11 @@ class Arena:
             display_names=self.setup.display_names,
             clock=self.clock,
             on_finish=self._finished,
+            sink=None if recorder is None else recorder.sink,
         )
+        if self.store is not None and recorder is not None:
+            self.store.started(recorder, game)  # queued before the first message can be
+            self._recorders[game.id] = recorder
         self.games[game.id] = game
         for person in people.values():
             person.game = game.id
@@ -147,6 +161,9 @@ class Arena:
         game.start()
 
     def _finished(self, game: LiveGame) -> None:
+        recorder = self._recorders.pop(game.id, None)
+        if self.store is not None and recorder is not None:
+            self.store.ended(recorder, game)
         record = game.record()
         self.finished.append(record)
         if self._on_finished is not None:

@@ -10,13 +10,14 @@ import os
 import secrets
 import sys
 from pathlib import Path
-from typing import Any
 
 from turinglab.arena.app import create_app
 from turinglab.arena.hub import FinishedHook
 from turinglab.arena.modes import ArenaSetup
 from turinglab.arena.setups import default_setup, setup_from_config
+from turinglab.arena.store_bridge import ArenaStore
 from turinglab.config import ExperimentConfig, load_config
+from turinglab.store.database import DEFAULT_STORE, Store
 
 PASSWORD_ENV = "TURINGLAB_ADMIN_PASSWORD"
 
@@ -45,17 +46,16 @@ def serve(
     config: ArenaSetup | ExperimentConfig | str | Path | None = None,
     host: str = "127.0.0.1",
     port: int = 8000,
-    store: Any = None,
+    store: str | None = None,
     redis: str | None = None,
     *,
     on_finished: FinishedHook | None = None,
 ) -> None:
     """Serve the arena until interrupted.
 
-    `store` is accepted for the CLI's sake: this process keeps state in memory and hands every
-    finished game to `on_finished` (where the generic store can keep it); the multi-process
-    mode over PostgreSQL + Redis is not built yet, so a Redis URL is refused rather than
-    silently ignored."""
+    Every game is written to `store` (a path means SQLite; default turinglab.db) as it is
+    played: a game row when it starts, each message as it is said, the verdict and survey at
+    the end."""
     import uvicorn
 
     if redis:
@@ -64,11 +64,19 @@ def serve(
         setup = resolve_setup(config)
     except (ValueError, OSError) as err:
         raise SystemExit(f"error: {err}") from None
+    try:
+        kept = ArenaStore(Store(store or DEFAULT_STORE), setup, worker=f"arena:{port}")
+    except Exception as err:  # a bad URL, an unreachable database, a store of another version
+        raise SystemExit(f"error: --store {store or DEFAULT_STORE}: {err}") from None
     password, generated = admin_password()
     if generated:
         print(f"admin password (set {PASSWORD_ENV} to choose one): {password}", file=sys.stderr)
-    app = create_app(setup, admin_password=password, on_finished=on_finished)
+    app = create_app(setup, admin_password=password, on_finished=on_finished, store=kept)
     modes = ", ".join(m.name for m in setup.modes)
     print(f"arena: http://{host}:{port}/  ({modes})", file=sys.stderr)
     print(f"admin: http://{host}:{port}/admin", file=sys.stderr)
-    uvicorn.run(app, host=host, port=port, log_level="warning", ws_max_size=64 * 1024)
+    print(f"store: {kept.store.url} (run {kept.run_id})", file=sys.stderr)
+    try:
+        uvicorn.run(app, host=host, port=port, log_level="warning", ws_max_size=64 * 1024)
+    finally:
+        kept.close()  # whatever is queued is written before the process ends
