@@ -25,6 +25,7 @@ from starlette.websockets import WebSocketDisconnect
 
 from turinglab.arena import frames as F
 from turinglab.arena.admin import admin_page
+from turinglab.arena.cluster import Cluster, SignedSessions
 from turinglab.arena.hub import Arena, FinishedHook
 from turinglab.arena.limits import FrameLimiter
 from turinglab.arena.live import InputRejected
@@ -54,9 +55,21 @@ def create_app(
     on_finished: FinishedHook | None = None,
     frame_log: FrameLog | None = None,
     store: ArenaStore | None = None,
+    redis_url: str | None = None,
+    secret: str | None = None,
+    namespace: str | None = None,
 ) -> FastAPI:
-    """`store`: write every game to the generic store as it is played, and export from it."""
+    """`store`: write every game to the generic store as it is played, and export from it.
+    `redis_url` (with `secret`, shared by all processes): one of several processes serving
+    one arena (cluster.py); `namespace` keeps their Redis keys apart from other arenas'."""
     arena = Arena(setup, clock, on_finished, store)
+    cluster: Cluster | None = None
+    if redis_url is not None:
+        if not secret:
+            raise ValueError("a multi-process arena needs a shared session secret")
+        arena.sessions = SignedSessions(secret)
+        name = namespace or (store.run_id if store is not None else "arena")
+        cluster = Cluster(arena, redis_url, name)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -64,12 +77,21 @@ def create_app(
             while True:
                 await asyncio.sleep(TICK_S)
                 arena.tick()
+                if cluster is not None:
+                    try:
+                        await cluster.tick()
+                    except Exception:
+                        log.exception("cluster tick failed")
 
+        if cluster is not None:
+            await cluster.start()
         task = asyncio.create_task(ticker())
         try:
             yield
         finally:
             task.cancel()
+            if cluster is not None:
+                await cluster.stop()
 
     app = FastAPI(title="Turing Lab arena", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.arena = arena
@@ -102,7 +124,7 @@ def create_app(
 
     @app.websocket("/ws")
     async def play(ws: WebSocket) -> None:
-        await _serve_socket(ws, arena, setup, frame_log)
+        await _serve_socket(ws, arena, setup, frame_log, cluster)
 
     def admin(credentials: Annotated[HTTPBasicCredentials, Depends(BASIC)]) -> None:
         given = credentials.password.encode()
@@ -166,7 +188,11 @@ def _same_origin(ws: WebSocket) -> bool:
 
 
 async def _serve_socket(
-    ws: WebSocket, arena: Arena, setup: ArenaSetup, frame_log: FrameLog | None
+    ws: WebSocket,
+    arena: Arena,
+    setup: ArenaSetup,
+    frame_log: FrameLog | None,
+    cluster: Cluster | None = None,
 ) -> None:
     await ws.accept()
     person = arena.sessions.get(ws.cookies.get(COOKIE))
@@ -177,8 +203,9 @@ async def _serve_socket(
         return
     queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
 
-    def outlet(frame: F.ServerFrame) -> None:
-        queue.put_nowait(F.dump(frame))
+    def outlet(frame: F.ServerFrame | dict[str, Any]) -> None:
+        # A frame from another process (cluster.py) arrives already dumped.
+        queue.put_nowait(frame if isinstance(frame, dict) else F.dump(frame))
 
     async def writer() -> None:
         while (data := await queue.get()) is not None:
@@ -188,7 +215,10 @@ async def _serve_socket(
 
     sending = asyncio.create_task(writer())
     limiter = FrameLimiter.from_settings(setup.settings)
-    arena.connect(person, outlet)
+    if cluster is not None:
+        await cluster.connect(person, outlet)
+    else:
+        arena.connect(person, outlet)
     try:
         while True:
             message = await ws.receive()
@@ -204,7 +234,11 @@ async def _serve_socket(
                     break
                 continue
             try:
-                arena.handle(person, F.parse_client_frame(raw))
+                frame = F.parse_client_frame(raw)
+                if cluster is not None:
+                    await cluster.handle(person, frame)
+                else:
+                    arena.handle(person, frame)
             except F.BadFrame as err:
                 outlet(F.Error(code="bad-frame", message=str(err)))
             except InputRejected as err:

@@ -43,6 +43,9 @@ class Arena:
         self._on_finished = on_finished
         self.store = store  # when set, every game is written to it as it is played
         self._recorders: dict[str, GameRecorder] = {}
+        # Called as a game starts (before anyone is told) and once it has ended (cluster.py).
+        self.on_game_start: Callable[[LiveGame], None] | None = None
+        self.on_game_end: Callable[[LiveGame], None] | None = None
         self._count = 0
 
     # ---- connections -----------------------------------------------------------------------
@@ -153,6 +156,8 @@ class Arena:
             self.store.started(recorder, game)  # queued before the first message can be
             self._recorders[game.id] = recorder
         self.games[game.id] = game
+        if self.on_game_start is not None:
+            self.on_game_start(game)
         for person in people.values():
             person.game = game.id
             person.games_played.append(game.id)
@@ -164,6 +169,8 @@ class Arena:
         recorder = self._recorders.pop(game.id, None)
         if self.store is not None and recorder is not None:
             self.store.ended(recorder, game)
+        if self.on_game_end is not None:
+            self.on_game_end(game)
         record = game.record()
         self.finished.append(record)
         if self._on_finished is not None:

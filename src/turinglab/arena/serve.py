@@ -20,6 +20,7 @@ from turinglab.config import ExperimentConfig, load_config
 from turinglab.store.database import DEFAULT_STORE, Store
 
 PASSWORD_ENV = "TURINGLAB_ADMIN_PASSWORD"
+SECRET_ENV = "TURINGLAB_ARENA_SECRET"  # signs session cookies; the same for every process
 
 
 def admin_password() -> tuple[str, bool]:
@@ -55,11 +56,16 @@ def serve(
 
     Every game is written to `store` (a path means SQLite; default turinglab.db) as it is
     played: a game row when it starts, each message as it is said, the verdict and survey at
-    the end."""
+    the end.
+
+    With `redis` (a redis:// URL) this process is one of several serving one arena: they share
+    the store (use PostgreSQL), Redis carries frames and matchmaking between them, and
+    TURINGLAB_ARENA_SECRET (the same in every process) signs the session cookies."""
     import uvicorn
 
-    if redis:
-        raise SystemExit("error: --redis: multi-process arenas are not supported yet")
+    secret = os.environ.get(SECRET_ENV)
+    if redis and not secret:
+        raise SystemExit(f"error: --redis needs {SECRET_ENV} set (the same in every process)")
     try:
         setup = resolve_setup(config)
     except (ValueError, OSError) as err:
@@ -71,7 +77,14 @@ def serve(
     password, generated = admin_password()
     if generated:
         print(f"admin password (set {PASSWORD_ENV} to choose one): {password}", file=sys.stderr)
-    app = create_app(setup, admin_password=password, on_finished=on_finished, store=kept)
+    app = create_app(
+        setup,
+        admin_password=password,
+        on_finished=on_finished,
+        store=kept,
+        redis_url=redis or None,
+        secret=secret if redis else None,
+    )
     modes = ", ".join(m.name for m in setup.modes)
     print(f"arena: http://{host}:{port}/  ({modes})", file=sys.stderr)
     print(f"admin: http://{host}:{port}/admin", file=sys.stderr)
