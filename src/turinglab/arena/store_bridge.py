@@ -10,9 +10,10 @@ and their games, plus its seed) gets one "arena" run, so `turinglab runs` lists 
 readers work on it unchanged, and two studies on one store stay apart. Its id is a hash of that
 identity, so every server process of one study writes to the same run.
 
-All writes go through the writer as ordered operations: a game's start, its messages and its
-end are queued in the order they happen, and the game's store id is known to the later ones
-because the writer runs them in that order on one thread.
+All writes go through the writer in the order they happen: a game's start, its end and the
+survey are operations the writer runs in that order on its one thread, so the game's store id
+is known to the later ones. Messages said once that id is known (nearly all) are plain rows,
+group-committed with every other game's; the rare one said before is an ordered operation too.
 """
 
 from __future__ import annotations
@@ -61,7 +62,10 @@ class GameRecorder:
         self.id = _StoredId()
 
     def sink(self, message: TranscriptMessage) -> None:
-        row = Store.message_row(0, message)
+        if self.id.value is not None:  # the usual case: group-committed with other games' rows
+            self.bridge.writer.add_message(Store.message_row(self.id.value, message))
+            return
+        row = Store.message_row(0, message)  # said before the game row landed: wait for it
         self.bridge.writer.submit(lambda conn: self._add(conn, row))
 
     def _add(self, conn: Connection, row: dict[str, Any]) -> None:
