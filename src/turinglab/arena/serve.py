@@ -90,6 +90,13 @@ def serve(
     print(f"admin: http://{host}:{port}/admin", file=sys.stderr)
     print(f"store: {kept.store.url} (run {kept.run_id})", file=sys.stderr)
     try:
-        uvicorn.run(app, host=host, port=port, log_level="warning", ws_max_size=64 * 1024)
+        uvicorn.run(
+            app,
+            host=host,
+            port=port,
+            log_level="warning",
+            ws_max_size=64 * 1024,
+            ws_per_message_deflate=False,  # compressing every small frame costs CPU, saves little
+        )
     finally:
         kept.close()  # whatever is queued is written before the process ends

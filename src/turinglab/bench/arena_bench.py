@@ -89,7 +89,14 @@ def serve(setup_spec: str, port: int, store: str | None, redis: str | None, ns: 
         namespace=ns,
     )
     try:
-        uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", backlog=4096)
+        uvicorn.run(
+            app,
+            host="127.0.0.1",
+            port=port,
+            log_level="warning",
+            backlog=4096,
+            ws_per_message_deflate=False,  # as `serve` runs it
+        )
     finally:
         if kept is not None:
             kept.close()
