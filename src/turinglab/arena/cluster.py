@@ -105,7 +105,11 @@ class Cluster:
     # ---- lifecycle -------------------------------------------------------------------------
 
     async def start(self) -> None:
-        self.redis = aioredis.from_url(self.url, decode_responses=True)
+        # A blocking pool: a burst of look-ups waits for a connection instead of failing.
+        pool = aioredis.BlockingConnectionPool.from_url(
+            self.url, max_connections=32, timeout=None, decode_responses=True
+        )
+        self.redis = aioredis.Redis(connection_pool=pool)
         await self.redis.ping()
         self._take = self.redis.register_script(TAKE_OR_WAIT)
         pubsub = self.redis.pubsub()
