@@ -262,7 +262,10 @@ async def _serve_socket(
     except WebSocketDisconnect:
         pass
     finally:
-        arena.disconnect(person, outlet)
+        if cluster is not None:
+            await cluster.disconnect(person, outlet)
+        else:
+            arena.disconnect(person, outlet)
         queue.put_nowait(None)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(sending, 2.0)

@@ -8,8 +8,11 @@ routed through Redis, with no coordination of our own beyond what Redis does ato
 * who plays where: `player:<id>` names the game and the process that owns it;
 * inputs: a person connected to another process has their frames forwarded to the owner's
   channel `proc:<owner>`;
-* frames: every frame for a person is published on `frames` with their id and the sender's
-  process; each process hands it to the sockets it holds for that person (and ignores its own).
+* frames: every frame for a person is published on their channel `to:<id>`, which a process
+  subscribes to while it holds a socket of theirs (and it ignores what it published itself).
+
+Each process remembers which process owns a person's game (from the frames it relays), so an
+input costs a Redis look-up only when that is not known.
 
 Session cookies are signed with a secret all processes share, so a person is known everywhere.
 """
@@ -99,6 +102,10 @@ class Cluster:
         self._tasks: list[asyncio.Task[None]] = []
         self._publishers: dict[str, Outlet] = {}
         self.waiting: dict[str, tuple[str, float]] = {}  # pid -> (mode, since), queued here
+        self.owners: dict[str, str] = {}  # pid -> the process playing their game, when known
+        self._sockets: dict[str, int] = {}  # pid -> sockets of theirs held here
+        self._pubsub: Any = None
+        self._mine = json.dumps({"o": self.me})[:-1] + ","  # how our own payloads begin
         arena.on_game_start = self._game_started
         arena.on_game_end = self._game_ended
 
@@ -112,8 +119,8 @@ class Cluster:
         self.redis = aioredis.Redis(connection_pool=pool)
         await self.redis.ping()
         self._take = self.redis.register_script(TAKE_OR_WAIT)
-        pubsub = self.redis.pubsub()
-        await pubsub.subscribe(self.ns + "frames", self.ns + "proc:" + self.me)
+        pubsub = self._pubsub = self.redis.pubsub()
+        await pubsub.subscribe(self.ns + "proc:" + self.me)
         self._tasks = [
             asyncio.create_task(self._listen(pubsub), name="arena-cluster-listen"),
             asyncio.create_task(self._send_loop(), name="arena-cluster-send"),
@@ -136,7 +143,7 @@ class Cluster:
 
             def outlet(frame: F.ServerFrame) -> None:
                 payload = json.dumps({"o": self.me, "p": pid, "f": F.dump(frame)})
-                self._out.put_nowait(("publish", self.ns + "frames", payload))
+                self._out.put_nowait(("publish", self.ns + "to:" + pid, payload))
 
             self._publishers[pid] = outlet
         return outlet
@@ -176,9 +183,11 @@ class Cluster:
         async for item in pubsub.listen():
             if item.get("type") != "message":
                 continue
+            if item["data"].startswith(self._mine):
+                continue  # our own publish, to a person who also has a socket here
             try:
                 data = json.loads(item["data"])
-                if item["channel"].endswith(":frames"):
+                if item["channel"].startswith(self.ns + "to:"):
                     self._deliver(data)
                 else:
                     await self._forwarded(data)
@@ -188,6 +197,11 @@ class Cluster:
     def _deliver(self, data: dict[str, Any]) -> None:
         if data["o"] == self.me:
             return
+        kind = data["f"].get("type")
+        if kind == "game":
+            self.owners[data["p"]] = data["o"]
+        elif kind == "reveal":
+            self.owners.pop(data["p"], None)  # over: the owner forgets the game too
         publisher = self._publishers.get(data["p"])
         for outlet in list(self.arena.outlets.get(data["p"], ())):
             if outlet is not publisher:
@@ -207,18 +221,34 @@ class Cluster:
     # ---- what people do --------------------------------------------------------------------
 
     async def owner(self, pid: str) -> str | None:
+        known = self.owners.get(pid)
+        if known is not None:
+            return known
         assert self.redis is not None
         found = await self.redis.get(self.ns + "player:" + pid)
         return None if found is None else str(json.loads(found)["owner"])
 
     async def connect(self, participant: Participant, outlet: Outlet) -> None:
         self.person(participant.id)
+        self._sockets[participant.id] = self._sockets.get(participant.id, 0) + 1
+        if self._sockets[participant.id] == 1:
+            await self._pubsub.subscribe(self.ns + "to:" + participant.id)
         owner = await self.owner(participant.id)
         if owner is not None and owner != self.me:  # their game is elsewhere: ask for it
             self.arena.outlets.setdefault(participant.id, set()).add(outlet)
             self._forward(owner, {"p": participant.id, "hello": True})
         else:
             self.arena.connect(participant, outlet)
+
+    async def disconnect(self, participant: Participant, outlet: Outlet) -> None:
+        self.arena.disconnect(participant, outlet)
+        left = self._sockets.get(participant.id, 0) - 1
+        if left > 0:
+            self._sockets[participant.id] = left
+            return
+        self._sockets.pop(participant.id, None)
+        with contextlib.suppress(Exception):  # the process may be shutting down
+            await self._pubsub.unsubscribe(self.ns + "to:" + participant.id)
 
     def _forward(self, owner: str, data: dict[str, Any]) -> None:
         self._out.put_nowait(("publish", self.ns + "proc:" + owner, json.dumps(data)))
@@ -301,6 +331,7 @@ class Cluster:
         record = json.dumps({"game": game.id, "owner": self.me})
         for pid in people:
             self.waiting.pop(pid, None)
+            self.owners[pid] = self.me
             self._out.put_nowait(("set", self.ns + "player:" + pid, record))
             for other in people:
                 if other != pid:
@@ -308,4 +339,5 @@ class Cluster:
 
     def _game_ended(self, game: LiveGame) -> None:
         for view in game.views.values():
+            self.owners.pop(view.participant.id, None)
             self._out.put_nowait(("delete", self.ns + "player:" + view.participant.id))
