@@ -18,6 +18,7 @@ import redis
 
 from arena_fixtures import Person, free_port, make_setup
 from test_arena_store import _three_party, _wait_up
+from turinglab.arena.cluster import SignedSessions
 from turinglab.arena.store_bridge import ArenaStore
 from turinglab.store.database import Store
 
@@ -28,6 +29,7 @@ import sys, uvicorn
 sys.path.insert(0, {tests!r})
 from arena_fixtures import ADMIN_PASSWORD, make_setup
 from turinglab.arena import create_app
+from turinglab.arena.cluster import SignedSessions
 from turinglab.arena.store_bridge import ArenaStore
 from turinglab.store.database import Store
 setup = make_setup(ai_after_s=600)
@@ -103,3 +105,14 @@ async def test_two_processes_play_one_game(postgres_url: str) -> None:
         if keys:
             client.delete(*keys)
         client.close()
+
+
+def test_signed_sessions_are_known_to_every_process_and_cannot_be_forged() -> None:
+    one, two = SignedSessions("shared"), SignedSessions("shared")
+    person = one.new()
+    seen = two.get(person.token)
+    assert seen is not None and seen.id == person.id  # another process, same person
+    pid, _, sig = person.token.partition(".")
+    assert two.get(f"p-000000000000.{sig}") is None  # a signature is for one id only
+    assert two.get(pid) is None and two.get(None) is None
+    assert SignedSessions("other secret").get(person.token) is None

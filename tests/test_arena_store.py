@@ -154,3 +154,39 @@ async def test_a_killed_server_loses_nothing_already_said(tmp_path: Path) -> Non
         assert len(texts) == len(set(texts))  # nothing written twice
     finally:
         after.close()
+
+
+async def test_a_flagged_game_is_stored_flagged(tmp_path: Path) -> None:
+    class Broken:
+        name = "broken"
+        endpoint = None
+
+        async def reply(self, history: object, ctx: object) -> object:
+            raise RuntimeError("server exploded")
+
+        async def aclose(self) -> None:
+            return None
+
+    setup = make_setup()
+    setup.agents = {**setup.agents, "eliza": Broken()}  # type: ignore[dict-item]
+    kept = ArenaStore(Store(str(tmp_path / "arena.db")), setup)
+    try:
+        with running_arena(setup, store=kept) as (base, _app):
+            p = Person(base)
+            await p.connect()
+            await p.send(type="join", mode="practice", consent=True)
+            await p.until("game")
+            await p.send(type="message", channel="A", text="hello")
+            await p.until("reveal")
+            await p.close()
+            await kept.flush()
+        (game,) = kept.records()
+        assert game["stored_status"] == "flagged" and game["solo"]
+        assert "server exploded" in game["flags"][0]
+        assert [m["text"] for m in game["messages"] if m["sender"] == "interrogator"] == ["hello"]
+        export = kept.export()
+        assert export["games"] == [] and [g["game"] for g in export["practice_games"]] == [
+            game["game"]
+        ]
+    finally:
+        kept.close()
