@@ -88,7 +88,8 @@ def serve(
     modes = ", ".join(m.name for m in setup.modes)
     print(f"arena: http://{host}:{port}/  ({modes})", file=sys.stderr)
     print(f"admin: http://{host}:{port}/admin", file=sys.stderr)
-    print(f"store: {kept.store.url} (run {kept.run_id})", file=sys.stderr)
+    shown = kept.store.engine.url.render_as_string(hide_password=True)
+    print(f"store: {shown} (run {kept.run_id})", file=sys.stderr)
     try:
         uvicorn.run(
             app,
