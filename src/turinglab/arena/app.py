@@ -217,17 +217,21 @@ async def _serve_socket(
         await ws.send_json(F.dump(err))
         await ws.close(code=4401)
         return
-    queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+    queue: asyncio.Queue[F.ServerFrame | dict[str, Any] | None] = asyncio.Queue()
 
     def outlet(frame: F.ServerFrame | dict[str, Any]) -> None:
         # A frame from another process (cluster.py) arrives already dumped.
-        queue.put_nowait(frame if isinstance(frame, dict) else F.dump(frame))
+        queue.put_nowait(frame)
 
     async def writer() -> None:
         while (data := await queue.get()) is not None:
+            if isinstance(data, dict):
+                text = json.dumps(data, ensure_ascii=False)
+            else:  # frames are immutable; pydantic writes JSON directly (no dict in between)
+                text = data.model_dump_json()
             if frame_log is not None:
-                frame_log(person.id, data)
-            await ws.send_text(json.dumps(data, ensure_ascii=False))
+                frame_log(person.id, data if isinstance(data, dict) else F.dump(data))
+            await ws.send_text(text)
 
     sending = asyncio.create_task(writer())
     limiter = FrameLimiter.from_settings(setup.settings)

@@ -105,7 +105,7 @@ class Cluster:
         self.owners: dict[str, str] = {}  # pid -> the process playing their game, when known
         self._sockets: dict[str, int] = {}  # pid -> sockets of theirs held here
         self._pubsub: Any = None
-        self._mine = json.dumps({"o": self.me})[:-1] + ","  # how our own payloads begin
+        self._mine = f'{{"o": "{self.me}",'  # how our own payloads begin
         arena.on_game_start = self._game_started
         arena.on_game_end = self._game_ended
 
@@ -142,7 +142,9 @@ class Cluster:
         if outlet is None:
 
             def outlet(frame: F.ServerFrame) -> None:
-                payload = json.dumps({"o": self.me, "p": pid, "f": F.dump(frame)})
+                # Spliced, not re-encoded: pydantic writes the frame's JSON itself.
+                payload = f'{self._mine} "p": {json.dumps(pid)}, "f": {frame.model_dump_json()}}}'
+
                 self._out.put_nowait(("publish", self.ns + "to:" + pid, payload))
 
             self._publishers[pid] = outlet
