@@ -6,7 +6,12 @@ message after `interval / 2`. Every person-to-person message carries its id and 
 the receiving side measures the relay latency (send -> frame received at the other person) and
 the run counts lost and duplicated messages. Prints JSON.
 
-    python -m turinglab.bench.arena_bench --games 100
+    python -m turinglab.bench.arena_bench --games 100 --store /tmp/arena.db
+    python -m turinglab.bench.arena_bench --games 100 --processes 2 \
+        --store postgresql://postgres@127.0.0.1:5432/bench --redis redis://127.0.0.1:6379/0
+
+`--store` writes every game to the store as `serve` does; with `--processes N` people are spread
+evenly over N server processes joined by Redis (cluster.py), so most games span two processes.
 
 By default the engine's three-party game is played with an instant scripted AI witness;
 `--setup MODULE:FUNCTION` names another function returning an `ArenaSetup` with a
