@@ -13,7 +13,7 @@ import json
 import logging
 import secrets
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -21,10 +21,13 @@ from fastapi import Depends, FastAPI, HTTPException, Request, Response, WebSocke
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 from fastapi.security import HTTPBasic, HTTPBasicCredentials
 from fastapi.staticfiles import StaticFiles
+from starlette.datastructures import MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocketDisconnect
 
 from turinglab.arena import frames as F
 from turinglab.arena.admin import admin_page
+from turinglab.arena.cluster import Cluster, SignedSessions
 from turinglab.arena.hub import Arena, FinishedHook
 from turinglab.arena.judging import judging_router
 from turinglab.arena.judging_store import JudgingStore
@@ -32,6 +35,7 @@ from turinglab.arena.limits import FrameLimiter
 from turinglab.arena.live import InputRejected
 from turinglab.arena.modes import ArenaSetup
 from turinglab.arena.sessions import COOKIE
+from turinglab.arena.store_bridge import ArenaStore
 from turinglab.arena.strong_mode import add_image_route
 from turinglab.arena.study_export import study_jsonl
 from turinglab.games.clock import REAL_CLOCK, Clock
@@ -56,8 +60,22 @@ def create_app(
     on_finished: FinishedHook | None = None,
     frame_log: FrameLog | None = None,
     judging: JudgingStore | None = None,
+    store: ArenaStore | None = None,
+    redis_url: str | None = None,
+    secret: str | None = None,
+    namespace: str | None = None,
 ) -> FastAPI:
-    arena = Arena(setup, clock, on_finished)
+    """`store`: write every game to the generic store as it is played, and export from it.
+    `redis_url` (with `secret`, shared by all processes): one of several processes serving
+    one arena (cluster.py); `namespace` keeps their Redis keys apart from other arenas'."""
+    arena = Arena(setup, clock, on_finished, store)
+    cluster: Cluster | None = None
+    if redis_url is not None:
+        if not secret:
+            raise ValueError("a multi-process arena needs a shared session secret")
+        arena.sessions = SignedSessions(secret)
+        name = namespace or (store.run_id if store is not None else "arena")
+        cluster = Cluster(arena, redis_url, name)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -65,26 +83,27 @@ def create_app(
             while True:
                 await asyncio.sleep(TICK_S)
                 arena.tick()
+                if cluster is not None:
+                    try:
+                        await cluster.tick()
+                    except Exception:
+                        log.exception("cluster tick failed")
 
+        if cluster is not None:
+            await cluster.start()
         task = asyncio.create_task(ticker())
         try:
             yield
         finally:
             task.cancel()
+            if cluster is not None:
+                await cluster.stop()
 
     app = FastAPI(title="Turing Lab arena", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.arena = arena
     add_image_route(app)  # Strong Turing Test: images are uploaded, then named in a message
 
-    @app.middleware("http")
-    async def headers(
-        request: Request, call_next: Callable[[Request], Awaitable[Response]]
-    ) -> Response:
-        response = await call_next(request)
-        response.headers["Content-Security-Policy"] = CSP
-        response.headers["X-Content-Type-Options"] = "nosniff"
-        response.headers["Referrer-Policy"] = "no-referrer"
-        return response
+    app.add_middleware(_SecurityHeaders)
 
     @app.get("/")
     async def index(request: Request) -> Response:
@@ -104,7 +123,7 @@ def create_app(
 
     @app.websocket("/ws")
     async def play(ws: WebSocket) -> None:
-        await _serve_socket(ws, arena, setup, frame_log)
+        await _serve_socket(ws, arena, setup, frame_log, cluster)
 
     def admin(credentials: Annotated[HTTPBasicCredentials, Depends(BASIC)]) -> None:
         given = credentials.password.encode()
@@ -129,7 +148,12 @@ def create_app(
 
     @app.get("/admin/export.json", dependencies=guarded)
     async def admin_export() -> Response:
-        body = json.dumps(arena.export(), indent=1, ensure_ascii=False)
+        if store is not None:
+            await store.flush()
+            data = await asyncio.to_thread(store.export)
+        else:
+            data = arena.export()
+        body = json.dumps(data, indent=1, ensure_ascii=False)
         return Response(
             body,
             media_type="application/json",
@@ -138,14 +162,44 @@ def create_app(
 
     @app.get("/admin/export/study.jsonl", dependencies=guarded)
     async def admin_study() -> Response:
-        surveys = {p.id: p.survey for p in arena.sessions.by_id.values()}
+        if store is not None:  # every process's games, and those of earlier runs of the server
+            await store.flush()
+            games = await asyncio.to_thread(store.records)
+            people = await asyncio.to_thread(store.participants)
+            finished = [g for g in games if g["status"] is not None]
+            surveys = {pid: p["survey"] for pid, p in people.items()}
+        else:
+            finished = arena.finished
+            surveys = {p.id: p.survey for p in arena.sessions.by_id.values()}
         return Response(
-            study_jsonl(arena.finished, surveys),
+            study_jsonl(finished, surveys),
             media_type="application/x-ndjson",
             headers={"Content-Disposition": 'attachment; filename="arena-study.jsonl"'},
         )
 
     return app
+
+
+class _SecurityHeaders:
+    """Plain ASGI (not BaseHTTPMiddleware, which costs a task and a stream per request)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                headers["Content-Security-Policy"] = CSP
+                headers["X-Content-Type-Options"] = "nosniff"
+                headers["Referrer-Policy"] = "no-referrer"
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
 
 
 def _same_origin(ws: WebSocket) -> bool:
@@ -157,7 +211,11 @@ def _same_origin(ws: WebSocket) -> bool:
 
 
 async def _serve_socket(
-    ws: WebSocket, arena: Arena, setup: ArenaSetup, frame_log: FrameLog | None
+    ws: WebSocket,
+    arena: Arena,
+    setup: ArenaSetup,
+    frame_log: FrameLog | None,
+    cluster: Cluster | None = None,
 ) -> None:
     await ws.accept()
     person = arena.sessions.get(ws.cookies.get(COOKIE))
@@ -166,20 +224,28 @@ async def _serve_socket(
         await ws.send_json(F.dump(err))
         await ws.close(code=4401)
         return
-    queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+    queue: asyncio.Queue[F.ServerFrame | dict[str, Any] | None] = asyncio.Queue()
 
-    def outlet(frame: F.ServerFrame) -> None:
-        queue.put_nowait(F.dump(frame))
+    def outlet(frame: F.ServerFrame | dict[str, Any]) -> None:
+        # A frame from another process (cluster.py) arrives already dumped.
+        queue.put_nowait(frame)
 
     async def writer() -> None:
         while (data := await queue.get()) is not None:
+            if isinstance(data, dict):
+                text = json.dumps(data, ensure_ascii=False)
+            else:  # frames are immutable; pydantic writes JSON directly (no dict in between)
+                text = data.model_dump_json()
             if frame_log is not None:
-                frame_log(person.id, data)
-            await ws.send_text(json.dumps(data, ensure_ascii=False))
+                frame_log(person.id, data if isinstance(data, dict) else F.dump(data))
+            await ws.send_text(text)
 
     sending = asyncio.create_task(writer())
     limiter = FrameLimiter.from_settings(setup.settings)
-    arena.connect(person, outlet)
+    if cluster is not None:
+        await cluster.connect(person, outlet)
+    else:
+        arena.connect(person, outlet)
     try:
         while True:
             message = await ws.receive()
@@ -195,7 +261,11 @@ async def _serve_socket(
                     break
                 continue
             try:
-                arena.handle(person, F.parse_client_frame(raw))
+                frame = F.parse_client_frame(raw)
+                if cluster is not None:
+                    await cluster.handle(person, frame)
+                else:
+                    arena.handle(person, frame)
             except F.BadFrame as err:
                 outlet(F.Error(code="bad-frame", message=str(err)))
             except InputRejected as err:
@@ -203,7 +273,10 @@ async def _serve_socket(
     except WebSocketDisconnect:
         pass
     finally:
-        arena.disconnect(person, outlet)
+        if cluster is not None:
+            await cluster.disconnect(person, outlet)
+        else:
+            arena.disconnect(person, outlet)
         queue.put_nowait(None)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(sending, 2.0)

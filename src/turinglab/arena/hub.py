@@ -16,6 +16,7 @@ from turinglab.arena.live import InputRejected, LiveGame, Outlet
 from turinglab.arena.lobby import Lobby
 from turinglab.arena.modes import ArenaMode, ArenaSetup
 from turinglab.arena.sessions import Participant, Sessions
+from turinglab.arena.store_bridge import ArenaStore, GameRecorder
 from turinglab.games.clock import REAL_CLOCK, Clock
 from turinglab.games.spec import TrialSpec
 
@@ -26,7 +27,11 @@ FinishedHook = Callable[[dict[str, Any]], None]
 
 class Arena:
     def __init__(
-        self, setup: ArenaSetup, clock: Clock = REAL_CLOCK, on_finished: FinishedHook | None = None
+        self,
+        setup: ArenaSetup,
+        clock: Clock = REAL_CLOCK,
+        on_finished: FinishedHook | None = None,
+        store: ArenaStore | None = None,
     ) -> None:
         self.setup = setup
         self.clock = clock
@@ -36,6 +41,11 @@ class Arena:
         self.finished: list[dict[str, Any]] = []
         self.outlets: dict[str, set[Outlet]] = {}
         self._on_finished = on_finished
+        self.store = store  # when set, every game is written to it as it is played
+        self._recorders: dict[str, GameRecorder] = {}
+        # Called as a game starts (before anyone is told) and once it has ended (cluster.py).
+        self.on_game_start: Callable[[LiveGame], None] | None = None
+        self.on_game_end: Callable[[LiveGame], None] | None = None
         self._count = 0
 
     # ---- connections -----------------------------------------------------------------------
@@ -73,6 +83,8 @@ class Arena:
             self._leave(participant)
         elif isinstance(frame, F.Survey):
             participant.survey = {k[:40]: v for k, v in list(frame.answers.items())[:30]}
+            if self.store is not None:
+                self.store.survey(participant.id, participant.survey)
             self.send(participant, F.Status(state="survey-saved"))
         else:
             game = self.games.get(participant.game or "")
@@ -131,6 +143,7 @@ class Arena:
         people = {seat: by_name[a] for seat, a in spec.seats.items() if a in by_name}
         # A mode may bring its own live-game class (arena/strong_mode.py); chat games use LiveGame.
         make: type[LiveGame] = getattr(mode, "live_game", LiveGame)
+        recorder = None if self.store is None else self.store.recorder()
         game = make(
             mode,
             spec,
@@ -139,8 +152,14 @@ class Arena:
             display_names=self.setup.display_names,
             clock=self.clock,
             on_finish=self._finished,
+            sink=None if recorder is None else recorder.sink,
         )
+        if self.store is not None and recorder is not None:
+            self.store.started(recorder, game)  # queued before the first message can be
+            self._recorders[game.id] = recorder
         self.games[game.id] = game
+        if self.on_game_start is not None:
+            self.on_game_start(game)
         for person in people.values():
             person.game = game.id
             person.games_played.append(game.id)
@@ -149,6 +168,11 @@ class Arena:
         game.start()
 
     def _finished(self, game: LiveGame) -> None:
+        recorder = self._recorders.pop(game.id, None)
+        if self.store is not None and recorder is not None:
+            self.store.ended(recorder, game)
+        if self.on_game_end is not None:
+            self.on_game_end(game)
         record = game.record()
         self.finished.append(record)
         if self._on_finished is not None:

@@ -10,15 +10,17 @@ import os
 import secrets
 import sys
 from pathlib import Path
-from typing import Any
 
 from turinglab.arena.app import create_app
 from turinglab.arena.hub import FinishedHook
 from turinglab.arena.modes import ArenaSetup
 from turinglab.arena.setups import default_setup, setup_from_config
+from turinglab.arena.store_bridge import ArenaStore
 from turinglab.config import ExperimentConfig, load_config
+from turinglab.store.database import DEFAULT_STORE, Store
 
 PASSWORD_ENV = "TURINGLAB_ADMIN_PASSWORD"
+SECRET_ENV = "TURINGLAB_ARENA_SECRET"  # signs session cookies; the same for every process
 
 
 def admin_password() -> tuple[str, bool]:
@@ -45,30 +47,57 @@ def serve(
     config: ArenaSetup | ExperimentConfig | str | Path | None = None,
     host: str = "127.0.0.1",
     port: int = 8000,
-    store: Any = None,
+    store: str | None = None,
     redis: str | None = None,
     *,
     on_finished: FinishedHook | None = None,
 ) -> None:
     """Serve the arena until interrupted.
 
-    `store` is accepted for the CLI's sake: this process keeps state in memory and hands every
-    finished game to `on_finished` (where the generic store can keep it); the multi-process
-    mode over PostgreSQL + Redis is not built yet, so a Redis URL is refused rather than
-    silently ignored."""
+    Every game is written to `store` (a path means SQLite; default turinglab.db) as it is
+    played: a game row when it starts, each message as it is said, the verdict and survey at
+    the end.
+
+    With `redis` (a redis:// URL) this process is one of several serving one arena: they share
+    the store (use PostgreSQL), Redis carries frames and matchmaking between them, and
+    TURINGLAB_ARENA_SECRET (the same in every process) signs the session cookies."""
     import uvicorn
 
-    if redis:
-        raise SystemExit("error: --redis: multi-process arenas are not supported yet")
+    secret = os.environ.get(SECRET_ENV)
+    if redis and not secret:
+        raise SystemExit(f"error: --redis needs {SECRET_ENV} set (the same in every process)")
     try:
         setup = resolve_setup(config)
     except (ValueError, OSError) as err:
         raise SystemExit(f"error: {err}") from None
+    try:
+        kept = ArenaStore(Store(store or DEFAULT_STORE), setup, worker=f"arena:{port}")
+    except Exception as err:  # a bad URL, an unreachable database, a store of another version
+        raise SystemExit(f"error: --store {store or DEFAULT_STORE}: {err}") from None
     password, generated = admin_password()
     if generated:
         print(f"admin password (set {PASSWORD_ENV} to choose one): {password}", file=sys.stderr)
-    app = create_app(setup, admin_password=password, on_finished=on_finished)
+    app = create_app(
+        setup,
+        admin_password=password,
+        on_finished=on_finished,
+        store=kept,
+        redis_url=redis or None,
+        secret=secret if redis else None,
+    )
     modes = ", ".join(m.name for m in setup.modes)
     print(f"arena: http://{host}:{port}/  ({modes})", file=sys.stderr)
     print(f"admin: http://{host}:{port}/admin", file=sys.stderr)
-    uvicorn.run(app, host=host, port=port, log_level="warning", ws_max_size=64 * 1024)
+    shown = kept.store.engine.url.render_as_string(hide_password=True)
+    print(f"store: {shown} (run {kept.run_id})", file=sys.stderr)
+    try:
+        uvicorn.run(
+            app,
+            host=host,
+            port=port,
+            log_level="warning",
+            ws_max_size=64 * 1024,
+            ws_per_message_deflate=False,  # compressing every small frame costs CPU, saves little
+        )
+    finally:
+        kept.close()  # whatever is queued is written before the process ends

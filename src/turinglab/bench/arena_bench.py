@@ -6,7 +6,12 @@ message after `interval / 2`. Every person-to-person message carries its id and 
 the receiving side measures the relay latency (send -> frame received at the other person) and
 the run counts lost and duplicated messages. Prints JSON.
 
-    python -m turinglab.bench.arena_bench --games 100
+    python -m turinglab.bench.arena_bench --games 100 --store /tmp/arena.db
+    python -m turinglab.bench.arena_bench --games 100 --processes 2 \
+        --store postgresql://postgres@127.0.0.1:5432/bench --redis redis://127.0.0.1:6379/0
+
+`--store` writes every game to the store as `serve` does; with `--processes N` people are spread
+evenly over N server processes joined by Redis (cluster.py), so most games span two processes.
 
 By default the engine's three-party game is played with an instant scripted AI witness;
 `--setup MODULE:FUNCTION` names another function returning an `ArenaSetup` with a
@@ -71,13 +76,39 @@ def _load_setup(spec: str) -> Any:
     )
 
 
-def serve(setup_spec: str, port: int) -> None:
+def serve(setup_spec: str, port: int, store: str | None, redis: str | None, ns: str) -> None:
     import uvicorn
 
     from turinglab.arena.app import create_app
+    from turinglab.arena.store_bridge import ArenaStore
+    from turinglab.store.database import Store
 
-    app = create_app(_load_setup(setup_spec), admin_password=secrets.token_urlsafe(12))
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", backlog=4096)
+    setup = _load_setup(setup_spec)
+    kept = None if store is None else ArenaStore(Store(store), setup, worker=f"bench:{port}")
+    app = create_app(
+        setup,
+        admin_password=secrets.token_urlsafe(12),
+        store=kept,
+        redis_url=redis,
+        secret="bench secret" if redis else None,
+        namespace=ns,
+    )
+    try:
+        uvicorn.run(
+            app,
+            host="127.0.0.1",
+            port=port,
+            log_level="warning",
+            backlog=4096,
+            ws_per_message_deflate=False,  # as `serve` runs it
+        )
+    finally:
+        if kept is not None:
+            kept.close()
+
+
+def _redacted(url: str | None) -> str | None:
+    return None if url is None else url.split("://", 1)[0] if "://" in url else "sqlite"
 
 
 def _cpu_s(pid: int) -> float:
@@ -130,13 +161,13 @@ async def _until(q: asyncio.Queue[dict[str, Any]], kind: str) -> dict[str, Any]:
 
 
 async def _simulated(
-    http: aiohttp.ClientSession, base: str, n: int, args: Any, tally: Tally
+    http: aiohttp.ClientSession, bases: list[str], n: int, args: Any, tally: Tally
 ) -> None:
     """One person: joins, then plays whichever role the server gave them (the server decides
     who plays with whom, so people of one 'game' here may meet others)."""
     rng = random.Random(args.seed * 100_003 + n)  # seeded per person; recorded in the output
     await asyncio.sleep(rng.uniform(0, args.ramp))  # people arrive over the ramp, not at once
-    ws = await _person(http, base)
+    ws = await _person(http, bases[n % len(bases)])  # with several processes: spread evenly
     q: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
     reader = asyncio.create_task(_frames(ws, tally, q))
     try:
@@ -191,38 +222,53 @@ async def _witness(
 
 async def run(args: Any) -> dict[str, Any]:
     load = round(os.getloadavg()[0], 2)
-    port = args.port or _free_port()
-    base = f"http://127.0.0.1:{port}"
-    command = [sys.executable, "-m", "turinglab.bench.arena_bench", "--serve", args.setup]
-    if args.profile:  # the server's own profile, for finding where it spends its time
-        command[1:1] = ["-m", "cProfile", "-o", args.profile]
-    server = subprocess.Popen([*command, "--port", str(port)])
+    if args.processes > 1 and not args.redis:
+        raise SystemExit("error: --processes > 1 needs --redis (and a shared --store)")
+    ports = [args.port or _free_port()] + [_free_port() for _ in range(args.processes - 1)]
+    bases = [f"http://127.0.0.1:{port}" for port in ports]
+    ns = f"bench-{secrets.token_hex(4)}"
+    servers = []
+    for i, port in enumerate(ports):
+        command = [sys.executable, "-m", "turinglab.bench.arena_bench", "--serve", args.setup]
+        if args.profile:  # the server's own profile, for finding where it spends its time
+            command[1:1] = ["-m", "cProfile", "-o", f"{args.profile}.{i}"]
+        command += ["--port", str(port), "--ns", ns]
+        if args.store:
+            command += ["--store", args.store]
+        if args.redis:
+            command += ["--redis", args.redis]
+        servers.append(subprocess.Popen(command))
     tally = Tally()
     try:
         connector = aiohttp.TCPConnector(limit=0)
         jar = aiohttp.DummyCookieJar()
         async with aiohttp.ClientSession(connector=connector, cookie_jar=jar) as http:
-            for _ in range(200):
-                try:
-                    async with http.get(base + "/healthz") as r:
-                        if r.status == 200:
-                            break
-                except aiohttp.ClientError:
-                    await asyncio.sleep(0.05)
-            cpu0, t0, own0 = _cpu_s(server.pid), time.perf_counter(), time.process_time()
+            for base in bases:
+                for _ in range(400):
+                    try:
+                        async with http.get(base + "/healthz") as r:
+                            if r.status == 200:
+                                break
+                    except aiohttp.ClientError:
+                        await asyncio.sleep(0.05)
+            cpu0 = sum(_cpu_s(s.pid) for s in servers)
+            t0, own0 = time.perf_counter(), time.process_time()
             people = [
-                asyncio.create_task(_simulated(http, base, n, args, tally))
+                asyncio.create_task(_simulated(http, bases, n, args, tally))
                 for n in range(2 * args.games)
             ]
             results = await asyncio.gather(*people, return_exceptions=True)
-            wall, cpu = time.perf_counter() - t0, _cpu_s(server.pid) - cpu0
+            wall = time.perf_counter() - t0
+            cpu = sum(_cpu_s(s.pid) for s in servers) - cpu0
             client_cpu = time.process_time() - own0
     finally:
-        server.send_signal(signal.SIGINT)  # uvicorn shuts down cleanly (and cProfile writes)
-        try:
-            server.wait(20)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        for server in servers:
+            server.send_signal(signal.SIGINT)  # uvicorn shuts down cleanly (cProfile writes)
+        for server in servers:
+            try:
+                server.wait(30)
+            except subprocess.TimeoutExpired:
+                server.kill()
     failures = Counter(type(r).__name__ for r in results if isinstance(r, BaseException))
     lat = sorted(tally.latency_ms)
 
@@ -236,6 +282,9 @@ async def run(args: Any) -> dict[str, Any]:
             "python": platform.python_version(),
             "load_avg_1m_at_start": load,  # other work on the box inflates the tail
         },
+        "processes": args.processes,
+        "store": _redacted(args.store),
+        "redis": args.redis,
         "games": args.games,
         "people": 2 * args.games,
         "rounds": args.rounds,
@@ -273,12 +322,18 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--interval", type=float, default=2.0, help="seconds between messages")
     ap.add_argument("--ramp", type=float, default=5.0, help="people arrive over this many s")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--profile", help="write the server's cProfile stats to this file")
+    ap.add_argument("--profile", help="write each server's cProfile stats to FILE.<i>")
+    ap.add_argument(
+        "--store", help="write every game to this store (SQLite path or postgresql:// URL)"
+    )
+    ap.add_argument("--processes", type=int, default=1, help="server processes (needs --redis)")
+    ap.add_argument("--redis", help="redis:// URL joining several server processes")
     ap.add_argument("--serve", help=argparse.SUPPRESS)
     ap.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--ns", default="bench", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.serve:
-        serve(args.serve, args.port)
+        serve(args.serve, args.port, args.store, args.redis, args.ns)
         return
     print(json.dumps(asyncio.run(run(args)), indent=2))
 

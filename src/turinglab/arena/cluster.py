@@ -1,0 +1,345 @@
+"""Several arena processes as one arena: Redis between them, the store (PostgreSQL) under them.
+
+A game is played in the process that created it (its Table lives there). Everything else is
+routed through Redis, with no coordination of our own beyond what Redis does atomically:
+
+* matchmaking: one Redis list per mode; a Lua script (atomic in Redis) either takes a waiting
+  partner from it or queues the caller, so two processes never take the same person;
+* who plays where: `player:<id>` names the game and the process that owns it;
+* inputs: a person connected to another process has their frames forwarded to the owner's
+  channel `proc:<owner>`;
+* frames: every frame for a person is published on their channel `to:<id>`, which a process
+  subscribes to while it holds a socket of theirs (and it ignores what it published itself).
+
+Each process remembers which process owns a person's game (from the frames it relays), so an
+input costs a Redis look-up only when that is not known.
+
+Session cookies are signed with a secret all processes share, so a person is known everywhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import hmac
+import json
+import logging
+import secrets
+from typing import TYPE_CHECKING, Any
+
+import redis.asyncio as aioredis
+
+from turinglab.arena import frames as F
+from turinglab.arena.live import InputRejected, LiveGame, Outlet
+from turinglab.arena.sessions import Participant, Sessions
+
+if TYPE_CHECKING:
+    from turinglab.arena.hub import Arena
+
+log = logging.getLogger(__name__)
+
+# KEYS[1] the mode's queue, KEYS[2] the caller's "met" set; ARGV[1] "pid|process", ARGV[2] pid.
+# Returns the partner's entry (now out of the queue), or nil after queueing the caller.
+TAKE_OR_WAIT = """
+local prefix = ARGV[2] .. '|'
+local n = redis.call('LLEN', KEYS[1])
+for i = 0, n - 1 do
+  local e = redis.call('LINDEX', KEYS[1], i)
+  if string.sub(e, 1, string.len(prefix)) ~= prefix then
+    local other = string.match(e, '^([^|]+)')
+    if redis.call('SISMEMBER', KEYS[2], other) == 0 then
+      redis.call('LREM', KEYS[1], 1, e)
+      return e
+    end
+  end
+end
+redis.call('LREM', KEYS[1], 0, ARGV[1])
+redis.call('RPUSH', KEYS[1], ARGV[1])
+return nil
+"""
+PLAYER_TTL_S = 6 * 3600
+
+
+class SignedSessions(Sessions):
+    """Tokens are "<participant id>.<HMAC>": any process with the secret recognises them."""
+
+    def __init__(self, secret: str) -> None:
+        super().__init__()
+        self._key = secret.encode()
+
+    def _sign(self, pid: str) -> str:
+        return hmac.new(self._key, pid.encode(), hashlib.sha256).hexdigest()
+
+    def new(self) -> Participant:
+        pid = f"p-{secrets.token_hex(6)}"
+        p = Participant(id=pid, token=f"{pid}.{self._sign(pid)}")
+        self.by_id[pid] = p
+        return p
+
+    def get(self, token: str | None) -> Participant | None:
+        pid, _, sig = (token or "").partition(".")
+        if not pid or not hmac.compare_digest(sig, self._sign(pid)):
+            return None
+        return self.ensure(pid)
+
+    def ensure(self, pid: str) -> Participant:
+        """This process's record of a person, made on first sight (from another process)."""
+        p = self.by_id.get(pid)
+        if p is None:
+            p = self.by_id[pid] = Participant(id=pid, token=f"{pid}.{self._sign(pid)}")
+        return p
+
+
+class Cluster:
+    def __init__(self, arena: Arena, url: str, namespace: str) -> None:
+        self.arena = arena
+        self.url = url
+        self.ns = f"turinglab:arena:{namespace}:"
+        self.me = f"{secrets.token_hex(4)}"
+        self.redis: aioredis.Redis | None = None
+        self._out: asyncio.Queue[tuple[str, ...]] = asyncio.Queue()  # ordered commands
+        self._tasks: list[asyncio.Task[None]] = []
+        self._publishers: dict[str, Outlet] = {}
+        self.waiting: dict[str, tuple[str, float]] = {}  # pid -> (mode, since), queued here
+        self.owners: dict[str, str] = {}  # pid -> the process playing their game, when known
+        self._sockets: dict[str, int] = {}  # pid -> sockets of theirs held here
+        self._pubsub: Any = None
+        self._mine = f'{{"o": "{self.me}",'  # how our own payloads begin
+        arena.on_game_start = self._game_started
+        arena.on_game_end = self._game_ended
+
+    # ---- lifecycle -------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        # A blocking pool: a burst of look-ups waits for a connection instead of failing.
+        pool = aioredis.BlockingConnectionPool.from_url(
+            self.url, max_connections=32, timeout=None, decode_responses=True
+        )
+        self.redis = aioredis.Redis(connection_pool=pool)
+        await self.redis.ping()
+        self._take = self.redis.register_script(TAKE_OR_WAIT)
+        pubsub = self._pubsub = self.redis.pubsub()
+        await pubsub.subscribe(self.ns + "proc:" + self.me)
+        self._tasks = [
+            asyncio.create_task(self._listen(pubsub), name="arena-cluster-listen"),
+            asyncio.create_task(self._send_loop(), name="arena-cluster-send"),
+        ]
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(BaseException):
+                await task
+        if self.redis is not None:
+            await self.redis.aclose()
+
+    # ---- outgoing: one ordered stream of Redis commands, pipelined ----------------------------
+
+    def _publisher(self, pid: str) -> Outlet:
+        outlet = self._publishers.get(pid)
+        if outlet is None:
+
+            def outlet(frame: F.ServerFrame) -> None:
+                # Spliced, not re-encoded: pydantic writes the frame's JSON itself.
+                payload = f'{self._mine} "p": {json.dumps(pid)}, "f": {frame.model_dump_json()}}}'
+
+                self._out.put_nowait(("publish", self.ns + "to:" + pid, payload))
+
+            self._publishers[pid] = outlet
+        return outlet
+
+    def person(self, pid: str) -> Participant:
+        """A participant whose frames also reach their sockets on other processes."""
+        sessions = self.arena.sessions
+        p = sessions.ensure(pid) if isinstance(sessions, SignedSessions) else sessions.by_id[pid]
+        self.arena.outlets.setdefault(pid, set()).add(self._publisher(pid))
+        return p
+
+    async def _send_loop(self) -> None:
+        assert self.redis is not None
+        while True:
+            batch = [await self._out.get()]
+            while not self._out.empty() and len(batch) < 1000:
+                batch.append(self._out.get_nowait())
+            pipe = self.redis.pipeline(transaction=False)
+            for cmd, *args in batch:
+                if cmd == "publish":
+                    pipe.publish(args[0], args[1])
+                elif cmd == "set":
+                    pipe.set(args[0], args[1], ex=PLAYER_TTL_S)
+                elif cmd == "sadd":
+                    pipe.sadd(args[0], args[1])
+                    pipe.expire(args[0], PLAYER_TTL_S)
+                elif cmd == "delete":
+                    pipe.delete(args[0])
+            try:
+                await pipe.execute()
+            except Exception:
+                log.exception("redis: %d commands lost", len(batch))
+
+    # ---- incoming --------------------------------------------------------------------------
+
+    async def _listen(self, pubsub: Any) -> None:
+        async for item in pubsub.listen():
+            if item.get("type") != "message":
+                continue
+            if item["data"].startswith(self._mine):
+                continue  # our own publish, to a person who also has a socket here
+            try:
+                data = json.loads(item["data"])
+                if item["channel"].startswith(self.ns + "to:"):
+                    self._deliver(data)
+                else:
+                    await self._forwarded(data)
+            except Exception:
+                log.exception("redis: bad message on %s", item.get("channel"))
+
+    def _deliver(self, data: dict[str, Any]) -> None:
+        if data["o"] == self.me:
+            return
+        kind = data["f"].get("type")
+        if kind == "game":
+            self.owners[data["p"]] = data["o"]
+        elif kind == "reveal":
+            self.owners.pop(data["p"], None)  # over: the owner forgets the game too
+        publisher = self._publishers.get(data["p"])
+        for outlet in list(self.arena.outlets.get(data["p"], ())):
+            if outlet is not publisher:
+                outlet(data["f"])  # sockets take frames already dumped (app.py)
+
+    async def _forwarded(self, data: dict[str, Any]) -> None:
+        participant = self.person(data["p"])
+        if data.get("hello"):
+            self.arena.send(participant, self.arena.state_frame(participant))
+            return
+        try:
+            await self.handle(participant, F.parse_client_frame(data["raw"]), forwarded=True)
+        except (InputRejected, F.BadFrame) as err:
+            code = getattr(err, "code", "bad-frame")
+            self.arena.send(participant, F.Error(code=code, message=str(err)))
+
+    # ---- what people do --------------------------------------------------------------------
+
+    async def owner(self, pid: str) -> str | None:
+        known = self.owners.get(pid)
+        if known is not None:
+            return known
+        assert self.redis is not None
+        found = await self.redis.get(self.ns + "player:" + pid)
+        return None if found is None else str(json.loads(found)["owner"])
+
+    async def connect(self, participant: Participant, outlet: Outlet) -> None:
+        self.person(participant.id)
+        self._sockets[participant.id] = self._sockets.get(participant.id, 0) + 1
+        if self._sockets[participant.id] == 1:
+            await self._pubsub.subscribe(self.ns + "to:" + participant.id)
+        owner = await self.owner(participant.id)
+        if owner is not None and owner != self.me:  # their game is elsewhere: ask for it
+            self.arena.outlets.setdefault(participant.id, set()).add(outlet)
+            self._forward(owner, {"p": participant.id, "hello": True})
+        else:
+            self.arena.connect(participant, outlet)
+
+    async def disconnect(self, participant: Participant, outlet: Outlet) -> None:
+        self.arena.disconnect(participant, outlet)
+        left = self._sockets.get(participant.id, 0) - 1
+        if left > 0:
+            self._sockets[participant.id] = left
+            return
+        self._sockets.pop(participant.id, None)
+        with contextlib.suppress(Exception):  # the process may be shutting down
+            await self._pubsub.unsubscribe(self.ns + "to:" + participant.id)
+
+    def _forward(self, owner: str, data: dict[str, Any]) -> None:
+        self._out.put_nowait(("publish", self.ns + "proc:" + owner, json.dumps(data)))
+
+    async def handle(
+        self, participant: Participant, frame: F.ClientFrame, *, forwarded: bool = False
+    ) -> None:
+        self.person(participant.id)
+        if not forwarded:
+            owner = await self.owner(participant.id)
+            if owner is not None and owner != self.me:
+                raw = frame.model_dump_json()
+                self._forward(owner, {"p": participant.id, "raw": raw})
+                return
+        if isinstance(frame, F.Join):
+            mode = self.arena.setup.mode(frame.mode)
+            if mode is not None and not mode.solo and frame.consent:
+                await self._join(participant, frame)
+                return
+        elif isinstance(frame, F.Leave):
+            await self._unqueue(participant.id)
+        self.arena.handle(participant, frame)
+
+    async def _join(self, participant: Participant, frame: F.Join) -> None:
+        assert self.redis is not None
+        participant.consented = True
+        current = self.arena.games.get(participant.game or "")
+        if current is not None and current.result is None:
+            raise InputRejected("in-game", "You are already in a game.")
+        mode = self.arena.setup.mode(frame.mode)
+        assert mode is not None
+        participant.game = None
+        pid = participant.id
+        taken = await self._take(
+            keys=[self.ns + "queue:" + mode.name, self.ns + "met:" + pid],
+            args=[f"{pid}|{self.me}", pid],
+        )
+        if taken is None:
+            self.waiting[pid] = (mode.name, self.arena.clock.now())
+            waited = F.Status(state="waiting", modes=[], waited_s=0.0)
+            self.arena.send(participant, waited)
+            return
+        self.waiting.pop(pid, None)
+        partner = self.person(str(taken).split("|", 1)[0])
+        pair = [participant, partner]
+        self.arena.lobby.rng.shuffle(pair)  # who interrogates
+        self.arena.lobby._seat(mode, pair)
+
+    async def _unqueue(self, pid: str) -> bool:
+        """Take a person out of the queue; False when another process took them meanwhile."""
+        assert self.redis is not None
+        entry = self.waiting.pop(pid, None)
+        if entry is None:
+            return False
+        removed = await self.redis.lrem(self.ns + "queue:" + entry[0], 0, f"{pid}|{self.me}")
+        return bool(removed)
+
+    async def tick(self) -> None:
+        """A lone waiter meets AI witnesses, or is sent on, if nobody took them meanwhile."""
+        now = self.arena.clock.now()
+        settings = self.arena.setup.settings
+        for pid, (mode_name, since) in list(self.waiting.items()):
+            mode = self.arena.setup.mode(mode_name)
+            waited = now - since
+            alone = mode is not None and len(mode.witnesses) == 1 and waited >= settings.ai_after_s
+            if mode is None or not (alone or waited >= settings.max_wait_s):
+                continue
+            if not await self._unqueue(pid):
+                continue  # matched by another process
+            person = self.person(pid)
+            if alone:
+                self.arena.lobby._seat(mode, [person])
+            else:
+                self.arena.send(person, F.Status(state="no-match", waited_s=waited))
+
+    # ---- games owned here ------------------------------------------------------------------
+
+    def _game_started(self, game: LiveGame) -> None:
+        people = [v.participant.id for v in game.views.values()]
+        record = json.dumps({"game": game.id, "owner": self.me})
+        for pid in people:
+            self.waiting.pop(pid, None)
+            self.owners[pid] = self.me
+            self._out.put_nowait(("set", self.ns + "player:" + pid, record))
+            for other in people:
+                if other != pid:
+                    self._out.put_nowait(("sadd", self.ns + "met:" + pid, other))
+
+    def _game_ended(self, game: LiveGame) -> None:
+        for view in game.views.values():
+            self.owners.pop(view.participant.id, None)
+            self._out.put_nowait(("delete", self.ns + "player:" + view.participant.id))

@@ -1,0 +1,263 @@
+"""Arena games in the generic store, message by message.
+
+Every live game is a `games` row (status playing) from its first moment, with its seats (kind
+human/agent, people by anonymous participant id only); every message is queued to the store's
+group-committing writer the moment the table appends it, so a crash or restart loses at most
+the last few milliseconds; the verdict, flags and the exit survey land at the end.
+
+Arena games have no planned trial, but a game row needs a run: each study (the arena's modes
+and their games, plus its seed) gets one "arena" run, so `turinglab runs` lists it, the store's
+readers work on it unchanged, and two studies on one store stay apart. Its id is a hash of that
+identity, so every server process of one study writes to the same run.
+
+All writes go through the writer in the order they happen: a game's start, its end and the
+survey are operations the writer runs in that order on its one thread, so the game's store id
+is known to the later ones. Messages said once that id is known (nearly all) are plain rows,
+group-committed with every other game's; the rare one said before is an ordered operation too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import Connection, select, update
+
+from turinglab.games.spec import GameResult
+from turinglab.games.table import TranscriptMessage
+from turinglab.store.database import GameEnd, GameStart, SeatRecord, Store
+from turinglab.store.schema import games, judgements, messages, seats
+from turinglab.store.writer import StoreWriter
+
+if TYPE_CHECKING:
+    from turinglab.arena.live import LiveGame
+    from turinglab.arena.modes import ArenaSetup
+
+ARENA_GAME = "arena"  # runs.game of an arena run
+
+
+def arena_run_id(setup: ArenaSetup) -> str:
+    identity = {
+        "modes": sorted((m.name, m.game.name, m.solo) for m in setup.modes),
+        "seed": setup.settings.seed,
+    }
+    digest = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
+    return f"arena-{digest[:20]}"
+
+
+@dataclass
+class _StoredId:
+    value: int | None = None
+
+
+class GameRecorder:
+    """One live game's writes; `sink` is the Table's message sink."""
+
+    def __init__(self, bridge: ArenaStore) -> None:
+        self.bridge = bridge
+        self.id = _StoredId()
+
+    def sink(self, message: TranscriptMessage) -> None:
+        if self.id.value is not None:  # the usual case: group-committed with other games' rows
+            self.bridge.writer.add_message(Store.message_row(self.id.value, message))
+            return
+        row = Store.message_row(0, message)  # said before the game row landed: wait for it
+        self.bridge.writer.submit(lambda conn: self._add(conn, row))
+
+    def _add(self, conn: Connection, row: dict[str, Any]) -> None:
+        if self.id.value is not None:  # None only if the start itself failed
+            row["game_id"] = self.id.value
+            self.bridge.store.add_messages(conn, [row])
+
+
+class ArenaStore:
+    def __init__(self, store: Store, setup: ArenaSetup, *, worker: str = "arena") -> None:
+        self.store = store
+        self.worker = worker
+        self.run_id = arena_run_id(setup)
+        modes = [{"name": m.name, "game": m.game.name, "solo": m.solo} for m in setup.modes]
+        store.create_run(
+            self.run_id, "arena", ARENA_GAME, {"modes": modes}, {"seed": setup.settings.seed}, []
+        )  # False when another process (or an earlier start) made it: the same run
+        self.writer = StoreWriter(store)
+
+    def close(self) -> None:
+        self.writer.close()
+
+    # ---- writing ---------------------------------------------------------------------------
+
+    def recorder(self) -> GameRecorder:
+        return GameRecorder(self)
+
+    def started(self, recorder: GameRecorder, game: LiveGame) -> None:
+        people = {seat: v.participant.id for seat, v in game.views.items()}
+        start = GameStart(
+            run_id=self.run_id,
+            trial_id=None,
+            attempt_no=1,
+            game=game.mode.game.name,
+            started_at=game.started_at,
+            seats=[
+                SeatRecord(seat, agent, "human", people[seat])
+                if seat in people
+                else SeatRecord(seat, agent, "agent")
+                for seat, agent in game.spec.seats.items()
+            ],
+            environment_id=None,
+            worker=self.worker,
+            setup={
+                "arena_game": game.id,
+                "mode": game.mode.name,
+                "solo": game.mode.solo,
+                "trial": game.spec.to_json(),
+            },
+        )
+
+        def op(conn: Connection) -> int:
+            recorder.id.value = self.store.start_game(conn, start)
+            return recorder.id.value
+
+        self.writer.submit(op)
+
+    def ended(self, recorder: GameRecorder, game: LiveGame) -> None:
+        result = game.result or GameResult("flagged", flags=["arena: no result"])
+        ended_at = game.ended_at or time.time()
+
+        def op(conn: Connection) -> None:
+            gid = recorder.id.value
+            if gid is None:
+                return
+            end = GameEnd(gid, None, ended_at, 0, 0, 0, worker=self.worker, result=result)
+            self.store.end_game(conn, end)
+            # No trial, so no outcome row: the result's own summary goes with the game.
+            setup = conn.execute(select(games.c.setup).where(games.c.id == gid)).scalar_one()
+            setup = {**setup, "status": result.status, "correct": result.correct}
+            conn.execute(update(games).where(games.c.id == gid).values(setup=setup))
+
+        self.writer.submit(op)
+
+    def survey(self, participant: str, answers: Mapping[str, Any]) -> None:
+        """Kept on each of the person's seats in this study (there is no participant table)."""
+        answers = dict(answers)
+
+        def op(conn: Connection) -> None:
+            in_run = select(games.c.id).where(games.c.run_id == self.run_id)
+            rows = conn.execute(
+                select(seats.c.id, seats.c.details).where(
+                    seats.c.participant == participant, seats.c.game_id.in_(in_run)
+                )
+            ).all()
+            for sid, details in rows:
+                new = {**details, "survey": answers}
+                conn.execute(update(seats).where(seats.c.id == sid).values(details=new))
+
+        self.writer.submit(op)
+
+    async def flush(self) -> None:
+        """Wait until everything queued so far is committed."""
+        await self.writer.call(lambda conn: None)
+
+    # ---- reading (the admin export reads the store, so data survives restarts) --------------
+
+    def records(self) -> list[dict[str, Any]]:
+        """Every game of this study, in `LiveGame.record()`'s shape, unfinished ones included
+        (status None)."""
+        with self.store.engine.connect() as conn:
+            rows = conn.execute(
+                select(games).where(games.c.run_id == self.run_id).order_by(games.c.id)
+            ).all()
+            ids = [r.id for r in rows]
+            seat_rows = conn.execute(select(seats).where(seats.c.game_id.in_(ids))).all()
+            msg_rows = conn.execute(
+                select(messages)
+                .where(messages.c.game_id.in_(ids))
+                .order_by(messages.c.game_id, messages.c.seq)
+            ).all()
+            judge_rows = conn.execute(
+                select(judgements).where(judgements.c.game_id.in_(ids)).order_by(judgements.c.id)
+            ).all()
+        by_game: dict[int, dict[str, Any]] = {}
+        for r in rows:
+            playing = r.status == "playing"
+            by_game[r.id] = {
+                "game": r.setup.get("arena_game"),
+                "mode": r.setup.get("mode"),
+                "solo": bool(r.setup.get("solo")),
+                "trial": r.setup.get("trial"),
+                "seats": {},
+                "started_at": r.started_at,
+                "ended_at": r.finished_at,
+                "messages": [],
+                "status": None if playing else r.setup.get("status", r.status),
+                "stored_status": r.status,
+                "correct": r.setup.get("correct"),
+                "judgements": [],
+                "flags": list(r.flags or []),
+            }
+        for s in seat_rows:
+            by_game[s.game_id]["seats"][s.seat] = (
+                {"kind": "human", "participant": s.participant}
+                if s.kind == "human"
+                else {"kind": "ai", "agent": s.agent}
+            )
+        for m in msg_rows:
+            by_game[m.game_id]["messages"].append(
+                {
+                    "seq": m.seq,
+                    "sender": m.sender,
+                    "channel": m.channel,
+                    "text": m.text,
+                    "at": m.created_at,
+                    "visible_to": m.visible_to.split(",") if m.visible_to else [],
+                }
+            )
+        for j in judge_rows:
+            by_game[j.game_id]["judgements"].append(
+                {
+                    "judge": j.judge,
+                    "kind": j.kind,
+                    "verdict": j.verdict,
+                    "confidence": j.confidence,
+                    "reason": j.reason,
+                    "choice": j.choice,
+                    "tie": j.tie,
+                    "turn": j.turn,
+                    "created_at": j.created_at,
+                    "details": dict(j.details or {}),
+                }
+            )
+        return list(by_game.values())
+
+    def participants(self) -> dict[str, dict[str, Any]]:
+        """participant id -> {games, survey} from the seats of this study."""
+        query = (
+            select(seats.c.participant, seats.c.details, games.c.setup)
+            .join(games, games.c.id == seats.c.game_id)
+            .where(games.c.run_id == self.run_id, seats.c.kind == "human")
+            .order_by(seats.c.id)
+        )
+        out: dict[str, dict[str, Any]] = {}
+        with self.store.engine.connect() as conn:
+            for pid, details, setup in conn.execute(query):
+                entry = out.setdefault(pid, {"games": [], "survey": None})
+                entry["games"].append(setup.get("arena_game"))
+                if (details or {}).get("survey") is not None:
+                    entry["survey"] = details["survey"]
+        return out
+
+    def export(self) -> dict[str, Any]:
+        records = self.records()
+        finished = [g for g in records if g["status"] is not None]
+        return {
+            "games": [g for g in finished if not g["solo"]],
+            "practice_games": [g for g in finished if g["solo"]],
+            "unfinished_games": [g for g in records if g["status"] is None],
+            "participants": [
+                {"participant": pid, "consented": True, **entry}
+                for pid, entry in self.participants().items()
+            ],
+        }
