@@ -494,6 +494,10 @@ def serve(
     redis: Annotated[
         str | None, typer.Option(help="redis://… shared by several server processes")
     ] = None,
+    itt_study: Annotated[
+        Path | None, typer.Option(help="an ITT study folder for people to judge, at /judge")
+    ] = None,
+    itt_batch_size: Annotated[int, typer.Option(help="trials per ITT judge")] = 20,
 ) -> None:
     """Start the browser arena: people play Turing tests with each other and with AI witnesses.
 
@@ -505,7 +509,17 @@ def serve(
         raise fail(f"--port must be between 1 and 65535, not {port}")
     if config_path is not None and not config_path.is_file():
         raise fail(f"config {config_path}: no such file")
-    serve_arena(config_path, host=host, port=port, store=store, redis=redis)
+    if itt_batch_size < 1:
+        raise fail(f"--itt-batch-size must be at least 1, not {itt_batch_size}")
+    serve_arena(
+        config_path,
+        host=host,
+        port=port,
+        store=store,
+        redis=redis,
+        itt_study=itt_study,
+        itt_batch_size=itt_batch_size,
+    )
 
 
 @app.command()

@@ -51,6 +51,8 @@ def serve(
     redis: str | None = None,
     *,
     on_finished: FinishedHook | None = None,
+    itt_study: Path | None = None,
+    itt_batch_size: int = 20,
 ) -> None:
     """Serve the arena until interrupted.
 
@@ -70,6 +72,14 @@ def serve(
         setup = resolve_setup(config)
     except (ValueError, OSError) as err:
         raise SystemExit(f"error: {err}") from None
+    judging = None
+    if itt_study is not None:  # ITT human judging of a study folder, under /judge
+        from turinglab.arena.judging import open_judging
+
+        try:
+            judging = open_judging(itt_study, batch_size=itt_batch_size)
+        except (ValueError, OSError) as err:
+            raise SystemExit(f"error: --itt-study {itt_study}: {err}") from None
     try:
         kept = ArenaStore(Store(store or DEFAULT_STORE), setup, worker=f"arena:{port}")
     except Exception as err:  # a bad URL, an unreachable database, a store of another version
@@ -84,10 +94,13 @@ def serve(
         store=kept,
         redis_url=redis or None,
         secret=secret if redis else None,
+        judging=judging,
     )
     modes = ", ".join(m.name for m in setup.modes)
     print(f"arena: http://{host}:{port}/  ({modes})", file=sys.stderr)
     print(f"admin: http://{host}:{port}/admin", file=sys.stderr)
+    if judging is not None:
+        print(f"judging: http://{host}:{port}/judge  ({itt_study})", file=sys.stderr)
     shown = kept.store.engine.url.render_as_string(hide_password=True)
     print(f"store: {shown} (run {kept.run_id})", file=sys.stderr)
     try:
