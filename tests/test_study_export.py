@@ -10,6 +10,8 @@ import pytest
 from turinglab.config import parse_config
 from turinglab.human.schema import load_study
 from turinglab.human.strong import load_stt, stt_scores
+from turinglab.report.human_models import odds_text
+from turinglab.report.human_report import build_study_report
 from turinglab.runner.execute import run_experiment
 from turinglab.store.database import Store
 from turinglab.study_export import NotAStudyRun, export_study
@@ -59,6 +61,16 @@ async def test_three_party_run_exports_a_study_the_report_reads(tmp_path: Path) 
         assert set(rows["confidence"]) == {80}
         assert set(rows["reason"]) == {"B sounded like a therapist"}
     assert set(study["witness_kind"]) == {"stand-in", "agent"}  # stand-ins stay visible
+    # A study this small separates perfectly in the regressions: reported, not a crash.
+    page = build_study_report(study, tmp_path / "report")
+    assert Path(page).is_file()
+
+
+def test_odds_ratios_of_separated_fits_are_shown_not_raised() -> None:
+    assert odds_text(0.0) == "1"
+    assert odds_text(800.0) == "> 1e300"
+    assert odds_text(-800.0) == "< 1e-300"
+    assert odds_text(float("nan")) == "n/a"
 
 
 async def test_strong_run_exports_the_preference_file(tmp_path: Path) -> None:

@@ -37,6 +37,18 @@ def regressions_section(ctx: StudyContext, section: Section) -> None:
             section.note(f"{key}: {why}")
 
 
+def odds_text(log_odds: float) -> str:
+    """An odds ratio for a table; a separated fit (e.g. every game one way, in a small study)
+    has log-odds or CI bounds far beyond what exp can hold, shown as such, not an error."""
+    if math.isnan(log_odds):
+        return "n/a"
+    if log_odds > 700:
+        return "> 1e300"
+    if log_odds < -700:
+        return "< 1e-300"
+    return f"{math.exp(log_odds):.3g}"
+
+
 def render_regression(section: Section, report: Any, key: str, alpha: float) -> None:
     """One fitted model as a table (or the reason it was skipped), with its method stated."""
     if key not in report.results:
@@ -55,8 +67,8 @@ def render_regression(section: Section, report: Any, key: str, alpha: float) -> 
                 numeric(f"{t.se:.3f}"),
                 numeric(f"{t.z:+.3f}"),
                 p_cell(t.p, alpha),
-                numeric(f"{math.exp(t.estimate):.3g}"),
-                f"[{math.exp(low):.3g}, {math.exp(high):.3g}]",
+                numeric(odds_text(t.estimate)),
+                f"[{odds_text(low)}, {odds_text(high)}]",
             ]
         )
     section.table(
