@@ -289,11 +289,18 @@ def failing_endpoint() -> Iterator[str]:
 @pytest.mark.server
 def test_run_with_failed_trials_exits_non_zero(tmp_path: Path, failing_endpoint: str) -> None:
     cfg = {**_hosted(failing_endpoint), "runner": {"max_attempts": 1, "call_retries": 0}}
-    done = turinglab("run", str(write_config(tmp_path, cfg)), "--no-progress", cwd=tmp_path)
+    path = str(write_config(tmp_path, cfg))
+    done = turinglab("run", path, "--no-progress", cwd=tmp_path)
     assert done.returncode == 1, (done.stdout, done.stderr)
     last = done.stderr.strip().splitlines()[-1]
     assert "finished-with-failures" in last and "last error:" in last
     assert "last error: none recorded" not in last
+    assert "raise runner.max_attempts" in last  # a plain re-run retries nothing
+    # The re-run plays nothing (every attempt is used) yet still names the stored error.
+    again = turinglab("run", path, "--no-progress", cwd=tmp_path)
+    assert again.returncode == 1, (again.stdout, again.stderr)
+    last = again.stderr.strip().splitlines()[-1]
+    assert "last error: none recorded" not in last and "400" in last, last
 
 
 def test_run_name_shared_by_two_runs_lists_candidates(tmp_path: Path) -> None:

@@ -207,11 +207,21 @@ def run(
     else:
         print_game_outcomes(db, summary.run_id, config.experiment.game)
     if c.exhausted or summary.status != "finished":
-        # A run with failed trials is not a success: say so last, on stderr, and exit 1.
+        # A run with failed trials is not a success: say so last, on stderr, and exit 1. A
+        # re-run plays no exhausted trial, so its last error is read back from the store.
+        failed = db.failed_attempts(summary.run_id) if c.last_error is None else []
+        last_error = c.last_error or (
+            f"{failed[-1]['key']}: {failed[-1]['error_message']}" if failed else "none recorded"
+        )
+        retry = (
+            "raise runner.max_attempts and re-run to retry them"
+            if c.exhausted
+            else "re-run the same command to resume"
+        )
         err_console.print(
             f"[red]error:[/] run {summary.run_id} {summary.status}: {c.done} of {c.planned} "
             f"trials finished, {c.exhausted} failed every attempt; last error: "
-            f"{c.last_error or 'none recorded'}. Re-run the same command to retry them.",
+            f"{last_error}. To go on, {retry}.",
             highlight=False,
         )
         raise typer.Exit(code=1)
