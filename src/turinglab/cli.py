@@ -452,7 +452,7 @@ def runs(store: StoreOption = None) -> None:
 def export(
     run_ref: Annotated[str, typer.Argument(metavar="RUN", help="run id, id prefix or name")],
     fmt: Annotated[
-        str, typer.Option("--format", "-f", help="csv | jsonl | parquet | study")
+        str, typer.Option("--format", "-f", help="csv | jsonl | parquet | study | itt")
     ] = "csv",
     out: Annotated[Path, typer.Option(help="output folder")] = Path("exports"),
     store: StoreOption = None,
@@ -460,14 +460,27 @@ def export(
     """Write results (one row per trial) and transcripts (one JSON object per trial).
 
     `--format study` writes a three-/two-party run as the study file `turinglab report` reads
-    (a Strong Turing Test run as its preference file, for `report --stt`)."""
+    (a Strong Turing Test run as its preference file, for `report --stt`); `--format itt` writes
+    a conversation run as the responses file of an ITT dataset."""
     from turinglab.store.export import ExportFormat, export_run
 
-    if fmt not in ("csv", "jsonl", "parquet", "study"):
-        raise fail(f"--format must be csv, jsonl, parquet or study, not {fmt!r}")
+    if fmt not in ("csv", "jsonl", "parquet", "study", "itt"):
+        raise fail(f"--format must be csv, jsonl, parquet, study or itt, not {fmt!r}")
     check_out_folder(out)
     db = open_store(store)
     info = find_run(db, run_ref)
+    if fmt == "itt":
+        from turinglab.itt.from_run import NotAConversationRun, export_conversations
+
+        try:
+            made = export_conversations(db, info, out)
+        except NotAConversationRun as err:
+            raise fail(str(err)) from None
+        console.print(
+            f"wrote {made.path}: {made.responses} machine responses from {made.conversations} "
+            f"conversations ({made.flagged} flagged ones left out)"
+        )
+        return
     if fmt == "study":
         from turinglab.study_export import NotAStudyRun, export_study
 

@@ -1,6 +1,7 @@
-"""Machine conversations played directly (until the generic runner plays any registered game:
-then `turinglab run` on a `game: conversation` config does the same with resume and workers),
-and their conversion into dataset rows."""
+"""Machine conversations played in-process for the offline demo (`itt demo`), and their
+conversion into dataset rows. For studies, `turinglab run` on a `game: conversation` config plays
+the same game with resume, retries and several workers, and `turinglab export RUN --format itt`
+turns that run into these rows."""
 
 from __future__ import annotations
 
