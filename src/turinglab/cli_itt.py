@@ -221,27 +221,12 @@ def batch(
     """Draw one judging batch (JSON), as the arena's judging page does."""
     from dataclasses import asdict
 
-    from turinglab.itt.batches import Candidate, build_batch
-    from turinglab.itt.dataset import conversations, load_dataset
+    from turinglab.itt.batches import build_batch, candidates
+    from turinglab.itt.dataset import load_dataset
 
     try:
         rows = load_dataset(dataset)
-        cands = [
-            Candidate(
-                f"{c.id}:{side}",
-                c.side(side)[0],
-                c.side(side)[1] if c.side(side)[0] == "machine" else None,
-                "conversation",
-                c.topic,
-                max_length=len(c.messages),
-            )
-            for c in conversations(rows)
-            for side in ("A", "B")
-        ] + [
-            Candidate(r.item, r.source, r.agent if r.source == "machine" else None, r.task)
-            for r in rows
-            if r.task != "conversation"
-        ]
+        cands = candidates(rows)
         drawn = build_batch(cands, size, judge=judge_id, seed=seed)
     except ValueError as err:
         _fail(str(err))

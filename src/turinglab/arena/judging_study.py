@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from turinglab.itt.batches import BatchTrial, Candidate
+from turinglab.itt.batches import BatchTrial, Candidate, candidates
 from turinglab.itt.dataset import Conversation, Response, conversations, load_dataset
 from turinglab.itt.study import RESPONSES
 
@@ -30,39 +30,6 @@ TASK_QUESTION = {
     "object-detection": "Was this answer given by a human or a machine?",
     "attention": "Did a human or a machine look at the image like this?",
 }
-
-
-def candidates(rows: list[Response]) -> list[Candidate]:
-    """One candidate per conversation side and per other response. Image tasks may carry a
-    true/false control question in extra columns `control_question` / `control_answer`."""
-    out = [
-        Candidate(
-            f"{c.id}:{side}",
-            c.side(side)[0],
-            c.side(side)[1] if c.side(side)[0] == "machine" else None,
-            "conversation",
-            c.topic,
-            max_length=len(c.messages),
-        )
-        for c in conversations(rows)
-        for side in ("A", "B")
-    ]
-    for r in rows:
-        if r.task == "conversation":
-            continue
-        extra = r.model_extra or {}
-        question, answer = extra.get("control_question"), extra.get("control_answer")
-        out.append(
-            Candidate(
-                r.item,
-                r.source,
-                r.agent if r.source == "machine" else None,
-                r.task,
-                control_question=str(question) if question else None,
-                control_answer=str(answer).lower() if answer else None,
-            )
-        )
-    return out
 
 
 @dataclass

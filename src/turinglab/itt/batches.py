@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from turinglab.games.conversation import TOPICS
+from turinglab.itt.dataset import Response, conversations
 from turinglab.itt.judgements import JudgementRow, Source
 
 CONVERSATION_LENGTHS = (3, 6, 9, 12, 15, 18, 21, 24)
@@ -171,4 +172,37 @@ def screen(
                     }
                 )
             )
+    return out
+
+
+def candidates(rows: Sequence[Response]) -> list[Candidate]:
+    """One candidate per conversation side and per other response. Image tasks may carry a
+    true/false control question in extra columns `control_question` / `control_answer`."""
+    out = [
+        Candidate(
+            f"{c.id}:{side}",
+            c.side(side)[0],
+            c.side(side)[1] if c.side(side)[0] == "machine" else None,
+            "conversation",
+            c.topic,
+            max_length=len(c.messages),
+        )
+        for c in conversations(rows)
+        for side in ("A", "B")
+    ]
+    for r in rows:
+        if r.task == "conversation":
+            continue
+        extra = r.model_extra or {}
+        question, answer = extra.get("control_question"), extra.get("control_answer")
+        out.append(
+            Candidate(
+                r.item,
+                r.source,
+                r.agent if r.source == "machine" else None,
+                r.task,
+                control_question=str(question) if question else None,
+                control_answer=str(answer).lower() if answer else None,
+            )
+        )
     return out
