@@ -26,7 +26,8 @@ class GameContext:
 
 
 class Game(Protocol):
-    """One game kind, set up from its experiment config."""
+    """One game kind, set up from its experiment config. Optional: `clock_for(seats)` (or a
+    `clock` attribute) chooses the clock a table plays on; the runner uses real time otherwise."""
 
     name: str
 

@@ -82,10 +82,14 @@ class RunCounters:
 
 
 def clock_for(game: Game, seats: dict[str, Seat]) -> Clock:
-    """The clock a game is played on: the game decides (timed games use simulated time when no
-    person is seated, so a batch run never waits for real minutes); others run on real time."""
+    """The clock a game is played on: the game decides, per table (`clock_for(seats)`: timed
+    games use simulated time when no person is seated, so a batch run never waits for real
+    minutes) or once (`clock`); other games run on real time."""
     choose = getattr(game, "clock_for", None)
-    return choose(seats) if choose is not None else REAL_CLOCK
+    if choose is not None:
+        clock: Clock = choose(seats)
+        return clock
+    return getattr(game, "clock", REAL_CLOCK)
 
 
 class TrialRunner:
