@@ -59,7 +59,7 @@ def export_study(store: Store, run: RunInfo, out: Path) -> StudyExport:
             game=r["game"],
             seed=r["seed"],
             seats=r["seats"],
-            params=_params_of(r),
+            params=r["params"],
         )
         result = GameResult(
             status=r["status"],
@@ -79,18 +79,6 @@ def export_study(store: Store, run: RunInfo, out: Path) -> StudyExport:
     out.mkdir(parents=True, exist_ok=True)
     _write_csv(path, rows)
     return StudyExport(path, kind, len(rows), games, skipped)
-
-
-# Keys of a results row that are not the trial's own params (see Store.results).
-_NOT_PARAMS = {
-    "idx", "key", "seed", "game", "seats", "flags", "status", "verdict", "correct", "details",
-    "routes", "histories", "attempt_id", "attempt_no", "calls", "tokens_in", "tokens_out",
-    "started_at", "finished_at", "environment_id", "trial_id",
-}  # fmt: skip
-
-
-def _params_of(row: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in row.items() if k not in _NOT_PARAMS}
 
 
 def _judgements_by_game(found: Iterable[dict[str, Any]]) -> dict[int, list[Judgement]]:

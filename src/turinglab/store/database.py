@@ -700,7 +700,7 @@ class Store:
         view of the transcript (`histories`, rebuilt from the messages as the table built it).
 
         GTT rows have exactly the keys the GTT analysis, reports and export always read; other
-        games add `game`, `seats` and `flags`. Flagged games are left out unless asked for."""
+        games add `game`, `seats`, `params` and `flags`. Flagged games are left out unless asked for."""
         query = (
             select(
                 trials.c.idx,
@@ -736,7 +736,7 @@ class Store:
             row["attempt_id"] = game_id
             row["histories"] = views.get(game_id, {})
             if game != "gtt":
-                row.update(game=game, seats=seated, flags=flags)
+                row.update(game=game, seats=seated, params=params, flags=flags)
                 for col in OUTCOME_EXTRA_COLUMNS:
                     if row[col] is None:
                         del row[col]
