@@ -700,7 +700,8 @@ class Store:
         view of the transcript (`histories`, rebuilt from the messages as the table built it).
 
         GTT rows have exactly the keys the GTT analysis, reports and export always read; other
-        games add `game`, `seats`, `params` and `flags`. Flagged games are left out unless asked for."""
+        games add `game`, `seats`, `params` and `flags`. Flagged games are left out unless
+        asked for."""
         query = (
             select(
                 trials.c.idx,
