@@ -77,3 +77,17 @@ def image_study(folder: Path) -> Path:
     save_dataset(folder / "responses.csv", load_dataset(folder / "responses.jsonl"))
     (folder / "responses.jsonl").unlink()
     return folder
+
+
+def stimuli_folder(folder: Path, cues: tuple[str, ...] = ("ocean",)) -> Path:
+    """A stimuli folder for the response games and the /respond page: one picture to caption
+    (images/green.png) and word-association cues, in stimuli.csv."""
+    (folder / "images").mkdir(parents=True, exist_ok=True)
+    _png(folder / "images" / "green.png", (240, 160), "green")
+    with (folder / "stimuli.csv").open("w", newline="") as fh:
+        out = csv.writer(fh)
+        out.writerow(["stimulus_id", "task", "stimulus", "stimulus_file"])
+        out.writerow(["img-green", "captioning", "", "images/green.png"])
+        for cue in cues:
+            out.writerow([f"cue-{cue}", "word-association", cue, ""])
+    return folder

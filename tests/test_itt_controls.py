@@ -49,4 +49,4 @@ async def test_word_associations_are_post_processed_and_drops_recorded() -> None
     run = await generate_associations(agents, ["forest", "garden"], seed=0)
     assert [r.text for r in run.rows] == ["tree", "tree"]
     assert all(r.task == "word-association" and r.agent == "plural" for r in run.rows)
-    assert [d["why"] for d in run.dropped] == ["stop word", "stop word"]
+    assert [d["why"] for d in run.dropped] == ["choose another word: stop word"] * 2

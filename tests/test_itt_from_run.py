@@ -8,7 +8,7 @@ import pytest
 
 from turinglab.config import parse_config
 from turinglab.itt.dataset import load_dataset
-from turinglab.itt.from_run import NotAConversationRun, export_conversations
+from turinglab.itt.from_run import NotAnITTRun, export_itt_run
 from turinglab.runner.execute import run_experiment
 from turinglab.store.database import Store
 
@@ -37,8 +37,8 @@ async def test_conversation_run_exports_machine_responses(tmp_path: Path) -> Non
     summary = await run_experiment(config, store, say=lambda _: None)
     run = store.find_run(summary.run_id)
     assert run is not None
-    made = export_conversations(store, run, tmp_path / "ds")
-    assert (made.responses, made.conversations, made.flagged) == (12, 3, 0)
+    made = export_itt_run(store, run, tmp_path / "ds")
+    assert (made.responses, made.trials, made.flagged) == (12, 3, 0)
     rows = load_dataset(made.path)
     first = [r for r in rows if r.conversation == rows[0].conversation]
     assert [r.text for r in first] == ["hi there", "hello!", "I like books a lot", "which ones?"]
@@ -58,5 +58,5 @@ async def test_other_runs_are_refused(tmp_path: Path) -> None:
     summary = await run_experiment(config, store, say=lambda _: None)
     run = store.find_run(summary.run_id)
     assert run is not None
-    with pytest.raises(NotAConversationRun, match="plays 'gtt'"):
-        export_conversations(store, run, tmp_path / "ds")
+    with pytest.raises(NotAnITTRun, match="plays 'gtt'"):
+        export_itt_run(store, run, tmp_path / "ds")

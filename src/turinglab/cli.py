@@ -461,7 +461,7 @@ def export(
 
     `--format study` writes a three-/two-party run as the study file `turinglab report` reads
     (a Strong Turing Test run as its preference file, for `report --stt`); `--format itt` writes
-    a conversation run as the responses file of an ITT dataset."""
+    a conversation or itt-response run as the responses file of an ITT dataset."""
     from turinglab.store.export import ExportFormat, export_run
 
     if fmt not in ("csv", "jsonl", "parquet", "study", "itt"):
@@ -470,16 +470,13 @@ def export(
     db = open_store(store)
     info = find_run(db, run_ref)
     if fmt == "itt":
-        from turinglab.itt.from_run import NotAConversationRun, export_conversations
+        from turinglab.itt.from_run import export_itt_run
 
         try:
-            made = export_conversations(db, info, out)
-        except NotAConversationRun as err:
+            made = export_itt_run(db, info, out)
+        except ValueError as err:
             raise fail(str(err)) from None
-        console.print(
-            f"wrote {made.path}: {made.responses} machine responses from {made.conversations} "
-            f"conversations ({made.flagged} flagged ones left out)"
-        )
+        console.print(made.summary())
         return
     if fmt == "study":
         from turinglab.study_export import NotAStudyRun, export_study

@@ -15,6 +15,7 @@ from yaml.nodes import Node
 from turinglab.config_yaml import YAMLProblem, explain_at, load_yaml
 from turinglab.games.conversation import ConversationExperiment
 from turinglab.games.gtt_prompts import PromptRole, template_problem
+from turinglab.games.itt_response import ITTResponseExperiment
 from turinglab.games.strong import StrongExperiment
 from turinglab.games.three_party import ThreePartyExperiment
 from turinglab.games.two_party import TwoPartyExperiment
@@ -212,7 +213,8 @@ Experiment = Annotated[
     | ThreePartyExperiment
     | TwoPartyExperiment
     | StrongExperiment
-    | ConversationExperiment,
+    | ConversationExperiment
+    | ITTResponseExperiment,
     Field(discriminator="game"),
 ]
 
@@ -282,6 +284,7 @@ AGENT_LIST_FIELDS = frozenset(
         "humans",
         "pairs",
         "base_models",
+        "responders",
     }
 )
 
@@ -320,6 +323,7 @@ def parse_config(
         raise ConfigError(_format_validation_error(err, source, _root)) from None
     if base_dir is not None:
         config = _resolve_agent_files(config, base_dir, source)
+        config = _resolve_experiment_files(config, base_dir, source)
     if not isinstance(config.experiment, GTTExperiment):
         return config
     # Prompt paths are relative to the config file; check they exist before anything runs.
@@ -354,6 +358,21 @@ def _resolve_agent_files(config: ExperimentConfig, base_dir: Path, source: str) 
             agent = agent.model_copy(update={"replies_file": full})
         agents[name] = agent
     return config.model_copy(update={"agents": agents})
+
+
+def _resolve_experiment_files(
+    config: ExperimentConfig, base_dir: Path, source: str
+) -> ExperimentConfig:
+    """Files an experiment names (a game's `with_base_dir`) are relative to the config file
+    and checked before anything runs."""
+    resolve = getattr(config.experiment, "with_base_dir", None)
+    if resolve is None:
+        return config
+    try:
+        experiment = resolve(base_dir)
+    except (ValueError, OSError) as err:
+        raise ConfigError(f"config error in {source}:\n  experiment: {err}") from None
+    return config.model_copy(update={"experiment": experiment})
 
 
 def _prompt_problem(role: str, path: Path) -> str | None:

@@ -86,4 +86,5 @@ BUILTIN_GAME_MODULES: list[str] = [
     "turinglab.games.two_party",
     "turinglab.games.strong",
     "turinglab.games.conversation",
+    "turinglab.games.itt_response",
 ]

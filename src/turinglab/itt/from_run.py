@@ -1,44 +1,84 @@
-"""A `game: conversation` run (played by `turinglab run`, with resume and several workers) as
-the responses file of an ITT dataset: one row per message, machine source, flagged
-conversations left out. Human conversations are added beside it (e.g. from chitchat-dataset)."""
+"""A run of an ITT game (played by `turinglab run`, with resume and several workers) as the
+responses file of an ITT dataset, machine source, flagged trials left out:
+
+- `game: conversation`: one row per message;
+- `game: itt-response`: one row per answer (post-processed), with the stimulus images copied
+  beside the responses file at the paths the stimuli file gave, so the folder is a study
+  folder `turinglab serve --itt-study` can show.
+
+Human responses are added beside it (chitchat-dataset conversations, `/respond` in the arena)."""
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 from turinglab.games.spec import GameResult, TrialSpec
 from turinglab.itt.dataset import save_dataset
-from turinglab.itt.generate import Played, conversation_rows
+from turinglab.itt.generate import Played, conversation_rows, response_rows
 from turinglab.itt.study import RESPONSES
 from turinglab.store.database import RunInfo, Store
 
+ITT_GAMES = ("conversation", "itt-response")
 
-class NotAConversationRun(ValueError):
-    """Only conversation runs have ITT responses."""
+
+class NotAnITTRun(ValueError):
+    """Only runs of the ITT games have dataset responses."""
 
 
 @dataclass(frozen=True)
 class DatasetExport:
     path: Path
     responses: int
-    conversations: int
+    trials: int  # conversations or answers kept
     flagged: int
+    unit: str  # what a trial is: "conversations" or "answers"
+
+    def summary(self) -> str:
+        return (
+            f"wrote {self.path}: {self.responses} machine responses from {self.trials} "
+            f"{self.unit} ({self.flagged} flagged ones left out)"
+        )
 
 
-def export_conversations(store: Store, run: RunInfo, out: Path) -> DatasetExport:
-    if run.game != "conversation":
-        raise NotAConversationRun(
-            f"run {run.id} plays {run.game!r}; --format itt is for conversation runs"
+def export_itt_run(store: Store, run: RunInfo, out: Path) -> DatasetExport:
+    if run.game not in ITT_GAMES:
+        raise NotAnITTRun(
+            f"run {run.id} plays {run.game!r}; --format itt is for {' and '.join(ITT_GAMES)} runs"
         )
     played = []
     for r in store.results(run.id, include_flagged=True):
-        spec = TrialSpec(r["idx"], r["key"], r["game"], r["seed"], r["seats"])
+        spec = TrialSpec(r["idx"], r["key"], r["game"], r["seed"], r["seats"], r["params"])
         result = GameResult(r["status"], details=r["details"], flags=list(r["flags"] or []))
         played.append(Played(spec, result))
-    rows = conversation_rows(played, prefix=f"run-{run.id[:8]}")
+    prefix = f"run-{run.id[:8]}"
     out.mkdir(parents=True, exist_ok=True)
+    if run.game == "conversation":
+        rows, unit = conversation_rows(played, prefix=prefix), "conversations"
+    else:
+        rows, unit = response_rows(played, prefix=prefix), "answers"
+        _copy_images(played, out)
     path = out / RESPONSES
     save_dataset(path, rows)
     flagged = sum(1 for p in played if p.result.flags)
-    return DatasetExport(path, len(rows), len(played) - flagged, flagged)
+    return DatasetExport(path, len(rows), len(played) - flagged, flagged, unit)
+
+
+def _copy_images(played: list[Played], out: Path) -> None:
+    """Each stimulus image once, at its stimuli-file path under `out` (refusing paths that
+    would leave it; the stimuli loader already refused them when the run was planned)."""
+    root = out.resolve()
+    for p in played:
+        source, relative = p.spec.params.get("image_path"), p.spec.params.get("stimulus_file")
+        if not source or not relative:
+            continue
+        target = (root / relative).resolve()
+        if not target.is_relative_to(root):
+            raise ValueError(f"stimulus_file {relative} would be written outside {out}")
+        if target.exists():
+            continue
+        if not Path(source).is_file():
+            raise ValueError(f"stimulus image {source} is gone; the export needs it")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)

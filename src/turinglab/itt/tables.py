@@ -32,7 +32,7 @@ def file_format(path: Path) -> str:
     raise ValueError(f"{path}: unknown format {suffix!r} (use .csv or .jsonl)")
 
 
-def _raw_rows(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
+def raw_rows(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
     """(line number, raw row) pairs; blank values are dropped so optional fields default."""
     if file_format(path) == "csv":
         with path.open(newline="", encoding="utf-8") as fh:
@@ -62,7 +62,7 @@ def read_rows(path: Path, model: type[Row]) -> list[Row]:
     if not path.is_file():
         raise ValueError(f"{path}: no such file")
     rows: list[Row] = []
-    for line, raw in _raw_rows(path):
+    for line, raw in raw_rows(path):
         try:
             rows.append(model.model_validate(raw))
         except ValidationError as err:
