@@ -518,6 +518,13 @@ def serve(
         Path | None, typer.Option(help="an ITT study folder for people to judge, at /judge")
     ] = None,
     itt_batch_size: Annotated[int, typer.Option(help="trials per ITT judge")] = 20,
+    itt_collect: Annotated[
+        Path | None,
+        typer.Option(
+            help="an ITT stimuli file (or folder with stimuli.csv) for people to "
+            "answer, at /respond"
+        ),
+    ] = None,
 ) -> None:
     """Start the browser arena: people play Turing tests with each other and with AI witnesses.
 
@@ -539,6 +546,7 @@ def serve(
         redis=redis,
         itt_study=itt_study,
         itt_batch_size=itt_batch_size,
+        itt_collect=itt_collect,
     )
 
 

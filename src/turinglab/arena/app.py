@@ -28,6 +28,8 @@ from starlette.websockets import WebSocketDisconnect
 from turinglab.arena import frames as F
 from turinglab.arena.admin import admin_page
 from turinglab.arena.cluster import Cluster, SignedSessions
+from turinglab.arena.collect import collect_router
+from turinglab.arena.collect_store import CollectStore
 from turinglab.arena.hub import Arena, FinishedHook
 from turinglab.arena.judging import judging_router
 from turinglab.arena.judging_store import JudgingStore
@@ -60,6 +62,7 @@ def create_app(
     on_finished: FinishedHook | None = None,
     frame_log: FrameLog | None = None,
     judging: JudgingStore | None = None,
+    collecting: CollectStore | None = None,
     store: ArenaStore | None = None,
     redis_url: str | None = None,
     secret: str | None = None,
@@ -137,6 +140,8 @@ def create_app(
     guarded = [Depends(admin)]
     if judging is not None:  # ITT human judging of a study folder under /judge
         app.include_router(judging_router(judging, admin))
+    if collecting is not None:  # ITT human responses to a stimuli file under /respond
+        app.include_router(collect_router(collecting, admin))
 
     @app.get("/admin", response_class=HTMLResponse, dependencies=guarded)
     async def admin_home() -> HTMLResponse:

@@ -64,11 +64,11 @@ def admin_guard(password: str) -> Guard:
     return admin
 
 
-def _bad(message: str) -> JSONResponse:
+def bad_request(message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=400)
 
 
-def _first_error(err: ValidationError) -> str:
+def first_error(err: ValidationError) -> str:
     first = err.errors()[0]
     where = ".".join(str(p) for p in first["loc"])
     return f"{where}: {first['msg']}" if where else str(first["msg"])
@@ -113,16 +113,16 @@ def judging_router(store: JudgingStore, guard: Guard) -> APIRouter:
     async def start(request: Request) -> JSONResponse:
         token = request.cookies.get(COOKIE)
         if not token:
-            return _bad("no session: reload the page")
+            return bad_request("no session: reload the page")
         try:
             body = Start.model_validate(await request.json())
             if not body.consent:
-                return _bad("consent is needed to take part")
+                return bad_request("consent is needed to take part")
             demo = Demographics.model_validate(body.demographics)
         except ValidationError as err:
-            return _bad(_first_error(err))
+            return bad_request(first_error(err))
         except ValueError:
-            return _bad("the request body is not JSON")
+            return bad_request("the request body is not JSON")
         judge = await run_in_threadpool(store.register, token, demo)  # fsync off the loop
         return JSONResponse(_state(store, judge))
 
@@ -130,18 +130,18 @@ def judging_router(store: JudgingStore, guard: Guard) -> APIRouter:
     async def answer(request: Request) -> JSONResponse:
         judge = current(request)
         if judge is None:
-            return _bad("not registered: fill in the form first")
+            return bad_request("not registered: fill in the form first")
         try:
             body = AnswerIn.model_validate(await request.json())
             await run_in_threadpool(
                 store.answer, judge, body.position, body.label, body.control, body.ms
             )
         except ValidationError as err:
-            return _bad(_first_error(err))
+            return bad_request(first_error(err))
         except Rejected as err:
             return JSONResponse({"error": str(err), **_state(store, judge)}, status_code=409)
         except ValueError:
-            return _bad("the request body is not JSON")
+            return bad_request("the request body is not JSON")
         return JSONResponse(_state(store, judge))
 
     @router.get("/judge/media/{number}")

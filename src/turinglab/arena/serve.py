@@ -53,6 +53,7 @@ def serve(
     on_finished: FinishedHook | None = None,
     itt_study: Path | None = None,
     itt_batch_size: int = 20,
+    itt_collect: Path | None = None,
 ) -> None:
     """Serve the arena until interrupted.
 
@@ -80,6 +81,14 @@ def serve(
             judging = open_judging(itt_study, batch_size=itt_batch_size)
         except (ValueError, OSError) as err:
             raise SystemExit(f"error: --itt-study {itt_study}: {err}") from None
+    collecting = None
+    if itt_collect is not None:  # ITT human responses to stimuli, under /respond
+        from turinglab.arena.collect_store import CollectStore
+
+        try:
+            collecting = CollectStore.open(itt_collect)
+        except (ValueError, OSError) as err:
+            raise SystemExit(f"error: --itt-collect {itt_collect}: {err}") from None
     try:
         kept = ArenaStore(Store(store or DEFAULT_STORE), setup, worker=f"arena:{port}")
     except Exception as err:  # a bad URL, an unreachable database, a store of another version
@@ -95,12 +104,19 @@ def serve(
         redis_url=redis or None,
         secret=secret if redis else None,
         judging=judging,
+        collecting=collecting,
     )
     modes = ", ".join(m.name for m in setup.modes)
     print(f"arena: http://{host}:{port}/  ({modes})", file=sys.stderr)
     print(f"admin: http://{host}:{port}/admin", file=sys.stderr)
     if judging is not None:
         print(f"judging: http://{host}:{port}/judge  ({itt_study})", file=sys.stderr)
+    if collecting is not None:
+        print(
+            f"responses: http://{host}:{port}/respond  ({len(collecting.stimuli.stimuli)} "
+            f"stimuli; answers in {collecting.output})",
+            file=sys.stderr,
+        )
     shown = kept.store.engine.url.render_as_string(hide_password=True)
     print(f"store: {shown} (run {kept.run_id})", file=sys.stderr)
     try:

@@ -1,0 +1,128 @@
+"""Collecting human responses on the arena's server (`turinglab serve --itt-collect STIMULI`):
+the /respond page, its small JSON API, the stimulus images and the admin export.
+
+A participant consents, then answers one stimulus at a time — a caption for an image, one word
+for a cue — with the task's controls (itt/tasks.py) checked on the server. A participant is
+known by an HttpOnly cookie and by an anonymous id in the data; the page only ever gets the
+current stimulus. Stored answers download as dataset rows at /admin/export/responses.csv.
+"""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+from typing import Any
+
+from fastapi import APIRouter, Depends, HTTPException, Request, Response
+from fastapi.responses import FileResponse, JSONResponse
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from starlette.concurrency import run_in_threadpool
+
+from turinglab.arena.collect_store import CollectStore, Participant, Refused
+from turinglab.arena.judging import STATIC, Guard, bad_request, first_error
+
+COOKIE = "turinglab_respondent"
+MAX_ANSWER_CHARS = 1000
+
+
+class StartIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    consent: bool
+
+
+class AnswerIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    position: int = Field(ge=0)
+    text: str = Field(max_length=MAX_ANSWER_CHARS)
+
+
+def _state(store: CollectStore, p: Participant | None) -> dict[str, Any]:
+    if p is None:
+        return {"registered": False}
+    out: dict[str, Any] = {"registered": True, "answered": len(p.answers), "total": len(p.order)}
+    trial = store.current(p)
+    if trial is not None:
+        out["trial"] = trial
+    return out
+
+
+def collect_router(store: CollectStore, guard: Guard) -> APIRouter:
+    router = APIRouter()
+
+    def current(request: Request) -> Participant | None:
+        return store.participant_for(request.cookies.get(COOKIE))
+
+    @router.get("/respond")
+    async def page(request: Request) -> Response:
+        response = FileResponse(STATIC / "respond.html", headers={"Cache-Control": "no-store"})
+        if not request.cookies.get(COOKIE):
+            response.set_cookie(
+                COOKIE,
+                secrets.token_urlsafe(32),
+                httponly=True,
+                samesite="strict",
+                max_age=30 * 24 * 3600,
+            )
+        return response
+
+    @router.get("/respond/api/state")
+    async def state(request: Request) -> JSONResponse:
+        return JSONResponse(_state(store, current(request)), headers={"Cache-Control": "no-store"})
+
+    @router.post("/respond/api/start")
+    async def start(request: Request) -> JSONResponse:
+        token = request.cookies.get(COOKIE)
+        if not token:
+            return bad_request("no session: reload the page")
+        try:
+            body = StartIn.model_validate(await request.json())
+        except ValidationError as err:
+            return bad_request(first_error(err))
+        except ValueError:
+            return bad_request("the request body is not JSON")
+        if not body.consent:
+            return bad_request("consent is needed to take part")
+        p = await run_in_threadpool(store.register, token)  # fsync off the loop
+        return JSONResponse(_state(store, p))
+
+    @router.post("/respond/api/answer")
+    async def answer(request: Request) -> JSONResponse:
+        p = current(request)
+        if p is None:
+            return bad_request("not registered: give your consent first")
+        try:
+            body = AnswerIn.model_validate(await request.json())
+            await run_in_threadpool(store.answer, p, body.position, body.text)
+        except ValidationError as err:
+            return bad_request(first_error(err))
+        except Refused as err:
+            violations = [{"rule": v.rule, "message": v.message} for v in err.violations]
+            return JSONResponse(
+                {"error": str(err), "violations": violations, **_state(store, p)},
+                status_code=422,
+            )
+        except ValueError:
+            return bad_request("the request body is not JSON")
+        return JSONResponse(_state(store, p))
+
+    @router.get("/respond/media/{number}")
+    async def media(number: int) -> Response:
+        if not 0 <= number < len(store.images):
+            raise HTTPException(404, "no such image")
+        path: Path = store.images[number]
+        return FileResponse(
+            path, media_type=store.media_types[path], headers={"Cache-Control": "private"}
+        )
+
+    @router.get("/admin/export/responses.csv", dependencies=[Depends(guard)])
+    async def export() -> Response:
+        data = await run_in_threadpool(store.csv_bytes)
+        return Response(
+            data,
+            media_type="text/csv",
+            headers={"Content-Disposition": 'attachment; filename="responses-human.csv"'},
+        )
+
+    return router

@@ -1,0 +1,111 @@
+// Response collection page. The server sends one stimulus at a time, measures the time taken
+// and checks every rule; this page only shows what it is told, as text, never as HTML.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+let trial = null;
+let busy = false;
+
+function el(tag, cls, text) {
+  const node = document.createElement(tag);
+  if (cls) node.className = cls;
+  if (text !== undefined && text !== null) node.textContent = text;
+  return node;
+}
+
+function show(view) {
+  for (const id of ["v-start", "v-trial", "v-done"]) $(id).hidden = id !== view;
+}
+
+async function api(path, body) {
+  const init = body === undefined ? {} : {
+    method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify(body),
+  };
+  const res = await fetch("/respond/api/" + path, init);
+  const data = await res.json();
+  return {ok: res.ok, status: res.status, data};
+}
+
+function showViolations(title, items) {
+  $("violations").hidden = !title;
+  $("violations-title").textContent = title || "";
+  $("violations-list").replaceChildren(...(items || []).map((m) => el("li", null, m)));
+}
+
+function render(state) {
+  if (!state.registered) { show("v-start"); return; }
+  $("progress").hidden = false;
+  const done = state.answered, total = state.total;
+  $("progress-fill").style.width = (100 * done / total) + "%";
+  $("progress-text").textContent = state.trial ? `${done + 1} of ${total}` : `${total} of ${total}`;
+  if (!state.trial) { show("v-done"); return; }
+  show("v-trial");
+  if (trial && trial.position === state.trial.position) return;
+  trial = state.trial;
+  drawTrial(trial);
+}
+
+function drawTrial(t) {
+  const stim = $("stimulus");
+  stim.replaceChildren();
+  showViolations(null);
+  const box = $("answer");
+  box.value = "";
+  if (t.task === "captioning") {
+    const img = el("img", "picture");
+    img.alt = "the picture to describe";
+    img.src = t.image;
+    stim.append(img);
+    $("prompt").textContent = "Write one sentence that describes the picture.";
+    $("rules").replaceChildren(...t.rules.map((r) => el("li", null, r)));
+    box.className = "";
+    box.rows = 3;
+  } else {
+    stim.append(el("p", "cue", t.cue));
+    $("prompt").textContent = t.prompt;
+    $("rules").replaceChildren();
+    box.className = "word";
+    box.rows = 1;
+  }
+  box.focus();
+}
+
+async function submit(event) {
+  event.preventDefault();
+  if (!trial || busy) return;
+  busy = true;
+  $("submit").disabled = true;
+  try {
+    const {ok, status, data} = await api("answer", {position: trial.position, text: $("answer").value});
+    if (status === 422) {
+      const items = data.violations.map((v) => v.message);
+      showViolations("Not saved yet: please change your answer.", items.length ? items : [data.error]);
+      render(data);
+      return;
+    }
+    if (!ok) { showViolations("Not saved.", [data.error]); return; }
+    render(data);
+    window.scrollTo(0, 0);
+  } catch (err) {
+    showViolations("Not saved.", ["Could not reach the server; check the connection and try again."]);
+  } finally {
+    busy = false;
+    $("submit").disabled = false;
+  }
+}
+
+async function start(event) {
+  event.preventDefault();
+  const {ok, data} = await api("start", {consent: $("consent").checked});
+  if (!ok) { $("start-error").textContent = data.error; return; }
+  render(data);
+}
+
+window.addEventListener("DOMContentLoaded", async () => {
+  $("start-form").addEventListener("submit", start);
+  $("answer-form").addEventListener("submit", submit);
+  $("answer").addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && !e.shiftKey) $("answer-form").requestSubmit();
+  });
+  render((await api("state")).data);
+});
