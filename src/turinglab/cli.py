@@ -265,6 +265,13 @@ def report(
     plain_transcripts: Annotated[
         bool, typer.Option(help="embed transcripts as plain JSON (a bigger page)")
     ] = False,
+    anova: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="ITT study: a judge demographic column for the two-way ANOVA (give two; "
+            "default: the first two of gender, age_group, education, english with 2+ levels)"
+        ),
+    ] = None,
 ) -> None:
     """Print the GTT tables of a run, or write the full HTML report with --out.
 
@@ -277,8 +284,10 @@ def report(
         # An ITT study folder (responses.csv, judgements.csv, study.json).
         from turinglab.report.itt_report import itt_report
 
+        if anova and len(anova) != 2:
+            raise fail(f"--anova takes two demographic columns (give it twice), not {len(anova)}")
         try:
-            written = itt_report(Path(run_ref), out or Path("report"))
+            written = itt_report(Path(run_ref), out or Path("report"), anova=anova)
         except (OSError, ValueError) as err:
             raise fail(str(err)) from None
         console.print(f"wrote {written}")

@@ -198,7 +198,41 @@ def _quality(section: Section, study: Any) -> None:
     )
 
 
-def itt_report(path: Path, out: Path) -> Path:
+def _anova(section: Section, rows: list[JudgementRow], given: list[str] | None) -> None:
+    """Two-way ANOVA (type II) of human judges' accuracy over two demographic columns: named
+    by the researcher (`report --anova A --anova B`, or `anova_factors` in study.json), or
+    the first two common ones with at least two levels each."""
+    from turinglab.itt.demographics import anova_factors, with_age_groups
+    from turinglab.itt.textstats import demographics_anova
+
+    humans = with_age_groups([r for r in rows if r.judge_type == "human"])
+    if not humans:
+        section.note("Skipped: no human judgements (demographics come from human judges).")
+        return
+    chosen = anova_factors(humans, given)
+    if isinstance(chosen, str):
+        section.note(f"Skipped: {chosen}.")
+        return
+    try:
+        table = demographics_anova(humans, *chosen)
+    except ValueError as err:  # fewer than four judges, or levels only one judge shows
+        section.note(f"Skipped: {err}.")
+        return
+    section.paragraph(
+        f"Accuracy of each human judge (share of labels right) ~ {chosen[0]} + {chosen[1]}; "
+        "type II sums of squares. A small p says judges differ in accuracy by that factor."
+    )
+    section.table(
+        ["term", "df", "F", "p"],
+        [[r["term"], f"{r['df']:g}", _fmt(float(r["F"])), _fmt_p(float(r["p"]))] for r in table],
+    )
+
+
+def _fmt_p(p: float) -> str:
+    return "–" if math.isnan(p) else f"{p:.3g}"
+
+
+def itt_report(path: Path, out: Path, *, anova: list[str] | None = None) -> Path:
     """Write the HTML report of the ITT study folder `path` to `out` (a file or folder)."""
     study = load_study(path)
     if out.suffix != ".html":
@@ -236,6 +270,11 @@ def itt_report(path: Path, out: Path) -> Path:
                 if isinstance(v, dict)
             ],
         )
+    _anova(
+        page.section("Judge demographics (two-way ANOVA)"),
+        study.judgements,
+        anova or facts.get("anova_factors"),
+    )
     _text_stats(page.section("Text statistics (human vs machine)"), facts)
     _quality(page.section("Quality metrics and detectability"), study)
     timing = facts.get("ai_judges") or {}
