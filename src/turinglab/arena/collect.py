@@ -9,7 +9,6 @@ current stimulus. Stored answers download as dataset rows at /admin/export/respo
 
 from __future__ import annotations
 
-import secrets
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.concurrency import run_in_threadpool
 
 from turinglab.arena.collect_store import CollectStore, Participant, Refused
-from turinglab.arena.judging import STATIC, Guard, bad_request, first_error
+from turinglab.arena.judging import Guard, bad_request, first_error, page_with_session
 
 COOKIE = "turinglab_respondent"
 MAX_ANSWER_CHARS = 1000
@@ -56,16 +55,7 @@ def collect_router(store: CollectStore, guard: Guard) -> APIRouter:
 
     @router.get("/respond")
     async def page(request: Request) -> Response:
-        response = FileResponse(STATIC / "respond.html", headers={"Cache-Control": "no-store"})
-        if not request.cookies.get(COOKIE):
-            response.set_cookie(
-                COOKIE,
-                secrets.token_urlsafe(32),
-                httponly=True,
-                samesite="strict",
-                max_age=30 * 24 * 3600,
-            )
-        return response
+        return page_with_session(request, "respond.html", COOKIE)
 
     @router.get("/respond/api/state")
     async def state(request: Request) -> JSONResponse:

@@ -228,18 +228,20 @@ class CollectStore:
             for a in p.answers:
                 s = self.by_id[a["stimulus_id"]]
                 out.append(
-                    Response(
-                        item=f"{p.id}-{s.stimulus_id}",
-                        task=s.task,  # type: ignore[arg-type]
-                        stimulus_id=s.stimulus_id,
-                        stimulus=s.stimulus,
-                        stimulus_file=s.stimulus_file,
-                        target=s.target,
-                        source="human",
-                        agent=p.id,
-                        text=a["text"],
-                        raw=a["typed"],
-                        seconds=a["seconds"],
+                    Response.model_validate(
+                        {
+                            "item": f"{p.id}-{s.stimulus_id}",
+                            "task": s.task,
+                            "stimulus_id": s.stimulus_id,
+                            "stimulus": s.stimulus,
+                            "stimulus_file": s.stimulus_file,
+                            "target": s.target,
+                            "source": "human",
+                            "agent": p.id,
+                            "text": a["text"],
+                            "raw": a["typed"],  # extra columns: what was typed, and how fast
+                            "seconds": a["seconds"],
+                        }
                     )
                 )
         return out

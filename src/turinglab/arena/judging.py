@@ -85,6 +85,21 @@ def _state(store: JudgingStore, judge: Judge | None) -> dict[str, Any]:
     return out
 
 
+def page_with_session(request: Request, page: str, cookie: str) -> Response:
+    """A static page that starts an anonymous session: a random HttpOnly token in `cookie`
+    when the browser has none (the server keeps only its hash)."""
+    response = FileResponse(STATIC / page, headers={"Cache-Control": "no-store"})
+    if not request.cookies.get(cookie):
+        response.set_cookie(
+            cookie,
+            secrets.token_urlsafe(32),
+            httponly=True,
+            samesite="strict",
+            max_age=30 * 24 * 3600,
+        )
+    return response
+
+
 def judging_router(store: JudgingStore, guard: Guard) -> APIRouter:
     router = APIRouter()
     guarded = [Depends(guard)]
@@ -94,16 +109,7 @@ def judging_router(store: JudgingStore, guard: Guard) -> APIRouter:
 
     @router.get("/judge")
     async def page(request: Request) -> Response:
-        response = FileResponse(STATIC / "judge.html", headers={"Cache-Control": "no-store"})
-        if not request.cookies.get(COOKIE):
-            response.set_cookie(
-                COOKIE,
-                secrets.token_urlsafe(32),
-                httponly=True,
-                samesite="strict",
-                max_age=30 * 24 * 3600,
-            )
-        return response
+        return page_with_session(request, "judge.html", COOKIE)
 
     @router.get("/judge/api/state")
     async def state(request: Request) -> JSONResponse:

@@ -15,7 +15,6 @@ recorded with its reason, and a conversation that kept a degenerate reply is fla
 
 from __future__ import annotations
 
-import hashlib
 import random
 import re
 from collections.abc import Mapping
@@ -27,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from turinglab.agents.base import Agent, AgentReply, ChatMessage
 from turinglab.agents.local_gguf import OTHER_NAME, SELF_NAME
 from turinglab.games.kinds import GameContext, register
-from turinglab.games.spec import FINISHED, FLAGGED, GameResult, TrialSpec
+from turinglab.games.spec import FINISHED, FLAGGED, GameResult, TrialSpec, trial_seed
 from turinglab.games.table import Seat, Table
 
 TOPICS = (
@@ -123,13 +122,12 @@ class ConversationGame:
         for a, b in self.config.pairs:
             for i in range(self.config.conversations_per_pair):
                 key = f"{a}~{b}#{i}"
-                digest = hashlib.sha256(f"{self.config.seed}:{key}".encode()).digest()
                 specs.append(
                     TrialSpec(
                         index=len(specs),
                         key=key,
                         game=self.name,
-                        seed=int.from_bytes(digest[:4], "big"),
+                        seed=trial_seed(self.config.seed, key),
                         seats={"A": a, "B": b},
                         params={
                             "topic": rng.choice(self.config.topics),

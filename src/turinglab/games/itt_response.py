@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from turinglab.agents.base import Agent, ChatMessage
 from turinglab.games.kinds import GameContext, register
-from turinglab.games.spec import FINISHED, FLAGGED, GameResult, TrialSpec
+from turinglab.games.spec import FINISHED, FLAGGED, GameResult, TrialSpec, trial_seed
 from turinglab.games.table import GAME, Seat, Table
 from turinglab.itt.stimuli import StimulusSet, load_stimuli, text_stimuli
 from turinglab.itt.tasks import (
@@ -113,7 +113,6 @@ class ITTResponseGame:
             for s in self.stimuli.stimuli:
                 for rep in range(self.config.responses_per_stimulus):
                     key = f"{agent}>{s.stimulus_id}#{rep}"
-                    digest = hashlib.sha256(f"{self.config.seed}:{key}".encode()).digest()
                     image = self.stimuli.image_path(s)
                     params: dict[str, Any] = {
                         "task": s.task,
@@ -129,7 +128,7 @@ class ITTResponseGame:
                             index=len(specs),
                             key=key,
                             game=self.name,
-                            seed=int.from_bytes(digest[:4], "big"),
+                            seed=trial_seed(self.config.seed, key),
                             seats={RESPONDER: agent},
                             params=params,
                         )

@@ -7,6 +7,7 @@ without importing each other. Game-specific design facts travel in `params` (JSO
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,6 +15,13 @@ from typing import Any
 # Outcome statuses every game may use; games add their own (GTT: answered, opening-answer, ...).
 FINISHED = "finished"
 FLAGGED = "flagged"  # played to the end but unusable (e.g. an AI witness missed its deadline)
+
+
+def trial_seed(seed: int, key: str) -> int:
+    """A trial's seed from the design's seed and the trial's key: reproducible, and the same
+    whatever else the plan holds."""
+    digest = hashlib.sha256(f"{seed}:{key}".encode()).digest()
+    return int.from_bytes(digest[:4], "big")
 
 
 @dataclass(frozen=True, slots=True)

@@ -117,17 +117,19 @@ def response_rows(played: Sequence[Played], prefix: str = "mr") -> list[Response
         d = p.result.details
         agent = next(iter(p.spec.seats.values()))
         rows.append(
-            Response(
-                item=f"{prefix}-{agent}-{d['stimulus_id']}-{d['repetition']}",
-                task=d["task"],
-                stimulus_id=d["stimulus_id"],
-                stimulus=d["stimulus"],
-                stimulus_file=d["stimulus_file"],
-                target=d["target"],
-                source="machine",
-                agent=agent,
-                text=d["response"],
-                raw=d["raw"],
+            Response.model_validate(
+                {
+                    "item": f"{prefix}-{agent}-{d['stimulus_id']}-{d['repetition']}",
+                    "task": d["task"],
+                    "stimulus_id": d["stimulus_id"],
+                    "stimulus": d["stimulus"],
+                    "stimulus_file": d["stimulus_file"],
+                    "target": d["target"],
+                    "source": "machine",
+                    "agent": agent,
+                    "text": d["response"],
+                    "raw": d["raw"],  # an extra column: the reply before post-processing
+                }
             )
         )
     return rows

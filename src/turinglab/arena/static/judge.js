@@ -2,41 +2,16 @@
 // from the dataset is put into the page as text (textContent / attributes), never as HTML.
 "use strict";
 
-const $ = (id) => document.getElementById(id);
 const SVG = "http://www.w3.org/2000/svg";
 let trial = null;
 let label = null;
 let shownAt = 0;
 let busy = false;
 
-function el(tag, cls, text) {
-  const node = document.createElement(tag);
-  if (cls) node.className = cls;
-  if (text !== undefined && text !== null) node.textContent = text;
-  return node;
-}
-
-function show(view) {
-  for (const id of ["v-start", "v-trial", "v-done"]) $(id).hidden = id !== view;
-}
-
-async function api(path, body) {
-  const init = body === undefined ? {} : {
-    method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify(body),
-  };
-  const res = await fetch("/judge/api/" + path, init);
-  const data = await res.json();
-  return {ok: res.ok, data};
-}
+const api = apiAt("/judge/api/");
 
 function render(state) {
-  if (!state.registered) { show("v-start"); return; }
-  $("progress").hidden = false;
-  const done = state.answered, total = state.total;
-  $("progress-fill").style.width = (100 * done / total) + "%";
-  $("progress-text").textContent = state.trial ? `${done + 1} of ${total}` : `${total} of ${total}`;
-  if (!state.trial) { show("v-done"); return; }
-  show("v-trial");
+  if (showState(state) !== "v-trial") return;
   if (trial && trial.position === state.trial.position) return;
   trial = state.trial;
   label = null;
