@@ -5,6 +5,7 @@ image part, and its caption is exported beside the copied image."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -253,3 +254,19 @@ async def test_captioning_needs_agents_that_see_images(tmp_path: Path) -> None:
     with sqlite3.connect(tmp_path / "s.db") as conn:
         (error,) = conn.execute("SELECT error_message FROM games WHERE status='failed'").fetchone()
     assert "agent 'blind' cannot see images" in error
+
+
+@pytest.mark.slow
+def test_demo_words_plays_the_game_with_the_embedded_models(tmp_path: Path) -> None:
+    out = tmp_path / "words.csv"
+    made = subprocess.run(
+        [sys.executable, "-m", "turinglab", "itt", "demo-words", str(out), "--cues",
+         "river,doctor"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    report = json.loads(made.stdout)
+    rows = load_dataset(out)
+    assert report["kept"] == len(rows) and report["kept"] + len(report["dropped"]) == 4
+    assert {r.agent for r in rows} <= {"smollm2", "gemma3-base"}
+    assert all(r.text.isalpha() and r.text == r.text.lower() for r in rows)  # post-processed

@@ -382,17 +382,25 @@ def bench(
 def demo_words(
     out: Annotated[Path, typer.Argument(help="dataset file to write (.csv or .jsonl)")],
     seed: Annotated[int, typer.Option(help="seed of every sample")] = 0,
+    cues: Annotated[
+        str | None, typer.Option(help="comma-separated cues instead of the built-in 30")
+    ] = None,
 ) -> None:
     """Word associations from the embedded models for the built-in cues (machine-only: no
-    shipped package has human association norms), post-processed as in the paper."""
+    shipped package has human association norms), post-processed as in the paper. Plays the
+    `itt-response` game in-process; `turinglab run configs/itt-words.yaml` is the same through
+    the runner (resume, several workers)."""
     import asyncio
 
     from turinglab.itt.dataset import save_dataset
     from turinglab.itt.demo import demo_agents
-    from turinglab.itt.word_association import generate_associations
+    from turinglab.itt.word_association import DEMO_CUES, generate_associations
 
+    chosen = [c.strip() for c in cues.split(",") if c.strip()] if cues else list(DEMO_CUES)
+    if not chosen:
+        _fail("--cues names no cue")
     try:
-        run = asyncio.run(generate_associations(demo_agents(max_tokens=6), seed=seed))
+        run = asyncio.run(generate_associations(demo_agents(max_tokens=6), chosen, seed=seed))
     except (ValueError, RuntimeError) as err:
         _fail(str(err))
         return

@@ -8,8 +8,10 @@ checks from here. The wording is ours; the rules are the paper's (Zhang et al., 
   itt/controls.py (≥ 6 words, no special characters, more than 4 s, no word more than 4 times,
   no "image"/"photo", not the previous answer). Timing and repeats apply to people only.
 - Word association: one word for a cue, post-processed (singular, present tense, letters only,
-  no stop words or short words, not too close to the cue). People must type one word; an
-  agent's first word is taken (its answer was "limited to one word").
+  no stop words or short words, not too close to the cue). People get the free-association
+  question and must type one word; agents get the same question after three worked examples
+  (the paper's prompt-based version, which it merged with the free one), so that chat and base
+  models answer with a bare word, and their first word is taken ("limited to one word").
 """
 
 from __future__ import annotations
