@@ -93,6 +93,10 @@ def test_participant_answers_a_picture_and_a_word(tmp_path: Path, size: dict[str
             scroll = page.evaluate("document.documentElement.scrollWidth")
             assert scroll <= width, f"page scrolls sideways: {scroll}px"
         page.locator("#v-done").wait_for()
+        page.wait_for_function(  # the bar fills (after its short transition)
+            "() => document.querySelector('#progress-fill').getBoundingClientRect().width"
+            " === document.querySelector('.bar').getBoundingClientRect().width"
+        )
         shot(page, f"respond-done-{width}")
         assert errors == []
         assert all(u.startswith(base) for u in requests), requests
