@@ -103,12 +103,16 @@ class CollectStore:
         self.folder = stimuli.root
         self.output = self.folder / HUMAN_RESPONSES
         self.images: list[Path] = []  # media number -> image file
+        self.media_numbers: dict[str, int] = {}  # stimulus id -> media number
         self.media_types: dict[Path, str] = {}
         for s in stimuli.stimuli:
             path = stimuli.image_path(s)
-            if path is not None and path not in self.media_types:
+            if path is None:
+                continue
+            if path not in self.media_types:
                 self.images.append(path)
                 self.media_types[path] = ImagePart.from_bytes(path.read_bytes()).media_type
+            self.media_numbers[s.stimulus_id] = self.images.index(path)
         self.participants: dict[str, Participant] = {}
         self._by_token: dict[str, Participant] = {}
         self._served: dict[tuple[str, int], float] = {}  # (participant, position) -> clock
@@ -182,7 +186,7 @@ class CollectStore:
         view: dict[str, Any] = {"position": position, "task": s.task}
         if s.task == "captioning":
             view["rules"] = list(CAPTION_RULES)
-            view["image"] = f"/respond/media/{self.images.index(self.stimuli.image_path(s))}"  # type: ignore[arg-type]
+            view["image"] = f"/respond/media/{self.media_numbers[s.stimulus_id]}"
         else:
             view["prompt"] = WORD_PROMPT.format(cue=s.stimulus)
             view["cue"] = s.stimulus
