@@ -5,9 +5,10 @@ Server-rendered with every value escaped; reachable only with the admin password
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from html import escape
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from turinglab.arena.hub import Arena
@@ -19,8 +20,17 @@ def _rows(cells: list[list[object]]) -> str:
     )
 
 
-def admin_page(arena: Arena) -> str:
-    live = arena.live_games()
+def _since(started_at: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(started_at))
+
+
+def _owner(game: dict[str, Any]) -> str:
+    owner = str(game.get("owner") or "this process")
+    return owner if game.get("owner_alive", True) else f"{owner} (lost: being taken over)"
+
+
+def admin_page(arena: Arena, live: list[dict[str, Any]]) -> str:
+    """`live`: the live games to list (of every process, when there are several)."""
     done = arena.finished
     per_witness: Counter[tuple[str, str]] = Counter()
     for game in done:
@@ -28,7 +38,9 @@ def admin_page(arena: Arena) -> str:
             if seat["kind"] == "ai":
                 per_witness[(game["mode"], seat["agent"])] += 1
     flagged = sum(1 for g in done if g["flags"])
-    live_rows = _rows([[g["game"], g["mode"], g["messages"]] for g in live])
+    live_rows = _rows(
+        [[g["game"], g["mode"], g["messages"], _since(g["started_at"]), _owner(g)] for g in live]
+    )
     count_rows = _rows([[m, a, n] for (m, a), n in sorted(per_witness.items())])
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
@@ -41,7 +53,8 @@ def admin_page(arena: Arena) -> str:
 ({flagged} flagged) · <a href="/admin/export.json">export (JSON)</a> ·
 <a href="/admin/export/study.jsonl">study file for <code>turinglab report</code></a></p>
 <h2>Live games</h2>
-<table><thead><tr><th>game</th><th>mode</th><th>messages</th></tr></thead>
+<table><thead><tr><th>game</th><th>mode</th><th>messages</th><th>started</th>
+<th>process</th></tr></thead>
 <tbody>{live_rows}</tbody></table>
 <h2>Finished games per AI witness</h2>
 <table><thead><tr><th>mode</th><th>AI witness</th><th>games</th></tr></thead>

@@ -39,6 +39,7 @@ from turinglab.arena.store_bridge import ArenaStore
 from turinglab.arena.strong_mode import add_image_route
 from turinglab.arena.study_export import study_jsonl
 from turinglab.games.clock import REAL_CLOCK, Clock
+from turinglab.store.media import MediaError
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +76,7 @@ def create_app(
             raise ValueError("a multi-process arena needs a shared session secret")
         arena.sessions = SignedSessions(secret)
         name = namespace or (store.run_id if store is not None else "arena")
-        cluster = Cluster(arena, redis_url, name)
+        cluster = Cluster(arena, redis_url, name, store.worker if store is not None else "arena")
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -138,13 +139,29 @@ def create_app(
     if judging is not None:  # ITT human judging of a study folder under /judge
         app.include_router(judging_router(judging, admin))
 
+    async def live_games() -> list[dict[str, Any]]:
+        # Several processes: every process's games, with their owner (cluster.py).
+        return arena.live_games() if cluster is None else await cluster.live_games()
+
     @app.get("/admin", response_class=HTMLResponse, dependencies=guarded)
     async def admin_home() -> HTMLResponse:
-        return HTMLResponse(admin_page(arena), headers={"Cache-Control": "no-store"})
+        page = admin_page(arena, await live_games())
+        return HTMLResponse(page, headers={"Cache-Control": "no-store"})
 
     @app.get("/admin/live.json", dependencies=guarded)
     async def admin_live() -> JSONResponse:
-        return JSONResponse(arena.live_games())
+        return JSONResponse(await live_games())
+
+    @app.get("/admin/media/{ref}", dependencies=guarded)
+    async def admin_media(ref: str) -> Response:
+        """An image a message carried, by the reference the export gives."""
+        if store is None:
+            raise HTTPException(status.HTTP_404_NOT_FOUND, "no store: images are not kept")
+        try:
+            image = await asyncio.to_thread(store.image, ref)
+        except MediaError as err:
+            raise HTTPException(status.HTTP_404_NOT_FOUND, str(err)) from None
+        return Response(image.data, media_type=image.media_type)
 
     @app.get("/admin/export.json", dependencies=guarded)
     async def admin_export() -> Response:

@@ -156,14 +156,20 @@ class Arena:
         )
         if self.store is not None and recorder is not None:
             self.store.started(recorder, game)  # queued before the first message can be
+        self.open(game, recorder)
+
+    def open(self, game: LiveGame, recorder: GameRecorder | None) -> None:
+        """Play a game here: a new one, or one taken over from a lost process (cluster.py)."""
+        if recorder is not None:
             self._recorders[game.id] = recorder
         self.games[game.id] = game
         if self.on_game_start is not None:
             self.on_game_start(game)
-        for person in people.values():
+        for view in game.views.values():
+            person = view.participant
             person.game = game.id
             person.games_played.append(game.id)
-            game.view_of(person).outlets = self.outlets.setdefault(person.id, set())
+            view.outlets = self.outlets.setdefault(person.id, set())
             self.send(person, game.snapshot(person))
         game.start()
 
