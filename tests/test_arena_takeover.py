@@ -1,0 +1,223 @@
+"""A server process killed mid-game: another process takes its games over (PostgreSQL + Redis).
+
+Two real server processes share one PostgreSQL database and Redis. Two games are owned by
+process 1: the engine's three-party game (which can resume from its history) and a chat game
+of a kind that cannot. Process 1 is SIGKILLed mid-game; its people reconnect to process 2,
+which has claimed both games: the three-party game goes on (every message so far shown again,
+the clock counted from the stored start, ELIZA answering from the history) and completes; the
+other ends flagged "server lost" with its messages kept, and its people are told so. Both
+are stored once. Both processes' admin pages list every live game with its owning process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+import redis
+
+from arena_fixtures import ADMIN_PASSWORD, Person, engine_setup, free_port, make_setup
+from test_arena_store import _wait_up
+from turinglab.arena import ArenaSettings, ArenaSetup
+from turinglab.arena.live import LOST_TEXT, SERVER_LOST
+from turinglab.arena.store_bridge import ArenaStore
+from turinglab.store.database import Store
+
+TESTS = Path(__file__).parent
+AUTH = {"Authorization": aiohttp.encode_basic_auth("admin", ADMIN_PASSWORD)}
+TAKEOVER_AFTER_S = 1.5
+
+
+def takeover_setup() -> ArenaSetup:
+    """The engine's three-party game (resumable) and a chat game whose kind cannot resume."""
+    engine, chat = engine_setup(), make_setup()
+    chat_mode = chat.mode("three-party")
+    assert chat_mode is not None and not hasattr(chat_mode.game, "resume")
+    return ArenaSetup(
+        [*engine.modes, replace(chat_mode, name="chat")],
+        {**engine.agents, **chat.agents},
+        {**engine.display_names, **chat.display_names},
+        ArenaSettings(ai_after_s=600, takeover_after_s=TAKEOVER_AFTER_S),
+    )
+
+
+SERVER = """
+import sys, uvicorn
+sys.path.insert(0, {tests!r})
+from arena_fixtures import ADMIN_PASSWORD
+from test_arena_takeover import takeover_setup
+from turinglab.arena import create_app
+from turinglab.arena.store_bridge import ArenaStore
+from turinglab.store.database import Store
+setup = takeover_setup()
+app = create_app(
+    setup, admin_password=ADMIN_PASSWORD, store=ArenaStore(Store({db!r}), setup, worker={port!r}),
+    redis_url="redis://127.0.0.1:6379/0", secret="shared test secret", namespace={ns!r},
+)
+uvicorn.run(app, host="127.0.0.1", port={port}, log_level="warning")
+"""
+
+
+async def _match(waiter: Person, taker: Person, mode: str) -> tuple[Person, Person, str]:
+    """`waiter` queues first, so `taker`'s process takes the match and owns the game."""
+    await waiter.send(type="join", mode=mode, consent=True)
+    assert (await waiter.until("status"))["state"] == "waiting"
+    await taker.send(type="join", mode=mode, consent=True)
+    gw, gt = await waiter.until("game"), await taker.until("game")
+    assert gw["game"] == gt["game"]
+    judge, witness = (waiter, taker) if gw["role"] == "interrogator" else (taker, waiter)
+    return judge, witness, gw["game"]
+
+
+async def _exchange(judge: Person, witness: Person, turn: int) -> list[str]:
+    """The judge asks both witnesses; the person answers; returns what people typed."""
+    typed = []
+    for ch in ("A", "B"):
+        typed.append(f"question {turn} for {ch}")
+        await judge.send(type="message", channel=ch, text=typed[-1])
+    heard = await witness.until("message", sender="them")
+    typed.append(f"answer {turn} to {heard['text']}")
+    await witness.send(type="message", channel="A", text=typed[-1])
+    got: set[str] = set()
+    while len(got) < 2:
+        got.add((await judge.until("message", sender="them"))["channel"])
+    return typed
+
+
+async def _live(base: str) -> list[dict[str, Any]]:
+    async with (
+        aiohttp.ClientSession(headers=AUTH) as http,
+        http.get(base + "/admin/live.json") as r,
+    ):
+        assert r.status == 200
+        return list(await r.json())
+
+
+async def _reconnect(person: Person, base: str) -> dict[str, Any]:
+    """Reconnect a person whose process died to another one (the cookie goes with them)."""
+    person.base = base
+    first = await person.connect()
+    return first if first["type"] == "game" else await person.until("game", timeout=15)
+
+
+async def _reveal(person: Person) -> dict[str, Any]:
+    """The reveal a person was sent, as a frame or inside a game snapshot."""
+    for frame in person.frames:
+        if frame["type"] == "reveal" or (frame["type"] == "game" and frame.get("reveal")):
+            return dict(frame if frame["type"] == "reveal" else frame["reveal"])
+    return await person.until("reveal", timeout=15)
+
+
+@pytest.mark.database
+async def test_a_killed_process_s_games_are_taken_over(postgres_url: str) -> None:
+    ns = f"test-{uuid.uuid4().hex[:8]}"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    ports = [free_port(), free_port()]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", SERVER.format(tests=str(TESTS), db=postgres_url, port=p, ns=ns)],
+            env=env,
+        )
+        for p in ports
+    ]
+    one, two = (f"http://127.0.0.1:{p}" for p in ports)
+    people = [Person(two), Person(one), Person(two), Person(one)]
+    try:
+        for base, proc in zip((one, two), procs, strict=True):
+            await _wait_up(base, proc)
+        for p in people:
+            assert (await p.connect())["type"] == "status"
+        a, b, c, d = people  # b and d are on process 1, which takes both matches
+        judge, witness, resumable = await _match(a, b, "three-party")
+        chat_judge, _chat_witness, lost = await _match(c, d, "chat")
+        typed = await _exchange(judge, witness, 0)
+        await chat_judge.send(type="message", channel="A", text="are you a bot?")
+        await chat_judge.until("message", sender="you", text="are you a bot?")
+        await asyncio.sleep(0.3)  # one group commit (milliseconds) to land
+
+        # Every process lists every live game, with its owner (process 1) and messages so far.
+        seen = [await _live(one), await _live(two)]
+        assert seen[0] == seen[1]
+        by_game = {g["game"]: g for g in seen[1]}
+        assert set(by_game) == {resumable, lost}
+        assert all(g["owner"].startswith(f"{ports[0]}/") and g["owner_alive"] for g in seen[1])
+        assert by_game[resumable]["messages"] == 4 and by_game[lost]["messages"] >= 1
+        assert by_game[resumable]["mode"] == "three-party" and by_game[lost]["mode"] == "chat"
+        before = {p: [m["text"] for m in p.frames if m["type"] == "message"] for p in people}
+
+        procs[0].send_signal(signal.SIGKILL)
+        procs[0].wait(10)
+        for p in (b, d):
+            await p.drop()
+
+        # The people on process 1 reconnect to process 2 and find their game, all of it; those
+        # on process 2 all along are sent the rebuilt game as it is taken over.
+        shown = {p: await _reconnect(p, two) for p in (b, d)}
+        shown |= {p: await p.until("game", timeout=15) for p in (a, c)}
+        texts = {p: [m["text"] for m in snap["messages"]] for p, snap in shown.items()}
+        assert all(shown[p]["game"] == resumable for p in (a, b))
+        assert all(shown[p]["game"] == lost for p in (c, d))
+        assert texts[judge] == before[judge] and len(texts[judge]) == 4  # read all 4 before
+        for p in people:  # others may not have read the last frames sent before the kill
+            assert texts[p][: len(before[p])] == before[p]
+        chat_said = texts[chat_judge]  # the interrogator sees every message of a chat game
+
+        # The non-resumable game ended flagged, and its people were told why.
+        for p in (c, d):
+            assert (await _reveal(p))["flagged"] == LOST_TEXT
+
+        # The resumable one goes on at process 2: same game, the clock from the stored start.
+        (now_live,) = await _live(two)
+        assert now_live["game"] == resumable and now_live["owner"].startswith(f"{ports[1]}/")
+        assert now_live["started_at"] == by_game[resumable]["started_at"]
+        typed += await _exchange(judge, witness, 1)
+        await judge.send(type="verdict", choice="A", confidence=60, reason="typed like a person")
+        for p in (judge, witness):
+            assert (await p.until("reveal"))["flagged"] is None
+        assert await _live(two) == []
+    finally:
+        for p in people:
+            await p.close()
+        for proc in procs:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        for proc in procs:
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)
+
+    kept = ArenaStore(Store(postgres_url), takeover_setup())
+    try:
+        games = {g["game"]: g for g in kept.records()}
+        assert set(games) == {resumable, lost}  # each stored once, under its first row
+        done = games[resumable]
+        assert done["status"] == "finished" and len(done["judgements"]) == 1
+        humans = {s for s, v in done["seats"].items() if v["kind"] == "human"}
+        assert [m["text"] for m in done["messages"] if m["sender"] in humans] == typed
+        assert [m["seq"] for m in done["messages"]] == list(range(len(done["messages"])))
+        eliza = [m for m in done["messages"] if m["sender"] not in humans | {"game"}]
+        assert len(eliza) == 2  # the AI witness answered before and after the takeover
+        flagged = games[lost]
+        assert flagged["stored_status"] == "flagged" and flagged["flags"] == [SERVER_LOST]
+        assert [m["text"] for m in flagged["messages"]] == chat_said
+        assert chat_said[0] == "are you a bot?"
+        assert flagged["judgements"] == []
+    finally:
+        kept.close()
+        kept.store.close()
+        client = redis.Redis.from_url("redis://127.0.0.1:6379/0")
+        keys = list(client.scan_iter(f"turinglab:arena:{ns}:*"))
+        if keys:
+            client.delete(*keys)
+        client.close()
