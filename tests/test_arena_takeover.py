@@ -25,12 +25,21 @@ import aiohttp
 import pytest
 import redis
 
-from arena_fixtures import ADMIN_PASSWORD, Person, engine_setup, free_port, make_setup
+from arena_fixtures import (
+    ADMIN_PASSWORD,
+    Person,
+    engine_setup,
+    free_port,
+    make_setup,
+    pair,
+    running_arena,
+)
 from test_arena_store import _wait_up
 from turinglab.arena import ArenaSettings, ArenaSetup
 from turinglab.arena.live import LOST_TEXT, SERVER_LOST
 from turinglab.arena.store_bridge import ArenaStore
 from turinglab.store.database import Store
+from turinglab.store.schema import games
 
 TESTS = Path(__file__).parent
 AUTH = {"Authorization": aiohttp.encode_basic_auth("admin", ADMIN_PASSWORD)}
@@ -58,6 +67,7 @@ from test_arena_takeover import takeover_setup
 from turinglab.arena import create_app
 from turinglab.arena.store_bridge import ArenaStore
 from turinglab.store.database import Store
+from turinglab.store.schema import games
 setup = takeover_setup()
 app = create_app(
     setup, admin_password=ADMIN_PASSWORD, store=ArenaStore(Store({db!r}), setup, worker={port!r}),
@@ -217,6 +227,53 @@ async def test_a_killed_process_s_games_are_taken_over(postgres_url: str) -> Non
         kept.close()
         kept.store.close()
         client = redis.Redis.from_url("redis://127.0.0.1:6379/0")
+        keys = list(client.scan_iter(f"turinglab:arena:{ns}:*"))
+        if keys:
+            client.delete(*keys)
+        client.close()
+
+
+async def test_a_process_presumed_dead_gives_up_the_games_taken_from_it(tmp_path: Path) -> None:
+    """A process silent past its TTL (a long pause) whose game another process claimed stops
+    playing it and writes nothing more for it: the game is never played twice."""
+    ns = f"test-{uuid.uuid4().hex[:8]}"
+    setup = make_setup(ai_after_s=600, takeover_after_s=1.0)
+    kept = ArenaStore(Store(str(tmp_path / "arena.db")), setup)
+    create = {
+        "store": kept,
+        "redis_url": "redis://127.0.0.1:6379/0",
+        "secret": "s",
+        "namespace": ns,
+    }
+    client = redis.Redis.from_url("redis://127.0.0.1:6379/0")
+    try:
+        with running_arena(setup, **create) as (base, app):
+            judge, witness, game, _ = await pair(base, "three-party")
+            try:
+                await judge.send(type="message", channel="A", text="said before")
+                await judge.until("message", sender="you")
+                await kept.flush()
+                arena = app.state.arena
+                (gid,) = arena.stored_ids()
+                with kept.store.writing() as conn:  # another process claims it meanwhile
+                    conn.execute(games.update().where(games.c.id == gid).values(worker="x/1"))
+                client.delete(f"turinglab:arena:{ns}:alive:{kept.worker}")  # we were silent
+                for _ in range(100):
+                    if game["game"] not in arena.games:
+                        break
+                    await asyncio.sleep(0.05)
+                assert game["game"] not in arena.games
+                await judge.send(type="message", channel="B", text="said after")
+                assert (await judge.until("error"))["code"] == "no-game"
+            finally:
+                await judge.close()
+                await witness.close()
+        (record,) = kept.records()
+        said = [m["text"] for m in record["messages"]]
+        assert said[0] == "said before" and "said after" not in said
+        assert record["status"] is None  # still playing, under its new owner
+    finally:
+        kept.close()
         keys = list(client.scan_iter(f"turinglab:arena:{ns}:*"))
         if keys:
             client.delete(*keys)

@@ -365,8 +365,26 @@ class Cluster:
 
     async def _beat(self) -> None:
         assert self.redis is not None
-        ttl_ms = int(self.arena.setup.settings.takeover_after_s * 1000)
-        await self.redis.set(self.ns + "alive:" + self.me, "1", px=ttl_ms)
+        key, ttl_ms = (
+            self.ns + "alive:" + self.me,
+            int(self.arena.setup.settings.takeover_after_s * 1000),
+        )
+        if not await self.redis.set(key, "1", px=ttl_ms, xx=True):
+            # The first beat, or this process was silent past its TTL (a long pause) and
+            # others may have taken its games over: give those up before going on.
+            await self.redis.set(key, "1", px=ttl_ms)
+            await self._give_up_taken()
+
+    async def _give_up_taken(self) -> None:
+        store = self.arena.store
+        playing = self.arena.stored_ids()
+        if store is None or not playing:
+            return
+        owners = await asyncio.to_thread(store.owners, list(playing))
+        for gid, game in playing.items():
+            if owners.get(gid) != self.me:
+                log.warning("game %s was taken over by %s; stopped here", game.id, owners.get(gid))
+                self.arena.give_up(game)
 
     async def _lost_processes(self) -> list[str]:
         """Listed processes whose heartbeat has expired."""

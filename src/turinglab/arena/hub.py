@@ -173,6 +173,22 @@ class Arena:
             self.send(person, game.snapshot(person))
         game.start()
 
+    def stored_ids(self) -> dict[int, LiveGame]:
+        """store id -> live game, of the live games played here."""
+        return {
+            r.id.value: self.games[gid]
+            for gid, r in self._recorders.items()
+            if r.id.value is not None and self.games[gid].result is None
+        }
+
+    def give_up(self, game: LiveGame) -> None:
+        """Stop playing a game another process has claimed (cluster.py), writing nothing more:
+        its new owner plays it on from the store."""
+        self._recorders.pop(game.id, None)
+        self.games.pop(game.id, None)
+        if game.task is not None:
+            game.task.cancel()
+
     def _finished(self, game: LiveGame) -> None:
         recorder = self._recorders.pop(game.id, None)
         if self.store is not None and recorder is not None:

@@ -339,6 +339,12 @@ class ArenaStore:
             messages=said,
         )
 
+    def owners(self, ids: list[int]) -> dict[int, str | None]:
+        """store game id -> the process that owns it now (`games.worker`)."""
+        with self.store.engine.connect() as conn:
+            rows = conn.execute(select(games.c.id, games.c.worker).where(games.c.id.in_(ids)))
+            return {int(gid): worker for gid, worker in rows}
+
     def image(self, ref: str) -> ImagePart:
         """One stored image by reference (MediaError when it is not one of this store's)."""
         with self.store.engine.connect() as conn:
