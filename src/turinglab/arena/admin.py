@@ -53,9 +53,9 @@ def admin_page(arena: Arena, live: list[dict[str, Any]]) -> str:
 ({flagged} flagged) · <a href="/admin/export.json">export (JSON)</a> ·
 <a href="/admin/export/study.jsonl">study file for <code>turinglab report</code></a></p>
 <h2>Live games</h2>
-<table><thead><tr><th>game</th><th>mode</th><th>messages</th><th>started</th>
-<th>process</th></tr></thead>
-<tbody>{live_rows}</tbody></table>
+<div class="table-scroll"><table><thead><tr><th>game</th><th>mode</th><th>messages</th>
+<th>started</th><th>process</th></tr></thead>
+<tbody>{live_rows}</tbody></table></div>
 <h2>Finished games per AI witness</h2>
 <table><thead><tr><th>mode</th><th>AI witness</th><th>games</th></tr></thead>
 <tbody>{count_rows}</tbody></table>
