@@ -12,10 +12,7 @@ are stored once. Both processes' admin pages list every live game with its ownin
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
-import subprocess
-import sys
 import uuid
 from dataclasses import replace
 from pathlib import Path
@@ -29,12 +26,11 @@ from arena_fixtures import (
     ADMIN_PASSWORD,
     Person,
     engine_setup,
-    free_port,
     make_setup,
     pair,
     running_arena,
 )
-from test_arena_store import _wait_up
+from test_arena_multiprocess import arena_processes, drop_namespace
 from turinglab.arena import ArenaSettings, ArenaSetup
 from turinglab.arena.live import LOST_TEXT, SERVER_LOST
 from turinglab.arena.store_bridge import ArenaStore
@@ -129,83 +125,66 @@ async def _reveal(person: Person) -> dict[str, Any]:
 
 @pytest.mark.database
 async def test_a_killed_process_s_games_are_taken_over(postgres_url: str) -> None:
-    ns = f"test-{uuid.uuid4().hex[:8]}"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    ports = [free_port(), free_port()]
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", SERVER.format(tests=str(TESTS), db=postgres_url, port=p, ns=ns)],
-            env=env,
-        )
-        for p in ports
-    ]
-    one, two = (f"http://127.0.0.1:{p}" for p in ports)
-    people = [Person(two), Person(one), Person(two), Person(one)]
-    try:
-        for base, proc in zip((one, two), procs, strict=True):
-            await _wait_up(base, proc)
-        for p in people:
-            assert (await p.connect())["type"] == "status"
-        a, b, c, d = people  # b and d are on process 1, which takes both matches
-        judge, witness, resumable = await _match(a, b, "three-party")
-        chat_judge, _chat_witness, lost = await _match(c, d, "chat")
-        typed = await _exchange(judge, witness, 0)
-        await chat_judge.send(type="message", channel="A", text="are you a bot?")
-        await chat_judge.until("message", sender="you", text="are you a bot?")
-        await asyncio.sleep(0.3)  # one group commit (milliseconds) to land
+    async with arena_processes(SERVER, postgres_url) as arena:
+        ports, procs = arena.ports, arena.procs
+        one, two = arena.bases
+        people = [Person(two), Person(one), Person(two), Person(one)]
+        try:
+            for p in people:
+                assert (await p.connect())["type"] == "status"
+            a, b, c, d = people  # b and d are on process 1, which takes both matches
+            judge, witness, resumable = await _match(a, b, "three-party")
+            chat_judge, _chat_witness, lost = await _match(c, d, "chat")
+            typed = await _exchange(judge, witness, 0)
+            await chat_judge.send(type="message", channel="A", text="are you a bot?")
+            await chat_judge.until("message", sender="you", text="are you a bot?")
+            await asyncio.sleep(0.3)  # one group commit (milliseconds) to land
 
-        # Every process lists every live game, with its owner (process 1) and messages so far.
-        seen = [await _live(one), await _live(two)]
-        assert seen[0] == seen[1]
-        by_game = {g["game"]: g for g in seen[1]}
-        assert set(by_game) == {resumable, lost}
-        assert all(g["owner"].startswith(f"{ports[0]}/") and g["owner_alive"] for g in seen[1])
-        assert by_game[resumable]["messages"] == 4 and by_game[lost]["messages"] >= 1
-        assert by_game[resumable]["mode"] == "three-party" and by_game[lost]["mode"] == "chat"
-        before = {p: [m["text"] for m in p.frames if m["type"] == "message"] for p in people}
+            # Every process lists every live game, with its owner (process 1) and messages so far.
+            seen = [await _live(one), await _live(two)]
+            assert seen[0] == seen[1]
+            by_game = {g["game"]: g for g in seen[1]}
+            assert set(by_game) == {resumable, lost}
+            assert all(g["owner"].startswith(f"{ports[0]}/") and g["owner_alive"] for g in seen[1])
+            assert by_game[resumable]["messages"] == 4 and by_game[lost]["messages"] >= 1
+            assert by_game[resumable]["mode"] == "three-party" and by_game[lost]["mode"] == "chat"
+            before = {p: [m["text"] for m in p.frames if m["type"] == "message"] for p in people}
 
-        procs[0].send_signal(signal.SIGKILL)
-        procs[0].wait(10)
-        for p in (b, d):
-            await p.drop()
+            procs[0].send_signal(signal.SIGKILL)
+            procs[0].wait(10)
+            for p in (b, d):
+                await p.drop()
 
-        # The people on process 1 reconnect to process 2 and find their game, all of it; those
-        # on process 2 all along are sent the rebuilt game as it is taken over.
-        shown = {p: await _reconnect(p, two) for p in (b, d)}
-        shown |= {p: await p.until("game", timeout=15) for p in (a, c)}
-        texts = {p: [m["text"] for m in snap["messages"]] for p, snap in shown.items()}
-        assert all(shown[p]["game"] == resumable for p in (a, b))
-        assert all(shown[p]["game"] == lost for p in (c, d))
-        assert texts[judge] == before[judge] and len(texts[judge]) == 4  # read all 4 before
-        for p in people:  # others may not have read the last frames sent before the kill
-            assert texts[p][: len(before[p])] == before[p]
-        chat_said = texts[chat_judge]  # the interrogator sees every message of a chat game
+            # The people on process 1 reconnect to process 2 and find their game, all of it; those
+            # on process 2 all along are sent the rebuilt game as it is taken over.
+            shown = {p: await _reconnect(p, two) for p in (b, d)}
+            shown |= {p: await p.until("game", timeout=15) for p in (a, c)}
+            texts = {p: [m["text"] for m in snap["messages"]] for p, snap in shown.items()}
+            assert all(shown[p]["game"] == resumable for p in (a, b))
+            assert all(shown[p]["game"] == lost for p in (c, d))
+            assert texts[judge] == before[judge] and len(texts[judge]) == 4  # read all 4 before
+            for p in people:  # others may not have read the last frames sent before the kill
+                assert texts[p][: len(before[p])] == before[p]
+            chat_said = texts[chat_judge]  # the interrogator sees every message of a chat game
 
-        # The non-resumable game ended flagged, and its people were told why.
-        for p in (c, d):
-            assert (await _reveal(p))["flagged"] == LOST_TEXT
+            # The non-resumable game ended flagged, and its people were told why.
+            for p in (c, d):
+                assert (await _reveal(p))["flagged"] == LOST_TEXT
 
-        # The resumable one goes on at process 2: same game, the clock from the stored start.
-        (now_live,) = await _live(two)
-        assert now_live["game"] == resumable and now_live["owner"].startswith(f"{ports[1]}/")
-        assert now_live["started_at"] == by_game[resumable]["started_at"]
-        typed += await _exchange(judge, witness, 1)
-        await judge.send(type="verdict", choice="A", confidence=60, reason="typed like a person")
-        for p in (judge, witness):
-            assert (await p.until("reveal"))["flagged"] is None
-        assert await _live(two) == []
-    finally:
-        for p in people:
-            await p.close()
-        for proc in procs:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-        for proc in procs:
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(10)
+            # The resumable one goes on at process 2: same game, the clock from the stored start.
+            (now_live,) = await _live(two)
+            assert now_live["game"] == resumable and now_live["owner"].startswith(f"{ports[1]}/")
+            assert now_live["started_at"] == by_game[resumable]["started_at"]
+            typed += await _exchange(judge, witness, 1)
+            await judge.send(
+                type="verdict", choice="A", confidence=60, reason="typed like a person"
+            )
+            for p in (judge, witness):
+                assert (await p.until("reveal"))["flagged"] is None
+            assert await _live(two) == []
+        finally:
+            for p in people:
+                await p.close()
 
     kept = ArenaStore(Store(postgres_url), takeover_setup())
     try:
@@ -226,11 +205,6 @@ async def test_a_killed_process_s_games_are_taken_over(postgres_url: str) -> Non
     finally:
         kept.close()
         kept.store.close()
-        client = redis.Redis.from_url("redis://127.0.0.1:6379/0")
-        keys = list(client.scan_iter(f"turinglab:arena:{ns}:*"))
-        if keys:
-            client.delete(*keys)
-        client.close()
 
 
 async def test_a_process_presumed_dead_gives_up_the_games_taken_from_it(tmp_path: Path) -> None:
@@ -274,7 +248,5 @@ async def test_a_process_presumed_dead_gives_up_the_games_taken_from_it(tmp_path
         assert record["status"] is None  # still playing, under its new owner
     finally:
         kept.close()
-        keys = list(client.scan_iter(f"turinglab:arena:{ns}:*"))
-        if keys:
-            client.delete(*keys)
         client.close()
+        drop_namespace(ns)
