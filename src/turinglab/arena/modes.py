@@ -58,6 +58,10 @@ class ArenaSettings(BaseModel):
     frame_burst: int = Field(default=12, ge=1)
     max_frame_bytes: int = Field(default=16384, ge=256)
     seed: int = 0
+    # Study rounds per participant (half as interrogator), then on to the exit survey.
+    rounds: int = Field(default=8, ge=1)
+    # Finished games kept in memory when a store holds them all (no store: all are kept).
+    finished_in_memory: int = Field(default=1000, ge=1)
 
 
 @dataclass
