@@ -324,9 +324,8 @@ class Cluster:
             return
         self.waiting.pop(pid, None)
         partner = self.person(str(taken).split("|", 1)[0])
-        pair = [participant, partner]
-        self.arena.lobby.rng.shuffle(pair)  # who interrogates
-        self.arena.lobby._seat(mode, pair)
+        # Roles balanced by the rounds this process has seen them play (not shared yet).
+        self.arena.lobby.seat_pair(mode, participant, partner)
 
     async def _unqueue(self, pid: str) -> bool:
         """Take a person out of the queue; False when another process took them meanwhile."""

@@ -61,6 +61,10 @@ class ArenaSettings(BaseModel):
     # takes over its live games.
     takeover_after_s: float = Field(default=10.0, gt=0)
     seed: int = 0
+    # Study rounds per participant (half as interrogator), then on to the exit survey.
+    rounds: int = Field(default=8, ge=1)
+    # Finished games kept in memory when a store holds them all (no store: all are kept).
+    finished_in_memory: int = Field(default=1000, ge=1)
 
 
 @dataclass

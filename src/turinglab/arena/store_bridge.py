@@ -10,6 +10,10 @@ and their games, plus its seed) gets one "arena" run, so `turinglab runs` lists 
 readers work on it unchanged, and two studies on one store stay apart. Its id is a hash of that
 identity, so every server process of one study writes to the same run.
 
+The exit survey is kept on the person's seats. Someone who never played (no partner in time)
+has no seat, so their survey gets a game row of its own (game "arena-survey", one human seat,
+no messages), which the readers below skip as a game and read as a participant.
+
 All writes go through the writer in the order they happen: a game's start, its end and the
 survey are operations the writer runs in that order on its one thread, so the game's store id
 is known to the later ones. Messages said once that id is known (nearly all) are plain rows,
@@ -40,11 +44,14 @@ if TYPE_CHECKING:
     from turinglab.arena.modes import ArenaSetup
 
 ARENA_GAME = "arena"  # runs.game of an arena run
+SURVEY_GAME = "arena-survey"  # games.game of the row holding a never-seated person's survey
 
 
 def arena_run_id(setup: ArenaSetup) -> str:
     identity = {
         "modes": sorted((m.name, m.game.name, m.solo) for m in setup.modes),
+        # Another set of AI witnesses is another study (opened from the admin page, say).
+        "witnesses": sorted((m.name, sorted(m.ai_agents)) for m in setup.modes),
         "seed": setup.settings.seed,
     }
     digest = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
@@ -95,7 +102,14 @@ class GameRecorder:
 
 
 class ArenaStore:
-    def __init__(self, store: Store, setup: ArenaSetup, *, worker: str = "arena") -> None:
+    def __init__(
+        self,
+        store: Store,
+        setup: ArenaSetup,
+        *,
+        worker: str = "arena",
+        writer: StoreWriter | None = None,
+    ) -> None:
         self.store = store
         self.worker = worker
         self.run_id = arena_run_id(setup)
@@ -103,7 +117,11 @@ class ArenaStore:
         store.create_run(
             self.run_id, "arena", ARENA_GAME, {"modes": modes}, {"seed": setup.settings.seed}, []
         )  # False when another process (or an earlier start) made it: the same run
-        self.writer = StoreWriter(store)
+        self.writer = writer or StoreWriter(store)
+
+    def for_setup(self, setup: ArenaSetup) -> ArenaStore:
+        """Another study on the same store: its own run, the same writer (one order)."""
+        return ArenaStore(self.store, setup, worker=self.worker, writer=self.writer)
 
     def close(self) -> None:
         self.writer.close()
@@ -175,8 +193,20 @@ class ArenaStore:
             for sid, details in rows:
                 new = {**details, "survey": answers}
                 conn.execute(update(seats).where(seats.c.id == sid).values(details=new))
+            if not rows:  # never seated (no partner in time): the survey is kept on its own
+                self._survey_only(conn, participant, answers)
 
         self.writer.submit(op)
+
+    def _survey_only(self, conn: Connection, participant: str, answers: dict[str, Any]) -> None:
+        now = time.time()
+        seat = SeatRecord("participant", "person", "human", participant, {"survey": answers})
+        start = GameStart(
+            self.run_id, None, 1, SURVEY_GAME, now, [seat], None, self.worker, {"survey": True}
+        )
+        gid = self.store.start_game(conn, start)
+        done = update(games).where(games.c.id == gid).values(status="finished", finished_at=now)
+        conn.execute(done)
 
     async def flush(self) -> None:
         """Wait until everything queued so far is committed."""
@@ -189,7 +219,9 @@ class ArenaStore:
         (status None)."""
         with self.store.engine.connect() as conn:
             rows = conn.execute(
-                select(games).where(games.c.run_id == self.run_id).order_by(games.c.id)
+                select(games)
+                .where(games.c.run_id == self.run_id, games.c.game != SURVEY_GAME)
+                .order_by(games.c.id)
             ).all()
             ids = [r.id for r in rows]
             seat_rows = conn.execute(select(seats).where(seats.c.game_id.in_(ids))).all()
@@ -362,7 +394,8 @@ class ArenaStore:
         with self.store.engine.connect() as conn:
             for pid, details, setup in conn.execute(query):
                 entry = out.setdefault(pid, {"games": [], "survey": None})
-                entry["games"].append(setup.get("arena_game"))
+                if setup.get("arena_game") is not None:  # not a survey-only row
+                    entry["games"].append(setup.get("arena_game"))
                 if (details or {}).get("survey") is not None:
                     entry["survey"] = details["survey"]
         return out
