@@ -19,7 +19,13 @@ from typing import Any
 
 import pytest
 
-from arena_fixtures import ADMIN_PASSWORD, SECRET_AGENT, engine_setup, running_arena
+from arena_fixtures import (
+    ADMIN_PASSWORD,
+    SECRET_AGENT,
+    engine_setup,
+    make_setup,
+    running_arena,
+)
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
@@ -95,6 +101,8 @@ def test_three_party_game_in_two_browsers() -> None:
             (one, two) if "interrogator" in one.locator("#role").inner_text() else (two, one)
         )
         assert "witness" in witness.locator("#role").inner_text()
+        for page in (judge, witness):  # the study's rounds (SPEC §2: 8 per participant)
+            assert page.locator("#round").inner_text() == "Round 1 of 8"
 
         _say(judge, "A", "hello A, what did you have for breakfast?")
         _say(judge, "B", "hello B, what did you have for breakfast?")
@@ -223,6 +231,7 @@ def test_solo_practice_against_eliza() -> None:
         page.get_by_role("button", name="Practice vs ELIZA").click()
         page.locator("#v-game").wait_for()
         assert "practice" in page.locator("#mode").inner_text().lower()
+        assert page.locator("#round").is_hidden()  # practice is not a study round
         _say(page, "A", "I am unhappy with my job")
         reply = _bubble(page, "A", "them", "").first.inner_text()
         assert reply.split("\n")[0].isupper()  # ELIZA's 1966 capitals
@@ -236,6 +245,41 @@ def test_solo_practice_against_eliza() -> None:
         export = app.state.arena.export()
         assert export["games"] == [] and len(export["practice_games"]) == 1
         assert export["practice_games"][0]["judgements"][0]["verdict"] == "ai"
+        assert errors == [] and all(u.startswith(base) for u in requests)
+        browser.close()
+
+
+def test_after_the_last_round_only_the_exit_survey_is_offered() -> None:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    shots = Shots()
+    setup = make_setup(ai_after_s=0, rounds=1)
+    with running_arena(setup) as (base, _app), sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        requests: list[str] = []
+        errors: list[str] = []
+        page = browser.new_context(viewport=DESKTOP).new_page()
+        _enter(page, base, requests, errors)
+        page.get_by_role("button", name="Two-party").click()
+        page.locator("#v-game").wait_for()
+        assert page.locator("#round").inner_text() == "Round 1 of 1"
+        _say(page, "A", "are you a person?")
+        _bubble(page, "A", "them", "")
+        page.locator("#end").click()
+        page.locator("#end").click()
+        page.locator('input[name="choice"][value="human"]').check()
+        page.get_by_role("button", name="Submit verdict").click()
+        page.locator("#reveal").wait_for()
+        assert page.locator("#again").is_hidden()  # no "play another game" after the last
+        shots.take(page, "last-round-reveal-1280")
+        page.reload()  # the reveal (and what it offers) comes back from the server
+        page.locator("#reveal").wait_for()
+        assert page.locator("#again").is_hidden()
+        page.get_by_role("button", name="Finish & exit survey").click()
+        page.locator("#v-survey").wait_for()
+        assert "all 1 round —" in page.locator("#alldone").inner_text()
+        shots.take(page, "rounds-done-survey-1280")
+        page.set_viewport_size(PHONE)
+        shots.take(page, "rounds-done-survey-390")
         assert errors == [] and all(u.startswith(base) for u in requests)
         browser.close()
 

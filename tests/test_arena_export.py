@@ -77,12 +77,16 @@ async def test_study_export_feeds_turinglab_report(tmp_path: Path) -> None:
     assert sorted(human_rows["judged_human"]) == [False, True]
     assert (study["interrogator"].str.startswith("p-")).all()
 
-    out = tmp_path / "report"
+    report_page(path, tmp_path / "report")
+
+
+def report_page(study: Path, out: Path) -> str:
+    """`turinglab report STUDY` as a user runs it; the report page's text."""
     done = subprocess.run(
-        [sys.executable, "-m", "turinglab", "report", str(path), "--out", str(out)],
+        [sys.executable, "-m", "turinglab", "report", str(study), "--out", str(out)],
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    assert (out / "index.html").exists() or any(out.glob("*.html"))
+    return next(out.glob("*.html")).read_text()

@@ -6,11 +6,14 @@ matched through Redis, play a whole three-party game, and the game is stored exa
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -23,6 +26,15 @@ from turinglab.arena.store_bridge import ArenaStore
 from turinglab.store.database import Store
 
 TESTS = Path(__file__).parent
+
+
+@dataclass
+class Processes:
+    ns: str  # the Redis namespace
+    ports: list[int]
+    bases: list[str]
+    procs: list[subprocess.Popen[bytes]]
+
 
 SERVER = """
 import sys, uvicorn
@@ -41,54 +53,74 @@ uvicorn.run(app, host="127.0.0.1", port={port}, log_level="warning")
 """
 
 
-@pytest.mark.database
-async def test_two_processes_play_one_game(postgres_url: str) -> None:
+def drop_namespace(ns: str) -> None:
+    """Remove an arena namespace's Redis keys (tests share one Redis)."""
+    client = redis.Redis.from_url("redis://127.0.0.1:6379/0")
+    keys = list(client.scan_iter(f"turinglab:arena:{ns}:*"))
+    if keys:
+        client.delete(*keys)
+    client.close()
+
+
+@contextlib.asynccontextmanager
+async def arena_processes(server: str, db: str, n: int = 2) -> AsyncIterator[Processes]:
+    """`n` server processes of one arena (`server`: a script formatted with tests, db, port,
+    ns) in a fresh Redis namespace, each up; stopped (SIGTERM, then SIGKILL) afterwards."""
     ns = f"test-{uuid.uuid4().hex[:8]}"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    ports = [free_port(), free_port()]
+    ports = [free_port() for _ in range(n)]
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", SERVER.format(tests=str(TESTS), db=postgres_url, port=p, ns=ns)],
-            env=env,
+            [sys.executable, "-c", server.format(tests=str(TESTS), db=db, port=p, ns=ns)], env=env
         )
         for p in ports
     ]
     bases = [f"http://127.0.0.1:{p}" for p in ports]
-    people: list[Person] = []
     try:
         for base, proc in zip(bases, procs, strict=True):
             await _wait_up(base, proc)
-        a, b = Person(bases[0]), Person(bases[1])
-        people = [a, b]
-        for p in people:
-            assert (await p.connect())["type"] == "status"
-        await a.send(type="join", mode="three-party", consent=True)
-        assert (await a.until("status"))["state"] == "waiting"
-        await b.send(type="join", mode="three-party", consent=True)
-        ga, gb = await a.until("game"), await b.until("game")
-        assert ga["game"] == gb["game"]
-        judge, witness = (a, b) if ga["role"] == "interrogator" else (b, a)
-        typed = await _three_party(judge, witness)
-        # `a` is on the process that did not take the match (b's took a from the queue), so
-        # its reconnect is answered by the owner across Redis, with the whole game so far.
-        await a.drop()
-        snapshot = await a.connect()
-        assert snapshot["type"] == "game" and snapshot["game"] == ga["game"]
-        assert len(snapshot["messages"]) == (8 if a is judge else 4)
-        await judge.send(type="verdict", choice="A", confidence=55, reason="why not")
-        await judge.until("reveal")
-        await witness.until("reveal")
+        yield Processes(ns, ports, bases, procs)
     finally:
-        for p in people:
-            await p.close()
         for proc in procs:
-            proc.send_signal(signal.SIGTERM)
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
         for proc in procs:
             try:
                 proc.wait(10)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(10)
+        drop_namespace(ns)
+
+
+@pytest.mark.database
+async def test_two_processes_play_one_game(postgres_url: str) -> None:
+    people: list[Person] = []
+    async with arena_processes(SERVER, postgres_url) as arena:
+        try:
+            a, b = Person(arena.bases[0]), Person(arena.bases[1])
+            people = [a, b]
+            for p in people:
+                assert (await p.connect())["type"] == "status"
+            await a.send(type="join", mode="three-party", consent=True)
+            assert (await a.until("status"))["state"] == "waiting"
+            await b.send(type="join", mode="three-party", consent=True)
+            ga, gb = await a.until("game"), await b.until("game")
+            assert ga["game"] == gb["game"]
+            judge, witness = (a, b) if ga["role"] == "interrogator" else (b, a)
+            typed = await _three_party(judge, witness)
+            # `a` is on the process that did not take the match (b's took a from the queue),
+            # so its reconnect is answered by the owner across Redis, with the whole game.
+            await a.drop()
+            snapshot = await a.connect()
+            assert snapshot["type"] == "game" and snapshot["game"] == ga["game"]
+            assert len(snapshot["messages"]) == (8 if a is judge else 4)
+            await judge.send(type="verdict", choice="A", confidence=55, reason="why not")
+            await judge.until("reveal")
+            await witness.until("reveal")
+        finally:
+            for p in people:
+                await p.close()
 
     kept = ArenaStore(Store(postgres_url), make_setup(ai_after_s=600))
     try:
@@ -100,11 +132,6 @@ async def test_two_processes_play_one_game(postgres_url: str) -> None:
     finally:
         kept.close()
         kept.store.close()
-        client = redis.Redis.from_url("redis://127.0.0.1:6379/0")
-        keys = list(client.scan_iter(f"turinglab:arena:{ns}:*"))
-        if keys:
-            client.delete(*keys)
-        client.close()
 
 
 def test_signed_sessions_are_known_to_every_process_and_cannot_be_forged() -> None:

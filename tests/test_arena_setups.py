@@ -14,7 +14,8 @@ from turinglab.config import load_config
 def test_default_setup_uses_embedded_agents() -> None:
     setup = resolve_setup(None)
     assert [m.name for m in setup.modes] == ["three-party", "practice"]
-    assert setup.modes[0].ai_agents == ("eliza", "smollm2") and setup.modes[1].solo
+    # The AI witness groups, as the study file names them; each seats its agent.
+    assert setup.modes[0].ai_agents == ("ELIZA", "SMOLLM2-PERSONA") and setup.modes[1].solo
     assert setup.display_names["eliza"] == "ELIZA"
     assert setup.modes[0].verdict == "which" and setup.modes[1].verdict == "human-or-ai"
 

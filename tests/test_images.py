@@ -21,7 +21,6 @@ from turinglab.agents.eliza import ElizaAgent
 from turinglab.agents.human import HumanAgent
 from turinglab.agents.openai_compat import OpenAIChatAgent
 from turinglab.games.table import Seat, Table
-from turinglab.store.media import MediaStore
 from turinglab.testing.fake_openai import FakeOpenAIServer
 
 
@@ -153,22 +152,3 @@ async def test_table_views_images_per_agent_and_delivers_them_to_people(
         assert "images" not in seen[1]  # plain messages: the event is exactly as before
     finally:
         await asyncio.gather(vision.aclose(), blind.aclose())
-
-
-def test_media_store_keeps_images_by_content(tmp_path: object) -> None:
-    from pathlib import Path
-
-    root = Path(str(tmp_path)) / "media"
-    store = MediaStore(root)
-    png, jpg = ImagePart.from_bytes(picture()), ImagePart.from_bytes(picture("JPEG"))
-    refs = store.save_message("arena:strong#0", 4, [png, jpg])
-    assert refs[0].endswith(".png") and refs[1].endswith(".jpg")
-    assert store.save_message("arena:strong#1", 0, [png]) == [refs[0]]  # stored once
-    assert len(list(root.glob("*.png"))) == 1
-    assert store.images_of("arena:strong#0") == {4: [png, jpg]}
-    assert store.images_of("nothing") == {}
-    (root / refs[0]).write_bytes(picture(size=(9, 9)))  # edited on disk
-    with pytest.raises(ValueError, match="content hash"):
-        store.load(refs[0])
-    with pytest.raises(ValueError, match="not an image reference"):
-        store.load("../etc/passwd")

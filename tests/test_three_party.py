@@ -354,7 +354,10 @@ async def test_smollm2_interrogator_eliza_and_stand_in_full_game(tmp_path: Path)
     assert result.status in (FINISHED, "unparseable-verdict")
     assert table.seats[spec.params["human_seat"]].kind == "stand-in"
     counts = result.details["message_counts"]
-    assert sum(c.get("interrogator", 0) for k, c in counts.items() if k != "control") >= 1
+    # Every line it wrote was either sent to a witness or refused with the reason shown to it
+    # (which depends on the llama.cpp build: SmolLM2 often misses the "A:"/"B:" format).
+    sent = sum(c.get("interrogator", 0) for k, c in counts.items() if k != "control")
+    assert sent + result.details["refusals"] >= 1
     assert result.details["end_reason"] in ("message-limit", "interrogator-ended", "time")
     if result.status == FINISHED:  # forced choice: the side is always readable
         (judgement,) = result.judgements

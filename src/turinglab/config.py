@@ -52,9 +52,30 @@ class OpenAIAgentConfig(_Strict):
     display_name: str | None = None
     timeout_s: float = Field(default=480.0, gt=0)
     max_concurrency: int | None = Field(default=None, ge=1)
+    sees_images: bool | None = Field(
+        default=None,
+        description="send attached images as OpenAI-style image parts (unset: yes); false for "
+        "a text-only model, which then gets an [image] marker per image",
+    )
 
 
-class LocalAgentConfig(_Strict):
+class _TextOnly(_Strict):
+    """An agent kind that is given text only: an image reaches it as an "[image]" marker."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_images(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "sees_images" in data:
+            if data["sees_images"] is True:
+                raise ValueError(
+                    f"sees_images: a {data.get('kind')!r} agent is given text only (each image "
+                    "becomes an [image] marker); only kind 'openai' agents can receive images"
+                )
+            data = {k: v for k, v in data.items() if k != "sees_images"}
+        return data
+
+
+class LocalAgentConfig(_TextOnly):
     """A GGUF model run in-process by llama.cpp: an embedded model name or a file path."""
 
     kind: Literal["local"]
@@ -70,14 +91,14 @@ class LocalAgentConfig(_Strict):
     threads: int | None = Field(default=None, ge=1)
 
 
-class ElizaAgentConfig(_Strict):
+class ElizaAgentConfig(_TextOnly):
     """Weizenbaum's ELIZA with the DOCTOR script (1966)."""
 
     kind: Literal["eliza"]
     case: Literal["upper", "sentence"] = "upper"
 
 
-class ScriptedAgentConfig(_Strict):
+class ScriptedAgentConfig(_TextOnly):
     """Fixed replies in order (for tests, or to replay a recorded side of a conversation)."""
 
     kind: Literal["scripted"]

@@ -39,6 +39,7 @@ def _openai(name: str, cfg: OpenAIAgentConfig) -> Agent:
         params=dict(cfg.params),
         headers=dict(cfg.headers),
         display_name=cfg.display_name,
+        sees_images=cfg.sees_images is not False,
     )
 
 

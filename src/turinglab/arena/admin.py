@@ -1,16 +1,30 @@
-"""The admin page: live games, counts per AI witness and mode, the export link.
+"""The admin page: the open study (and a form to open another or close it), live games, counts
+per AI witness group and mode, the export links.
 
 Server-rendered with every value escaped; reachable only with the admin password (app.py).
 """
 
 from __future__ import annotations
 
-from collections import Counter
+import time
+from dataclasses import dataclass
 from html import escape
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from turinglab.arena.hub import Arena
+
+
+@dataclass(frozen=True)
+class StudyForm:
+    """What the study form needs: its CSRF token and where configs may come from."""
+
+    csrf: str
+    source: str  # the open study, in words
+    studies_dir: Path | None
+    can_open: str | None = None  # why a study cannot be opened here, if it cannot
+    error: str | None = None  # the last form's error, shown escaped
 
 
 def _rows(cells: list[list[object]]) -> str:
@@ -19,17 +33,60 @@ def _rows(cells: list[list[object]]) -> str:
     )
 
 
-def admin_page(arena: Arena) -> str:
-    live = arena.live_games()
+def _study_section(arena: Arena, form: StudyForm) -> str:
+    settings = arena.setup.settings
+    modes = ", ".join(m.title for m in arena.setup.modes)
+    token = f'<input type="hidden" name="csrf" value="{escape(form.csrf)}">'
+    error = f'<p class="warn" role="alert">{escape(form.error)}</p>' if form.error else ""
+    head = (
+        f"<p>Open: <strong>{escape(form.source)}</strong> · {escape(modes)} · "
+        f"{settings.rounds} rounds per participant · seed {settings.seed}</p>{error}"
+    )
+    if form.can_open is not None:
+        return head + f'<p class="muted">{escape(form.can_open)}</p>'
+    folder = (
+        f"a .yaml file in <code>{escape(str(form.studies_dir))}</code>"
+        if form.studies_dir is not None
+        else "no config folder is allowed on this server: paste the YAML"
+    )
+    return f"""{head}
+<form method="post" action="/admin/study" class="study-form">{token}
+<label><span>Config file ({folder})</span>
+<input name="path" autocomplete="off" placeholder="studies/pilot.yaml"
+{"" if form.studies_dir is not None else "disabled"}></label>
+<label><span>or paste the config (YAML)</span>
+<textarea name="yaml" rows="8" spellcheck="false"></textarea></label>
+<label><span>Rounds per participant (empty: {settings.rounds})</span>
+<input name="rounds" type="number" min="1" max="100"></label>
+<button type="submit" class="primary">Open this study</button>
+<p class="muted">New games follow it at once; games being played finish under the old one.</p>
+</form>
+<form method="post" action="/admin/study/close" class="study-form">{token}
+<button type="submit" class="ghost">Close the study (back to the start-up one)</button>
+</form>"""
+
+
+def _since(started_at: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(started_at))
+
+
+def _owner(game: dict[str, Any]) -> str:
+    owner = str(game.get("owner") or "this process")
+    return owner if game.get("owner_alive", True) else f"{owner} (lost: being taken over)"
+
+
+def admin_page(arena: Arena, form: StudyForm, live: list[dict[str, Any]]) -> str:
+    """`live`: the live games to list (of every process, when there are several)."""
     done = arena.finished
-    per_witness: Counter[tuple[str, str]] = Counter()
-    for game in done:
-        for seat in game["seats"].values():
-            if seat["kind"] == "ai":
-                per_witness[(game["mode"], seat["agent"])] += 1
-    flagged = sum(1 for g in done if g["flags"])
-    live_rows = _rows([[g["game"], g["mode"], g["messages"]] for g in live])
-    count_rows = _rows([[m, a, n] for (m, a), n in sorted(per_witness.items())])
+    live_rows = _rows(
+        [[g["game"], g["mode"], g["messages"], _since(g["started_at"]), _owner(g)] for g in live]
+    )
+    count_rows = _rows([[m, a, n] for (m, a), n in sorted(done.per_witness.items())])
+    memory = (
+        "every finished game is in memory (no store: it is the only copy)"
+        if done.keep is None
+        else f"the last {len(done)} finished games are in memory; the store holds all"
+    )
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -37,12 +94,16 @@ def admin_page(arena: Arena) -> str:
 <link rel="stylesheet" href="/static/arena.css"></head>
 <body class="admin"><main class="card wide">
 <h1>Arena admin</h1>
-<p>{len(arena.sessions)} participants · {len(live)} live games · {len(done)} finished
-({flagged} flagged) · <a href="/admin/export.json">export (JSON)</a> ·
+<p>{len(arena.sessions)} participants · {len(live)} live games · {done.total} finished
+({done.flagged} flagged) · <a href="/admin/export.json">export (JSON)</a> ·
 <a href="/admin/export/study.jsonl">study file for <code>turinglab report</code></a></p>
+<p class="muted">{escape(memory)}.</p>
+<h2>Study</h2>
+{_study_section(arena, form)}
 <h2>Live games</h2>
-<table><thead><tr><th>game</th><th>mode</th><th>messages</th></tr></thead>
-<tbody>{live_rows}</tbody></table>
+<div class="table-scroll"><table><thead><tr><th>game</th><th>mode</th><th>messages</th>
+<th>started</th><th>process</th></tr></thead>
+<tbody>{live_rows}</tbody></table></div>
 <h2>Finished games per AI witness</h2>
 <table><thead><tr><th>mode</th><th>AI witness</th><th>games</th></tr></thead>
 <tbody>{count_rows}</tbody></table>

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request, Response, WebSocket, status
-from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse
 from fastapi.security import HTTPBasic, HTTPBasicCredentials
 from fastapi.staticfiles import StaticFiles
 from starlette.datastructures import MutableHeaders
@@ -26,7 +26,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocketDisconnect
 
 from turinglab.arena import frames as F
-from turinglab.arena.admin import admin_page
+from turinglab.arena.admin import StudyForm, admin_page
 from turinglab.arena.cluster import Cluster, SignedSessions
 from turinglab.arena.collect import collect_router
 from turinglab.arena.collect_store import CollectStore
@@ -39,8 +39,10 @@ from turinglab.arena.modes import ArenaSetup
 from turinglab.arena.sessions import COOKIE
 from turinglab.arena.store_bridge import ArenaStore
 from turinglab.arena.strong_mode import add_image_route
-from turinglab.arena.study_export import study_jsonl
+from turinglab.arena.study_admin import AdminFormError, open_study, read_form
+from turinglab.arena.study_export import flag_exclusions, study_jsonl
 from turinglab.games.clock import REAL_CLOCK, Clock
+from turinglab.store.media import MediaError
 
 log = logging.getLogger(__name__)
 
@@ -67,10 +69,12 @@ def create_app(
     redis_url: str | None = None,
     secret: str | None = None,
     namespace: str | None = None,
+    studies_dir: Path | None = None,
 ) -> FastAPI:
     """`store`: write every game to the generic store as it is played, and export from it.
     `redis_url` (with `secret`, shared by all processes): one of several processes serving
-    one arena (cluster.py); `namespace` keeps their Redis keys apart from other arenas'."""
+    one arena (cluster.py); `namespace` keeps their Redis keys apart from other arenas'.
+    `studies_dir`: the folder whose config files the admin may open as a study."""
     arena = Arena(setup, clock, on_finished, store)
     cluster: Cluster | None = None
     if redis_url is not None:
@@ -78,7 +82,7 @@ def create_app(
             raise ValueError("a multi-process arena needs a shared session secret")
         arena.sessions = SignedSessions(secret)
         name = namespace or (store.run_id if store is not None else "arena")
-        cluster = Cluster(arena, redis_url, name)
+        cluster = Cluster(arena, redis_url, name, store.worker if store is not None else "arena")
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -143,22 +147,78 @@ def create_app(
     if collecting is not None:  # ITT human responses to a stimuli file under /respond
         app.include_router(collect_router(collecting, admin))
 
+    csrf = secrets.token_urlsafe(24)  # in every admin form; a cross-site post cannot know it
+    study = {"source": "the start-up study"}
+    # One process may switch studies; several would disagree about which one is open. Without
+    # a store the open study's games live only in memory, and a switch would mix two studies.
+    fixed_study: str | None = None
+    if cluster is not None:
+        fixed_study = "Several processes serve this arena: restart them with another config."
+    elif store is None:
+        fixed_study = "Opening another study needs a store (turinglab serve --store)."
+
+    async def live_games() -> list[dict[str, Any]]:
+        # Several processes: every process's games, with their owner (cluster.py).
+        return arena.live_games() if cluster is None else await cluster.live_games()
+
+    async def admin_html(error: str | None = None, code: int = 200) -> HTMLResponse:
+        form = StudyForm(csrf, study["source"], studies_dir, fixed_study, error)
+        page = admin_page(arena, form, await live_games())
+        return HTMLResponse(page, code, headers={"Cache-Control": "no-store"})
+
     @app.get("/admin", response_class=HTMLResponse, dependencies=guarded)
     async def admin_home() -> HTMLResponse:
-        return HTMLResponse(admin_page(arena), headers={"Cache-Control": "no-store"})
+        return await admin_html()
+
+    @app.post("/admin/study", response_class=HTMLResponse, dependencies=guarded)
+    async def admin_open_study(request: Request) -> Response:
+        try:
+            fields = await read_form(request, csrf)
+            if fixed_study is not None:
+                raise AdminFormError(fixed_study, 409)
+            opened = await asyncio.to_thread(open_study, fields, studies_dir)
+            arena.open_study(opened.setup)
+        except (AdminFormError, ValueError) as err:
+            return await admin_html(str(err), getattr(err, "status", 400))
+        study["source"] = opened.source
+        return RedirectResponse("/admin", status.HTTP_303_SEE_OTHER)
+
+    @app.post("/admin/study/close", response_class=HTMLResponse, dependencies=guarded)
+    async def admin_close_study(request: Request) -> Response:
+        try:
+            await read_form(request, csrf)
+            if fixed_study is not None:
+                raise AdminFormError(fixed_study, 409)
+            arena.open_study(setup)
+        except (AdminFormError, ValueError) as err:
+            return await admin_html(str(err), getattr(err, "status", 400))
+        study["source"] = "the start-up study"
+        return RedirectResponse("/admin", status.HTTP_303_SEE_OTHER)
 
     @app.get("/admin/live.json", dependencies=guarded)
     async def admin_live() -> JSONResponse:
-        return JSONResponse(arena.live_games())
+        return JSONResponse(await live_games())
+
+    @app.get("/admin/media/{ref}", dependencies=guarded)
+    async def admin_media(ref: str) -> Response:
+        """An image a message carried, by the reference the export gives."""
+        if store is None:
+            raise HTTPException(status.HTTP_404_NOT_FOUND, "no store: images are not kept")
+        try:
+            image = await asyncio.to_thread(store.image, ref)
+        except MediaError as err:
+            raise HTTPException(status.HTTP_404_NOT_FOUND, str(err)) from None
+        return Response(image.data, media_type=image.media_type)
 
     @app.get("/admin/export.json", dependencies=guarded)
     async def admin_export() -> Response:
+        store = arena.store  # the open study's
         if store is not None:
             await store.flush()
             data = await asyncio.to_thread(store.export)
         else:
             data = arena.export()
-        body = json.dumps(data, indent=1, ensure_ascii=False)
+        body = json.dumps(flag_exclusions(data), indent=1, ensure_ascii=False)
         return Response(
             body,
             media_type="application/json",
@@ -167,6 +227,7 @@ def create_app(
 
     @app.get("/admin/export/study.jsonl", dependencies=guarded)
     async def admin_study() -> Response:
+        store = arena.store  # the open study's
         if store is not None:  # every process's games, and those of earlier runs of the server
             await store.flush()
             games = await asyncio.to_thread(store.records)
@@ -174,7 +235,7 @@ def create_app(
             finished = [g for g in games if g["status"] is not None]
             surveys = {pid: p["survey"] for pid, p in people.items()}
         else:
-            finished = arena.finished
+            finished = list(arena.finished)
             surveys = {p.id: p.survey for p in arena.sessions.by_id.values()}
         return Response(
             study_jsonl(finished, surveys),

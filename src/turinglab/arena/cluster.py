@@ -15,27 +15,41 @@ Each process remembers which process owns a person's game (from the frames it re
 input costs a Redis look-up only when that is not known.
 
 Session cookies are signed with a secret all processes share, so a person is known everywhere.
+
+A process that dies takes its games' tasks with it, not their data: each process keeps a
+heartbeat key `alive:<process>` with a TTL (`takeover_after_s`) and is listed in `procs`. When a
+listed process's key has expired, any other process claims its games that are still playing in
+the store — one `UPDATE games … WHERE worker = <lost>`, so each game goes to exactly one
+claimant — and rebuilds them from the stored messages (takeover.py); the claim also moves the
+people's `player:<id>` routes, so they land on the new owner wherever they reconnect.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import hmac
 import json
 import logging
 import secrets
+from time import time
 from typing import TYPE_CHECKING, Any
 
 import redis.asyncio as aioredis
 
 from turinglab.arena import frames as F
-from turinglab.arena.live import InputRejected, LiveGame, Outlet
+from turinglab.arena.live import SERVER_LOST, InputRejected, LiveGame, Outlet
 from turinglab.arena.sessions import Participant, Sessions
+from turinglab.arena.takeover import restore
+from turinglab.games.spec import FLAGGED, GameResult
 
 if TYPE_CHECKING:
+    from sqlalchemy import Connection
+
     from turinglab.arena.hub import Arena
+    from turinglab.arena.store_bridge import ArenaStore
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +73,11 @@ redis.call('RPUSH', KEYS[1], ARGV[1])
 return nil
 """
 PLAYER_TTL_S = 6 * 3600
+
+
+def _end_lost(store: ArenaStore, gid: int, conn: Connection) -> None:
+    """A game that could not even be rebuilt: kept as it is, flagged."""
+    store.end(conn, gid, GameResult(FLAGGED, flags=[SERVER_LOST]), time())
 
 
 class SignedSessions(Sessions):
@@ -92,11 +111,14 @@ class SignedSessions(Sessions):
 
 
 class Cluster:
-    def __init__(self, arena: Arena, url: str, namespace: str) -> None:
+    def __init__(self, arena: Arena, url: str, namespace: str, name: str = "arena") -> None:
         self.arena = arena
         self.url = url
         self.ns = f"turinglab:arena:{namespace}:"
-        self.me = f"{secrets.token_hex(4)}"
+        # Unique per process (a restart is a new process): what the store's `games.worker` says.
+        self.me = f"{name}/{secrets.token_hex(4)}"
+        if arena.store is not None:
+            arena.store.worker = self.me
         self.redis: aioredis.Redis | None = None
         self._out: asyncio.Queue[tuple[str, ...]] = asyncio.Queue()  # ordered commands
         self._tasks: list[asyncio.Task[None]] = []
@@ -121,6 +143,8 @@ class Cluster:
         self._take = self.redis.register_script(TAKE_OR_WAIT)
         pubsub = self._pubsub = self.redis.pubsub()
         await pubsub.subscribe(self.ns + "proc:" + self.me)
+        await self._beat()
+        await self.redis.sadd(self.ns + "procs", self.me)
         self._tasks = [
             asyncio.create_task(self._listen(pubsub), name="arena-cluster-listen"),
             asyncio.create_task(self._send_loop(), name="arena-cluster-send"),
@@ -235,7 +259,12 @@ class Cluster:
         self._sockets[participant.id] = self._sockets.get(participant.id, 0) + 1
         if self._sockets[participant.id] == 1:
             await self._pubsub.subscribe(self.ns + "to:" + participant.id)
+        self.owners.pop(participant.id, None)  # a (re)connect asks Redis: the owner may be new
         owner = await self.owner(participant.id)
+        # A game taken over here while Redis was asked is known here first.
+        here = self.arena.games.get(participant.game or "")
+        if here is not None and here.result is None:
+            owner = self.me  # a game taken over here while Redis was asked
         if owner is not None and owner != self.me:  # their game is elsewhere: ask for it
             self.arena.outlets.setdefault(participant.id, set()).add(outlet)
             self._forward(owner, {"p": participant.id, "hello": True})
@@ -295,9 +324,8 @@ class Cluster:
             return
         self.waiting.pop(pid, None)
         partner = self.person(str(taken).split("|", 1)[0])
-        pair = [participant, partner]
-        self.arena.lobby.rng.shuffle(pair)  # who interrogates
-        self.arena.lobby._seat(mode, pair)
+        # Roles balanced by the rounds this process has seen them play (not shared yet).
+        self.arena.lobby.seat_pair(mode, participant, partner)
 
     async def _unqueue(self, pid: str) -> bool:
         """Take a person out of the queue; False when another process took them meanwhile."""
@@ -309,7 +337,13 @@ class Cluster:
         return bool(removed)
 
     async def tick(self) -> None:
-        """A lone waiter meets AI witnesses, or is sent on, if nobody took them meanwhile."""
+        """The heartbeat and takeovers; a lone waiter meets AI witnesses, or is sent on, if
+        nobody took them meanwhile."""
+        await self._beat()
+        try:
+            await self.take_over_lost()
+        except Exception:  # the store or Redis hiccuped: try again next tick, match people now
+            log.exception("takeover failed; trying again")
         now = self.arena.clock.now()
         settings = self.arena.setup.settings
         for pid, (mode_name, since) in list(self.waiting.items()):
@@ -326,6 +360,77 @@ class Cluster:
             else:
                 self.arena.send(person, F.Status(state="no-match", waited_s=waited))
 
+    # ---- processes that die ----------------------------------------------------------------
+
+    async def _beat(self) -> None:
+        assert self.redis is not None
+        key, ttl_ms = (
+            self.ns + "alive:" + self.me,
+            int(self.arena.setup.settings.takeover_after_s * 1000),
+        )
+        if not await self.redis.set(key, "1", px=ttl_ms, xx=True):
+            # The first beat, or this process was silent past its TTL (a long pause) and
+            # others may have taken its games over: give those up before going on.
+            await self.redis.set(key, "1", px=ttl_ms)
+            await self._give_up_taken()
+
+    async def _give_up_taken(self) -> None:
+        store = self.arena.store
+        playing = self.arena.stored_ids()
+        if store is None or not playing:
+            return
+        owners = await asyncio.to_thread(store.owners, list(playing))
+        for gid, game in playing.items():
+            if owners.get(gid) != self.me:
+                log.warning("game %s was taken over by %s; stopped here", game.id, owners.get(gid))
+                self.arena.give_up(game)
+
+    async def _lost_processes(self) -> list[str]:
+        """Listed processes whose heartbeat has expired."""
+        assert self.redis is not None
+        listed = await self.redis.smembers(self.ns + "procs")
+        others = sorted(str(p) for p in listed if p != self.me)
+        if not others:
+            return []
+        beats = await self.redis.mget([self.ns + "alive:" + p for p in others])
+        return [p for p, beat in zip(others, beats, strict=True) if beat is None]
+
+    async def take_over_lost(self) -> list[LiveGame]:
+        """Claim and rebuild the live games of every process that has died."""
+        store = self.arena.store
+        if store is None:  # nothing durable to rebuild from
+            return []
+        assert self.redis is not None
+        adopted = []
+        for lost in await self._lost_processes():
+            for stored in await asyncio.to_thread(store.take_over, lost):
+                # Routes first, at once (not queued): whoever reconnects now is sent here.
+                route = json.dumps({"game": stored.game, "owner": self.me})
+                for pid in stored.people.values():
+                    await self.redis.set(self.ns + "player:" + pid, route, ex=PLAYER_TTL_S)
+                try:
+                    adopted.append(restore(self.arena, stored, lambda pid: self.person(pid)))
+                except Exception:
+                    log.exception("takeover: game %s of %s could not be rebuilt", stored.game, lost)
+                    await store.writer.call(functools.partial(_end_lost, store, stored.store_id))
+            await self.redis.srem(self.ns + "procs", lost)  # its games are all claimed now
+            self.owners = {p: o for p, o in self.owners.items() if o != lost}
+        return adopted
+
+    async def live_games(self) -> list[dict[str, Any]]:
+        """The live games of every process (from the store), each with its owner and whether
+        that owner is alive; without a store, this process's own."""
+        store = self.arena.store
+        if store is None:
+            return [{**g, "owner": self.me, "owner_alive": True} for g in self.arena.live_games()]
+        assert self.redis is not None
+        await store.flush()  # this process's latest messages count too
+        games = await asyncio.to_thread(store.live)
+        owners = sorted({g["owner"] for g in games if g["owner"]})
+        beats = await self.redis.mget([self.ns + "alive:" + o for o in owners]) if owners else []
+        alive = {o for o, beat in zip(owners, beats, strict=True) if beat is not None}
+        return [{**g, "owner_alive": g["owner"] in alive} for g in games]
+
     # ---- games owned here ------------------------------------------------------------------
 
     def _game_started(self, game: LiveGame) -> None:
@@ -340,6 +445,10 @@ class Cluster:
                     self._out.put_nowait(("sadd", self.ns + "met:" + pid, other))
 
     def _game_ended(self, game: LiveGame) -> None:
+        # A game lost with its process keeps its route: whoever reconnects, anywhere, is shown
+        # it ended and why, not an empty lobby.
+        lost = game.result is not None and SERVER_LOST in game.result.flags
         for view in game.views.values():
             self.owners.pop(view.participant.id, None)
-            self._out.put_nowait(("delete", self.ns + "player:" + view.participant.id))
+            if not lost:
+                self._out.put_nowait(("delete", self.ns + "player:" + view.participant.id))

@@ -4,6 +4,9 @@ A study config names its AI witnesses and rules; the arena fills the people in a
 matched. Each live game is planned by the game itself from a one-cell copy of the config (this
 interrogator, this human witness, this AI witness, n=1, the lobby's seed), so the witness facts,
 side labels and params are exactly what a batch run of the same design would have.
+
+Each configured AI witness (agent + persona, named as the study file names it, e.g.
+"SMOLLM2-PERSONA") is one group: the lobby seats groups, in each interrogator's own order.
 """
 
 from __future__ import annotations
@@ -34,11 +37,17 @@ def interrogation_mode(
         raise ValueError(f"{name}: an interrogation game is needed, not {game_name!r}")
     three = game_name == "three-party"
     seats = THREE_PARTY_SEATS if three else (TWO_PARTY_SEAT,)
-    by_agent = {w.agent: w for w in cfg.ai_witnesses}
+    by_group = {w.name(): w for w in cfg.ai_witnesses}
+    if len(by_group) < len(cfg.ai_witnesses):
+        named = [w.name() for w in cfg.ai_witnesses]
+        twice = sorted({n for n in named if named.count(n) > 1})
+        raise ValueError(
+            f"ai_witnesses: {', '.join(twice)} named twice; give each witness its own label"
+        )
 
     def spec_for(index: int, assigned: dict[str, str], seed: int) -> TrialSpec:
-        people = [a for s, a in assigned.items() if s != INTERROGATOR and a not in by_agent]
-        ais = [by_agent[a] for s, a in assigned.items() if s != INTERROGATOR and a in by_agent]
+        people = [a for s, a in assigned.items() if s != INTERROGATOR and a not in by_group]
+        ais = [by_group[a] for s, a in assigned.items() if s != INTERROGATOR and a in by_group]
         one = cfg.model_copy(
             update={
                 "interrogators": [assigned[INTERROGATOR]],
@@ -57,7 +66,7 @@ def interrogation_mode(
         game=game_for(cfg, context),
         judge=INTERROGATOR,
         channel_of={s: s for s in seats},
-        ai_agents=tuple(by_agent),
+        ai_agents=tuple(by_group),  # the groups; spec_for seats each group's agent
         verdict="which" if three else "human-or-ai",
         duration_s=cfg.time_limit_s,
         max_chars=cfg.max_chars,

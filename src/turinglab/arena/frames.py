@@ -130,6 +130,13 @@ class Reveal(_Frame):
     flagged: str | None = None  # why the game will not count, in plain words
 
 
+class Rounds(_Frame):
+    """A participant's study rounds: `played` counts the game in progress, if any."""
+
+    played: int
+    total: int
+
+
 class GameSnapshot(_Frame):
     """Everything a seat may know right now: sent on (re)connect and when a game starts."""
 
@@ -148,6 +155,7 @@ class GameSnapshot(_Frame):
     phase: Literal["playing", "verdict", "ended"]
     messages: list[Message]
     reveal: Reveal | None = None
+    rounds: Rounds | None = None  # study games only (never practice)
 
 
 class ModeInfo(_Frame):
@@ -156,13 +164,17 @@ class ModeInfo(_Frame):
     practice: bool  # solo practice: AI witnesses only, never study data
 
 
+StatusState = Literal["idle", "waiting", "no-match", "rounds-done", "survey-saved"]
+
+
 class Status(_Frame):
     """Where the participant is outside a game."""
 
     type: Literal["status"] = "status"
-    state: Literal["idle", "waiting", "no-match", "survey-saved"]
+    state: StatusState
     modes: list[ModeInfo] = Field(default_factory=list)
     waited_s: float | None = None
+    rounds: Rounds | None = None
 
 
 class Error(_Frame):

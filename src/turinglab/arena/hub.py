@@ -2,6 +2,9 @@
 
 Connections register an outlet per participant; a game's views share those outlet sets, so a
 participant with two tabs (or a reconnect) sees the same thing everywhere.
+
+The study can be replaced while the arena runs (`open_study`, from the admin page): new games
+follow the new setup, with a fresh lobby and round book; live games finish under the old one.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from turinglab.arena import frames as F
+from turinglab.arena.finished import FinishedGames
 from turinglab.arena.live import InputRejected, LiveGame, Outlet
 from turinglab.arena.lobby import Lobby
 from turinglab.arena.modes import ArenaMode, ArenaSetup
@@ -38,7 +42,7 @@ class Arena:
         self.sessions = Sessions()
         self.lobby = Lobby(setup.settings, clock, self._start_game, self._no_match)
         self.games: dict[str, LiveGame] = {}
-        self.finished: list[dict[str, Any]] = []
+        self.finished = self._finished_games(setup, store)
         self.outlets: dict[str, set[Outlet]] = {}
         self._on_finished = on_finished
         self.store = store  # when set, every game is written to it as it is played
@@ -64,15 +68,29 @@ class Arena:
     def state_frame(self, participant: Participant) -> F.ServerFrame:
         game = self.games.get(participant.game or "")
         if game is not None:
-            return game.snapshot(participant)
+            return self._snapshot(game, participant)
         waited = self.lobby.waited(participant)
+        state: F.StatusState = "idle" if waited is None else "waiting"
+        if waited is None and self.lobby.rounds.done(participant.id):
+            state = "rounds-done" if participant.survey is None else "survey-saved"
         return F.Status(
-            state="idle" if waited is None else "waiting",
+            state=state,
             modes=[
                 F.ModeInfo(name=m.name, title=m.title, practice=m.solo) for m in self.setup.modes
             ],
             waited_s=waited,
+            rounds=self._rounds(participant),
         )
+
+    def _rounds(self, participant: Participant) -> F.Rounds:
+        book = self.lobby.rounds
+        return F.Rounds(played=book.played(participant.id), total=book.rounds)
+
+    def _snapshot(self, game: LiveGame, participant: Participant) -> F.ServerFrame:
+        frame = game.snapshot(participant)
+        if isinstance(frame, F.GameSnapshot) and not game.mode.solo:
+            frame = frame.model_copy(update={"rounds": self._rounds(participant)})
+        return frame
 
     # ---- what people do --------------------------------------------------------------------
 
@@ -103,6 +121,9 @@ class Arena:
         if mode is None:
             raise InputRejected("bad-mode", f"There is no game mode {frame.mode!r}.")
         participant.game = None
+        if not mode.solo and self.lobby.rounds.done(participant.id):
+            self.send(participant, self.state_frame(participant))  # on to the exit survey
+            return
         self.lobby.join(participant, mode)
         if participant.game is None:
             self.send(participant, self.state_frame(participant))
@@ -156,25 +177,48 @@ class Arena:
         )
         if self.store is not None and recorder is not None:
             self.store.started(recorder, game)  # queued before the first message can be
+        self.open(game, recorder)
+
+    def open(self, game: LiveGame, recorder: GameRecorder | None) -> None:
+        """Play a game here: a new one, or one taken over from a lost process (cluster.py)."""
+        if recorder is not None:
             self._recorders[game.id] = recorder
         self.games[game.id] = game
         if self.on_game_start is not None:
             self.on_game_start(game)
-        for person in people.values():
+        for view in game.views.values():
+            person = view.participant
             person.game = game.id
             person.games_played.append(game.id)
-            game.view_of(person).outlets = self.outlets.setdefault(person.id, set())
-            self.send(person, game.snapshot(person))
+            view.outlets = self.outlets.setdefault(person.id, set())
+            self.send(person, self._snapshot(game, person))
         game.start()
+
+    def stored_ids(self) -> dict[int, LiveGame]:
+        """store id -> live game, of the live games played here."""
+        return {
+            r.id.value: self.games[gid]
+            for gid, r in self._recorders.items()
+            if r.id.value is not None and self.games[gid].result is None
+        }
+
+    def give_up(self, game: LiveGame) -> None:
+        """Stop playing a game another process has claimed (cluster.py), writing nothing more:
+        its new owner plays it on from the store."""
+        self._recorders.pop(game.id, None)
+        self.games.pop(game.id, None)
+        if game.task is not None:
+            game.task.cancel()
 
     def _finished(self, game: LiveGame) -> None:
         recorder = self._recorders.pop(game.id, None)
-        if self.store is not None and recorder is not None:
-            self.store.ended(recorder, game)
+        if recorder is not None:  # to the study (run) the game started in
+            recorder.bridge.ended(recorder, game)
         if self.on_game_end is not None:
             self.on_game_end(game)
         record = game.record()
-        self.finished.append(record)
+        if any(game.mode is m for m in self.setup.modes):  # not a game of a closed study
+            self.finished.append(record)
         if self._on_finished is not None:
             try:
                 self._on_finished(record)
@@ -183,6 +227,30 @@ class Arena:
 
     def _no_match(self, participant: Participant, waited: float) -> None:
         self.send(participant, F.Status(state="no-match", waited_s=waited))
+
+    # ---- the study -------------------------------------------------------------------------
+
+    @staticmethod
+    def _finished_games(setup: ArenaSetup, store: ArenaStore | None) -> FinishedGames:
+        # With a store every game is kept there; memory then needs only the recent ones.
+        return FinishedGames(None if store is None else setup.settings.finished_in_memory)
+
+    def open_study(self, setup: ArenaSetup) -> None:
+        """From now on new games follow `setup`, in a new study (its own run in the store):
+        a fresh lobby, round book and counts. Live games finish under the old setup, in the
+        old run. People waiting are sent back to the (new) choice of games."""
+        if self.store is None:
+            raise ValueError(
+                "opening another study needs a store (turinglab serve --store): without one "
+                "the current study's games exist only in memory and would be mixed with the new"
+            )
+        waiting = [w.participant for w in self.lobby.waiting]
+        self.store = self.store.for_setup(setup)
+        self.setup = setup
+        self.lobby = Lobby(setup.settings, self.clock, self._start_game, self._no_match)
+        self.finished = self._finished_games(setup, self.store)
+        for person in waiting:
+            self.send(person, self.state_frame(person))
 
     # ---- admin -----------------------------------------------------------------------------
 

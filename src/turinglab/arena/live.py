@@ -13,7 +13,7 @@ import asyncio
 import functools
 import logging
 import secrets
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -32,6 +32,12 @@ Outlet = Callable[[F.ServerFrame], None]
 ALIASES = "ABCDEFGH"
 TYPING_PULSE_S = 2.0  # the browser sends a person's typing at most this often (arena.js)
 VERDICT_GRACE_S = 600.0  # after the deadline, how long a verdict may take before the game is void
+SERVER_LOST = "arena: server lost"  # the flag of a game its process died in, not rebuilt
+LOST_TEXT = (
+    "The server running this game stopped before the game ended. Everything said so far is "
+    "kept, but this game will not count. Sorry, and thank you for playing."
+)
+Play = Callable[[Table, TrialSpec], Awaitable[GameResult]]
 
 
 async def _call(agent: Agent, history: list[ChatMessage], ctx: CallContext) -> AgentReply:
@@ -111,6 +117,8 @@ class LiveGame:
         self.ended_at: float | None = None
         self.result: GameResult | None = None
         self.task: asyncio.Task[None] | None = None
+        # What plays the game: the game kind's `play`, or its `resume` after a takeover.
+        self.play: Play = mode.game.play
         self._pulses: set[asyncio.Future[None]] = set()
 
     def _view(self, seat: str, person: Participant, human: HumanAgent) -> PersonView:
@@ -131,7 +139,7 @@ class LiveGame:
     async def _run(self) -> None:
         limit = (self.mode.duration_s or 3600.0) + VERDICT_GRACE_S
         try:
-            result = await asyncio.wait_for(self.mode.game.play(self.table, self.spec), limit)
+            result = await asyncio.wait_for(self.play(self.table, self.spec), limit)
         except TimeoutError:
             result = GameResult(FLAGGED, flags=["arena: no verdict in time"])
         except Exception as err:  # an agent's fault ends the game as data, never as a verdict
@@ -161,7 +169,9 @@ class LiveGame:
         if verdict is not None and verdict.verdict is not None:
             chosen = judge_aliases.get(verdict.verdict, verdict.verdict)
         flagged = None
-        if result.status == FLAGGED or result.flags:
+        if SERVER_LOST in result.flags:
+            flagged = LOST_TEXT
+        elif result.status == FLAGGED or result.flags:
             flagged = "Something went wrong on our side (an AI witness failed or time ran out); "
             flagged += "this game will not count. Thank you for playing."
         return F.Reveal(

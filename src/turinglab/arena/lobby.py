@@ -1,10 +1,13 @@
 """Waiting room and matchmaking: who plays with whom, in which seat.
 
-A participant waits for a mode. Two people who have never met are matched (roles drawn at
-random: one interrogates, the other sits in a randomly drawn witness seat, AI agents in the
-rest). A lone person in a mode that allows it meets AI witnesses only after `ai_after_s`; after
+A participant waits for a mode. Two people who have never met are matched when their role
+quotas allow (rounds.py: N rounds, half as interrogator; random roles when both ways fit): one
+interrogates, the other sits in a randomly drawn witness seat, AI witnesses in the rest, one
+from each configured group in the interrogator's own random order. A lone person in a mode that
+allows it meets AI witnesses only after `ai_after_s`, if they may still interrogate; after
 `max_wait_s` without a game they are sent on to the exit survey. Solo (practice) modes start at
-once with AI witnesses. All draws come from one seeded generator.
+once with AI witnesses drawn at random and never count as rounds. All draws come from one
+seeded generator.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from turinglab.arena.modes import ArenaMode, ArenaSettings
+from turinglab.arena.rounds import RoundBook
 from turinglab.arena.sessions import Participant
 from turinglab.games.clock import Clock
 
@@ -42,6 +46,7 @@ class Lobby:
         self._timed_out = timed_out
         self.waiting: list[Waiter] = []
         self.met: set[frozenset[str]] = set()  # pairs of people who have played together
+        self.rounds = RoundBook(settings.rounds, self.rng)
 
     def join(self, participant: Participant, mode: ArenaMode) -> None:
         self.leave(participant)
@@ -67,22 +72,36 @@ class Lobby:
                 continue
             partner = self._partner(waiter)
             if partner is not None:
-                pair = [person, partner.participant]
-                self.rng.shuffle(pair)  # who interrogates
-                self._seat(mode, pair)
+                self.seat_pair(mode, person, partner.participant)
             elif now - waiter.since >= self.settings.max_wait_s:
                 self.waiting.remove(waiter)
                 self._timed_out(person, now - waiter.since)
-            elif now - waiter.since >= self.settings.ai_after_s and len(mode.witnesses) == 1:
+            elif (
+                now - waiter.since >= self.settings.ai_after_s
+                and len(mode.witnesses) == 1
+                and self.rounds.may(person.id, "interrogator")
+            ):
                 self._seat(mode, [person])
 
     def _partner(self, waiter: Waiter) -> Waiter | None:
         for other in self.waiting:
             if other is waiter or other.mode.name != waiter.mode.name:
                 continue
-            if frozenset((waiter.participant.id, other.participant.id)) not in self.met:
+            a, b = waiter.participant.id, other.participant.id
+            if frozenset((a, b)) not in self.met and self.rounds.roles(a, b) is not None:
                 return other
         return None
+
+    def seat_pair(self, mode: ArenaMode, a: Participant, b: Participant) -> None:
+        """Seat two matched people, roles balanced by their rounds so far."""
+        roles = self.rounds.roles(a.id, b.id)
+        by_id = {a.id: a, b.id: b}
+        if roles is None:  # matched elsewhere (cluster.py) past their quotas: draw, as before
+            pair = [a, b]
+            self.rng.shuffle(pair)
+        else:
+            pair = [by_id[roles[0]], by_id[roles[1]]]
+        self._seat(mode, pair)
 
     def _seat(self, mode: ArenaMode, people: list[Participant]) -> None:
         """people[0] interrogates; people[1], if any, takes a random witness seat."""
@@ -94,7 +113,13 @@ class Lobby:
         if len(people) > 1:
             seats[witnesses.pop()] = people[1]
             self.met.add(frozenset(p.id for p in people))
-        pool = list(mode.ai_agents)
-        self.rng.shuffle(pool)
+        if mode.solo:
+            pool = list(mode.ai_agents)
+            self.rng.shuffle(pool)
+        else:  # one witness from each group, in this interrogator's own order
+            pool = self.rounds.next_groups(people[0].id, mode.name, mode.ai_agents, len(witnesses))
+            self.rounds.record(people[0].id, "interrogator")
+            for witness in people[1:]:
+                self.rounds.record(witness.id, "witness")
         agents = {seat: pool[i % len(pool)] for i, seat in enumerate(witnesses)}
         self._start(mode, seats, agents, self.rng.getrandbits(31))

@@ -57,7 +57,14 @@ class ArenaSettings(BaseModel):
     frames_per_s: float = Field(default=4.0, gt=0)  # per connection, sustained
     frame_burst: int = Field(default=12, ge=1)
     max_frame_bytes: int = Field(default=16384, ge=256)
+    # Several processes (cluster.py): one silent this long is taken for dead, and another
+    # takes over its live games.
+    takeover_after_s: float = Field(default=10.0, gt=0)
     seed: int = 0
+    # Study rounds per participant (half as interrogator), then on to the exit survey.
+    rounds: int = Field(default=8, ge=1)
+    # Finished games kept in memory when a store holds them all (no store: all are kept).
+    finished_in_memory: int = Field(default=1000, ge=1)
 
 
 @dataclass

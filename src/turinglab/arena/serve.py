@@ -93,6 +93,8 @@ def serve(
         kept = ArenaStore(Store(store or DEFAULT_STORE), setup, worker=f"arena:{port}")
     except Exception as err:  # a bad URL, an unreachable database, a store of another version
         raise SystemExit(f"error: --store {store or DEFAULT_STORE}: {err}") from None
+    # The admin may open other study configs from the start-up config's folder (or here).
+    studies_dir = Path(config).parent if isinstance(config, str | Path) else Path.cwd()
     password, generated = admin_password()
     if generated:
         print(f"admin password (set {PASSWORD_ENV} to choose one): {password}", file=sys.stderr)
@@ -105,10 +107,11 @@ def serve(
         secret=secret if redis else None,
         judging=judging,
         collecting=collecting,
+        studies_dir=studies_dir,
     )
     modes = ", ".join(m.name for m in setup.modes)
     print(f"arena: http://{host}:{port}/  ({modes})", file=sys.stderr)
-    print(f"admin: http://{host}:{port}/admin", file=sys.stderr)
+    print(f"admin: http://{host}:{port}/admin (study configs from {studies_dir})", file=sys.stderr)
     if judging is not None:
         print(f"judging: http://{host}:{port}/judge  ({itt_study})", file=sys.stderr)
     if collecting is not None:

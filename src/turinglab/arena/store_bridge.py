@@ -10,6 +10,10 @@ and their games, plus its seed) gets one "arena" run, so `turinglab runs` lists 
 readers work on it unchanged, and two studies on one store stay apart. Its id is a hash of that
 identity, so every server process of one study writes to the same run.
 
+The exit survey is kept on the person's seats. Someone who never played (no partner in time)
+has no seat, so their survey gets a game row of its own (game "arena-survey", one human seat,
+no messages), which the readers below skip as a game and read as a participant.
+
 All writes go through the writer in the order they happen: a game's start, its end and the
 survey are operations the writer runs in that order on its one thread, so the game's store id
 is known to the later ones. Messages said once that id is known (nearly all) are plain rows,
@@ -25,11 +29,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, select, update
+from sqlalchemy import Connection, func, select, update
 
-from turinglab.games.spec import GameResult
+from turinglab.agents.base import ImagePart
+from turinglab.games.spec import GameResult, TrialSpec
 from turinglab.games.table import TranscriptMessage
-from turinglab.store.database import GameEnd, GameStart, SeatRecord, Store
+from turinglab.store.database import PLAYING, GameEnd, GameStart, SeatRecord, Store
+from turinglab.store.media import load_images
 from turinglab.store.schema import games, judgements, messages, seats
 from turinglab.store.writer import StoreWriter
 
@@ -38,11 +44,14 @@ if TYPE_CHECKING:
     from turinglab.arena.modes import ArenaSetup
 
 ARENA_GAME = "arena"  # runs.game of an arena run
+SURVEY_GAME = "arena-survey"  # games.game of the row holding a never-seated person's survey
 
 
 def arena_run_id(setup: ArenaSetup) -> str:
     identity = {
         "modes": sorted((m.name, m.game.name, m.solo) for m in setup.modes),
+        # Another set of AI witnesses is another study (opened from the admin page, say).
+        "witnesses": sorted((m.name, sorted(m.ai_agents)) for m in setup.modes),
         "seed": setup.settings.seed,
     }
     digest = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
@@ -54,14 +63,32 @@ class _StoredId:
     value: int | None = None
 
 
-class GameRecorder:
-    """One live game's writes; `sink` is the Table's message sink."""
+@dataclass
+class StoredGame:
+    """A live game as the store holds it: enough to rebuild it in another process."""
 
-    def __init__(self, bridge: ArenaStore) -> None:
+    store_id: int
+    game: str  # the arena's id of it ("g-…"), what people's clients know
+    mode: str
+    spec: TrialSpec
+    started_at: float
+    people: dict[str, str]  # seat -> participant id
+    messages: list[TranscriptMessage]
+
+
+class GameRecorder:
+    """One live game's writes; `sink` is the Table's message sink. A game taken over from a
+    lost process (cluster.py) is recorded under its stored id, and the messages it replays
+    (seq below `said`) are already stored."""
+
+    def __init__(self, bridge: ArenaStore, game_id: int | None = None, said: int = 0) -> None:
         self.bridge = bridge
-        self.id = _StoredId()
+        self.id = _StoredId(game_id)
+        self.said = said
 
     def sink(self, message: TranscriptMessage) -> None:
+        if message.seq < self.said:
+            return
         if self.id.value is not None:  # the usual case: group-committed with other games' rows
             self.bridge.writer.add_message(Store.message_row(self.id.value, message))
             return
@@ -75,7 +102,14 @@ class GameRecorder:
 
 
 class ArenaStore:
-    def __init__(self, store: Store, setup: ArenaSetup, *, worker: str = "arena") -> None:
+    def __init__(
+        self,
+        store: Store,
+        setup: ArenaSetup,
+        *,
+        worker: str = "arena",
+        writer: StoreWriter | None = None,
+    ) -> None:
         self.store = store
         self.worker = worker
         self.run_id = arena_run_id(setup)
@@ -83,15 +117,19 @@ class ArenaStore:
         store.create_run(
             self.run_id, "arena", ARENA_GAME, {"modes": modes}, {"seed": setup.settings.seed}, []
         )  # False when another process (or an earlier start) made it: the same run
-        self.writer = StoreWriter(store)
+        self.writer = writer or StoreWriter(store)
+
+    def for_setup(self, setup: ArenaSetup) -> ArenaStore:
+        """Another study on the same store: its own run, the same writer (one order)."""
+        return ArenaStore(self.store, setup, worker=self.worker, writer=self.writer)
 
     def close(self) -> None:
         self.writer.close()
 
     # ---- writing ---------------------------------------------------------------------------
 
-    def recorder(self) -> GameRecorder:
-        return GameRecorder(self)
+    def recorder(self, game_id: int | None = None, said: int = 0) -> GameRecorder:
+        return GameRecorder(self, game_id, said)
 
     def started(self, recorder: GameRecorder, game: LiveGame) -> None:
         people = {seat: v.participant.id for seat, v in game.views.items()}
@@ -128,17 +166,18 @@ class ArenaStore:
         ended_at = game.ended_at or time.time()
 
         def op(conn: Connection) -> None:
-            gid = recorder.id.value
-            if gid is None:
-                return
-            end = GameEnd(gid, None, ended_at, 0, 0, 0, worker=self.worker, result=result)
-            self.store.end_game(conn, end)
-            # No trial, so no outcome row: the result's own summary goes with the game.
-            setup = conn.execute(select(games.c.setup).where(games.c.id == gid)).scalar_one()
-            setup = {**setup, "status": result.status, "correct": result.correct}
-            conn.execute(update(games).where(games.c.id == gid).values(setup=setup))
+            if recorder.id.value is not None:
+                self.end(conn, recorder.id.value, result, ended_at)
 
         self.writer.submit(op)
+
+    def end(self, conn: Connection, gid: int, result: GameResult, ended_at: float) -> None:
+        end = GameEnd(gid, None, ended_at, 0, 0, 0, worker=self.worker, result=result)
+        self.store.end_game(conn, end)
+        # No trial, so no outcome row: the result's own summary goes with the game.
+        setup = conn.execute(select(games.c.setup).where(games.c.id == gid)).scalar_one()
+        setup = {**setup, "status": result.status, "correct": result.correct}
+        conn.execute(update(games).where(games.c.id == gid).values(setup=setup))
 
     def survey(self, participant: str, answers: Mapping[str, Any]) -> None:
         """Kept on each of the person's seats in this study (there is no participant table)."""
@@ -154,8 +193,20 @@ class ArenaStore:
             for sid, details in rows:
                 new = {**details, "survey": answers}
                 conn.execute(update(seats).where(seats.c.id == sid).values(details=new))
+            if not rows:  # never seated (no partner in time): the survey is kept on its own
+                self._survey_only(conn, participant, answers)
 
         self.writer.submit(op)
+
+    def _survey_only(self, conn: Connection, participant: str, answers: dict[str, Any]) -> None:
+        now = time.time()
+        seat = SeatRecord("participant", "person", "human", participant, {"survey": answers})
+        start = GameStart(
+            self.run_id, None, 1, SURVEY_GAME, now, [seat], None, self.worker, {"survey": True}
+        )
+        gid = self.store.start_game(conn, start)
+        done = update(games).where(games.c.id == gid).values(status="finished", finished_at=now)
+        conn.execute(done)
 
     async def flush(self) -> None:
         """Wait until everything queued so far is committed."""
@@ -168,7 +219,9 @@ class ArenaStore:
         (status None)."""
         with self.store.engine.connect() as conn:
             rows = conn.execute(
-                select(games).where(games.c.run_id == self.run_id).order_by(games.c.id)
+                select(games)
+                .where(games.c.run_id == self.run_id, games.c.game != SURVEY_GAME)
+                .order_by(games.c.id)
             ).all()
             ids = [r.id for r in rows]
             seat_rows = conn.execute(select(seats).where(seats.c.game_id.in_(ids))).all()
@@ -205,16 +258,17 @@ class ArenaStore:
                 else {"kind": "ai", "agent": s.agent}
             )
         for m in msg_rows:
-            by_game[m.game_id]["messages"].append(
-                {
-                    "seq": m.seq,
-                    "sender": m.sender,
-                    "channel": m.channel,
-                    "text": m.text,
-                    "at": m.created_at,
-                    "visible_to": m.visible_to.split(",") if m.visible_to else [],
-                }
-            )
+            row = {
+                "seq": m.seq,
+                "sender": m.sender,
+                "channel": m.channel,
+                "text": m.text,
+                "at": m.created_at,
+                "visible_to": m.visible_to.split(",") if m.visible_to else [],
+            }
+            if m.images:  # fetched with the admin password: /admin/media/<ref>
+                row["images"] = list(m.images)
+            by_game[m.game_id]["messages"].append(row)
         for j in judge_rows:
             by_game[j.game_id]["judgements"].append(
                 {
@@ -232,6 +286,102 @@ class ArenaStore:
             )
         return list(by_game.values())
 
+    def live(self) -> list[dict[str, Any]]:
+        """Every game of this study still playing, whichever process owns it (`worker`)."""
+        said = (
+            select(messages.c.game_id, func.count().label("n"))
+            .group_by(messages.c.game_id)
+            .subquery()
+        )
+        query = (
+            select(games.c.id, games.c.worker, games.c.started_at, games.c.setup, said.c.n)
+            .outerjoin(said, said.c.game_id == games.c.id)
+            .where(games.c.run_id == self.run_id, games.c.status == PLAYING)
+            .order_by(games.c.id)
+        )
+        with self.store.engine.connect() as conn:
+            rows = conn.execute(query).all()
+        return [
+            {
+                "game": r.setup.get("arena_game"),
+                "mode": r.setup.get("mode"),
+                "owner": r.worker,
+                "messages": r.n or 0,
+                "started_at": r.started_at,
+                "seats": {s: a for s, a in (r.setup.get("trial") or {}).get("seats", {}).items()},
+            }
+            for r in rows
+        ]
+
+    def take_over(self, lost: str) -> list[StoredGame]:
+        """Claim every game still playing under the process `lost` for this process, and load
+        each with all it said. One UPDATE … WHERE worker = lost: when several processes try at
+        once, the database gives each game to exactly one of them."""
+        with self.store.writing() as conn:
+            ids = (
+                conn.execute(
+                    update(games)
+                    .where(
+                        games.c.run_id == self.run_id,
+                        games.c.status == PLAYING,
+                        games.c.worker == lost,
+                    )
+                    .values(worker=self.worker)
+                    .returning(games.c.id)
+                )
+                .scalars()
+                .all()
+            )
+            return [self._stored(conn, gid) for gid in sorted(ids)]
+
+    def _stored(self, conn: Connection, gid: int) -> StoredGame:
+        row = conn.execute(select(games).where(games.c.id == gid)).one()
+        people = {
+            s.seat: s.participant
+            for s in conn.execute(select(seats).where(seats.c.game_id == gid))
+            if s.kind == "human"
+        }
+        rows = conn.execute(
+            select(messages).where(messages.c.game_id == gid).order_by(messages.c.seq)
+        ).all()
+        images = load_images(conn, [ref for m in rows for ref in (m.images or ())])
+        said = [
+            TranscriptMessage(
+                seq=m.seq,
+                sender=m.sender,
+                text=m.text,
+                visible_to=tuple(m.visible_to.split(",")) if m.visible_to else (),
+                phase=m.phase,
+                created_at=m.created_at,
+                latency_s=m.latency_s,
+                tokens_in=m.tokens_in,
+                tokens_out=m.tokens_out,
+                channel=m.channel,
+                images=tuple(images[ref] for ref in (m.images or ())),
+            )
+            for m in rows
+        ]
+        return StoredGame(
+            store_id=gid,
+            game=str(row.setup["arena_game"]),
+            mode=str(row.setup["mode"]),
+            spec=TrialSpec.from_json(row.setup["trial"]),
+            started_at=row.started_at,
+            people=people,
+            messages=said,
+        )
+
+    def owners(self, ids: list[int]) -> dict[int, str | None]:
+        """store game id -> the process that owns it now (`games.worker`)."""
+        with self.store.engine.connect() as conn:
+            rows = conn.execute(select(games.c.id, games.c.worker).where(games.c.id.in_(ids)))
+            return {int(gid): worker for gid, worker in rows}
+
+    def image(self, ref: str) -> ImagePart:
+        """One stored image by reference (MediaError when it is not one of this store's)."""
+        with self.store.engine.connect() as conn:
+            return load_images(conn, [ref])[ref]
+
     def participants(self) -> dict[str, dict[str, Any]]:
         """participant id -> {games, survey} from the seats of this study."""
         query = (
@@ -244,7 +394,8 @@ class ArenaStore:
         with self.store.engine.connect() as conn:
             for pid, details, setup in conn.execute(query):
                 entry = out.setdefault(pid, {"games": [], "survey": None})
-                entry["games"].append(setup.get("arena_game"))
+                if setup.get("arena_game") is not None:  # not a survey-only row
+                    entry["games"].append(setup.get("arena_game"))
                 if (details or {}).get("survey") is not None:
                     entry["survey"] = details["survey"]
         return out

@@ -30,7 +30,7 @@ from turinglab.agents.base import MAX_IMAGE_BYTES, Agent, BadImage, ImagePart
 from turinglab.agents.human import MESSAGE, HumanAgent, HumanInput
 from turinglab.agents.registry import build_agent, display_names
 from turinglab.arena import frames as F
-from turinglab.arena.live import InputRejected, LiveGame, PersonView
+from turinglab.arena.live import LOST_TEXT, SERVER_LOST, InputRejected, LiveGame, PersonView
 from turinglab.arena.modes import ArenaMode, ArenaSettings, ArenaSetup
 from turinglab.arena.sessions import COOKIE, Participant
 from turinglab.config import AgentConfig
@@ -218,16 +218,14 @@ class StrongLiveGame(LiveGame):
 
     async def _run(self) -> None:
         try:
-            result = await asyncio.wait_for(
-                self.mode.game.play(self.table, self.spec), self._time_limit()
-            )
+            result = await asyncio.wait_for(self.play(self.table, self.spec), self._time_limit())
         except TimeoutError:
             result = GameResult(FLAGGED, flags=["arena: the session ran out of time"])
         except Exception as err:  # an agent's fault ends the session as data, never a score
             log.exception("strong session %s failed", self.id)
             result = GameResult(FLAGGED, flags=[f"arena: {type(err).__name__}: {err}"])
         if result.status == FLAGGED or result.flags:
-            self.flagged = FLAGGED_TEXT
+            self.flagged = LOST_TEXT if SERVER_LOST in result.flags else FLAGGED_TEXT
         self.result = result
         self.ended_at = self.clock.now()
         for view in self.views.values():

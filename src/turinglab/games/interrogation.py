@@ -105,18 +105,26 @@ class Interrogation:
 
     # ---- the game --------------------------------------------------------------------------
 
-    async def run(self) -> GameResult:
-        self.started = self.table.clock.now()
+    async def run(self, resume_from: float | None = None) -> GameResult:
+        """Play the game; with `resume_from` (when it started), go on from what the table
+        already holds: whose turn it is on each channel follows from its last message, the
+        time left from the start, and an AI witness owed an answer is asked for it."""
+        now = self.table.clock.now()
+        self.started = now if resume_from is None else resume_from
         self._waiting = {w.seat: False for w in self.witnesses}
-        self._announce({"type": "start", "time_limit_s": self.rules.time_limit_s})
         rng = random.Random(self.seed)
+        left = self.rules.time_limit_s - (now - self.started)
         tasks: dict[str, asyncio.Future[Any]] = {
-            "timer": asyncio.ensure_future(self.table.clock.sleep(self.rules.time_limit_s))
+            "timer": asyncio.ensure_future(self.table.clock.sleep(max(0.0, left)))
         }
+        if resume_from is None:
+            self._announce({"type": "start", "time_limit_s": self.rules.time_limit_s})
+        else:
+            self._pick_up(tasks, rng)
         for seat in [INTERROGATOR, *(w.seat for w in self.witnesses)]:
             if self._is_person(seat):
                 tasks[f"input:{seat}"] = asyncio.ensure_future(self._input(seat))
-        if not self._is_person(INTERROGATOR):
+        if not self._is_person(INTERROGATOR) and not all(self._waiting.values()):
             tasks["ai:interrogator"] = asyncio.ensure_future(self._ai_interrogator_move())
         verdict: Judgement | None = None
         end_reason = ""
@@ -140,6 +148,21 @@ class Interrogation:
             for task in tasks.values():
                 task.cancel()
         return await self._finish(end_reason, verdict)
+
+    def _pick_up(self, tasks: dict[str, asyncio.Future[Any]], rng: random.Random) -> None:
+        """Turns and counts from the messages already said (a resumed game)."""
+        for m in self.table.messages:
+            if (
+                m.sender == GAME
+                or m.phase in ("verdict", REFUSED)
+                or m.channel not in self._waiting
+            ):
+                continue
+            self._sent[m.sender] += 1
+            self._waiting[m.channel] = m.sender == INTERROGATOR
+        for seat, owed in self._waiting.items():
+            if owed and not self._is_person(seat):
+                tasks[f"ai:{seat}"] = asyncio.ensure_future(self._ai_witness_reply(seat, rng))
 
     def _handle(
         self,

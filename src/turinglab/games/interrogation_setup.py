@@ -220,6 +220,14 @@ class InterrogationGame:
         )
 
     async def play(self, table: Table, spec: TrialSpec) -> GameResult:
+        return await self._interrogation(table, spec).run()
+
+    async def resume(self, table: Table, spec: TrialSpec, *, started_at: float) -> GameResult:
+        """Go on with a live game whose table holds what was said so far (the arena's takeover
+        of a game whose server process died): turns and the clock follow from that."""
+        return await self._interrogation(table, spec).run(resume_from=started_at)
+
+    def _interrogation(self, table: Table, spec: TrialSpec) -> Interrogation:
         sides = []
         for seat, info in spec.params["witnesses"].items():
             agent = table.seats[seat].agent
@@ -237,8 +245,7 @@ class InterrogationGame:
                 prompt = WitnessPrompt(persona=info["persona"], **common)  # type: ignore[arg-type]
             sides.append(WitnessSide(seat, info["label"], bool(info["human"]), prompt))
         live = any(isinstance(s.agent, HumanAgent) for s in table.seats.values())
-        game = Interrogation(table, self.rules(live), sides, seed=spec.seed)
-        return await game.run()
+        return Interrogation(table, self.rules(live), sides, seed=spec.seed)
 
     def identity(self) -> dict[str, Any]:
         prompts = {

@@ -174,6 +174,18 @@ class Table:
         digest = hashlib.sha256(f"{self.seed}:{self.calls}".encode()).digest()
         return int.from_bytes(digest[:4], "big")
 
+    def replay(self, said: list[TranscriptMessage]) -> None:
+        """Messages said before, in another process that died (a game taken over from the
+        store): appended with their own seq and time, passed to the sink, shown to people
+        as when they were first said. Agents see them in their next view."""
+        for msg in said:
+            if msg.seq != len(self.messages):
+                raise ValueError(f"replay: message {msg.seq} after {len(self.messages)} messages")
+            self.messages.append(msg)
+            if self.sink is not None:
+                self.sink(msg)
+            self._deliver(msg)
+
     def _append(
         self,
         sender: str,

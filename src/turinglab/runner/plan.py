@@ -55,6 +55,8 @@ def identity_document(config: ExperimentConfig, game: Game | None = None) -> dic
     agents = {}
     for name, agent in sorted(config.used_agents().items()):
         doc = agent.model_dump(mode="json", exclude=TRANSPORT_FIELDS)
+        if doc.get("sees_images") is None:  # unset: the default, as before the field existed
+            doc.pop("sees_images", None)
         if isinstance(agent, ScriptedAgentConfig) and agent.replies_file is not None:
             # What is replayed matters, not where the file happens to lie.
             doc["replies_file"] = hashlib.sha256(agent.replies_file.read_bytes()).hexdigest()

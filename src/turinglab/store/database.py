@@ -37,6 +37,7 @@ from sqlalchemy.exc import IntegrityError
 
 from turinglab.games.spec import GameResult, Judgement, TrialSpec
 from turinglab.games.table import TranscriptMessage
+from turinglab.store.media import media_ref, save_images
 from turinglab.store.schema import (
     OUTCOME_EXTRA_COLUMNS,
     SCHEMA_VERSION,
@@ -61,6 +62,7 @@ PLAYING, FINISHED, FAILED, SUPERSEDED, INTERRUPTED = (
     "interrupted",
 )
 FLAGGED = "flagged"
+IMAGE_PARTS = "_image_parts"  # a message row's images, stored by `add_messages` (not a column)
 _MIGRATION_LOCK = 7_420_113  # PostgreSQL advisory lock id: one process migrates at a time
 
 
@@ -571,9 +573,16 @@ class Store:
             "backend": m.route.backend if m.route else None,
             "model": m.route.model if m.route else None,
             "provider": m.route.provider if m.route else None,
+            "images": [media_ref(i) for i in m.images] if m.images else None,
+            **({IMAGE_PARTS: m.images} if m.images else {}),
         }
 
     def add_messages(self, conn: Connection, rows: list[dict[str, Any]]) -> None:
+        """Message rows (`message_row`); the images they carry are stored once, by content."""
+        parts = [image for row in rows for image in row.get(IMAGE_PARTS, ())]
+        if parts:
+            save_images(conn, parts)
+            rows = [{k: v for k, v in row.items() if k != IMAGE_PARTS} for row in rows]
         if rows:
             conn.execute(insert(messages), rows)
 

@@ -1,72 +1,91 @@
-"""Images of messages, kept as files beside the store (the messages table holds text only).
+"""Images of messages, kept in the store beside the messages (table `media`).
 
-Each image is written once under its content hash (`<sha256>.png|.jpg`), so an image sent in
-many messages, or a game replayed, costs one file, and a file's name proves its content. Which
-message carried which images is one JSON line per message in `messages.jsonl`
-(game key, seq, refs): append-only, so a crash loses at most the line being written.
+Each image is stored once under its content hash (`<sha256>.png|.jpg`): an image sent in many
+messages, or a game replayed, costs one row, and a reference proves its content. A message
+names the images it carried in `messages.images`. Being in the database (not files beside
+it), an image written by one arena process can be served and replayed by any other.
 
-Wiring (for the runner / arena sink): for a `TranscriptMessage` with `images`, call
-`MediaStore(root).save_message(game_key, msg.seq, msg.images)`; to show or export a stored
-transcript, `images_of(game_key)` gives seq -> images.
+The bytes are checked (PNG/JPEG by their magic numbers, size-limited: `ImagePart.from_bytes`)
+when they arrive and again when they are read back.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
-import os
-from collections.abc import Sequence
-from pathlib import Path
+import re
+import time
+from collections.abc import Iterable, Sequence
+
+from sqlalchemy import Connection, Executable, insert, select
 
 from turinglab.agents.base import ImagePart
+from turinglab.store.schema import media
 
 _EXT = {"image/png": ".png", "image/jpeg": ".jpg"}
-INDEX = "messages.jsonl"
+_REF = re.compile(r"^[0-9a-f]{64}\.(png|jpg)$")
 
 
-class MediaStore:
-    def __init__(self, root: str | Path) -> None:
-        self.root = Path(root)
+class MediaError(ValueError):
+    """A reference that names no image of the store, or an image that fails its checks."""
 
-    def save(self, image: ImagePart) -> str:
-        """Write the image (once) and return its reference, the file name."""
-        ref = hashlib.sha256(image.data).hexdigest() + _EXT[image.media_type]
-        path = self.root / ref
-        if not path.exists():
-            self.root.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(".part")
-            tmp.write_bytes(image.data)
-            os.replace(tmp, path)  # never a half-written image under its final name
-        return ref
 
-    def load(self, ref: str) -> ImagePart:
-        """An image by reference, checked again (a file edited on disk does not pass)."""
-        if Path(ref).name != ref or not ref.endswith(tuple(_EXT.values())):
-            raise ValueError(f"media: {ref!r} is not an image reference")
-        data = (self.root / ref).read_bytes()
-        if hashlib.sha256(data).hexdigest() != ref.rsplit(".", 1)[0]:
-            raise ValueError(f"media: {ref} does not match its content hash")
-        return ImagePart.from_bytes(data)
+def media_ref(image: ImagePart) -> str:
+    """An image's reference: its content hash and type."""
+    return hashlib.sha256(image.data).hexdigest() + _EXT[image.media_type]
 
-    def save_message(self, game_key: str, seq: int, images: Sequence[ImagePart]) -> list[str]:
-        refs = [self.save(image) for image in images]
-        if refs:
-            line = json.dumps({"game": game_key, "seq": seq, "images": refs})
-            with (self.root / INDEX).open("a", encoding="utf-8") as index:
-                index.write(line + "\n")
-        return refs
 
-    def images_of(self, game_key: str) -> dict[int, list[ImagePart]]:
-        """seq -> images of one game's messages that had any."""
-        index = self.root / INDEX
-        out: dict[int, list[ImagePart]] = {}
-        if not index.exists():
-            return out
-        for line in index.read_text(encoding="utf-8").splitlines():
-            try:
-                row = json.loads(line)
-            except ValueError:  # a line cut short by a crash
-                continue
-            if row.get("game") == game_key:
-                out[int(row["seq"])] = [self.load(ref) for ref in row["images"]]
-        return out
+def check_ref(ref: str) -> str:
+    if not _REF.match(ref):
+        raise MediaError(f"media: {ref!r} is not an image reference (<sha256>.png|.jpg)")
+    return ref
+
+
+def save_images(conn: Connection, images: Sequence[ImagePart]) -> list[str]:
+    """Store the images not stored yet (in the caller's transaction); returns their refs."""
+    refs = [media_ref(image) for image in images]
+    new = {ref: image for ref, image in zip(refs, images, strict=True)}
+    if new:
+        have = conn.execute(select(media.c.ref).where(media.c.ref.in_(list(new)))).scalars()
+        for ref in set(have):
+            del new[ref]
+    if new:
+        now = time.time()
+        rows = [
+            {"ref": r, "media_type": i.media_type, "size": len(i.data), "data": i.data,
+             "created_at": now}
+            for r, i in new.items()
+        ]  # fmt: skip
+        conn.execute(_insert_unless_there(conn), rows)
+    return refs
+
+
+def _insert_unless_there(conn: Connection) -> Executable:
+    # Two processes storing one image at once: the second insert is a no-op, not an error.
+    if conn.dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+        return pg_insert(media).on_conflict_do_nothing(index_elements=["ref"])
+    if conn.dialect.name == "sqlite":
+        from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+        return sqlite_insert(media).on_conflict_do_nothing(index_elements=["ref"])
+    return insert(media)
+
+
+def load_images(conn: Connection, refs: Iterable[str]) -> dict[str, ImagePart]:
+    """ref -> image for the given refs; a missing one or one whose bytes do not match its
+    hash is an error naming it."""
+    wanted = {check_ref(r) for r in refs}
+    if not wanted:
+        return {}
+    rows = conn.execute(select(media.c.ref, media.c.data).where(media.c.ref.in_(wanted))).all()
+    found = {}
+    for ref, data in rows:
+        image = ImagePart.from_bytes(bytes(data))
+        if media_ref(image) != ref:
+            raise MediaError(f"media: {ref} does not match its content hash")
+        found[ref] = image
+    missing = sorted(wanted - set(found))
+    if missing:
+        raise MediaError(f"media: no image {missing[0]} in this store")
+    return found

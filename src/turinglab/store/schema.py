@@ -17,6 +17,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
@@ -27,7 +28,7 @@ from sqlalchemy import (
 metadata = MetaData()
 
 # Kept in `meta` for readers of the file; Alembic's revision is what upgrades act on.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 meta = Table(
     "meta",
@@ -133,7 +134,20 @@ messages = Table(
     Column("backend", String(40)),
     Column("model", String(300)),
     Column("provider", String(200)),
+    Column("images", JSON),  # references into `media` of the images it carried; NULL: none
     Index("ix_messages_game", "game_id", "seq"),
+)
+
+# Images of messages, stored once under their content hash ("<sha256>.png|.jpg"), in the same
+# database as the messages, so every process of a multi-process arena can serve them.
+media = Table(
+    "media",
+    metadata,
+    Column("ref", String(80), primary_key=True),
+    Column("media_type", String(20), nullable=False),
+    Column("size", Integer, nullable=False),
+    Column("data", LargeBinary, nullable=False),
+    Column("created_at", Float, nullable=False),
 )
 
 judgements = Table(

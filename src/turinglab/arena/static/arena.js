@@ -74,10 +74,23 @@ function onFrame(f) {
 
 function onStatus(f) {
   if (f.modes && f.modes.length) renderModes(f.modes);
+  if (f.rounds) renderProgress(f.rounds);
   if (f.state === "idle") { game = null; show("v-lobby"); }
   else if (f.state === "waiting") { show("v-waiting"); startWaitTimer(f.waited_s || 0); }
   else if (f.state === "no-match") { $("nomatch").hidden = false; show("v-survey"); }
+  else if (f.state === "rounds-done") { allDone(f.rounds.total); show("v-survey"); }
   else if (f.state === "survey-saved") show("v-thanks");
+}
+
+function allDone(total) {
+  $("alldone").textContent = `You have played all ${total} ${total === 1 ? "round" : "rounds"} — thank you!`;
+  $("alldone").hidden = false;
+}
+
+function renderProgress(r) {
+  // Study rounds so far (practice games do not count).
+  $("progress").hidden = r.played === 0;
+  $("progress").textContent = `You have played ${r.played} of ${r.total} rounds.`;
 }
 
 function renderModes(modes) {
@@ -151,6 +164,8 @@ function buildChats() {
   $("role").textContent = game.role === "interrogator" ? "You are the interrogator" : "You are a witness";
   $("mode").replaceChildren(document.createTextNode(game.title));
   if (game.practice) $("mode").append(el("span", "tag", "practice · not study data"));
+  $("round").hidden = !game.rounds;
+  if (game.rounds) $("round").textContent = `Round ${game.rounds.played} of ${game.rounds.total}`;
   $("end").hidden = game.role !== "interrogator";
   $("hint").textContent = game.role === "interrogator"
     ? (game.channels.length > 1
@@ -289,6 +304,11 @@ function renderReveal(r) {
     card.append(el("strong", "", s.kind === "human" ? "A person" : `An AI: ${s.name}`));
     sides.append(card);
   }
+  // After the last round the only way on is the exit survey.
+  const last = game.rounds && game.rounds.played >= game.rounds.total;
+  $("again").hidden = Boolean(last);
+  $("to-survey").className = last ? "primary" : "ghost";
+  if (last) allDone(game.rounds.total);
   $("flagged").hidden = !r.flagged;
   $("flagged").textContent = r.flagged || "";
   let outcome = "";

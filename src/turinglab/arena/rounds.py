@@ -1,0 +1,82 @@
+"""Each participant's way through a study: N rounds, half as interrogator, half as witness,
+and one AI witness from every group in a random order (SPEC §2, the three-party paper).
+
+The lobby asks this book who may take which role before it matches two people, and which AI
+witness groups to seat for an interrogator. Practice games never count. All draws come from the
+lobby's seeded generator, so a study's orders are reproducible from its seed.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+Role = Literal["interrogator", "witness"]
+
+
+@dataclass
+class Progress:
+    interrogated: int = 0
+    witnessed: int = 0
+    # Per mode: the AI witness groups this person still has to meet in the current cycle.
+    groups_left: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def played(self) -> int:
+        return self.interrogated + self.witnessed
+
+
+class RoundBook:
+    def __init__(self, rounds: int, rng: random.Random) -> None:
+        if rounds < 1:
+            raise ValueError(f"rounds: at least 1 round per participant, not {rounds}")
+        self.rounds = rounds
+        # An odd N gives the extra round to the interrogator side.
+        self.quota: dict[Role, int] = {"interrogator": (rounds + 1) // 2, "witness": rounds // 2}
+        self.rng = rng
+        self._progress: dict[str, Progress] = {}
+
+    def progress(self, pid: str) -> Progress:
+        return self._progress.setdefault(pid, Progress())
+
+    def played(self, pid: str) -> int:
+        found = self._progress.get(pid)
+        return 0 if found is None else found.played
+
+    def done(self, pid: str) -> bool:
+        return self.played(pid) >= self.rounds
+
+    def may(self, pid: str, role: Role) -> bool:
+        p = self.progress(pid)
+        taken = p.interrogated if role == "interrogator" else p.witnessed
+        return taken < self.quota[role]
+
+    def roles(self, a: str, b: str) -> tuple[str, str] | None:
+        """(interrogator, witness) for two people, or None when no way round fits their
+        quotas. When both ways fit, the order is drawn at random."""
+        ways = [(i, w) for i, w in ((a, b), (b, a)) if self.may(i, "interrogator")]
+        ways = [(i, w) for i, w in ways if self.may(w, "witness")]
+        if not ways:
+            return None
+        return ways[0] if len(ways) == 1 else self.rng.choice(ways)
+
+    def record(self, pid: str, role: Role) -> None:
+        p = self.progress(pid)
+        if role == "interrogator":
+            p.interrogated += 1
+        else:
+            p.witnessed += 1
+
+    def next_groups(self, pid: str, mode: str, groups: Sequence[str], n: int) -> list[str]:
+        """The next `n` AI witness groups for this interrogator: every group once, in an order
+        drawn for them; once all are met, a fresh order of all of them."""
+        queue = self.progress(pid).groups_left.setdefault(mode, [])
+        drawn: list[str] = []
+        for _ in range(n if groups else 0):
+            if not queue:
+                queue.extend(groups)
+                self.rng.shuffle(queue)
+            drawn.append(queue.pop(0))
+        return drawn

@@ -1,0 +1,115 @@
+"""Opening a study from the admin page: a config file under the allowed folder, or pasted YAML.
+
+The config goes through the same validation as `turinglab run` and `turinglab serve CONFIG`,
+so its errors read the same. Admin forms are plain urlencoded POSTs (no multipart dependency)
+and carry a per-server CSRF token; a browser's Origin, when sent, must be this server.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, replace
+from pathlib import Path
+from urllib.parse import parse_qs
+
+from fastapi import Request
+
+from turinglab.arena.modes import ArenaSetup
+from turinglab.arena.setups import setup_from_config
+from turinglab.config import ConfigError, ExperimentConfig, load_config, parse_config
+from turinglab.config_yaml import YAMLProblem, load_yaml
+
+MAX_FORM_BYTES = 256 * 1024
+MAX_ROUNDS = 100
+CONFIG_SUFFIXES = (".yaml", ".yml")
+
+
+class AdminFormError(ValueError):
+    """A bad admin form; the message is shown (escaped) on the admin page."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class OpenedStudy:
+    setup: ArenaSetup
+    source: str  # what the admin page says the study came from
+
+
+async def read_form(request: Request, csrf: str) -> dict[str, str]:
+    """The posted fields, after the CSRF checks: the token always; the Origin when the browser
+    names one (under our no-referrer policy Chromium sends "null" for form posts)."""
+    origin = request.headers.get("origin")
+    named = origin not in (None, "null")
+    if named and str(origin).split("://", 1)[-1] != request.headers.get("host"):
+        raise AdminFormError("refused: the form was posted from another site", 403)
+    kind = request.headers.get("content-type", "").split(";")[0].strip()
+    if kind != "application/x-www-form-urlencoded":
+        raise AdminFormError(f"expected a form post, not {kind or 'no content type'}", 415)
+    body = await request.body()
+    if len(body) > MAX_FORM_BYTES:
+        raise AdminFormError(f"the form is larger than {MAX_FORM_BYTES // 1024} KiB", 413)
+    fields = {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace")).items()}
+    if not secrets.compare_digest(fields.get("csrf", "").encode(), csrf.encode()):
+        raise AdminFormError("refused: the form's token is missing or stale; reload /admin", 403)
+    return fields
+
+
+def open_study(fields: dict[str, str], studies_dir: Path | None) -> OpenedStudy:
+    """Validate the form and build the study's setup (this may load models: call it off the
+    event loop)."""
+    path, text = fields.get("path", "").strip(), fields.get("yaml", "").strip()
+    if path and text:
+        raise AdminFormError("give a config file or pasted YAML, not both")
+    if path:
+        config, source = _from_file(path, studies_dir)
+    elif text:
+        config, source = _from_text(text, studies_dir), "pasted YAML"
+    else:
+        raise AdminFormError("give a config file (path) or paste the config's YAML")
+    rounds = _rounds(fields.get("rounds", "").strip())
+    try:
+        setup = setup_from_config(config)
+    except ValueError as err:
+        raise AdminFormError(f"{source}: {err}") from None
+    seed = getattr(config.experiment, "seed", setup.settings.seed)
+    update: dict[str, int] = {"seed": seed} | ({"rounds": rounds} if rounds else {})
+    settings = setup.settings.model_copy(update=update)
+    return OpenedStudy(replace(setup, settings=settings), source)
+
+
+def _from_file(path: str, studies_dir: Path | None) -> tuple[ExperimentConfig, str]:
+    if studies_dir is None:
+        raise AdminFormError("this server allows no config folder: paste the YAML instead")
+    root = studies_dir.resolve()
+    full = (root / path).resolve()
+    if not full.is_relative_to(root):
+        raise AdminFormError(f"{path}: not inside the allowed folder {root}")
+    if full.suffix.lower() not in CONFIG_SUFFIXES:
+        raise AdminFormError(f"{path}: a study config is a .yaml or .yml file")
+    if not full.is_file():
+        raise AdminFormError(f"{path}: no such file in {root}")
+    try:
+        return load_config(full), str(full.relative_to(root))
+    except ConfigError as err:
+        raise AdminFormError(str(err)) from None
+
+
+def _from_text(text: str, studies_dir: Path | None) -> ExperimentConfig:
+    try:
+        data, root = load_yaml(text)
+        return parse_config(data, "pasted YAML", studies_dir, _root=root)
+    except YAMLProblem as err:
+        raise AdminFormError(f"config error in pasted YAML: {err}") from None
+    except ConfigError as err:
+        raise AdminFormError(str(err)) from None
+
+
+def _rounds(given: str) -> int | None:
+    if not given:
+        return None
+    if not given.isdigit() or not 1 <= int(given) <= MAX_ROUNDS:
+        raise AdminFormError(f"rounds: a whole number from 1 to {MAX_ROUNDS}, not {given!r}")
+    return int(given)

@@ -1,0 +1,75 @@
+"""A game whose process died, rebuilt in this one from the store and played on.
+
+Everything a game said is in the store the moment it is said (store_bridge.py), so another
+process can rebuild it: the same arena id (what people's clients know), the same seats and
+people, every message replayed onto a fresh table (people see them again, AI witnesses find
+them in their history), and the clock counted from the stored start.
+
+Whether the game then goes on is the game kind's call: a kind that can pick up a game from its
+history has `resume(table, spec, started_at=...)`, played instead of `play`. Any other kind
+(and any game past its time) ends at once FLAGGED "server lost": kept with everything said so
+far, never a verdict, and the people are told so in plain words.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from turinglab.arena.live import SERVER_LOST, VERDICT_GRACE_S, LiveGame
+from turinglab.arena.sessions import Participant
+from turinglab.arena.store_bridge import StoredGame
+from turinglab.games.spec import FLAGGED, GameResult, TrialSpec
+from turinglab.games.table import Table
+
+if TYPE_CHECKING:
+    from turinglab.arena.hub import Arena
+
+log = logging.getLogger(__name__)
+
+
+async def _lost(table: Table, spec: TrialSpec) -> GameResult:
+    return GameResult(FLAGGED, flags=[SERVER_LOST])
+
+
+def resumes(game: LiveGame, now: float) -> bool:
+    """Whether the rebuilt game can go on: its kind resumes, and it is not long over."""
+    late = game.deadline is not None and now > game.deadline + VERDICT_GRACE_S
+    return callable(getattr(game.mode.game, "resume", None)) and not late
+
+
+def restore(arena: Arena, stored: StoredGame, person: Callable[[str], Participant]) -> LiveGame:
+    """Rebuild `stored` here and start it (resumed, or ended flagged at once)."""
+    assert arena.store is not None
+    mode = arena.setup.mode(stored.mode)
+    if mode is None:  # every process of one study serves the same modes (the run id says so)
+        raise ValueError(f"takeover: this process has no mode {stored.mode!r}")
+    recorder = arena.store.recorder(stored.store_id, said=len(stored.messages))
+    make: type[LiveGame] = getattr(mode, "live_game", LiveGame)
+    game = make(
+        mode,
+        stored.spec,
+        {seat: person(pid) for seat, pid in stored.people.items()},
+        arena.setup.agents,
+        display_names=arena.setup.display_names,
+        clock=arena.clock,
+        on_finish=arena._finished,
+        sink=recorder.sink,
+    )
+    game.id = stored.game
+    game.started_at = stored.started_at
+    game.deadline = stored.started_at + mode.duration_s if mode.duration_s else None
+    game.table.replay(stored.messages)
+    if resumes(game, arena.clock.now()):
+        game.play = functools.partial(
+            mode.game.resume,  # type: ignore[attr-defined]
+            started_at=stored.started_at,
+        )
+        log.warning("takeover: game %s resumes here", game.id)
+    else:
+        game.play = _lost
+        log.warning("takeover: game %s cannot resume; ended flagged (server lost)", game.id)
+    arena.open(game, recorder)
+    return game
