@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request, Response, WebSocket, status
-from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.security import HTTPBasic, HTTPBasicCredentials
 from fastapi.staticfiles import StaticFiles
 from starlette.datastructures import MutableHeaders
@@ -105,9 +105,12 @@ def create_app(
 
     app.add_middleware(_SecurityHeaders)
 
+    # Read once: every person loads it, and a file response costs several thread hops each.
+    page = (STATIC / "index.html").read_bytes()
+
     @app.get("/")
     async def index(request: Request) -> Response:
-        response = FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-store"})
+        response = HTMLResponse(page, headers={"Cache-Control": "no-store"})
         if arena.sessions.get(request.cookies.get(COOKIE)) is None:
             person = arena.sessions.new()
             response.set_cookie(

@@ -226,10 +226,10 @@ async def run(args: Any) -> dict[str, Any]:
                 proc.wait(30)
             except subprocess.TimeoutExpired:
                 proc.kill()
-    lat = sorted(tally.latency_ms)
+    def pct(values: list[float], p: float) -> float | None:
+        return round(values[min(len(values) - 1, int(p * len(values)))], 2) if values else None
 
-    def pct(p: float) -> float | None:
-        return round(lat[min(len(lat) - 1, int(p * len(lat)))], 2) if lat else None
+    lat, joins = sorted(tally.latency_ms), sorted(tally.join_ms)
 
     return {
         "benchmark": "arena",
@@ -256,12 +256,14 @@ async def run(args: Any) -> dict[str, Any]:
         "lost": tally.lost(),
         "duplicated": sum(1 for c in tally.received.values() if c > 1),
         "relay_ms": {
-            "p50": pct(0.5),
-            "p90": pct(0.9),
-            "p99": pct(0.99),
-            "max": pct(1.0),
+            "p50": pct(lat, 0.5),
+            "p90": pct(lat, 0.9),
+            "p99": pct(lat, 0.99),
+            "max": pct(lat, 1.0),
             "mean": round(statistics.fmean(lat), 2) if lat else None,
         },
+        # arrival (page load) -> in a game: connections, the lobby and a game's start
+        "join_ms": {"p50": pct(joins, 0.5), "p99": pct(joins, 0.99), "max": pct(joins, 1.0)},
         "error_frames": dict(tally.errors),
         "wall_s": round(wall, 2),
         "server_cpu_s": round(cpu, 2),  # all server processes, every thread

@@ -33,6 +33,7 @@ class Tally:
     errors: Counter[str] = field(default_factory=Counter)
     failures: Counter[str] = field(default_factory=Counter)  # people whose script broke, by why
     games: list[tuple[float, float]] = field(default_factory=list)  # (start, end), interrogators
+    join_ms: list[float] = field(default_factory=list)  # page load -> game snapshot, per person
     cpu_s: float = 0.0
 
     def got(self, text: str) -> None:
@@ -49,6 +50,7 @@ class Tally:
         self.errors.update(other.errors)
         self.failures.update(other.failures)
         self.games += other.games
+        self.join_ms += other.join_ms
         self.cpu_s += other.cpu_s
 
     def to_json(self) -> str:
@@ -65,6 +67,7 @@ class Tally:
             errors=Counter(data["errors"]),
             failures=Counter(data["failures"]),
             games=[(a, b) for a, b in data["games"]],
+            join_ms=data["join_ms"],
             cpu_s=data["cpu_s"],
         )
 
@@ -124,6 +127,7 @@ async def _simulated(
     who plays with whom, so people of one 'game' here may meet others)."""
     rng = random.Random(script.seed * 100_003 + n)  # seeded per person; recorded in the output
     await asyncio.sleep(rng.uniform(0, script.ramp))  # people arrive over the ramp, not at once
+    arrived = time.time()
     ws = await _person(http, base)
     q: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
     reader = asyncio.create_task(_frames(ws, tally, q))
@@ -131,6 +135,7 @@ async def _simulated(
         await _until(q, "status")
         await ws.send_json({"type": "join", "mode": "three-party", "consent": True})
         snap = await _until(q, "game")
+        tally.join_ms.append((time.time() - arrived) * 1000)
         if snap["role"] == "interrogator":
             started = time.time()
             await _interrogate(ws, q, n, script, tally, rng)
