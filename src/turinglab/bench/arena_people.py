@@ -14,6 +14,7 @@ client that falls behind shows as client CPU, not as the server's latency. A cli
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import random
 import time
@@ -29,7 +30,7 @@ class Tally:
     sent: list[str] = field(default_factory=list)  # witness -> interrogator message ids
     expected_from_judge: int = 0  # interrogator -> human witness messages
     received: Counter[str] = field(default_factory=Counter)
-    latency_ms: list[float] = field(default_factory=list)
+    latency_ms: list[tuple[float, float]] = field(default_factory=list)  # (sent at, ms)
     errors: Counter[str] = field(default_factory=Counter)
     failures: Counter[str] = field(default_factory=Counter)  # people whose script broke, by why
     games: list[tuple[float, float]] = field(default_factory=list)  # (start, end), interrogators
@@ -40,7 +41,7 @@ class Tally:
         mid, _, sent_at = text.partition("@")
         if mid.startswith("p"):  # person-to-person messages only (AI replies are not relays)
             self.received[mid] += 1
-            self.latency_ms.append((time.time() - float(sent_at)) * 1000)
+            self.latency_ms.append((float(sent_at), (time.time() - float(sent_at)) * 1000))
 
     def merge(self, other: Tally) -> None:
         self.sent += other.sent
@@ -63,7 +64,7 @@ class Tally:
             sent=data["sent"],
             expected_from_judge=data["expected_from_judge"],
             received=Counter(data["received"]),
-            latency_ms=data["latency_ms"],
+            latency_ms=[(a, b) for a, b in data["latency_ms"]],
             errors=Counter(data["errors"]),
             failures=Counter(data["failures"]),
             games=[(a, b) for a, b in data["games"]],
@@ -186,6 +187,9 @@ async def _witness(
 async def play(people: list[tuple[int, str]], script: Script, start_at: float) -> Tally:
     """Play every (person number, server base URL) given; the ramp starts at `start_at` (epoch
     seconds), the same moment in every client process."""
+    gc.collect()
+    gc.freeze()  # full collections would walk every imported module's objects: pauses here
+    # would read as the server's latency (the server does the same, arena/serve.py)
     tally = Tally()
     own0 = time.process_time()
     await asyncio.sleep(max(0.0, start_at - time.time()))
