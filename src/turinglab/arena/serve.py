@@ -6,7 +6,6 @@ printed once at start-up, so a fresh machine needs no setup.
 
 from __future__ import annotations
 
-import gc
 import importlib.util
 import os
 import secrets
@@ -20,6 +19,7 @@ from turinglab.arena.modes import ArenaSetup
 from turinglab.arena.setups import default_setup, setup_from_config
 from turinglab.arena.store_bridge import ArenaStore
 from turinglab.config import ExperimentConfig, load_config
+from turinglab.heap import settle_heap
 from turinglab.store.database import DEFAULT_STORE, Store
 
 PASSWORD_ENV = "TURINGLAB_ADMIN_PASSWORD"
@@ -40,14 +40,6 @@ def uvicorn_options() -> dict[str, Any]:
         "ws_max_size": 64 * 1024,
         "ws_per_message_deflate": False,
     }
-
-
-def freeze_startup_heap() -> None:
-    """Keep what start-up made (modules, classes, the app: ~100,000 objects) out of the
-    garbage collector's full passes: each pass would walk all of it, which on a small machine
-    stalls every connection for a few hundred milliseconds, more often as people connect."""
-    gc.collect()
-    gc.freeze()
 
 
 def admin_password() -> tuple[str, bool]:
@@ -130,7 +122,7 @@ def serve(
         print(f"judging: http://{host}:{port}/judge  ({itt_study})", file=sys.stderr)
     shown = kept.store.engine.url.render_as_string(hide_password=True)
     print(f"store: {shown} (run {kept.run_id})", file=sys.stderr)
-    freeze_startup_heap()
+    settle_heap()
     try:
         uvicorn.run(
             app,

@@ -96,8 +96,9 @@ def serve(o: ServerOptions) -> None:
     import uvicorn
 
     from turinglab.arena.app import create_app
-    from turinglab.arena.serve import freeze_startup_heap, uvicorn_options
+    from turinglab.arena.serve import uvicorn_options
     from turinglab.arena.store_bridge import ArenaStore
+    from turinglab.heap import settle_heap
     from turinglab.store.database import Store
 
     setup = _load_setup(o.setup)
@@ -112,7 +113,7 @@ def serve(o: ServerOptions) -> None:
     )
     # CPU time of this (the event loop's) thread: on a busy machine, wall time would charge
     # other processes' turns on the CPU to whatever function happened to be running.
-    freeze_startup_heap()  # as `serve` does
+    settle_heap()  # as `serve` does
     profile = cProfile.Profile(time.thread_time) if o.profile else None
     if profile is not None:
         profile.enable()

@@ -14,7 +14,6 @@ client that falls behind shows as client CPU, not as the server's latency. A cli
 from __future__ import annotations
 
 import asyncio
-import gc
 import json
 import random
 import time
@@ -23,6 +22,8 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 import aiohttp
+
+from turinglab.heap import settle_heap
 
 
 @dataclass
@@ -187,9 +188,7 @@ async def _witness(
 async def play(people: list[tuple[int, str]], script: Script, start_at: float) -> Tally:
     """Play every (person number, server base URL) given; the ramp starts at `start_at` (epoch
     seconds), the same moment in every client process."""
-    gc.collect()
-    gc.freeze()  # full collections would walk every imported module's objects: pauses here
-    # would read as the server's latency (the server does the same, arena/serve.py)
+    settle_heap()  # as the server does: a collector's pause here would read as its latency
     tally = Tally()
     own0 = time.process_time()
     await asyncio.sleep(max(0.0, start_at - time.time()))
