@@ -127,7 +127,7 @@ def serve(o: ServerOptions) -> None:
             **{**uvicorn_options(), "loop": o.loop, "http": o.http, "ws": o.ws},
         )
     finally:
-        if profile is not None:
+        if profile is not None and o.profile:
             profile.disable()
             profile.dump_stats(o.profile)
         if kept is not None:
@@ -257,10 +257,11 @@ async def run(args: Any) -> dict[str, Any]:
                 raise SystemExit(f"error: a client process failed (exit {client.returncode})")
             tally.merge(Tally.from_json(out))
     finally:
-        for proc in [*clients, *servers]:
+        procs: list[subprocess.Popen[Any]] = [*clients, *servers]
+        for proc in procs:
             if proc.poll() is None:
                 proc.send_signal(signal.SIGINT)  # uvicorn shuts down cleanly (profiles written)
-        for proc in [*clients, *servers]:
+        for proc in procs:
             try:
                 proc.wait(30)
             except subprocess.TimeoutExpired:
