@@ -13,12 +13,12 @@ import json
 import logging
 import secrets
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request, Response, WebSocket, status
-from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from fastapi.security import HTTPBasic, HTTPBasicCredentials
 from fastapi.staticfiles import StaticFiles
 from starlette.datastructures import MutableHeaders
@@ -112,9 +112,12 @@ def create_app(
 
     app.add_middleware(_SecurityHeaders)
 
+    # Read once: every person loads it, and a file response costs several thread hops each.
+    page = (STATIC / "index.html").read_bytes()
+
     @app.get("/")
     async def index(request: Request) -> Response:
-        response = FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-store"})
+        response = HTMLResponse(page, headers={"Cache-Control": "no-store"})
         if arena.sessions.get(request.cookies.get(COOKIE)) is None:
             person = arena.sessions.new()
             response.set_cookie(
@@ -128,9 +131,10 @@ def create_app(
     async def healthz() -> dict[str, Any]:
         return {"ok": True, "live_games": len(arena.live_games()), "people": len(arena.sessions)}
 
-    @app.websocket("/ws")
     async def play(ws: WebSocket) -> None:
         await _serve_socket(ws, arena, setup, frame_log, cluster)
+
+    app.add_middleware(_SocketRoute, path="/ws", serve=play)
 
     def admin(credentials: Annotated[HTTPBasicCredentials, Depends(BASIC)]) -> None:
         given = credentials.password.encode()
@@ -266,6 +270,25 @@ class _SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, with_headers)
+
+
+class _SocketRoute:
+    """The arena's websocket, answered ahead of FastAPI's router: every person connects at
+    once when a study opens, and the router's matching, dependency solving and exception
+    wrappers (around each frame sent, too) would cost more than the socket's own work."""
+
+    def __init__(
+        self, app: ASGIApp, path: str, serve: Callable[[WebSocket], Awaitable[None]]
+    ) -> None:
+        self.app = app
+        self.path = path
+        self.serve = serve
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket" and scope["path"] == self.path:
+            await self.serve(WebSocket(scope, receive, send))
+        else:
+            await self.app(scope, receive, send)
 
 
 def _same_origin(ws: WebSocket) -> bool:

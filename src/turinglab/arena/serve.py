@@ -6,10 +6,12 @@ printed once at start-up, so a fresh machine needs no setup.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import secrets
 import sys
 from pathlib import Path
+from typing import Any
 
 from turinglab.arena.app import create_app
 from turinglab.arena.hub import FinishedHook
@@ -17,10 +19,27 @@ from turinglab.arena.modes import ArenaSetup
 from turinglab.arena.setups import default_setup, setup_from_config
 from turinglab.arena.store_bridge import ArenaStore
 from turinglab.config import ExperimentConfig, load_config
+from turinglab.heap import settle_heap
 from turinglab.store.database import DEFAULT_STORE, Store
 
 PASSWORD_ENV = "TURINGLAB_ADMIN_PASSWORD"
 SECRET_ENV = "TURINGLAB_ARENA_SECRET"  # signs session cookies; the same for every process
+
+
+def uvicorn_options() -> dict[str, Any]:
+    """How uvicorn runs the arena (here and in the load benchmark, bench/arena_bench.py).
+
+    uvloop and httptools (C) when installed: each costs the event loop less per frame than
+    asyncio's Python loop and h11. Per-message deflate is off: compressing every small frame
+    costs CPU and saves little."""
+    have = importlib.util.find_spec
+    return {
+        "loop": "uvloop" if have("uvloop") else "asyncio",
+        "http": "httptools" if have("httptools") else "h11",
+        "ws": "websockets-sansio",
+        "ws_max_size": 64 * 1024,
+        "ws_per_message_deflate": False,
+    }
 
 
 def admin_password() -> tuple[str, bool]:
@@ -122,14 +141,14 @@ def serve(
         )
     shown = kept.store.engine.url.render_as_string(hide_password=True)
     print(f"store: {shown} (run {kept.run_id})", file=sys.stderr)
+    settle_heap()
     try:
         uvicorn.run(
             app,
             host=host,
             port=port,
             log_level="warning",
-            ws_max_size=64 * 1024,
-            ws_per_message_deflate=False,  # compressing every small frame costs CPU, saves little
+            **uvicorn_options(),
         )
     finally:
         kept.close()  # whatever is queued is written before the process ends

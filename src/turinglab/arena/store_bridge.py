@@ -117,7 +117,9 @@ class ArenaStore:
         store.create_run(
             self.run_id, "arena", ARENA_GAME, {"modes": modes}, {"seed": setup.settings.seed}, []
         )  # False when another process (or an earlier start) made it: the same run
-        self.writer = writer or StoreWriter(store)
+        # Live games write a message or two at a time from many games at once: commit them
+        # together, at most every 20 ms (a message is durable that long after it is said).
+        self.writer = writer or StoreWriter(store, min_commit_interval_s=0.02)
 
     def for_setup(self, setup: ArenaSetup) -> ArenaStore:
         """Another study on the same store: its own run, the same writer (one order)."""
