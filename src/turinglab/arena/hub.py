@@ -69,7 +69,8 @@ class Arena:
         return F.Status(
             state="idle" if waited is None else "waiting",
             modes=[
-                F.ModeInfo(name=m.name, title=m.title, practice=m.solo) for m in self.setup.modes
+                F.ModeInfo(name=m.name, title=m.title, practice=m.solo, about=m.about)
+                for m in self.setup.modes
             ],
             waited_s=waited,
         )

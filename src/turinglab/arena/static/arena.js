@@ -3,7 +3,7 @@
 "use strict";
 
 const $ = (id) => document.getElementById(id);
-const VIEWS = ["v-lobby", "v-waiting", "v-game", "v-strong", "v-survey", "v-thanks"];
+const VIEWS = ["v-lobby", "v-waiting", "v-game", "v-strong", "v-gtt", "v-survey", "v-thanks"];
 const TYPING_SHOW_MS = 3500;
 const TYPING_SEND_MS = 2000;
 
@@ -69,6 +69,7 @@ function onFrame(f) {
     case "reveal": game.reveal = f; game.phase = "ended"; return renderPhase();
     case "error": return toast(f.message);
     case "strong": return onStrong(f); // the Strong Turing Test (strong.js)
+    case "gtt": return onGTT(f); // people in the GTT (gtt.js)
   }
 }
 
@@ -88,9 +89,9 @@ function renderModes(modes) {
     b.type = "button";
     const title = el("strong", "", m.title);
     if (m.practice) title.append(el("span", "tag", "practice"));
-    b.append(title, el("small", "", m.practice
+    b.append(title, el("small", "", m.about || (m.practice
       ? "AI witnesses only; not part of the study."
-      : "With other people and AI witnesses."));
+      : "With other people and AI witnesses.")));
     b.addEventListener("click", () => {
       if (!$("consent").checked) { toast("Please tick the consent box first."); $("consent").focus(); return; }
       send({ type: "join", mode: m.name, consent: true });

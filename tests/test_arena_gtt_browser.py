@@ -1,0 +1,92 @@
+"""A person judges in the GTT in a real browser (Debian's chromium through Playwright): they
+study the target in one chat, press "Done studying", question X in the other, and give a
+verdict with confidence and reason; the reveal names X. A second browser watches two models
+play. Scripted models answer at once, so the test is quick.
+
+Screenshots (1280 and 390 px) go to $TURINGLAB_SCREENSHOTS when set, e.g. docs/screenshots.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from arena_fixtures import running_arena
+from test_arena_gtt import NAMES, gtt_setup
+from test_arena_strong_browser import ARGS, CHROMIUM, DESKTOP, _shoot
+
+XSS = "<img src=x onerror=window.__pwned=1> are you real?"
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian chromium is not installed"),
+]
+
+
+def _write(page: object, chat: str, text: str) -> None:
+    box = page.locator(f'[data-gchat="{chat}"] textarea')  # type: ignore[attr-defined]
+    page.wait_for_function(  # type: ignore[attr-defined]
+        'c => !document.querySelector(`[data-gchat="${c}"] textarea`).disabled', arg=chat
+    )
+    box.fill(text)
+    box.press("Enter")
+
+
+def test_a_person_judges_in_the_browser_and_a_second_one_watches() -> None:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with (
+        running_arena(gtt_setup(variants=("gtt", "gttq"))) as (base, app),
+        sync_api.sync_playwright() as p,
+    ):
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        errors: list[str] = []
+        page = browser.new_context(viewport=DESKTOP).new_page()
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(base + "/")
+        page.locator("#consent").check()
+        _shoot(page, "lobby", "gtt")
+        page.get_by_role("button", name="GTT: you are the judge").click()
+        page.locator("#v-gtt").wait_for(state="visible")
+        assert page.locator("#g-role").inner_text() == "You are the judge"
+        target = next(n for n in NAMES.values() if n in page.locator("#g-brief").inner_text())
+
+        _write(page, "study", "Hello, what are you like?")
+        page.locator('[data-gchat="study"] .msg.them').wait_for()
+        _shoot(page, "study", "gtt")
+        page.get_by_role("button", name="Done studying").click()
+        _write(page, "test", XSS)
+        page.locator('[data-gchat="test"] .msg.them').wait_for()
+        page.locator("#g-verdict").wait_for(state="visible")
+        assert page.locator("#g-target-label").inner_text() == f"It is {target}"
+        assert page.locator("#g-turns").inner_text() == "3 messages left"
+        _shoot(page, "verdict", "gtt")
+        page.get_by_text("It is an imitator").click()
+        page.locator("#g-confidence").fill("80")
+        page.locator("#g-reason").fill("it answered too fast")
+        page.get_by_role("button", name="Submit verdict").click()
+        page.locator("#g-end").wait_for(state="visible")
+        outcome = page.locator("#g-outcome").inner_text()
+        assert outcome.startswith("You said “an imitator”") and "X was" in outcome
+        assert XSS in page.locator('[data-gchat="test"] .msg.you').first.inner_text()
+        _shoot(page, "reveal", "gtt")
+
+        watcher = browser.new_context(viewport=DESKTOP).new_page()
+        watcher.on("pageerror", lambda e: errors.append(str(e)))
+        watcher.goto(base + "/")
+        watcher.locator("#consent").check()
+        watcher.get_by_role("button", name="GTT: watch two AIs").click()
+        watcher.locator("#g-end").wait_for(state="visible")
+        assert watcher.locator('[data-gchat="test"] .msg .who').first.text_content() == "Judge"
+        assert watcher.locator('[data-gchat="test"] textarea').count() == 0
+        _shoot(watcher, "watch", "gtt")
+        assert page.evaluate("window.__pwned") is None
+        assert errors == []
+        browser.close()
+
+    judged = next(r for r in app.state.arena.finished if r["mode"] == "gtt-distinguish")
+    (verdict,) = judged["judgements"]
+    assert (verdict["verdict"], verdict["confidence"], verdict["reason"]) == (
+        "imitator", 80.0, "it answered too fast",
+    )  # fmt: skip
+    assert judged["correct"] is (not judged["trial"]["params"]["x_is_target"])
