@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from arena_fixtures import Person, running_arena
@@ -14,9 +15,11 @@ from turinglab.agents.base import Agent, AgentReply, CallContext, ChatMessage
 from turinglab.agents.scripted import ScriptedAgent
 from turinglab.arena import ArenaSettings, ArenaSetup
 from turinglab.arena.gtt_mode import gtt_modes
-from turinglab.arena.study_export import study_rows
+from turinglab.arena.store_bridge import ArenaStore
+from turinglab.arena.study_export import study_jsonl, study_rows
 from turinglab.config import GTTExperiment
 from turinglab.games.kinds import GameContext
+from turinglab.store.database import Store
 
 ZORBLAX, QUILLON = "zorblax-model-7", "quillon-model-3"  # agent names hidden until the end
 NAMES = {ZORBLAX: "Zorblax-7B", QUILLON: "Quillon-3B"}
@@ -196,3 +199,36 @@ async def test_a_refresh_restores_the_game() -> None:
         again = await person.connect()
         assert again["type"] == "gtt" and lines(again, "study")[0] == ("you", "remember me")
         await person.close()
+
+
+async def test_a_stored_gtt_game_is_practice_and_never_study_data(tmp_path: Path) -> None:
+    """With a store, a GTT game is one of the arena run's generic games: its messages, the
+    person's seat and their verdict (kind "gtt-verdict"); the study export has no row of it."""
+    setup = gtt_setup()
+    kept = ArenaStore(Store(str(tmp_path / "arena.db")), setup)
+    with running_arena(setup, store=kept) as (base, app):
+        person, _ = await join(base, "gtt-distinguish")
+        await until_state(person, lambda s: s["chat"] == "study")
+        await person.send(type="end")
+        await until_state(person, lambda s: s["chat"] == "test")
+        await person.send(type="message", channel="test", text="Say something only you would.")
+        await until_state(person, lambda s: s["can_decide"])
+        await person.send(type="verdict", choice="target", confidence=35, reason="sounds right")
+        await until_state(person, lambda s: s["reveal"] is not None)
+        await kept.flush()
+        live = next(iter(app.state.arena.games.values()))
+        await person.close()
+    try:
+        (game,) = kept.records()
+        assert game["mode"] == "gtt-distinguish" and game["solo"] and game["status"] == "answered"
+        assert game["trial"]["game"] == "gtt" and game["messages"] == live.record()["messages"]
+        assert game["seats"]["distinguisher"]["kind"] == "human"
+        (verdict,) = game["judgements"]
+        assert (verdict["kind"], verdict["verdict"], verdict["confidence"]) == (
+            "gtt-verdict", "target", 35,
+        )  # fmt: skip
+        assert game["correct"] is live.result.correct
+        assert kept.export()["games"] == [] and len(kept.export()["practice_games"]) == 1
+        assert study_jsonl(kept.records(), {}) == ""
+    finally:
+        kept.close()

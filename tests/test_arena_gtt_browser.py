@@ -1,7 +1,7 @@
 """A person judges in the GTT in a real browser (Debian's chromium through Playwright): they
 study the target in one chat, press "Done studying", question X in the other, and give a
 verdict with confidence and reason; the reveal names X. A second browser watches two models
-play. Scripted models answer at once, so the test is quick.
+play; a third imitates the judge's model. Scripted models answer at once, so the test is quick.
 
 Screenshots (1280 and 390 px) go to $TURINGLAB_SCREENSHOTS when set, e.g. docs/screenshots.
 """
@@ -33,7 +33,7 @@ def _write(page: object, chat: str, text: str) -> None:
     box.press("Enter")
 
 
-def test_a_person_judges_in_the_browser_and_a_second_one_watches() -> None:
+def test_a_person_judges_in_the_browser_another_watches_a_third_imitates() -> None:
     sync_api = pytest.importorskip("playwright.sync_api")
     with (
         running_arena(gtt_setup(variants=("gtt", "gttq"))) as (base, app),
@@ -80,6 +80,24 @@ def test_a_person_judges_in_the_browser_and_a_second_one_watches() -> None:
         assert watcher.locator('[data-gchat="test"] .msg .who').first.text_content() == "Judge"
         assert watcher.locator('[data-gchat="test"] textarea').count() == 0
         _shoot(watcher, "watch", "gtt")
+
+        actor = browser.new_context(viewport=DESKTOP).new_page()
+        actor.on("pageerror", lambda e: errors.append(str(e)))
+        actor.goto(base + "/")
+        actor.locator("#consent").check()
+        actor.get_by_role("button", name="GTT: you imitate a model").click()
+        _write(actor, "study", "What do you enjoy?")
+        actor.locator('[data-gchat="study"] .msg.them').wait_for()
+        actor.get_by_role("button", name="Done studying").click()
+        for n, text in enumerate(["Forty-two, of course.", "Teal. Obviously."], 1):
+            _write(actor, "test", text)
+            actor.locator('[data-gchat="test"] .msg.you').nth(n - 1).wait_for()
+            if n == 1:
+                _shoot(actor, "act", "gtt")
+        actor.locator("#g-end").wait_for(state="visible")
+        assert actor.locator("#g-verdict").is_hidden()
+        assert "you imitating" in actor.locator("#g-sides").inner_text()
+        _shoot(actor, "act-end", "gtt")
         assert page.evaluate("window.__pwned") is None
         assert errors == []
         browser.close()

@@ -60,8 +60,10 @@ class GTTLiveGame(LiveGame):
     # ---- seats -----------------------------------------------------------------------------
 
     def _view(self, seat: str, person: Participant, human: HumanAgent) -> PersonView:
-        role = "interrogator" if seat == DISTINGUISHER else "witness"
-        return PersonView(seat, person, human, role, {}, {})
+        # The base class's two roles only matter to its own routing, which this class replaces.
+        if seat == DISTINGUISHER:
+            return PersonView(seat, person, human, "interrogator", {}, {})
+        return PersonView(seat, person, human, "witness", {}, {})
 
     def _name(self, agent: str) -> str:
         return self.display_names.get(agent, agent)
@@ -146,7 +148,7 @@ class GTTLiveGame(LiveGame):
             turns_left=max(0, self.rules.max_distinguisher_turns - said) if judge else None,
             max_chars=self.mode.max_chars,
             chats=self._chats(view.seat, role),
-            reveal=self._reveal(role),
+            reveal=self._ending(role),
         )
 
     def _brief(self, role: Role) -> str:
@@ -168,10 +170,15 @@ class GTTLiveGame(LiveGame):
                 "judge writes first; it decides when it has seen enough."
             )
         actor = self._name(self.trial.actor)
+        other = f"another {b} told to imitate it" if actor == b else f"{actor} told to imitate {b}"
+        studies = (
+            f" An imitator first studies a fresh {b} (the study chat)."
+            if self.trial.variant == "gttq"
+            else ""
+        )
         return (
             f"{b} is the judge. It chats with X: with probability ½ a fresh {b}, otherwise "
-            f"{actor} told to imitate {b}. An imitator may first study a fresh {b} (the study "
-            "chat). Watch, guess, and see the answer at the end."
+            f"{other}.{studies} Watch, guess, and see the answer at the end."
         )
 
     def _chats(self, seat: str, role: Role) -> list[F.GTTChat]:
@@ -209,7 +216,7 @@ class GTTLiveGame(LiveGame):
             return "specimen" if msg.sender == SPECIMEN else "querier"
         return "judge" if msg.sender == DISTINGUISHER else "unknown"
 
-    def _reveal(self, role: Role) -> F.GTTReveal | None:
+    def _ending(self, role: Role) -> F.GTTReveal | None:
         result = self.result
         if result is None:
             return None
@@ -255,7 +262,7 @@ class GTTLiveGame(LiveGame):
             return  # a model cannot see anyone typing
         state = self._state(view)
         if isinstance(frame, F.SendMessage):
-            self._message(view, frame, state)
+            self._say(view, frame, state)
         elif isinstance(frame, F.EndGame):
             if not state.can_stop:
                 raise InputRejected("not-now", "There is no study chat to end now.")
@@ -275,7 +282,7 @@ class GTTLiveGame(LiveGame):
         else:
             raise InputRejected("not-now", "That is not part of this game.")
 
-    def _message(self, view: PersonView, frame: F.SendMessage, state: F.GTTState) -> None:
+    def _say(self, view: PersonView, frame: F.SendMessage, state: F.GTTState) -> None:
         if state.phase != "writing":
             raise InputRejected("wait", "Please wait: it is not your turn to write.")
         if frame.channel != state.chat:

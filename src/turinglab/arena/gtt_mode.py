@@ -24,7 +24,7 @@ one can watch a game with a person in it; and no frame lets a client look at ano
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
@@ -50,7 +50,7 @@ class GTTArenaMode(ArenaMode):
     rules: GTTRules = field(default_factory=GTTRules)
 
 
-def _spec_factory(kind: str, universe: list[str], watched: list[str]) -> SpecFactory:
+def _spec_factory(kind: str, universe: Sequence[str], watched: Sequence[str]) -> SpecFactory:
     def spec_for(index: int, assigned: dict[str, str], seed: int) -> TrialSpec:
         rng = random.Random(seed)
         key = f"arena:{kind}#{index}"

@@ -76,8 +76,26 @@ function gttComposer(name) {
   return form;
 }
 
+const GTT_ANSWER = /^\s*<answer>\s*([01])\s*<\/answer>\s*$/i;
+
+function gttNote(line, spectator) {
+  // The game's control words (a querier's STOP, a bare verdict tag) shown as what they mean.
+  const who = spectator ? GTT_SPEAKERS[line.sender] || line.sender : (line.sender === "you" ? "You" : "The judge");
+  if (/^\W*stop\W*$/i.test(line.text) && (line.sender === "you" || line.sender === "querier")) {
+    return `${who} ended the study chat.`;
+  }
+  const answer = GTT_ANSWER.exec(line.text);
+  if (!answer) return null;
+  if (gtt.role === "actor") return `The judge's verdict: ${answer[1] === "1" ? "you are its own model" : "you are an imitator"}.`;
+  const target = gtt.target || "the model";
+  const whose = who === "You" ? "Your" : `${who}'s`;
+  return `${whose} verdict: ${answer[1] === "1" ? `X is ${target}` : "X is an imitator"}.`;
+}
+
 function gttLine(line, spectator) {
-  // A spectator sees the roles: the judge and the querier on the left, X and the copy opposite.
+  const note = gttNote(line, spectator);
+  if (note) return el("li", "msg game", note);
+  // A spectator sees the roles: the judge and the copy on the left, X and the querier opposite.
   const side = spectator ? (line.sender === "judge" || line.sender === "specimen" ? "them" : "you") : line.sender;
   const li = el("li", `msg ${side}${spectator ? " watched" : ""}`);
   if (spectator) li.append(el("span", "who", GTT_SPEAKERS[line.sender] || line.sender));
@@ -106,10 +124,13 @@ function renderGTT() {
     log.scrollTop = log.scrollHeight;
     const busy = (s.phase === "waiting" || s.phase === "watching") && chat.name === active;
     pane.querySelector(".typing").textContent = busy ? (spectator ? "The models are writing…" : "Waiting for a reply…") : "";
+    // Once the test has begun, the study chat is history: smaller, without a composer.
+    const past = chat.name === "study" && s.chat !== "study" && s.chats.some((c) => c.name === "test" && c.lines.length);
+    pane.classList.toggle("g-past", past);
     const form = pane.querySelector("form");
     if (!form) continue;
     const mine = s.phase === "writing" && s.chat === chat.name;
-    form.hidden = s.phase === "ended";
+    form.hidden = s.phase === "ended" || past;
     const input = form.querySelector("textarea");
     input.disabled = !mine;
     input.maxLength = s.max_chars;
