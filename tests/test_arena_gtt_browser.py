@@ -9,6 +9,7 @@ Screenshots (1280 and 390 px) go to $TURINGLAB_SCREENSHOTS when set, e.g. docs/s
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import pytest
 
@@ -24,13 +25,26 @@ pytestmark = [
 ]
 
 
-def _write(page: object, chat: str, text: str) -> None:
-    box = page.locator(f'[data-gchat="{chat}"] textarea')  # type: ignore[attr-defined]
-    page.wait_for_function(  # type: ignore[attr-defined]
+def _write(page: Any, chat: str, text: str) -> None:
+    box = page.locator(f'[data-gchat="{chat}"] textarea')
+    page.wait_for_function(
         'c => !document.querySelector(`[data-gchat="${c}"] textarea`).disabled', arg=chat
     )
     box.fill(text)
     box.press("Enter")
+
+
+def _enter(browser: Any, base: str, errors: list[str], mode: str) -> Any:
+    """A new person (own cookies) who consents and starts `mode` from the lobby."""
+    page = browser.new_context(viewport=DESKTOP).new_page()
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(base + "/")
+    page.locator("#consent").check()
+    if mode == "lobby":
+        return page
+    page.get_by_role("button", name=mode).click()
+    page.locator("#v-gtt").wait_for(state="visible")
+    return page
 
 
 def test_a_person_judges_in_the_browser_another_watches_a_third_imitates() -> None:
@@ -41,10 +55,7 @@ def test_a_person_judges_in_the_browser_another_watches_a_third_imitates() -> No
     ):
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         errors: list[str] = []
-        page = browser.new_context(viewport=DESKTOP).new_page()
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(base + "/")
-        page.locator("#consent").check()
+        page = _enter(browser, base, errors, "lobby")
         _shoot(page, "lobby", "gtt")
         page.get_by_role("button", name="GTT: you are the judge").click()
         page.locator("#v-gtt").wait_for(state="visible")
@@ -71,21 +82,13 @@ def test_a_person_judges_in_the_browser_another_watches_a_third_imitates() -> No
         assert XSS in page.locator('[data-gchat="test"] .msg.you').first.inner_text()
         _shoot(page, "reveal", "gtt")
 
-        watcher = browser.new_context(viewport=DESKTOP).new_page()
-        watcher.on("pageerror", lambda e: errors.append(str(e)))
-        watcher.goto(base + "/")
-        watcher.locator("#consent").check()
-        watcher.get_by_role("button", name="GTT: watch two AIs").click()
+        watcher = _enter(browser, base, errors, "GTT: watch two AIs")
         watcher.locator("#g-end").wait_for(state="visible")
         assert watcher.locator('[data-gchat="test"] .msg .who').first.text_content() == "Judge"
         assert watcher.locator('[data-gchat="test"] textarea').count() == 0
         _shoot(watcher, "watch", "gtt")
 
-        actor = browser.new_context(viewport=DESKTOP).new_page()
-        actor.on("pageerror", lambda e: errors.append(str(e)))
-        actor.goto(base + "/")
-        actor.locator("#consent").check()
-        actor.get_by_role("button", name="GTT: you imitate a model").click()
+        actor = _enter(browser, base, errors, "GTT: you imitate a model")
         _write(actor, "study", "What do you enjoy?")
         actor.locator('[data-gchat="study"] .msg.them').wait_for()
         actor.get_by_role("button", name="Done studying").click()

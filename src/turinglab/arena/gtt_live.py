@@ -11,8 +11,6 @@ is not told about, come only with the end.
 
 from __future__ import annotations
 
-import asyncio
-import logging
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -24,10 +22,8 @@ from turinglab.games.gtt import ANSWERED, DISTINGUISHER, UNKNOWN, GTTRules
 from turinglab.games.gtt_plan import gtt_trial
 from turinglab.games.query_phase import PHASE as STUDY_PHASE
 from turinglab.games.query_phase import SPECIMEN
-from turinglab.games.spec import FLAGGED, GameResult, Judgement
+from turinglab.games.spec import FLAGGED, Judgement
 from turinglab.games.table import GAME, MAIN, MessageSink, TranscriptMessage
-
-log = logging.getLogger(__name__)
 
 SPECTATOR = "spectator"  # the seat a watcher of an AI-only game is recorded in; never addressed
 TIME_LIMIT_S = 1800.0  # a game nobody finishes is flagged after this long
@@ -82,21 +78,10 @@ class GTTLiveGame(LiveGame):
         return  # everything a viewer sees is built from the transcript (_on_table)
 
     async def _run(self) -> None:
-        try:
-            result = await asyncio.wait_for(
-                self.mode.game.play(self.table, self.spec), TIME_LIMIT_S
-            )
-        except TimeoutError:
-            result = GameResult(FLAGGED, flags=["arena: the game ran out of time"])
-        except Exception as err:  # a model's fault ends the game as data, never as a verdict
-            log.exception("GTT game %s failed", self.id)
-            result = GameResult(FLAGGED, flags=[f"arena: {type(err).__name__}: {err}"])
+        result = await self._play(TIME_LIMIT_S, "arena: the game ran out of time")
         if self.decision is not None and result.status == ANSWERED:
             result.judgements.append(Judgement(DISTINGUISHER, "gtt-verdict", **self.decision))
-        self.result = result
-        self.ended_at = self.clock.now()
-        for view in self.views.values():
-            view.phase = "ended"
+        self._ended(result)
         self._push()
         self._on_finish(self)
 
@@ -287,13 +272,7 @@ class GTTLiveGame(LiveGame):
             raise InputRejected("wait", "Please wait: it is not your turn to write.")
         if frame.channel != state.chat:
             raise InputRejected("bad-channel", f"Write in the {state.chat} chat now.")
-        text = frame.text.strip()
-        if not text:
-            raise InputRejected("empty", "Type a message first.")
-        if len(text) > self.mode.max_chars:
-            raise InputRejected(
-                "too-long", f"Messages are limited to {self.mode.max_chars} characters."
-            )
+        text = self._text(frame)
         if state.role == "distinguisher" and "<answer" in text.lower():
             raise InputRejected("no-answer-tags", "Give your verdict with the verdict buttons.")
         self._give(view, text)

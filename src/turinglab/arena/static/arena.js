@@ -176,17 +176,13 @@ function buildChats() {
     const counter = el("span", "counter", `0/${game.max_chars}`);
     const btn = el("button", "primary", "Send");
     btn.type = "submit";
-    input.addEventListener("paste", (e) => { e.preventDefault(); toast("Pasting is switched off in this game."); });
-    input.addEventListener("drop", (e) => e.preventDefault());
+    guardComposer(input, form);
     input.addEventListener("input", () => {
       const n = input.value.length;
       counter.textContent = `${n}/${game.max_chars}`;
       counter.classList.toggle("over", n > game.max_chars);
       const now = Date.now();
       if (n && now - lastTypingSent > TYPING_SEND_MS) { lastTypingSent = now; send({ type: "typing", channel: alias }); }
-    });
-    input.addEventListener("keydown", (e) => {
-      if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); form.requestSubmit(); }
     });
     form.addEventListener("submit", (e) => {
       e.preventDefault();
@@ -207,6 +203,15 @@ function buildChats() {
     chat.append(head, log, typing, form);
     box.append(chat);
   }
+}
+
+// A chat input: people type their messages (no pasting or dropping text in); Enter sends.
+function guardComposer(input, form) {
+  input.addEventListener("paste", (e) => { e.preventDefault(); toast("Pasting is switched off in this game."); });
+  input.addEventListener("drop", (e) => e.preventDefault());
+  input.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); form.requestSubmit(); }
+  });
 }
 
 function appendMessage(m) {

@@ -1,6 +1,7 @@
 // People in the Generalized Turing Test (arena/gtt_mode.py). The server sends one "gtt" frame
 // with the viewer's whole state whenever it changes; this file renders the last one (every text
-// through textContent) and sends what the person does. Uses arena.js's $, el, send, show, toast.
+// through textContent) and sends what the person does. Uses arena.js's $, el, send, show, toast
+// and guardComposer.
 "use strict";
 
 let gtt = null; // the last state frame
@@ -59,11 +60,7 @@ function gttComposer(name) {
   input.setAttribute("aria-label", name === "study" ? "Message to the study chat" : "Message to the test chat");
   const btn = el("button", "primary", "Send");
   btn.type = "submit";
-  input.addEventListener("paste", (e) => { e.preventDefault(); toast("Pasting is switched off in this game."); });
-  input.addEventListener("drop", (e) => e.preventDefault());
-  input.addEventListener("keydown", (e) => {
-    if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); form.requestSubmit(); }
-  });
+  guardComposer(input, form);
   form.addEventListener("submit", (e) => {
     e.preventDefault();
     const text = input.value.trim();
