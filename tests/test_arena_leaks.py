@@ -81,3 +81,55 @@ async def test_no_identity_in_any_frame_before_the_verdict() -> None:
         assert "Zorblax (scripted)" in json.dumps([f for _, f in log])
         for p in people:
             await p.close()
+
+
+async def test_gtt_modes_name_nobody_before_the_end() -> None:
+    """A person judging may know the target's name (the question is about it) but not the
+    imitator's, nor which one X is; a person imitating learns nobody's name; nobody sees a
+    model's instructions, seat ids or the other person's id."""
+    from test_arena_gtt import NAMES, gtt_setup, join, lines, until_state
+
+    log: list[tuple[str, dict[str, Any]]] = []
+    with running_arena(gtt_setup(), frame_log=lambda pid, f: log.append((pid, f))) as (base, app):
+        judge, first = await join(base, "gtt-distinguish")
+        await until_state(judge, lambda s: s["phase"] == "writing")
+        await judge.send(type="message", channel="study", text="hi")
+        await until_state(judge, lambda s: len(lines(s, "study")) == 2)
+        await judge.send(type="end")
+        await until_state(judge, lambda s: s["chat"] == "test")
+        await judge.send(type="message", channel="test", text="who are you?")
+        await until_state(judge, lambda s: s["can_decide"])
+        await judge.drop()
+        await judge.connect()  # a reconnect snapshot is searched too
+        await judge.send(type="verdict", choice="target", confidence=50, reason="")
+        await until_state(judge, lambda s: s["reveal"] is not None)
+
+        actor, _ = await join(base, "gtt-act")
+        await until_state(actor, lambda s: s["chat"] == "study")
+        await actor.send(type="end")
+        while True:
+            state = await until_state(actor, lambda s: s["phase"] != "waiting")
+            if state["reveal"] is not None:
+                break
+            if state["phase"] == "writing":
+                await actor.send(type="message", channel="test", text="i am you")
+
+        games = {}
+        for game in app.state.arena.games.values():
+            (view,) = game.views.values()
+            games[view.participant.id] = game
+        for pid, game in games.items():
+            mine = [f for p, f in log if p == pid]
+            for frame in mine:  # closed models: an unknown field or type fails validation
+                assert MODELS[frame["type"]].model_validate(frame).model_dump(mode="json") == frame
+            cut = next(i for i, f in enumerate(mine) if f.get("reveal"))
+            early = json.dumps(mine[:cut])
+            told = {first["target"]} if game.mode.name == "gtt-distinguish" else set()
+            hidden = [*NAMES, *(set(NAMES.values()) - told), "scripted", "person:", '"specimen"',
+                      '"unknown"', "x_is_target", "You are taking part", "imitate you",
+                      *(set(games) - {pid})]  # fmt: skip
+            for word in hidden:
+                assert word not in early, f"{word!r} reached {pid} before the end"
+            assert any(name in json.dumps(mine[cut:]) for name in NAMES.values())
+        await judge.close()
+        await actor.close()

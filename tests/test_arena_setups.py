@@ -36,9 +36,21 @@ def test_study_config_becomes_study_and_practice_modes(tmp_path: Path) -> None:
     assert practice.solo and setup.display_names["eliza"] == "ELIZA-1966"
 
 
-def test_gtt_config_is_refused_in_one_line(tmp_path: Path) -> None:
+def test_gtt_config_offers_distinguish_act_and_watch() -> None:
+    setup = resolve_setup(Path(__file__).parents[1] / "configs" / "gtt-offline.yaml")
+    assert [m.name for m in setup.modes] == ["gtt-distinguish", "gtt-act", "gtt-watch"]
+    assert all(m.solo and m.game.name == "gtt" for m in setup.modes)  # practice, never study
+    assert set(setup.agents) == {"eliza", "smollm2", "gemma3-base"}
+    assert {m.rules.max_distinguisher_turns for m in setup.modes} == {6}  # type: ignore[attr-defined]
+
+
+def test_gtt_config_with_one_agent_cannot_offer_distinguishing(tmp_path: Path) -> None:
     path = tmp_path / "gtt.yaml"
-    path.write_text("name: g\nexperiment:\n  game: gtt\n  universe: [eliza, smollm2]\n")
-    config = load_config(path)
-    with pytest.raises(ValueError, match="three-party, two-party and strong games, not 'gtt'"):
+    path.write_text("name: g\nexperiment:\n  game: gtt\n  universe: [eliza]\n")
+    assert [m.name for m in resolve_setup(path).modes] == ["gtt-act", "gtt-watch"]
+
+
+def test_conversation_config_is_refused_in_one_line() -> None:
+    config = load_config(Path(__file__).parents[1] / "configs" / "itt-conversations.yaml")
+    with pytest.raises(ValueError, match="two-party, strong and gtt games, not 'conversation'"):
         resolve_setup(config)

@@ -34,7 +34,7 @@ pytestmark = [
 ]
 
 
-def _shoot(page: Any, name: str) -> None:
+def _shoot(page: Any, name: str, prefix: str = "strong") -> None:
     where = os.environ.get("TURINGLAB_SCREENSHOTS")
     if not where:
         return
@@ -42,7 +42,7 @@ def _shoot(page: Any, name: str) -> None:
     for label, size in (("1280", DESKTOP), ("390", PHONE)):
         page.set_viewport_size(size)
         page.wait_for_timeout(150)
-        page.screenshot(path=str(Path(where) / f"strong-{name}-{label}.png"), full_page=True)
+        page.screenshot(path=str(Path(where) / f"{prefix}-{name}-{label}.png"), full_page=True)
     page.set_viewport_size(DESKTOP)
 
 

@@ -514,7 +514,7 @@ def serve(
         Path | None,
         typer.Argument(
             metavar="[CONFIG]",
-            help="a three-/two-party study config; none: play the embedded agents",
+            help="a three-/two-party, strong or gtt config; none: play the embedded agents",
         ),
     ] = None,
     host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",

@@ -162,6 +162,7 @@ class ModeInfo(_Frame):
     name: str
     title: str
     practice: bool  # solo practice: AI witnesses only, never study data
+    about: str = ""  # one line under the title; the page says what practice means otherwise
 
 
 StatusState = Literal["idle", "waiting", "no-match", "rounds-done", "survey-saved"]
@@ -237,7 +238,59 @@ class StrongState(_Frame):
     brief: str | None = None  # the viewer's role instructions, when the game gives any
 
 
-ServerFrame = Message | TypingShown | Phase | Reveal | GameSnapshot | Status | Error | StrongState
+# ---- people in the GTT (arena/gtt_mode.py): one frame, the viewer's whole state --------------
+
+GTTSender = Literal["you", "them", "judge", "unknown", "querier", "specimen"]
+
+
+class GTTLine(_Frame):
+    n: int  # position in this chat as the viewer sees it
+    sender: GTTSender  # a person sees "you"/"them"; a spectator the roles
+    text: str
+    at: float
+
+
+class GTTChat(_Frame):
+    name: Literal["study", "test"]  # study: a fresh specimen of the target; test: the game
+    title: str
+    lines: list[GTTLine]
+
+
+class GTTReveal(_Frame):
+    """Who X was and what the distinguisher said; only once the game has ended."""
+
+    target: str  # the model the game is about (B)
+    unknown: str  # what X really was: the target's name, or "<actor> imitating <target>"
+    imitator: bool  # X was the actor
+    judge: str  # "you", or the distinguisher's name
+    verdict: int | None  # 1: "X is the target", 0: "X is an imitator"; None: no answer
+    correct: bool | None
+    outcome: str  # one sentence for the viewer
+    flagged: str | None = None
+
+
+class GTTState(_Frame):
+    type: Literal["gtt"] = "gtt"
+    game: str
+    mode: str
+    title: str
+    practice: bool
+    role: Literal["distinguisher", "actor", "spectator"]
+    brief: str  # the viewer's task in plain words (never the models' prompts)
+    target: str | None  # the model the game is about, when the viewer is told (not the actor)
+    phase: Literal["writing", "waiting", "verdict", "watching", "ended"]
+    chat: Literal["study", "test"] | None  # where the viewer may write now
+    can_stop: bool  # the study chat may be ended now
+    can_decide: bool  # the distinguisher may give the verdict now
+    turns_left: int | None  # messages the distinguisher may still send
+    max_chars: int
+    chats: list[GTTChat]
+    reveal: GTTReveal | None = None
+
+
+ServerFrame = (
+    Message | TypingShown | Phase | Reveal | GameSnapshot | Status | Error | StrongState | GTTState
+)
 
 
 def dump(frame: ServerFrame) -> dict[str, Any]:

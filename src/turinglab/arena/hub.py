@@ -76,7 +76,8 @@ class Arena:
         return F.Status(
             state=state,
             modes=[
-                F.ModeInfo(name=m.name, title=m.title, practice=m.solo) for m in self.setup.modes
+                F.ModeInfo(name=m.name, title=m.title, practice=m.solo, about=m.about)
+                for m in self.setup.modes
             ],
             waited_s=waited,
             rounds=self._rounds(participant),

@@ -138,21 +138,31 @@ class LiveGame:
 
     async def _run(self) -> None:
         limit = (self.mode.duration_s or 3600.0) + VERDICT_GRACE_S
-        try:
-            result = await asyncio.wait_for(self.play(self.table, self.spec), limit)
-        except TimeoutError:
-            result = GameResult(FLAGGED, flags=["arena: no verdict in time"])
-        except Exception as err:  # an agent's fault ends the game as data, never as a verdict
-            log.exception("game %s failed", self.id)
-            result = GameResult(FLAGGED, flags=[f"arena: {type(err).__name__}: {err}"])
-        self.result = result
-        self.ended_at = self.clock.now()
+        result = await self._play(limit, "arena: no verdict in time")
+        self._ended(result)
         for view in self.views.values():
-            view.phase = "ended"
             view.reveal = self._reveal(view, result)
             view.send(F.Phase(phase="ended"))
             view.send(view.reveal)
         self._on_finish(self)
+
+    async def _play(self, limit: float, late: str) -> GameResult:
+        """The game's result; running past `limit` (flag `late`) or an agent's fault ends the
+        game FLAGGED: as data, never as a verdict."""
+        try:
+            return await asyncio.wait_for(self.play(self.table, self.spec), limit)
+        except TimeoutError:
+            return GameResult(FLAGGED, flags=[late])
+        except Exception as err:
+            log.exception("game %s failed", self.id)
+            return GameResult(FLAGGED, flags=[f"arena: {type(err).__name__}: {err}"])
+
+    def _ended(self, result: GameResult) -> None:
+        """Keep the result and close every view (the caller then shows the end to people)."""
+        self.result = result
+        self.ended_at = self.clock.now()
+        for view in self.views.values():
+            view.phase = "ended"
 
     def _reveal(self, view: PersonView, result: GameResult) -> F.Reveal:
         judge_aliases = dict(zip(self.mode.channel_of, ALIASES, strict=False))  # seat -> alias
@@ -310,13 +320,7 @@ class LiveGame:
         if view.phase != "playing":
             raise InputRejected("not-now", "The conversation is over; please give your verdict.")
         channel = self._channel(view, frame.channel)
-        text = frame.text.strip()
-        if not text:
-            raise InputRejected("empty", "Type a message first.")
-        if len(text) > self.mode.max_chars:
-            raise InputRejected(
-                "too-long", f"Messages are limited to {self.mode.max_chars} characters."
-            )
+        text = self._text(frame)
         last = view.last_sender.get(channel)
         if last == "you":
             raise InputRejected("wait", "Wait for a reply before sending another message.")
@@ -324,6 +328,17 @@ class LiveGame:
             raise InputRejected("wait", "The interrogator writes first.")
         view.last_sender[channel] = "you"  # until the game posts it, a second send is refused
         view.agent.push(HumanInput(MESSAGE, text, channel=channel))
+
+    def _text(self, frame: F.SendMessage) -> str:
+        """The message as it will be said: not empty, within the mode's length limit."""
+        text = frame.text.strip()
+        if not text:
+            raise InputRejected("empty", "Type a message first.")
+        if len(text) > self.mode.max_chars:
+            raise InputRejected(
+                "too-long", f"Messages are limited to {self.mode.max_chars} characters."
+            )
+        return text
 
     def _channel(self, view: PersonView, alias: str) -> str:
         try:

@@ -41,6 +41,7 @@ class ArenaMode:
     max_chars: int = 300
     solo: bool = False
     spec_for: SpecFactory | None = None  # None: a bare spec (seats, seed, arena params)
+    about: str = ""  # one line the lobby shows under the title
 
     @property
     def witnesses(self) -> tuple[str, ...]:

@@ -14,7 +14,7 @@ from turinglab.agents.base import Agent
 from turinglab.agents.registry import build_agent, display_names
 from turinglab.arena.engine_modes import interrogation_mode
 from turinglab.arena.modes import ArenaMode, ArenaSettings, ArenaSetup
-from turinglab.config import EMBEDDED_AGENTS, AgentConfig, ExperimentConfig
+from turinglab.config import EMBEDDED_AGENTS, AgentConfig, ExperimentConfig, GTTExperiment
 from turinglab.games.interrogation_setup import InterrogationExperiment
 from turinglab.games.strong import StrongExperiment
 from turinglab.games.three_party import ThreePartyExperiment
@@ -59,9 +59,13 @@ def setup_from_config(config: ExperimentConfig) -> ArenaSetup:
         from turinglab.arena.strong_mode import strong_setup_for
 
         return strong_setup_for(experiment, config.all_agents())
+    if isinstance(experiment, GTTExperiment):
+        from turinglab.arena.gtt_mode import gtt_setup_for
+
+        return gtt_setup_for(experiment, config.all_agents())
     if not isinstance(experiment, InterrogationExperiment):
         raise ValueError(
-            f"experiment.game: the arena plays three-party, two-party and strong games, "
+            f"experiment.game: the arena plays three-party, two-party, strong and gtt games, "
             f"not {getattr(experiment, 'game', '?')!r}"
         )
     return setup_for(experiment, config.all_agents())

@@ -15,8 +15,6 @@ person) because a websocket frame is limited to a few KB; the message frame name
 
 from __future__ import annotations
 
-import asyncio
-import logging
 import random
 import secrets
 from collections.abc import Mapping
@@ -35,11 +33,9 @@ from turinglab.arena.modes import ArenaMode, ArenaSettings, ArenaSetup
 from turinglab.arena.sessions import COOKIE, Participant
 from turinglab.config import AgentConfig
 from turinglab.games.kinds import GameContext, game_for
-from turinglab.games.spec import FLAGGED, GameResult, TrialSpec
+from turinglab.games.spec import FLAGGED, TrialSpec
 from turinglab.games.strong import INVESTIGATOR, SYSTEM, TIE, StrongExperiment
 from turinglab.games.table import MAIN, TranscriptMessage
-
-log = logging.getLogger(__name__)
 
 PERSON = "person:"  # how the hub names a person's agent
 UPLOADS_PER_PERSON = 8  # older unsent uploads are dropped
@@ -217,19 +213,10 @@ class StrongLiveGame(LiveGame):
         # (the end state is built here from the result).
 
     async def _run(self) -> None:
-        try:
-            result = await asyncio.wait_for(self.play(self.table, self.spec), self._time_limit())
-        except TimeoutError:
-            result = GameResult(FLAGGED, flags=["arena: the session ran out of time"])
-        except Exception as err:  # an agent's fault ends the session as data, never a score
-            log.exception("strong session %s failed", self.id)
-            result = GameResult(FLAGGED, flags=[f"arena: {type(err).__name__}: {err}"])
+        result = await self._play(self._time_limit(), "arena: the session ran out of time")
         if result.status == FLAGGED or result.flags:
             self.flagged = LOST_TEXT if SERVER_LOST in result.flags else FLAGGED_TEXT
-        self.result = result
-        self.ended_at = self.clock.now()
-        for view in self.views.values():
-            view.phase = "ended"
+        self._ended(result)
         self._push()
         self._on_finish(self)
 
@@ -274,13 +261,7 @@ class StrongLiveGame(LiveGame):
         judge = view.seat == self.mode.judge
         if phase != ("asking" if judge else "answering"):
             raise InputRejected("wait", "Please wait: it is not your turn to write.")
-        text = frame.text.strip()
-        if not text:
-            raise InputRejected("empty", "Type a message first.")
-        if len(text) > self.mode.max_chars:
-            raise InputRejected(
-                "too-long", f"Messages are limited to {self.mode.max_chars} characters."
-            )
+        text = self._text(frame)
         images: tuple[ImagePart, ...] = ()
         if frame.image is not None:
             if not judge:

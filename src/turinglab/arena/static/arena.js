@@ -3,7 +3,7 @@
 "use strict";
 
 const $ = (id) => document.getElementById(id);
-const VIEWS = ["v-lobby", "v-waiting", "v-game", "v-strong", "v-survey", "v-thanks"];
+const VIEWS = ["v-lobby", "v-waiting", "v-game", "v-strong", "v-gtt", "v-survey", "v-thanks"];
 const TYPING_SHOW_MS = 3500;
 const TYPING_SEND_MS = 2000;
 
@@ -69,6 +69,7 @@ function onFrame(f) {
     case "reveal": game.reveal = f; game.phase = "ended"; return renderPhase();
     case "error": return toast(f.message);
     case "strong": return onStrong(f); // the Strong Turing Test (strong.js)
+    case "gtt": return onGTT(f); // people in the GTT (gtt.js)
   }
 }
 
@@ -101,9 +102,9 @@ function renderModes(modes) {
     b.type = "button";
     const title = el("strong", "", m.title);
     if (m.practice) title.append(el("span", "tag", "practice"));
-    b.append(title, el("small", "", m.practice
+    b.append(title, el("small", "", m.about || (m.practice
       ? "AI witnesses only; not part of the study."
-      : "With other people and AI witnesses."));
+      : "With other people and AI witnesses.")));
     b.addEventListener("click", () => {
       if (!$("consent").checked) { toast("Please tick the consent box first."); $("consent").focus(); return; }
       send({ type: "join", mode: m.name, consent: true });
@@ -190,17 +191,13 @@ function buildChats() {
     const counter = el("span", "counter", `0/${game.max_chars}`);
     const btn = el("button", "primary", "Send");
     btn.type = "submit";
-    input.addEventListener("paste", (e) => { e.preventDefault(); toast("Pasting is switched off in this game."); });
-    input.addEventListener("drop", (e) => e.preventDefault());
+    guardComposer(input, form);
     input.addEventListener("input", () => {
       const n = input.value.length;
       counter.textContent = `${n}/${game.max_chars}`;
       counter.classList.toggle("over", n > game.max_chars);
       const now = Date.now();
       if (n && now - lastTypingSent > TYPING_SEND_MS) { lastTypingSent = now; send({ type: "typing", channel: alias }); }
-    });
-    input.addEventListener("keydown", (e) => {
-      if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); form.requestSubmit(); }
     });
     form.addEventListener("submit", (e) => {
       e.preventDefault();
@@ -221,6 +218,15 @@ function buildChats() {
     chat.append(head, log, typing, form);
     box.append(chat);
   }
+}
+
+// A chat input: people type their messages (no pasting or dropping text in); Enter sends.
+function guardComposer(input, form) {
+  input.addEventListener("paste", (e) => { e.preventDefault(); toast("Pasting is switched off in this game."); });
+  input.addEventListener("drop", (e) => e.preventDefault());
+  input.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); form.requestSubmit(); }
+  });
 }
 
 function appendMessage(m) {
