@@ -15,6 +15,7 @@ from yaml.nodes import Node
 from turinglab.config_yaml import YAMLProblem, explain_at, load_yaml
 from turinglab.games.conversation import ConversationExperiment
 from turinglab.games.gtt_prompts import PromptRole, template_problem
+from turinglab.games.live_itt import LiveITTExperiment
 from turinglab.games.strong import StrongExperiment
 from turinglab.games.three_party import ThreePartyExperiment
 from turinglab.games.two_party import TwoPartyExperiment
@@ -212,7 +213,8 @@ Experiment = Annotated[
     | ThreePartyExperiment
     | TwoPartyExperiment
     | StrongExperiment
-    | ConversationExperiment,
+    | ConversationExperiment
+    | LiveITTExperiment,
     Field(discriminator="game"),
 ]
 
@@ -282,6 +284,7 @@ AGENT_LIST_FIELDS = frozenset(
         "humans",
         "pairs",
         "base_models",
+        "ai_agents",
     }
 )
 

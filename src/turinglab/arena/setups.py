@@ -16,6 +16,7 @@ from turinglab.arena.engine_modes import interrogation_mode
 from turinglab.arena.modes import ArenaMode, ArenaSettings, ArenaSetup
 from turinglab.config import EMBEDDED_AGENTS, AgentConfig, ExperimentConfig
 from turinglab.games.interrogation_setup import InterrogationExperiment
+from turinglab.games.live_itt import LiveITTExperiment
 from turinglab.games.strong import StrongExperiment
 from turinglab.games.three_party import ThreePartyExperiment
 from turinglab.games.two_party import TwoPartyExperiment
@@ -59,9 +60,13 @@ def setup_from_config(config: ExperimentConfig) -> ArenaSetup:
         from turinglab.arena.strong_mode import strong_setup_for
 
         return strong_setup_for(experiment, config.all_agents())
+    if isinstance(experiment, LiveITTExperiment):
+        from turinglab.arena.live_itt_mode import live_itt_setup_for
+
+        return live_itt_setup_for(experiment, config.all_agents())
     if not isinstance(experiment, InterrogationExperiment):
         raise ValueError(
-            f"experiment.game: the arena plays three-party, two-party and strong games, "
+            f"experiment.game: the arena plays three-party, two-party, strong and live-itt games, "
             f"not {getattr(experiment, 'game', '?')!r}"
         )
     return setup_for(experiment, config.all_agents())
