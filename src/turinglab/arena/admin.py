@@ -30,6 +30,13 @@ def admin_page(arena: Arena) -> str:
     flagged = sum(1 for g in done if g["flags"])
     live_rows = _rows([[g["game"], g["mode"], g["messages"]] for g in live])
     count_rows = _rows([[m, a, n] for (m, a), n in sorted(per_witness.items())])
+    live_itt = any(m.game.name == "live-itt" for m in arena.setup.modes)
+    itt_link = (
+        ' · <a href="/admin/export/live-itt.csv">live-test judgements for '
+        "<code>turinglab itt score</code></a>"
+        if live_itt
+        else ""
+    )
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -39,7 +46,7 @@ def admin_page(arena: Arena) -> str:
 <h1>Arena admin</h1>
 <p>{len(arena.sessions)} participants · {len(live)} live games · {len(done)} finished
 ({flagged} flagged) · <a href="/admin/export.json">export (JSON)</a> ·
-<a href="/admin/export/study.jsonl">study file for <code>turinglab report</code></a></p>
+<a href="/admin/export/study.jsonl">study file for <code>turinglab report</code></a>{itt_link}</p>
 <h2>Live games</h2>
 <table><thead><tr><th>game</th><th>mode</th><th>messages</th></tr></thead>
 <tbody>{live_rows}</tbody></table>
