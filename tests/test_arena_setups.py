@@ -39,5 +39,5 @@ def test_gtt_config_is_refused_in_one_line(tmp_path: Path) -> None:
     path = tmp_path / "gtt.yaml"
     path.write_text("name: g\nexperiment:\n  game: gtt\n  universe: [eliza, smollm2]\n")
     config = load_config(path)
-    with pytest.raises(ValueError, match="three-party, two-party and strong games, not 'gtt'"):
+    with pytest.raises(ValueError, match="strong and live-itt games, not 'gtt'"):
         resolve_setup(config)
