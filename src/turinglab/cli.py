@@ -473,29 +473,13 @@ def export(
     check_out_folder(out)
     db = open_store(store)
     info = find_run(db, run_ref)
-    if fmt == "itt" and info.game == "arena":
-        from turinglab.itt.from_run import NotAConversationRun, export_live_itt
-
-        try:
-            judged = export_live_itt(db, info, out)
-        except NotAConversationRun as err:
-            raise fail(str(err)) from None
-        console.print(
-            f"wrote {judged.path}: {judged.judgements} judgements from {judged.sessions} "
-            "live integrative-test sessions (for turinglab itt score)"
-        )
-        return
     if fmt == "itt":
-        from turinglab.itt.from_run import NotAConversationRun, export_conversations
+        from turinglab.itt.from_run import NotAConversationRun, export_itt
 
         try:
-            made = export_conversations(db, info, out)
+            console.print(export_itt(db, info, out))
         except NotAConversationRun as err:
             raise fail(str(err)) from None
-        console.print(
-            f"wrote {made.path}: {made.responses} machine responses from {made.conversations} "
-            f"conversations ({made.flagged} flagged ones left out)"
-        )
         return
     if fmt == "study":
         from turinglab.study_export import NotAStudyRun, export_study

@@ -73,3 +73,20 @@ def export_live_itt(store: Store, run: RunInfo, out: Path) -> JudgementsExport:
     path = out / JUDGEMENTS
     save_judgements(path, rows)
     return JudgementsExport(path, len(rows), len({r.item.rsplit("/", 1)[0] for r in rows}))
+
+
+def export_itt(store: Store, run: RunInfo, out: Path) -> str:
+    """What `turinglab export --format itt` writes for a run; returns the line to print."""
+    from turinglab.arena.store_bridge import ARENA_GAME
+
+    if run.game == ARENA_GAME:
+        judged = export_live_itt(store, run, out)
+        return (
+            f"wrote {judged.path}: {judged.judgements} judgements from {judged.sessions} "
+            "live integrative-test sessions (for turinglab itt score)"
+        )
+    made = export_conversations(store, run, out)
+    return (
+        f"wrote {made.path}: {made.responses} machine responses from {made.conversations} "
+        f"conversations ({made.flagged} flagged ones left out)"
+    )
