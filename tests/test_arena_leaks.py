@@ -1,7 +1,9 @@
 """Nothing identifying reaches a client before its verdict: every frame the server sends during
 full games is recorded (at the server, as sent) and searched for seat ids, channel names, agent
 names, backends and the other person's id; and every frame must be one of the protocol's
-closed frame types, so a new field cannot slip through unnoticed."""
+closed frame types, so a new field cannot slip through unnoticed. The live integrative test
+also keeps the AI's condition and life story from the judge, and the AI's answers from the
+human agent for good."""
 
 from __future__ import annotations
 
@@ -9,6 +11,8 @@ import json
 from typing import Any
 
 from arena_fixtures import SECRET_AGENT, Person, make_setup, pair, running_arena
+from test_arena_strong_itt import AI, AI_ANSWERS
+from test_arena_strong_itt import setup as live_itt_setup
 from turinglab.arena import frames as F
 
 MODELS = {m.model_fields["type"].default: m for m in F.ServerFrame.__args__}  # type: ignore[attr-defined]
@@ -25,14 +29,18 @@ def _before_reveal(frames: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def _closed(frames: list[dict[str, Any]]) -> None:
+    for frame in frames:  # closed models: an unknown field or type fails validation
+        model = MODELS[frame["type"]]
+        assert model.model_validate(frame).model_dump(mode="json") == frame
+
+
 def _check(log: list[tuple[str, dict[str, Any]]], people: list[Person]) -> int:
     ids = {pid for pid, _ in log}
     checked = 0
     for pid in ids:
         mine = [f for p, f in log if p == pid]
-        for frame in mine:  # closed models: an unknown field or type fails validation
-            model = MODELS[frame["type"]]
-            assert model.model_validate(frame).model_dump(mode="json") == frame
+        _closed(mine)
         early = _before_reveal(mine)
         assert any(f["type"] == "message" for f in early)
         text = json.dumps(early)
@@ -133,3 +141,59 @@ async def test_gtt_modes_name_nobody_before_the_end() -> None:
             assert any(name in json.dumps(mine[cut:]) for name in NAMES.values())
         await judge.close()
         await actor.close()
+
+
+def _answered(frame: dict[str, Any], n: int) -> bool:
+    history = frame.get("history") or []
+    return frame["type"] == "strong" and len(history) == n and bool(history[-1]["replies"])
+
+
+async def test_live_itt_hides_the_ai_from_the_judge_and_its_answers_from_the_person() -> None:
+    log: list[tuple[str, dict[str, Any]]] = []
+    setup = live_itt_setup("deceitful-ai", limit=5)
+    with running_arena(setup, frame_log=lambda pid, f: log.append((pid, f))) as (base, app):
+        a, b = Person(base), Person(base)
+        for p in (a, b):
+            await p.connect()
+            await p.send(type="join", mode="live-itt", consent=True)
+        first = await a.until("strong", timeout=15)
+        judge, agent = (a, b) if first["role"] == "investigator" else (b, a)
+        for n in range(1, 6):
+            await judge.send(type="message", channel="A", text=f"where did you grow up? ({n})")
+            await agent.until("strong", timeout=15, phase="answering")
+            await agent.send(type="typing", channel="A")
+            await agent.send(type="message", channel="A", text=f"near the sea, {n}")
+            if n == 3:
+                await judge.drop()
+                await judge.connect()  # a reconnect snapshot is searched too
+            state = judge.frames[-1]  # after a reconnect, its snapshot may show them already
+            while not _answered(state, n):  # both answers to question n are on the judge's screen
+                state = await judge.recv(15)
+        assert state["phase"] == "verdict"
+        await judge.send(type="verdict", choice="B", confidence=55, reason="gut")
+        for p in (judge, agent):
+            await p.until("strong", timeout=15, phase="ended")
+        (record,) = app.state.arena.finished
+        await a.close()
+        await b.close()
+    params = record["trial"]["params"]
+    story = params["life_story"]
+    ids = {pid for pid, _ in log}
+    assert len(ids) == 2
+    person_of = {v["participant"]: s for s, v in record["seats"].items() if v["kind"] == "human"}
+    for pid in ids:
+        mine = [f for p, f in log if p == pid]
+        _closed(mine)
+        cut = next(i for i, f in enumerate(mine) if f.get("phase") == "ended")
+        early = json.dumps(mine[:cut])
+        secrets = [AI, "Murrow", "scripted", "agent_a", "agent_b", "deceitful", "human_seat",
+                   story, story.split(",")[0], "person:", *(ids - {pid})]  # fmt: skip
+        for word in secrets:
+            assert word not in early, f"{word!r} reached the {person_of[pid]} before the end"
+        if person_of[pid] != "judge":  # the human agent: never the AI's answers, not even after
+            assert not any(answer in json.dumps(mine) for answer in AI_ANSWERS)
+            assert "near the sea, 5" in early
+        else:
+            assert all(answer in early for answer in AI_ANSWERS)
+        # Not vacuous: the end does reveal the AI and its story to both.
+        assert "Murrow (scripted)" in json.dumps(mine[cut:]) and story in json.dumps(mine[cut:])

@@ -10,15 +10,26 @@ import random
 from arena_fixtures import Person, running_arena
 from turinglab.agents.scripted import ScriptedAgent
 from turinglab.arena import ArenaSettings, ArenaSetup
-from turinglab.arena.live_itt_mode import LiveITTExperiment, life_story, live_itt_mode
+from turinglab.arena.live_itt_mode import live_itt_mode
+from turinglab.games.live_itt import LiveITTExperiment, life_story
 
 AI = "murrow-itt-agent-5"
-AI_ANSWERS = ["oh just pasta, nothing fancy", "rainy and grey here"]
+AI_ANSWERS = ["oh just pasta, nothing fancy", "rainy and grey here", "a bit tired", "no pets",
+              "probably the beach"]  # fmt: skip
+ANSWERS = ["cheese on toast", "sunny, for once", "fine thanks", "a cat named Otto", "hills"]
 
 
-def setup(condition: str) -> ArenaSetup:
-    cfg = LiveITTExperiment(ai_agents=[AI], conditions=[condition], exchange_limits=[2])  # type: ignore[list-item]
-    agents = {AI: ScriptedAgent(AI, AI_ANSWERS)}
+def setup(condition: str, limit: int = 5, **options: object) -> ArenaSetup:
+    cfg = LiveITTExperiment.model_validate(
+        {
+            "game": "live-itt",
+            "ai_agents": [AI],
+            "conditions": [condition],
+            "exchange_limits": [limit],
+            **options,
+        }
+    )
+    agents = {AI: ScriptedAgent(AI, AI_ANSWERS, cycle=True)}
     return ArenaSetup(
         [live_itt_mode("live-itt", "Live integrative test", cfg)],
         agents,
@@ -41,7 +52,7 @@ async def test_live_itt_session_verdict_and_no_leaks() -> None:
             sa, sb = await _state(a), await _state(b)
             judge, agent = (a, b) if sa["role"] == "investigator" else (b, a)
             assert (sa if judge is a else sb)["phase"] == "asking"
-            for n, answer in enumerate(["cheese on toast", "sunny, for once"], start=1):
+            for n, answer in enumerate(ANSWERS, start=1):
                 await judge.send(type="message", channel="A", text=f"question {n}?")
                 seen = await _state(agent, phase="answering")
                 assert "convince the judge that you are the human" in seen["brief"]
@@ -54,14 +65,15 @@ async def test_live_itt_session_verdict_and_no_leaks() -> None:
                         break
                 texts = [r["text"] for r in turn["replies"]]
                 assert sorted(texts) == sorted([answer, AI_ANSWERS[n - 1]])
-                assert got["phase"] == ("asking" if n == 1 else "verdict")
+                assert got["phase"] == ("asking" if n < len(ANSWERS) else "verdict")
             assert got["labels"] == ["A", "B"] and got["phase"] == "verdict"
-            human_label = "AB"[texts.index("sunny, for once")]
+            human_label = "AB"[texts.index(ANSWERS[-1])]
             await judge.send(type="verdict", choice=human_label, confidence=80, reason="typos")
             end = await _state(judge, phase="ended")
             agent_end = await _state(agent, phase="ended")
             assert agent_end["outcome"] == end["outcome"]
-            assert end["outcome"] == f"The judge was right: {human_label} was the person."
+            assert end["outcome"].startswith(f"The judge was right: {human_label} was the person")
+            assert "the AI (Murrow (scripted))" in end["outcome"]
             (record,) = app.state.arena.finished
             (verdict,) = record["judgements"]
             assert verdict["confidence"] == 80 and record["correct"] is True

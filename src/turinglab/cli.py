@@ -166,6 +166,9 @@ def run(
         config = load_config(config_path)
     except ConfigError as err:
         raise fail(str(err)) from None
+    if getattr(config.experiment, "needs_people", False):
+        game = config.experiment.game
+        raise fail(f"{game} needs people: use `turinglab serve {config_path}`")
     config = _with_max_in_flight(config, max_in_flight)
     location = store or os.environ.get("TURINGLAB_STORE") or config.store
     try:
@@ -470,7 +473,8 @@ def export(
 
     `--format study` writes a three-/two-party run as the study file `turinglab report` reads
     (a Strong Turing Test run as its preference file, for `report --stt`); `--format itt` writes
-    a conversation or itt-response run as the responses file of an ITT dataset."""
+    a conversation or itt-response run as the responses file of an ITT dataset, and an arena
+    run's live integrative-test sessions as a judgements file for `turinglab itt score`."""
     from turinglab.store.export import ExportFormat, export_run
 
     if fmt not in ("csv", "jsonl", "parquet", "study", "itt"):
@@ -479,10 +483,10 @@ def export(
     db = open_store(store)
     info = find_run(db, run_ref)
     if fmt == "itt":
-        from turinglab.itt.from_run import export_itt_run
+        from turinglab.itt.from_run import export_itt
 
         try:
-            made = export_itt_run(db, info, out)
+            made = export_itt(db, info, out)
         except ValueError as err:
             raise fail(str(err)) from None
         console.print(made.summary())
@@ -514,7 +518,8 @@ def serve(
         Path | None,
         typer.Argument(
             metavar="[CONFIG]",
-            help="a three-/two-party, strong or gtt config; none: play the embedded agents",
+            help="a three-/two-party, strong, gtt or live-itt config; "
+            "none: play the embedded agents",
         ),
     ] = None,
     host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",

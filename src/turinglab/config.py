@@ -16,6 +16,7 @@ from turinglab.config_yaml import YAMLProblem, explain_at, load_yaml
 from turinglab.games.conversation import ConversationExperiment
 from turinglab.games.gtt_prompts import PromptRole, template_problem
 from turinglab.games.itt_response import ITTResponseExperiment
+from turinglab.games.live_itt import LiveITTExperiment
 from turinglab.games.strong import StrongExperiment
 from turinglab.games.three_party import ThreePartyExperiment
 from turinglab.games.two_party import TwoPartyExperiment
@@ -235,7 +236,8 @@ Experiment = Annotated[
     | TwoPartyExperiment
     | StrongExperiment
     | ConversationExperiment
-    | ITTResponseExperiment,
+    | ITTResponseExperiment
+    | LiveITTExperiment,
     Field(discriminator="game"),
 ]
 
@@ -306,6 +308,7 @@ AGENT_LIST_FIELDS = frozenset(
         "pairs",
         "base_models",
         "responders",
+        "ai_agents",
     }
 )
 

@@ -87,6 +87,13 @@ def admin_page(arena: Arena, form: StudyForm, live: list[dict[str, Any]]) -> str
         if done.keep is None
         else f"the last {len(done)} finished games are in memory; the store holds all"
     )
+    live_itt = any(m.game.name == "live-itt" for m in arena.setup.modes)
+    itt_link = (
+        ' · <a href="/admin/export/live-itt.csv">live-test judgements for '
+        "<code>turinglab itt score</code></a>"
+        if live_itt
+        else ""
+    )
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -96,7 +103,7 @@ def admin_page(arena: Arena, form: StudyForm, live: list[dict[str, Any]]) -> str
 <h1>Arena admin</h1>
 <p>{len(arena.sessions)} participants · {len(live)} live games · {done.total} finished
 ({done.flagged} flagged) · <a href="/admin/export.json">export (JSON)</a> ·
-<a href="/admin/export/study.jsonl">study file for <code>turinglab report</code></a></p>
+<a href="/admin/export/study.jsonl">study file for <code>turinglab report</code></a>{itt_link}</p>
 <p class="muted">{escape(memory)}.</p>
 <h2>Study</h2>
 {_study_section(arena, form)}

@@ -35,6 +35,7 @@ from turinglab.arena.judging import judging_router
 from turinglab.arena.judging_store import JudgingStore
 from turinglab.arena.limits import FrameLimiter
 from turinglab.arena.live import InputRejected
+from turinglab.arena.live_itt_mode import live_itt_judgements
 from turinglab.arena.modes import ArenaSetup
 from turinglab.arena.sessions import COOKIE
 from turinglab.arena.store_bridge import ArenaStore
@@ -42,6 +43,7 @@ from turinglab.arena.strong_mode import add_image_route
 from turinglab.arena.study_admin import AdminFormError, open_study, read_form
 from turinglab.arena.study_export import flag_exclusions, study_jsonl
 from turinglab.games.clock import REAL_CLOCK, Clock
+from turinglab.itt.judgements import judgements_csv
 from turinglab.store.media import MediaError
 
 log = logging.getLogger(__name__)
@@ -229,22 +231,38 @@ def create_app(
             headers={"Content-Disposition": 'attachment; filename="arena-export.json"'},
         )
 
+    async def finished_games() -> list[dict[str, Any]]:
+        store = arena.store  # the open study's
+        if store is None:
+            return list(arena.finished)
+        # Every process's games, and those of earlier runs of the server.
+        await store.flush()
+        games = await asyncio.to_thread(store.records)
+        return [g for g in games if g["status"] is not None]
+
     @app.get("/admin/export/study.jsonl", dependencies=guarded)
     async def admin_study() -> Response:
+        finished = await finished_games()
         store = arena.store  # the open study's
-        if store is not None:  # every process's games, and those of earlier runs of the server
-            await store.flush()
-            games = await asyncio.to_thread(store.records)
+        if store is not None:
             people = await asyncio.to_thread(store.participants)
-            finished = [g for g in games if g["status"] is not None]
             surveys = {pid: p["survey"] for pid, p in people.items()}
         else:
-            finished = list(arena.finished)
             surveys = {p.id: p.survey for p in arena.sessions.by_id.values()}
         return Response(
             study_jsonl(finished, surveys),
             media_type="application/x-ndjson",
             headers={"Content-Disposition": 'attachment; filename="arena-study.jsonl"'},
+        )
+
+    @app.get("/admin/export/live-itt.csv", dependencies=guarded)
+    async def admin_live_itt() -> Response:
+        """Live integrative-test sessions as the judgements file `turinglab itt score` reads."""
+        rows = live_itt_judgements(await finished_games())
+        return Response(
+            judgements_csv(rows),
+            media_type="text/csv; charset=utf-8",
+            headers={"Content-Disposition": 'attachment; filename="live-itt-judgements.csv"'},
         )
 
     return app

@@ -16,6 +16,7 @@ from turinglab.arena.engine_modes import interrogation_mode
 from turinglab.arena.modes import ArenaMode, ArenaSettings, ArenaSetup
 from turinglab.config import EMBEDDED_AGENTS, AgentConfig, ExperimentConfig, GTTExperiment
 from turinglab.games.interrogation_setup import InterrogationExperiment
+from turinglab.games.live_itt import LiveITTExperiment
 from turinglab.games.strong import StrongExperiment
 from turinglab.games.three_party import ThreePartyExperiment
 from turinglab.games.two_party import TwoPartyExperiment
@@ -63,10 +64,14 @@ def setup_from_config(config: ExperimentConfig) -> ArenaSetup:
         from turinglab.arena.gtt_mode import gtt_setup_for
 
         return gtt_setup_for(experiment, config.all_agents())
+    if isinstance(experiment, LiveITTExperiment):
+        from turinglab.arena.live_itt_mode import live_itt_setup_for
+
+        return live_itt_setup_for(experiment, config.all_agents())
     if not isinstance(experiment, InterrogationExperiment):
         raise ValueError(
-            f"experiment.game: the arena plays three-party, two-party, strong and gtt games, "
-            f"not {getattr(experiment, 'game', '?')!r}"
+            "experiment.game: the arena plays three-party, two-party, strong, gtt and live-itt "
+            f"games, not {getattr(experiment, 'game', '?')!r}"
         )
     return setup_for(experiment, config.all_agents())
 

@@ -219,74 +219,7 @@ class ArenaStore:
     def records(self) -> list[dict[str, Any]]:
         """Every game of this study, in `LiveGame.record()`'s shape, unfinished ones included
         (status None)."""
-        with self.store.engine.connect() as conn:
-            rows = conn.execute(
-                select(games)
-                .where(games.c.run_id == self.run_id, games.c.game != SURVEY_GAME)
-                .order_by(games.c.id)
-            ).all()
-            ids = [r.id for r in rows]
-            seat_rows = conn.execute(select(seats).where(seats.c.game_id.in_(ids))).all()
-            msg_rows = conn.execute(
-                select(messages)
-                .where(messages.c.game_id.in_(ids))
-                .order_by(messages.c.game_id, messages.c.seq)
-            ).all()
-            judge_rows = conn.execute(
-                select(judgements).where(judgements.c.game_id.in_(ids)).order_by(judgements.c.id)
-            ).all()
-        by_game: dict[int, dict[str, Any]] = {}
-        for r in rows:
-            playing = r.status == "playing"
-            by_game[r.id] = {
-                "game": r.setup.get("arena_game"),
-                "mode": r.setup.get("mode"),
-                "solo": bool(r.setup.get("solo")),
-                "trial": r.setup.get("trial"),
-                "seats": {},
-                "started_at": r.started_at,
-                "ended_at": r.finished_at,
-                "messages": [],
-                "status": None if playing else r.setup.get("status", r.status),
-                "stored_status": r.status,
-                "correct": r.setup.get("correct"),
-                "judgements": [],
-                "flags": list(r.flags or []),
-            }
-        for s in seat_rows:
-            by_game[s.game_id]["seats"][s.seat] = (
-                {"kind": "human", "participant": s.participant}
-                if s.kind == "human"
-                else {"kind": "ai", "agent": s.agent}
-            )
-        for m in msg_rows:
-            row = {
-                "seq": m.seq,
-                "sender": m.sender,
-                "channel": m.channel,
-                "text": m.text,
-                "at": m.created_at,
-                "visible_to": m.visible_to.split(",") if m.visible_to else [],
-            }
-            if m.images:  # fetched with the admin password: /admin/media/<ref>
-                row["images"] = list(m.images)
-            by_game[m.game_id]["messages"].append(row)
-        for j in judge_rows:
-            by_game[j.game_id]["judgements"].append(
-                {
-                    "judge": j.judge,
-                    "kind": j.kind,
-                    "verdict": j.verdict,
-                    "confidence": j.confidence,
-                    "reason": j.reason,
-                    "choice": j.choice,
-                    "tie": j.tie,
-                    "turn": j.turn,
-                    "created_at": j.created_at,
-                    "details": dict(j.details or {}),
-                }
-            )
-        return list(by_game.values())
+        return arena_records(self.store, self.run_id)
 
     def live(self) -> list[dict[str, Any]]:
         """Every game of this study still playing, whichever process owns it (`worker`)."""
@@ -414,3 +347,76 @@ class ArenaStore:
                 for pid, entry in self.participants().items()
             ],
         }
+
+
+def arena_records(store: Store, run_id: str) -> list[dict[str, Any]]:
+    """Every game of an arena run, in `LiveGame.record()`'s shape, unfinished ones included
+    (status None)."""
+    with store.engine.connect() as conn:
+        rows = conn.execute(
+            select(games)
+            .where(games.c.run_id == run_id, games.c.game != SURVEY_GAME)
+            .order_by(games.c.id)
+        ).all()
+        ids = [r.id for r in rows]
+        seat_rows = conn.execute(select(seats).where(seats.c.game_id.in_(ids))).all()
+        msg_rows = conn.execute(
+            select(messages)
+            .where(messages.c.game_id.in_(ids))
+            .order_by(messages.c.game_id, messages.c.seq)
+        ).all()
+        judge_rows = conn.execute(
+            select(judgements).where(judgements.c.game_id.in_(ids)).order_by(judgements.c.id)
+        ).all()
+    by_game: dict[int, dict[str, Any]] = {}
+    for r in rows:
+        playing = r.status == "playing"
+        by_game[r.id] = {
+            "game": r.setup.get("arena_game"),
+            "mode": r.setup.get("mode"),
+            "solo": bool(r.setup.get("solo")),
+            "trial": r.setup.get("trial"),
+            "seats": {},
+            "started_at": r.started_at,
+            "ended_at": r.finished_at,
+            "messages": [],
+            "status": None if playing else r.setup.get("status", r.status),
+            "stored_status": r.status,
+            "correct": r.setup.get("correct"),
+            "judgements": [],
+            "flags": list(r.flags or []),
+        }
+    for s in seat_rows:
+        by_game[s.game_id]["seats"][s.seat] = (
+            {"kind": "human", "participant": s.participant}
+            if s.kind == "human"
+            else {"kind": "ai", "agent": s.agent}
+        )
+    for m in msg_rows:
+        row = {
+            "seq": m.seq,
+            "sender": m.sender,
+            "channel": m.channel,
+            "text": m.text,
+            "at": m.created_at,
+            "visible_to": m.visible_to.split(",") if m.visible_to else [],
+        }
+        if m.images:  # fetched with the admin password: /admin/media/<ref>
+            row["images"] = list(m.images)
+        by_game[m.game_id]["messages"].append(row)
+    for j in judge_rows:
+        by_game[j.game_id]["judgements"].append(
+            {
+                "judge": j.judge,
+                "kind": j.kind,
+                "verdict": j.verdict,
+                "confidence": j.confidence,
+                "reason": j.reason,
+                "choice": j.choice,
+                "tie": j.tie,
+                "turn": j.turn,
+                "created_at": j.created_at,
+                "details": dict(j.details or {}),
+            }
+        )
+    return list(by_game.values())

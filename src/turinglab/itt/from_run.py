@@ -6,7 +6,9 @@ responses file of an ITT dataset, machine source, flagged trials left out:
   beside the responses file at the paths the stimuli file gave, so the folder is a study
   folder `turinglab serve --itt-study` can show.
 
-Human responses are added beside it (chitchat-dataset conversations, `/respond` in the arena)."""
+Human responses are added beside it (chitchat-dataset conversations, `/respond` in the arena).
+An arena run's live integrative-test sessions are already judged: they become a judgements
+file (one row per answerer) for `turinglab itt score`."""
 
 from __future__ import annotations
 
@@ -17,7 +19,8 @@ from pathlib import Path
 from turinglab.games.spec import GameResult, TrialSpec
 from turinglab.itt.dataset import save_dataset
 from turinglab.itt.generate import Played, conversation_rows, response_rows
-from turinglab.itt.study import RESPONSES
+from turinglab.itt.judgements import save_judgements
+from turinglab.itt.study import JUDGEMENTS, RESPONSES
 from turinglab.store.database import RunInfo, Store
 
 ITT_GAMES = ("conversation", "itt-response")
@@ -45,7 +48,8 @@ class DatasetExport:
 def export_itt_run(store: Store, run: RunInfo, out: Path) -> DatasetExport:
     if run.game not in ITT_GAMES:
         raise NotAnITTRun(
-            f"run {run.id} plays {run.game!r}; --format itt is for {' and '.join(ITT_GAMES)} runs"
+            f"run {run.id} plays {run.game!r}; --format itt is for {' and '.join(ITT_GAMES)} "
+            "runs and arena runs with live-itt sessions"
         )
     played = []
     for r in store.results(run.id, include_flagged=True):
@@ -82,3 +86,45 @@ def _copy_images(played: list[Played], out: Path) -> None:
             raise ValueError(f"stimulus image {source} is gone; the export needs it")
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, target)
+
+
+@dataclass(frozen=True)
+class JudgementsExport:
+    path: Path
+    judgements: int
+    sessions: int  # live-itt study sessions that gave judgements
+
+    def summary(self) -> str:
+        return (
+            f"wrote {self.path}: {self.judgements} judgements from {self.sessions} "
+            "live integrative-test sessions (for turinglab itt score)"
+        )
+
+
+def export_live_itt(store: Store, run: RunInfo, out: Path) -> JudgementsExport:
+    """An arena run's finished live-itt study sessions as `judgements.csv` in `out`."""
+    from turinglab.arena.live_itt_mode import live_itt_judgements
+    from turinglab.arena.store_bridge import ARENA_GAME, arena_records
+
+    if run.game != ARENA_GAME:
+        raise NotAnITTRun(f"run {run.id} plays {run.game!r}, not live sessions")
+    rows = live_itt_judgements(arena_records(store, run.id))
+    if not rows:
+        raise NotAnITTRun(
+            f"run {run.id}: no finished live-itt study session to export "
+            "(practice and flagged sessions are left out)"
+        )
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / JUDGEMENTS
+    save_judgements(path, rows)
+    return JudgementsExport(path, len(rows), len({r.item.rsplit("/", 1)[0] for r in rows}))
+
+
+def export_itt(store: Store, run: RunInfo, out: Path) -> DatasetExport | JudgementsExport:
+    """What `turinglab export --format itt` writes: an ITT game run's responses, or an arena
+    run's live-itt judgements."""
+    from turinglab.arena.store_bridge import ARENA_GAME
+
+    if run.game == ARENA_GAME:
+        return export_live_itt(store, run, out)
+    return export_itt_run(store, run, out)

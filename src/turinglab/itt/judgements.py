@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from turinglab.itt.tables import read_rows, write_rows
+from turinglab.itt.tables import csv_text, read_rows, write_rows
 
 Source = Literal["human", "machine"]
 Label = Literal["H", "M"]
@@ -57,3 +57,7 @@ def load_judgements(path: Path) -> list[JudgementRow]:
 
 def save_judgements(path: Path, rows: Sequence[JudgementRow]) -> None:
     write_rows(path, rows, JUDGEMENT_COLUMNS)
+
+
+def judgements_csv(rows: Sequence[JudgementRow]) -> str:
+    return csv_text(rows, JUDGEMENT_COLUMNS)

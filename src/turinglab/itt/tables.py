@@ -4,10 +4,11 @@ the file's line and the offending column, so a researcher can fix the file in on
 from __future__ import annotations
 
 import csv
+import io
 import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TextIO, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -75,16 +76,27 @@ def read_rows(path: Path, model: type[Row]) -> list[Row]:
 def write_rows(path: Path, rows: Sequence[BaseModel], columns: Sequence[str]) -> None:
     """Write rows as CSV or JSONL by suffix; None becomes an empty cell / is omitted."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    dumped = [r.model_dump(mode="json") for r in rows]
     if file_format(path) == "csv":
-        extra = sorted({k for d in dumped for k in d} - set(columns))
-        header = [*columns, *extra]
         with path.open("w", newline="", encoding="utf-8") as fh:
-            writer = csv.DictWriter(fh, fieldnames=header, extrasaction="ignore")
-            writer.writeheader()
-            for d in dumped:
-                writer.writerow({k: ("" if v is None else v) for k, v in d.items()})
+            _write_csv(fh, rows, columns)
         return
     with path.open("w", encoding="utf-8") as fh:
-        for d in dumped:
+        for d in (r.model_dump(mode="json") for r in rows):
             fh.write(json.dumps({k: v for k, v in d.items() if v is not None}) + "\n")
+
+
+def csv_text(rows: Sequence[BaseModel], columns: Sequence[str]) -> str:
+    """The CSV `write_rows` would write, as a string (for a download)."""
+    out = io.StringIO(newline="")
+    _write_csv(out, rows, columns)
+    return out.getvalue()
+
+
+def _write_csv(fh: TextIO, rows: Sequence[BaseModel], columns: Sequence[str]) -> None:
+    """The named columns first, then any extra ones (demographics) in name order."""
+    dumped = [r.model_dump(mode="json") for r in rows]
+    extra = sorted({k for d in dumped for k in d} - set(columns))
+    writer = csv.DictWriter(fh, fieldnames=[*columns, *extra], extrasaction="ignore")
+    writer.writeheader()
+    for d in dumped:
+        writer.writerow({k: ("" if v is None else v) for k, v in d.items()})

@@ -97,14 +97,19 @@ function renderProgress(r) {
 function renderModes(modes) {
   const box = $("modes");
   box.replaceChildren();
+  // A live integrative test server explains its own game (judge, human agent, A and B).
+  const liveItt = modes.every((m) => m.name.startsWith("live-itt"));
+  $("how-chat").hidden = liveItt;
+  $("how-live-itt").hidden = !liveItt;
   for (const m of modes) {
     const b = el("button", "mode" + (m.practice ? " practice" : ""));
     b.type = "button";
     const title = el("strong", "", m.title);
     if (m.practice) title.append(el("span", "tag", "practice"));
-    b.append(title, el("small", "", m.about || (m.practice
-      ? "AI witnesses only; not part of the study."
-      : "With other people and AI witnesses.")));
+    const note = m.about || (liveItt
+      ? (m.practice ? "You judge; a stand-in answers as the person. Not part of the study." : "With another person and an AI.")
+      : (m.practice ? "AI witnesses only; not part of the study." : "With other people and AI witnesses."));
+    b.append(title, el("small", "", note));
     b.addEventListener("click", () => {
       if (!$("consent").checked) { toast("Please tick the consent box first."); $("consent").focus(); return; }
       send({ type: "join", mode: m.name, consent: true });

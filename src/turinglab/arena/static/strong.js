@@ -14,17 +14,32 @@ const STRONG_HINTS = {
       : "Write your first message. It goes to an AI and to one or more people; you will see their replies side by side, without names.",
     waiting: () => "Waiting for the replies…",
     choosing: () => "Which reply do you prefer? Choose one, or call it a tie.",
-    verdict: () => "That was the last exchange. Which of A and B is the human?",
   },
   respondent: {
     answering: () => "Reply to the investigator. Your reply is shown beside the others, without names.",
     waiting: (s) => s.history.length ? "Waiting for the investigator…" : "Waiting for the investigator's first message…",
   },
 };
+// The live integrative test: a judge questions A and B (a person and an AI) at once.
+const ITT_HINTS = {
+  investigator: {
+    asking: (s) => s.history.length
+      ? "Ask your next question. It goes to both A and B."
+      : "Ask your first question. It goes to A and B: one is a person, one is an AI. Each answers without seeing the other.",
+    waiting: () => "Waiting for both answers…",
+    verdict: () => "That was the last exchange. Which of A and B is the human?",
+  },
+  respondent: {
+    answering: () => "Answer the judge's question. The judge sees your answer beside the AI's, under a letter.",
+    waiting: (s) => s.history.length ? "Waiting for the judge…" : "Waiting for the judge's first question…",
+  },
+};
+let verdictBox = null; // kept across renders so a half-typed reason survives new frames
 
 function onStrong(f) {
   const fresh = !strong || strong.game !== f.game;
   strong = f;
+  if (fresh) verdictBox = null;
   show("v-strong");
   if (fresh) resetComposer();
   renderStrong();
@@ -37,23 +52,26 @@ function renderStrong() {
   $("s-role").textContent = fixed ? (judge ? "Judge" : "Human agent") : (judge ? "Investigator" : "Respondent");
   $("s-mode").textContent = s.title + (s.practice ? " · practice" : "");
   const played = s.history.filter((t) => t.decided).length;
-  $("s-turn").textContent = `Turn ${Math.min(s.history.length || 1, s.turns)} of ${s.turns}` + (played ? ` · ${played} decided` : "");
-  const hints = STRONG_HINTS[s.role] || {};
+  const now = s.phase === "asking" ? s.history.length + 1 : Math.max(s.history.length, 1);
+  $("s-turn").textContent = `Turn ${Math.min(now, s.turns)} of ${s.turns}` + (played ? ` · ${played} decided` : "");
+  const hints = (fixed ? ITT_HINTS : STRONG_HINTS)[s.role] || {};
   $("s-hint").textContent = s.phase === "ended" ? "The session has ended." : (hints[s.phase] || (() => ""))(s);
   $("s-end").hidden = !s.can_end;
   const writing = (judge && s.phase === "asking") || (!judge && s.phase === "answering");
   $("s-compose").hidden = !writing;
-  $("s-attach").hidden = !judge;
-  $("s-text-label").textContent = judge ? "Your message to all respondents" : "Your reply";
+  $("s-attach").hidden = !judge || fixed; // the live integrative test is text only
+  $("s-text-label").textContent = fixed
+    ? (judge ? "Your question to A and B" : "Your answer")
+    : (judge ? "Your message to all respondents" : "Your reply");
   $("s-text").maxLength = s.max_chars;
   countStrong();
   const list = $("s-turns");
   list.replaceChildren(...s.history.map((t) => renderTurn(t, s)));
   if (s.brief) list.prepend(el("li", "card wide warn s-brief", s.brief));
-  if (s.phase === "verdict") list.append(renderVerdict(s));
+  if (s.phase === "verdict") list.append(verdictBox || (verdictBox = renderVerdict(s)));
   renderScores(s);
   const last = list.lastElementChild;
-  if (s.phase === "choosing" && last) last.scrollIntoView({ behavior: "smooth", block: "start" });
+  if ((s.phase === "choosing" || s.phase === "verdict") && last) last.scrollIntoView({ behavior: "smooth", block: "start" });
   else if (writing) $("s-compose").scrollIntoView({ behavior: "smooth", block: "nearest" });
 }
 
@@ -62,7 +80,8 @@ function renderTurn(t, s) {
   li.dataset.turn = String(t.turn);
   li.append(el("h2", "", `Turn ${t.turn}`));
   const q = el("div", "s-question");
-  q.append(el("span", "muted", s.role === "investigator" ? "You asked" : "The investigator asked"));
+  const asker = s.labels.length ? "The judge asked" : "The investigator asked";
+  q.append(el("span", "muted", s.role === "investigator" ? "You asked" : asker));
   q.append(el("p", "s-text", t.question));
   for (const url of t.images) {
     if (!url.startsWith("data:image/png;base64,") && !url.startsWith("data:image/jpeg;base64,")) continue;
@@ -74,7 +93,7 @@ function renderTurn(t, s) {
   li.append(q);
   if (t.your_reply !== null && t.your_reply !== undefined && !t.replies.length) {
     const mine = el("div", "s-own");
-    mine.append(el("span", "muted", "Your reply"), el("p", "s-text", t.your_reply));
+    mine.append(el("span", "muted", s.labels.length ? "Your answer" : "Your reply"), el("p", "s-text", t.your_reply));
     li.append(mine);
   }
   const choosing = s.phase === "choosing" && !t.decided && t.turn === s.history.length;
@@ -111,20 +130,27 @@ function renderTurn(t, s) {
 }
 
 function renderVerdict(s) {
-  const box = el("li", "card wide s-verdict");
-  box.append(el("h2", "", "Your verdict"));
+  const box = el("li", "card wide s-verdict verdict");
+  box.append(el("h2", "", "Your verdict: which of A and B is the human?"));
   const label = el("label", "", "How sure are you? ");
+  label.htmlFor = "s-confidence";
+  const out = el("output", "", "50");
   const range = el("input");
   range.type = "range"; range.min = "0"; range.max = "100"; range.value = "50"; range.id = "s-confidence";
+  range.addEventListener("input", () => { out.textContent = range.value; });
+  label.append(out);
   const scale = el("div", "scale");
   scale.append(el("span", "", "total guess"), el("span", "", "totally sure"));
-  label.append(range);
-  box.append(label, scale);
+  const why = el("label", "", "Why? (a sentence or two)");
+  why.htmlFor = "s-reason";
+  const reason = el("textarea");
+  reason.id = "s-reason"; reason.rows = 3; reason.maxLength = 1000;
+  box.append(label, range, scale, why, reason);
   const row = el("div", "actions");
   for (const name of s.labels) {
     const b = el("button", "primary s-human", `${name} is the human`);
     b.type = "button";
-    b.addEventListener("click", () => pickStrong({ type: "verdict", choice: name, confidence: Number(range.value), reason: "" }));
+    b.addEventListener("click", () => pickStrong({ type: "verdict", choice: name, confidence: Number(range.value), reason: reason.value.trim() }));
     row.append(b);
   }
   box.append(row);
@@ -133,7 +159,11 @@ function renderVerdict(s) {
 
 function renderScores(s) {
   $("s-end-card").hidden = s.phase !== "ended";
-  $("s-outcome-line").textContent = s.outcome || "";
+  $("s-end-title").textContent = s.labels.length ? "Who was who" : "Results";
+  const [headline, ...more] = (s.outcome || "").split("\n");
+  $("s-outcome-line").textContent = headline;
+  $("s-outcome-more").textContent = more.join(" ");
+  $("s-outcome-more").hidden = !more.length;
   $("s-flagged").hidden = !s.flagged;
   $("s-flagged").textContent = s.flagged || "";
   const box = $("s-scores");
