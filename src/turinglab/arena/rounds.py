@@ -69,6 +69,11 @@ class RoundBook:
         else:
             p.witnessed += 1
 
+    def mirror(self, pid: str, interrogated: int, witnessed: int) -> None:
+        """Take counts kept elsewhere (shared_rounds.py: Redis, for several processes)."""
+        p = self.progress(pid)
+        p.interrogated, p.witnessed = interrogated, witnessed
+
     def next_groups(self, pid: str, mode: str, groups: Sequence[str], n: int) -> list[str]:
         """The next `n` AI witness groups for this interrogator: every group once, in an order
         drawn for them; once all are met, a fresh order of all of them."""
