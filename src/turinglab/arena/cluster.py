@@ -4,7 +4,9 @@ A game is played in the process that created it (its Table lives there). Everyth
 routed through Redis, with no coordination of our own beyond what Redis does atomically:
 
 * matchmaking: one Redis list per mode; a Lua script (atomic in Redis) either takes a waiting
-  partner from it or queues the caller, so two processes never take the same person;
+  partner from it or queues the caller, so two processes never take the same person; the
+  study's round books (rounds per role, AI witness groups met) are in Redis as well
+  (shared_rounds.py), so role quotas and "rounds done" hold whichever process seats a person;
 * who plays where: `player:<id>` names the game and the process that owns it;
 * inputs: a person connected to another process has their frames forwarded to the owner's
   channel `proc:<owner>`;
@@ -42,6 +44,7 @@ import redis.asyncio as aioredis
 from turinglab.arena import frames as F
 from turinglab.arena.live import SERVER_LOST, InputRejected, LiveGame, Outlet
 from turinglab.arena.sessions import Participant, Sessions
+from turinglab.arena.shared_rounds import SharedRounds
 from turinglab.arena.takeover import restore
 from turinglab.games.spec import FLAGGED, GameResult
 
@@ -49,29 +52,11 @@ if TYPE_CHECKING:
     from sqlalchemy import Connection
 
     from turinglab.arena.hub import Arena
+    from turinglab.arena.modes import ArenaMode
     from turinglab.arena.store_bridge import ArenaStore
 
 log = logging.getLogger(__name__)
 
-# KEYS[1] the mode's queue, KEYS[2] the caller's "met" set; ARGV[1] "pid|process", ARGV[2] pid.
-# Returns the partner's entry (now out of the queue), or nil after queueing the caller.
-TAKE_OR_WAIT = """
-local prefix = ARGV[2] .. '|'
-local n = redis.call('LLEN', KEYS[1])
-for i = 0, n - 1 do
-  local e = redis.call('LINDEX', KEYS[1], i)
-  if string.sub(e, 1, string.len(prefix)) ~= prefix then
-    local other = string.match(e, '^([^|]+)')
-    if redis.call('SISMEMBER', KEYS[2], other) == 0 then
-      redis.call('LREM', KEYS[1], 1, e)
-      return e
-    end
-  end
-end
-redis.call('LREM', KEYS[1], 0, ARGV[1])
-redis.call('RPUSH', KEYS[1], ARGV[1])
-return nil
-"""
 PLAYER_TTL_S = 6 * 3600
 
 
@@ -140,7 +125,7 @@ class Cluster:
         )
         self.redis = aioredis.Redis(connection_pool=pool)
         await self.redis.ping()
-        self._take = self.redis.register_script(TAKE_OR_WAIT)
+        self.books = SharedRounds(self.redis, self.ns, PLAYER_TTL_S)
         pubsub = self._pubsub = self.redis.pubsub()
         await pubsub.subscribe(self.ns + "proc:" + self.me)
         await self._beat()
@@ -193,9 +178,6 @@ class Cluster:
                     pipe.publish(args[0], args[1])
                 elif cmd == "set":
                     pipe.set(args[0], args[1], ex=PLAYER_TTL_S)
-                elif cmd == "sadd":
-                    pipe.sadd(args[0], args[1])
-                    pipe.expire(args[0], PLAYER_TTL_S)
                 elif cmd == "delete":
                     pipe.delete(args[0])
             try:
@@ -260,6 +242,8 @@ class Cluster:
         if self._sockets[participant.id] == 1:
             await self._pubsub.subscribe(self.ns + "to:" + participant.id)
         self.owners.pop(participant.id, None)  # a (re)connect asks Redis: the owner may be new
+        # Their rounds may have been counted by another process since this one last looked.
+        await self.books.load(self._run(), participant.id, self.arena.lobby.rounds)
         owner = await self.owner(participant.id)
         # A game taken over here while Redis was asked is known here first.
         here = self.arena.games.get(participant.game or "")
@@ -301,10 +285,10 @@ class Cluster:
                 return
         elif isinstance(frame, F.Leave):
             await self._unqueue(participant.id)
+            await self.books.load(self._run(), participant.id, self.arena.lobby.rounds)
         self.arena.handle(participant, frame)
 
     async def _join(self, participant: Participant, frame: F.Join) -> None:
-        assert self.redis is not None
         participant.consented = True
         current = self.arena.games.get(participant.game or "")
         if current is not None and current.result is None:
@@ -312,20 +296,36 @@ class Cluster:
         mode = self.arena.setup.mode(frame.mode)
         assert mode is not None
         participant.game = None
-        pid = participant.id
-        taken = await self._take(
-            keys=[self.ns + "queue:" + mode.name, self.ns + "met:" + pid],
-            args=[f"{pid}|{self.me}", pid],
-        )
-        if taken is None:
+        pid, book = participant.id, self.arena.lobby.rounds
+        taken = await self.books.take_or_wait(self._run(), mode.name, pid, self.me, book)
+        if taken.outcome == "done":  # on to the exit survey
+            self.waiting.pop(pid, None)
+            self.arena.send(participant, self.arena.state_frame(participant))
+            return
+        if taken.outcome == "waiting":
             self.waiting[pid] = (mode.name, self.arena.clock.now())
             waited = F.Status(state="waiting", modes=[], waited_s=0.0)
             self.arena.send(participant, waited)
             return
         self.waiting.pop(pid, None)
-        partner = self.person(str(taken).split("|", 1)[0])
-        # Roles balanced by the rounds this process has seen them play (not shared yet).
-        self.arena.lobby.seat_pair(mode, participant, partner)
+        partner = self.person(taken.partner_id)
+        people = [participant, partner] if taken.role == "interrogator" else [partner, participant]
+        await self._seat(mode, people)
+
+    async def _seat(self, mode: ArenaMode, people: list[Participant]) -> None:
+        """Seat people counted in the shared book: people[0] interrogates, with the next AI
+        witness groups of their own shared order."""
+        n = len(mode.witnesses) - (len(people) - 1)
+        lobby, judge = self.arena.lobby, people[0].id
+        groups = await self.books.draw_groups(
+            self._run(), judge, mode.name, mode.ai_agents, n, lobby.rng
+        )
+        lobby.seat_counted(mode, people, groups)
+
+    def _run(self) -> str:
+        """Whose books: the study being run (a new study starts fresh books)."""
+        store = self.arena.store
+        return "-" if store is None else store.run_id
 
     async def _unqueue(self, pid: str) -> bool:
         """Take a person out of the queue; False when another process took them meanwhile."""
@@ -349,14 +349,21 @@ class Cluster:
         for pid, (mode_name, since) in list(self.waiting.items()):
             mode = self.arena.setup.mode(mode_name)
             waited = now - since
-            alone = mode is not None and len(mode.witnesses) == 1 and waited >= settings.ai_after_s
+            alone = (
+                mode is not None
+                and len(mode.witnesses) == 1
+                and waited >= settings.ai_after_s
+                and self.arena.lobby.rounds.may(pid, "interrogator")  # mirrored as they queued
+            )
             if mode is None or not (alone or waited >= settings.max_wait_s):
                 continue
             if not await self._unqueue(pid):
                 continue  # matched by another process
             person = self.person(pid)
             if alone:
-                self.arena.lobby._seat(mode, [person])
+                assert mode is not None
+                await self.books.count_alone(self._run(), pid, self.arena.lobby.rounds)
+                await self._seat(mode, [person])
             else:
                 self.arena.send(person, F.Status(state="no-match", waited_s=waited))
 
@@ -436,13 +443,10 @@ class Cluster:
     def _game_started(self, game: LiveGame) -> None:
         people = [v.participant.id for v in game.views.values()]
         record = json.dumps({"game": game.id, "owner": self.me})
-        for pid in people:
+        for pid in people:  # who met whom is recorded as they are matched (shared_rounds.py)
             self.waiting.pop(pid, None)
             self.owners[pid] = self.me
             self._out.put_nowait(("set", self.ns + "player:" + pid, record))
-            for other in people:
-                if other != pid:
-                    self._out.put_nowait(("sadd", self.ns + "met:" + pid, other))
 
     def _game_ended(self, game: LiveGame) -> None:
         # A game lost with its process keeps its route: whoever reconnects, anywhere, is shown

@@ -95,15 +95,18 @@ class Lobby:
     def seat_pair(self, mode: ArenaMode, a: Participant, b: Participant) -> None:
         """Seat two matched people, roles balanced by their rounds so far."""
         roles = self.rounds.roles(a.id, b.id)
+        assert roles is not None, f"{a.id} and {b.id} were matched past their quotas"
         by_id = {a.id: a, b.id: b}
-        if roles is None:  # matched elsewhere (cluster.py) past their quotas: draw, as before
-            pair = [a, b]
-            self.rng.shuffle(pair)
-        else:
-            pair = [by_id[roles[0]], by_id[roles[1]]]
-        self._seat(mode, pair)
+        self._seat(mode, [by_id[roles[0]], by_id[roles[1]]])
 
-    def _seat(self, mode: ArenaMode, people: list[Participant]) -> None:
+    def seat_counted(self, mode: ArenaMode, people: list[Participant], groups: list[str]) -> None:
+        """Seat people whose rounds are already counted and AI witness groups already drawn,
+        in the shared round book (cluster.py): people[0] interrogates."""
+        self._seat(mode, people, groups)
+
+    def _seat(
+        self, mode: ArenaMode, people: list[Participant], groups: list[str] | None = None
+    ) -> None:
         """people[0] interrogates; people[1], if any, takes a random witness seat."""
         for p in people:
             self.leave(p)
@@ -113,7 +116,9 @@ class Lobby:
         if len(people) > 1:
             seats[witnesses.pop()] = people[1]
             self.met.add(frozenset(p.id for p in people))
-        if mode.solo:
+        if groups is not None:
+            pool = groups
+        elif mode.solo:
             pool = list(mode.ai_agents)
             self.rng.shuffle(pool)
         else:  # one witness from each group, in this interrogator's own order
