@@ -129,6 +129,8 @@ async def test_a_round_with_ai_only_counts_on_every_process(postgres_url: str) -
             await person.send(type="verdict", choice="ai", confidence=80, reason="fast")
             await person.until("reveal")
             await person.send(type="leave")
+            # Read here: a reply still on its way across Redis would reach the next connection.
+            assert (await person.until("status"))["state"] == "idle"
             await person.drop()
             person.base = arena.bases[1]
             status = await person.connect()
