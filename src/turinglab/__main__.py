@@ -1,3 +1,3 @@
-from turinglab.cli import app
+from turinglab.cli import main
 
-app()
+main()

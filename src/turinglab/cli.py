@@ -155,7 +155,7 @@ def run(
     """Run (or resume) the experiment a config file describes, then print its results."""
     import asyncio
 
-    from turinglab.agents.registry import AgentSetupError
+    from turinglab.agents.registry import AgentSetupError, require_extras
     from turinglab.config import ConfigError, GTTExperiment, load_config
     from turinglab.report.console import print_gtt_report
     from turinglab.runner.execute import run_experiment
@@ -170,6 +170,7 @@ def run(
         game = config.experiment.game
         raise fail(f"{game} needs people: use `turinglab serve {config_path}`")
     config = _with_max_in_flight(config, max_in_flight)
+    require_extras(config.used_agents())  # a missing extra leaves no store behind
     location = store or os.environ.get("TURINGLAB_STORE") or config.store
     try:
         check_store(location, create=True)
@@ -544,6 +545,9 @@ def serve(
 
     The lobby is at /, the admin pages at /admin (password from TURINGLAB_ADMIN_PASSWORD, or
     generated and printed)."""
+    from turinglab.extras import require_extra
+
+    require_extra("arena")
     from turinglab.arena.serve import serve as serve_arena
 
     if not 0 < port < 65536:
@@ -634,5 +638,14 @@ def chat(
         raise fail(f"{agent_name}: {err}") from None
 
 
-def main() -> None:  # pragma: no cover - console entry point
-    app()
+def main() -> None:
+    """The console entry point: a feature whose optional extra is missing is one line, exit 2."""
+    from rich.markup import escape
+
+    from turinglab.extras import MissingExtra
+
+    try:
+        app()
+    except MissingExtra as err:  # `[arena]` is not markup
+        err_console.print(f"[red]error:[/] {escape(str(err))}", highlight=False)
+        raise SystemExit(2) from None

@@ -7,13 +7,14 @@ from collections.abc import Callable
 from typing import Any
 
 from turinglab.agents.base import Agent
-from turinglab.config import (
+from turinglab.agents.config import (
     AgentConfig,
     ElizaAgentConfig,
     LocalAgentConfig,
     OpenAIAgentConfig,
     ScriptedAgentConfig,
 )
+from turinglab.extras import require
 
 
 class AgentSetupError(ValueError):
@@ -45,6 +46,8 @@ def _openai(name: str, cfg: OpenAIAgentConfig) -> Agent:
 
 def _local(name: str, cfg: LocalAgentConfig) -> Agent:
     from turinglab.agents.local_gguf import LocalGGUFAgent
+
+    _require_extra(name, cfg)
 
     return LocalGGUFAgent(
         name,
@@ -83,6 +86,18 @@ BUILDERS: dict[type, Callable[[str, Any], Agent]] = {
     ElizaAgentConfig: _eliza,
     ScriptedAgentConfig: _scripted,
 }
+
+
+def _require_extra(name: str, cfg: AgentConfig) -> None:
+    if isinstance(cfg, LocalAgentConfig):
+        require("local", "llama_cpp", f"agent {name!r} (a local llama.cpp model)")
+
+
+def require_extras(configs: dict[str, AgentConfig]) -> None:
+    """Raise MissingExtra for the first agent whose optional extra is not installed, before
+    a run creates anything."""
+    for name, cfg in configs.items():
+        _require_extra(name, cfg)
 
 
 def build_agent(name: str, cfg: AgentConfig) -> Agent:

@@ -34,7 +34,7 @@ from turinglab.analysis.gtt import (
     select_variant,
     success,
 )
-from turinglab.games.variants import BUDGET_VARIANTS
+from turinglab.variants import BUDGET_VARIANTS
 
 TwoSampleTest = Literal["boschloo", "fisher"]
 

@@ -36,7 +36,7 @@ from turinglab.analysis.gtt_relations import (
     equivalence_classes,
     related_pairs,
 )
-from turinglab.games.variants import FD_VARIANTS
+from turinglab.variants import FD_VARIANTS
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ from turinglab.games.gtt import DISTINGUISHER, UNKNOWN, GTTRules
 from turinglab.games.gtt_plan import make_trial
 from turinglab.games.kinds import GameContext, game_for
 from turinglab.games.spec import TrialSpec
-from turinglab.games.variants import MATRIX_VARIANTS
+from turinglab.variants import MATRIX_VARIANTS
 
 DISTINGUISH, ACT, WATCH = "gtt-distinguish", "gtt-act", "gtt-watch"
 MAX_CHARS = 600  # models write long messages; a person may too, within reason

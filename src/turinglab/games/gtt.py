@@ -25,12 +25,12 @@ from turinglab.games.gtt_prompts import GTTPrompts, PromptRole
 from turinglab.games.query_phase import run_query_phase
 from turinglab.games.spec import GameResult
 from turinglab.games.table import Table
-from turinglab.games.variants import (
+from turinglab.prompts import render
+from turinglab.variants import (
     ACTOR_QUERIES,
     FD_VARIANTS,
     VARIANTS,
 )
-from turinglab.prompts import render
 
 DISTINGUISHER = "distinguisher"
 UNKNOWN = "unknown"

@@ -24,7 +24,7 @@ from turinglab.games.gtt_prompts import GTTPrompts
 from turinglab.games.kinds import GameContext, register
 from turinglab.games.spec import GameResult, TrialSpec
 from turinglab.games.table import Seat, Table
-from turinglab.games.variants import MATRIX_VARIANTS
+from turinglab.variants import MATRIX_VARIANTS
 
 # Adaptive sampling decides the comparator A ≥ε B, which only the plain GTT cells estimate.
 ADAPTIVE_VARIANTS: tuple[str, ...] = MATRIX_VARIANTS

@@ -12,7 +12,7 @@ from typing import Any
 from turinglab.games.gtt import DISTINGUISHER, UNKNOWN
 from turinglab.games.query_phase import SPECIMEN
 from turinglab.games.spec import TrialSpec
-from turinglab.games.variants import BUDGET_VARIANTS, FD_VARIANTS, SPECIMEN_VARIANTS
+from turinglab.variants import BUDGET_VARIANTS, FD_VARIANTS, SPECIMEN_VARIANTS
 
 GAME = "gtt"
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from turinglab.extras import require
 from turinglab.itt.judgements import JudgementRow, Source
 
 
@@ -41,6 +42,7 @@ class CVResult:
 
 
 def _classifier(seed: int) -> Any:
+    require("itt", "sklearn", "AI judges")
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
     from sklearn.svm import LinearSVC
@@ -85,6 +87,7 @@ def cross_validate(
     """Stratified k-fold CV repeated over seeds; each sample is predicted once per seed by a
     classifier that never saw its group (with `grouped`). `grouped=False` exists to show the
     leak it prevents."""
+    require("itt", "sklearn", "AI judges")
     from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
 
     if len(features) != len(samples):

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import cache
 
+from turinglab.extras import require
+
 MIN_CAPTION_WORDS = 6
 MIN_RESPONSE_SECONDS = 4.0
 MAX_IDENTICAL_WORDS = 4
@@ -70,6 +72,7 @@ def _normal(text: str) -> str:
 
 @cache
 def _stop_words() -> frozenset[str]:
+    require("itt", "sklearn", "word-association checks")
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
     return frozenset(ENGLISH_STOP_WORDS)
@@ -78,6 +81,7 @@ def _stop_words() -> frozenset[str]:
 def base_form(word: str) -> str:
     """Singular for a plural noun, present tense for an inflected verb (lemminflect's
     dictionary, no context needed for one word)."""
+    require("itt", "lemminflect", "word-association checks")
     from lemminflect import getLemma
 
     noun = getLemma(word, upos="NOUN")

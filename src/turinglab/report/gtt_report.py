@@ -33,7 +33,6 @@ from turinglab.analysis.gtt import (
 from turinglab.analysis.gtt_budget import budget_curve
 from turinglab.analysis.gtt_relations import reflexivity_checks
 from turinglab.analysis.gtt_scores import score_report
-from turinglab.games.variants import BUDGET_VARIANTS, FD_VARIANTS, MATRIX_VARIANTS
 from turinglab.report import figures
 from turinglab.report.cells import fmt as _fmt
 from turinglab.report.cells import num as _num
@@ -42,6 +41,7 @@ from turinglab.report.gtt_transcripts import transcript_browser, transcript_view
 from turinglab.report.html import CellValue, Page, Section
 from turinglab.store.database import RunInfo, Store
 from turinglab.tagging.probe_rules import PROBE_CODES, probe_report
+from turinglab.variants import BUDGET_VARIANTS, FD_VARIANTS, MATRIX_VARIANTS
 
 REPORT_FILE = "report.html"
 Interval = tuple[float, float]

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Protocol
 
-from turinglab.games.variants import FD_VARIANTS
 from turinglab.report.html import Filter, Panel, RecordBrowser
+from turinglab.variants import FD_VARIANTS
 
 MESSAGE_FIELDS = ("seq", "phase", "sender", "visible_to", "text")
 # What the detail view needs but the list does not: compressed in the page, inflated on click.
