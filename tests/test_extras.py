@@ -5,6 +5,8 @@ Each CLI run is a real process in which the extras' modules are refused as if no
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -127,3 +129,15 @@ def test_every_extra_module_is_installed_in_the_full_install() -> None:
     """`make setup` installs .[all,dev]: the entry-point checks pass there."""
     for extra in EXTRA_MODULES:
         require_extra(extra)
+
+
+def test_the_arena_package_imports_without_fastapi() -> None:
+    """arena/__init__ is lazy: its frames and modes load without the web stack."""
+    code = (
+        "import sys, turinglab.arena, turinglab.arena.frames, turinglab.arena.modes\n"
+        "assert 'fastapi' not in sys.modules and 'starlette' not in sys.modules\n"
+        "from turinglab.arena import create_app\n"
+        "assert 'fastapi' in sys.modules\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
