@@ -116,11 +116,14 @@ def test_missing_prompt_file_and_bad_yaml(tmp_path: Path) -> None:
 
 def test_shipped_configs_are_valid() -> None:
     from turinglab.arena.setups import setup_from_config
+    from turinglab.games.kinds import kind_named
 
     for path in Path(__file__).parent.parent.joinpath("configs").glob("*.yaml"):
         config = load_config(path)
-        if getattr(config.experiment, "needs_people", False):  # served, never run in batch
-            assert setup_from_config(config).modes
+        kind = kind_named(config.experiment.game)
+        if kind.needs_people:  # served, never run in batch
+            modes = {mode.name for mode in setup_from_config(config).modes}
+            assert modes and modes <= set(kind.arena_modes), (path, modes)
         else:
             assert plan_trials(config)
 

@@ -7,13 +7,15 @@ import asyncio
 import hashlib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
+from pydantic import BaseModel
 
 from turinglab.agents.base import Agent, AgentReply, CallContext, ChatMessage
 from turinglab.agents.scripted import ScriptedAgent
 from turinglab.config import load_config, parse_config
+from turinglab.games.kinds import CHOOSES_CLOCK, GameKind, register
 from turinglab.games.spec import FLAGGED, GameResult, Judgement, TrialSpec
 from turinglab.games.table import Seat, Table
 from turinglab.runner.plan import PlanTooLarge, plan_trials, run_id
@@ -40,10 +42,12 @@ class TwoChannelGame:
     last trial's witness 'missed its deadline', so that game is flagged."""
 
     name = "two-channel"
-    clock = FixedClock()
 
     def __init__(self, hold: asyncio.Event | None = None) -> None:
         self.hold = hold
+
+    def clock_for(self, seats: Mapping[str, Seat]) -> FixedClock:
+        return FixedClock()
 
     def plan(self) -> list[TrialSpec]:
         return [
@@ -68,6 +72,20 @@ class TwoChannelGame:
     def identity(self) -> dict[str, Any]:
         return {}
 
+
+class TwoChannelExperiment(BaseModel):
+    game: Literal["two-channel"]
+
+
+# A game outside the built-in ones is one registration; its kind says it chooses its clock.
+register(
+    GameKind(
+        "two-channel",
+        TwoChannelExperiment,
+        lambda cfg, context: TwoChannelGame(),
+        capabilities=frozenset({CHOOSES_CLOCK}),
+    )
+)
 
 AGENTS = {"judge": ScriptedAgent("judge", ["?"]), "w": ScriptedAgent("w", ["hi there"])}
 

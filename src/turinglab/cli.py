@@ -157,6 +157,7 @@ def run(
 
     from turinglab.agents.registry import AgentSetupError, require_extras
     from turinglab.config import ConfigError, GTTExperiment, load_config
+    from turinglab.games.kinds import kind_named
     from turinglab.report.console import print_gtt_report
     from turinglab.runner.execute import run_experiment
     from turinglab.runner.plan import PlanTooLarge
@@ -166,7 +167,7 @@ def run(
         config = load_config(config_path)
     except ConfigError as err:
         raise fail(str(err)) from None
-    if getattr(config.experiment, "needs_people", False):
+    if kind_named(config.experiment.game).needs_people:
         game = config.experiment.game
         raise fail(f"{game} needs people: use `turinglab serve {config_path}`")
     config = _with_max_in_flight(config, max_in_flight)

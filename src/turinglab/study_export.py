@@ -17,12 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from turinglab.config import ExperimentConfig
-from turinglab.games.kinds import game_for
+from turinglab.games.kinds import PREFERENCE_ROWS, STUDY_ROWS, game_for, kinds
 from turinglab.games.spec import GameResult, Judgement, TrialSpec
 from turinglab.store.database import RunInfo, Store
-
-STUDY_GAMES = ("three-party", "two-party")
-STT_GAMES = ("strong",)
 
 
 class NotAStudyRun(ValueError):
@@ -40,13 +37,14 @@ class StudyExport:
 
 def export_study(store: Store, run: RunInfo, out: Path) -> StudyExport:
     """Write the run's study (or STT) file into the folder `out`; returns what was written."""
-    if run.game not in (*STUDY_GAMES, *STT_GAMES):
+    if run.game not in study_games():
         raise NotAStudyRun(
             f"run {run.id} plays {run.game!r}; --format study is for "
-            f"{', '.join((*STUDY_GAMES, *STT_GAMES))} runs"
+            f"{', '.join(study_games())} runs"
         )
     config = ExperimentConfig.model_validate(run.config)
-    game: Any = game_for(config.experiment)
+    game = game_for(config.experiment)
+    study, stt = STUDY_ROWS.of(game), PREFERENCE_ROWS.of(game)
     verdicts = _judgements_by_game(store.judgements(run.id))
     kinds = store.seat_kinds(run.id)
     rows: list[dict[str, Any]] = []
@@ -68,17 +66,25 @@ def export_study(store: Store, run: RunInfo, out: Path) -> StudyExport:
             details=r["details"],
             judgements=verdicts.get(r["attempt_id"], []),
         )
-        if run.game in STT_GAMES:
-            made = game.stt_rows(spec, result)
+        if study is not None:
+            made = study.study_rows(spec, result, seat_kinds=kinds.get(r["attempt_id"], {}))
         else:
-            made = game.study_rows(spec, result, seat_kinds=kinds.get(r["attempt_id"], {}))
+            assert stt is not None  # a study game has one of the two
+            made = stt.stt_rows(spec, result)
         skipped += not made
         rows += made
-    kind = "stt" if run.game in STT_GAMES else "study"
+    kind = "study" if study is not None else "stt"
     path = out / f"{kind}.csv"
     out.mkdir(parents=True, exist_ok=True)
     _write_csv(path, rows)
     return StudyExport(path, kind, len(rows), games, skipped)
+
+
+def study_games() -> list[str]:
+    """The game kinds whose runs have a study (or STT) file, from the registry."""
+    return [
+        name for name, kind in kinds().items() if {STUDY_ROWS, PREFERENCE_ROWS} & kind.capabilities
+    ]
 
 
 def _judgements_by_game(found: Iterable[dict[str, Any]]) -> dict[int, list[Judgement]]:

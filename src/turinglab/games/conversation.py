@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from turinglab.agents.base import Agent, AgentReply, ChatMessage
 from turinglab.agents.local_gguf import OTHER_NAME, SELF_NAME
-from turinglab.games.kinds import GameContext, register
+from turinglab.games.kinds import GameContext, GameKind, register
 from turinglab.games.spec import FINISHED, FLAGGED, GameResult, TrialSpec, trial_seed
 from turinglab.games.table import Seat, Table
 
@@ -234,8 +234,10 @@ class ConversationGame:
         return GameResult(FINISHED, details=details)
 
 
-@register("conversation")
 def _conversation_game(config: Any, context: GameContext) -> ConversationGame:
     if not isinstance(config, ConversationExperiment):
         config = ConversationExperiment.model_validate(config)
     return ConversationGame(config, context)
+
+
+KIND = register(GameKind("conversation", ConversationExperiment, _conversation_game))

@@ -10,6 +10,7 @@ from typing import Any
 
 from turinglab.agents.base import Agent
 from turinglab.games.gtt import GTTRules, GTTSetup, play_gtt
+from turinglab.games.gtt_config import GTTExperiment
 from turinglab.games.gtt_plan import (
     GAME,
     GTTTrial,
@@ -21,7 +22,14 @@ from turinglab.games.gtt_plan import (
     planned_count,
 )
 from turinglab.games.gtt_prompts import GTTPrompts
-from turinglab.games.kinds import GameContext, register
+from turinglab.games.kinds import (
+    ADAPTIVE_SAMPLING,
+    OUTCOME_COLUMNS,
+    PLANNED_COUNT,
+    GameContext,
+    GameKind,
+    register,
+)
 from turinglab.games.spec import GameResult, TrialSpec
 from turinglab.games.table import Seat, Table
 from turinglab.variants import MATRIX_VARIANTS
@@ -29,7 +37,7 @@ from turinglab.variants import MATRIX_VARIANTS
 # Adaptive sampling decides the comparator A ≥ε B, which only the plain GTT cells estimate.
 ADAPTIVE_VARIANTS: tuple[str, ...] = MATRIX_VARIANTS
 # Outcome columns the GTT analysis reads; they leave `details` for their own columns.
-OUTCOME_COLUMNS = (
+GTT_OUTCOME_COLUMNS = (
     "distinguisher_turns",
     "unknown_turns",
     "first_distinguisher_message",
@@ -80,7 +88,7 @@ class GTTGame:
 
     def outcome_columns(self, result: GameResult) -> dict[str, Any]:
         """Move GTT's summary fields out of `details` into the outcome's own columns."""
-        return {col: result.details.pop(col, None) for col in OUTCOME_COLUMNS}
+        return {col: result.details.pop(col, None) for col in GTT_OUTCOME_COLUMNS}
 
     # ---- adaptive sampling ------------------------------------------------------------------
 
@@ -145,6 +153,16 @@ class GTTGame:
             )
 
 
-@register(GAME)
 def _gtt(experiment: Any, context: GameContext) -> GTTGame:
     return GTTGame(experiment, context)
+
+
+KIND = register(
+    GameKind(
+        GAME,
+        GTTExperiment,
+        _gtt,
+        arena_modes=("gtt-distinguish", "gtt-act", "gtt-watch"),
+        capabilities=frozenset({PLANNED_COUNT, OUTCOME_COLUMNS, ADAPTIVE_SAMPLING}),
+    )
+)

@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from turinglab.agents.base import Agent, ChatMessage
-from turinglab.games.kinds import GameContext, register
+from turinglab.games.kinds import PLANNED_COUNT, GameContext, GameKind, register
 from turinglab.games.spec import FINISHED, FLAGGED, GameResult, TrialSpec, trial_seed
 from turinglab.games.table import GAME, Seat, Table
 from turinglab.itt.stimuli import StimulusSet, load_stimuli, text_stimuli
@@ -219,8 +219,17 @@ def _details(
     }
 
 
-@register(GAME_NAME)
 def _itt_response_game(config: Any, context: GameContext) -> ITTResponseGame:
     if not isinstance(config, ITTResponseExperiment):
         config = ITTResponseExperiment.model_validate(config)
     return ITTResponseGame(config, context)
+
+
+KIND = register(
+    GameKind(
+        GAME_NAME,
+        ITTResponseExperiment,
+        _itt_response_game,
+        capabilities=frozenset({PLANNED_COUNT}),
+    )
+)

@@ -1,19 +1,26 @@
 """Game kinds: how a game is planned, seated and played. The runner sees only this interface.
 
 A new game is one module that defines its experiment config (a pydantic model with
-`game: Literal["<name>"]`) and a factory registered here with `@register("<name>")`. The
-runner, the store and the CLI never name a particular game.
+`game: Literal["<name>"]`), its game class, and one `register(GameKind(...))`: the name, the
+config model, the factory, the arena modes that play it, and the optional capabilities the game
+implements. The runner, the store, the exports and the CLI never name a particular game and
+never probe a game for methods: they ask its kind (`RESUMABLE.of(game)`, ...), typed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import importlib
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast, runtime_checkable
 
 from turinglab.agents.base import Agent
+from turinglab.games.clock import Clock
 from turinglab.games.spec import GameResult, TrialSpec
 from turinglab.games.table import Seat, Table
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 
 @dataclass(frozen=True)
@@ -26,8 +33,7 @@ class GameContext:
 
 
 class Game(Protocol):
-    """One game kind, set up from its experiment config. Optional: `clock_for(seats)` (or a
-    `clock` attribute) chooses the clock a table plays on; the runner uses real time otherwise."""
+    """One game kind, set up from its experiment config; what every game does."""
 
     name: str
 
@@ -46,40 +52,171 @@ class Game(Protocol):
         ...
 
 
+# ---- optional capabilities: what some games do, declared by their kind ---------------------
+
+
+@runtime_checkable
+class ChoosesClock(Protocol):
+    """Chooses the clock a table plays on (timed games use simulated time when no person is
+    seated, so a batch run never waits for real minutes); others play on real time."""
+
+    def clock_for(self, seats: Mapping[str, Seat]) -> Clock: ...
+
+
+@runtime_checkable
+class Resumable(Protocol):
+    """Goes on from a table's committed history (a live game whose server process died)."""
+
+    async def resume(self, table: Table, spec: TrialSpec, *, started_at: float) -> GameResult: ...
+
+
+@runtime_checkable
+class PlannedCount(Protocol):
+    """Counts its design without making it, so the planner refuses a huge one in one line."""
+
+    size_field: str  # the config field that makes the design large, named in that line
+
+    def planned_count(self) -> int: ...
+
+
+@runtime_checkable
+class OutcomeColumns(Protocol):
+    """Moves its summary fields out of `details` into the outcome's own columns."""
+
+    def outcome_columns(self, result: GameResult) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class AdaptiveSampling(Protocol):
+    """Plans more trials for cells whose conclusion is unsettled (when its config asks)."""
+
+    @property
+    def adaptive(self) -> bool: ...
+
+    def more_trials(
+        self, planned: Sequence[TrialSpec], rows: Sequence[Mapping[str, Any]]
+    ) -> list[TrialSpec]: ...
+
+    def report_adaptive(
+        self, rows: Sequence[Mapping[str, Any]], say: Callable[[str], None]
+    ) -> None: ...
+
+
+@runtime_checkable
+class StudyRows(Protocol):
+    """Writes the human-study file's rows (one per game and witness) for a finished game."""
+
+    def study_rows(
+        self, spec: TrialSpec, result: GameResult, *, seat_kinds: Mapping[str, str]
+    ) -> list[dict[str, Any]]: ...
+
+
+@runtime_checkable
+class PreferenceRows(Protocol):
+    """Writes the Strong Turing Test preference file's rows for a finished game."""
+
+    def stt_rows(self, spec: TrialSpec, result: GameResult) -> list[dict[str, Any]]: ...
+
+
+C = TypeVar("C")
+
+
+class Capability(Generic[C]):
+    """A typed handle on one optional capability: `OUTCOME_COLUMNS.of(game)` is the game as an
+    `OutcomeColumns` when its kind declares it, else None."""
+
+    def __init__(self, name: str, protocol: type) -> None:
+        self.name = name
+        self.protocol = protocol
+
+    def of(self, game: Game) -> C | None:
+        kind = _REGISTRY.get(game.name)
+        if kind is None or self not in kind.capabilities:
+            return None
+        return cast(C, game)  # game_for checked that the game implements the protocol
+
+    def __repr__(self) -> str:
+        return f"Capability({self.name!r})"
+
+
+CHOOSES_CLOCK = Capability[ChoosesClock]("chooses its clock", ChoosesClock)
+RESUMABLE = Capability[Resumable]("resumable", Resumable)
+PLANNED_COUNT = Capability[PlannedCount]("planned count", PlannedCount)
+OUTCOME_COLUMNS = Capability[OutcomeColumns]("outcome columns", OutcomeColumns)
+ADAPTIVE_SAMPLING = Capability[AdaptiveSampling]("adaptive sampling", AdaptiveSampling)
+STUDY_ROWS = Capability[StudyRows]("study rows", StudyRows)
+PREFERENCE_ROWS = Capability[PreferenceRows]("preference rows", PreferenceRows)
+CAPABILITIES: tuple[Capability[Any], ...] = (
+    CHOOSES_CLOCK,
+    RESUMABLE,
+    PLANNED_COUNT,
+    OUTCOME_COLUMNS,
+    ADAPTIVE_SAMPLING,
+    STUDY_ROWS,
+    PREFERENCE_ROWS,
+)
+
+
+# ---- the registry ----------------------------------------------------------------------------
+
 GameFactory = Callable[[Any, GameContext], Game]
 
-_REGISTRY: dict[str, GameFactory] = {}
+
+@dataclass(frozen=True)
+class GameKind:
+    """Everything the layers above the games know about one kind, registered once."""
+
+    name: str  # the config's `experiment.game`
+    config: type[BaseModel]  # the experiment model (`game: Literal[name]`)
+    factory: GameFactory
+    arena_modes: tuple[str, ...] = ()  # the arena modes that play it with people
+    capabilities: frozenset[Capability[Any]] = frozenset()
+    needs_people: bool = False  # played only in the arena (`turinglab serve`), never in batch
+
+    def build(self, experiment: Any, context: GameContext | None = None) -> Game:
+        game = self.factory(experiment, context or GameContext())
+        missing = [c.name for c in self.capabilities if not isinstance(game, c.protocol)]
+        if missing:  # a registration that promises more than the class has: a bug, said early
+            raise TypeError(f"game kind {self.name!r} declares {missing} but does not have them")
+        return game
 
 
-def register(name: str) -> Callable[[GameFactory], GameFactory]:
-    def wrap(factory: GameFactory) -> GameFactory:
-        _REGISTRY[name] = factory
-        return factory
+_REGISTRY: dict[str, GameKind] = {}
 
-    return wrap
+
+def register(kind: GameKind) -> GameKind:
+    if _REGISTRY.get(kind.name, kind) != kind:
+        raise ValueError(f"game kind {kind.name!r} is registered twice")
+    _REGISTRY[kind.name] = kind
+    return kind
+
+
+def kinds() -> dict[str, GameKind]:
+    """Every registered kind, the built-in ones loaded."""
+    _load_builtin_games()
+    return dict(_REGISTRY)
+
+
+def kind_named(name: str) -> GameKind:
+    known = kinds()
+    try:
+        return known[name]
+    except KeyError:
+        raise ValueError(f"unknown game {name!r} (known: {', '.join(sorted(known))})") from None
 
 
 def game_for(experiment: Any, context: GameContext | None = None) -> Game:
     """The game an experiment config asks for (`experiment.game`)."""
-    _load_builtin_games()
-    try:
-        factory = _REGISTRY[experiment.game]
-    except KeyError:
-        raise ValueError(
-            f"unknown game {experiment.game!r} (known: {', '.join(sorted(_REGISTRY))})"
-        ) from None
-    return factory(experiment, context or GameContext())
+    return kind_named(experiment.game).build(experiment, context)
 
 
 def _load_builtin_games() -> None:
     # Imported on first use so that `turinglab --help` stays cheap; each module registers itself.
-    import importlib
-
     for module in BUILTIN_GAME_MODULES:
         importlib.import_module(module)
 
 
-# Each entry is a module that calls @register when imported.
+# Each entry is a module that calls `register` when imported.
 BUILTIN_GAME_MODULES: list[str] = [
     "turinglab.games.gtt_kind",
     "turinglab.games.three_party",
@@ -87,4 +224,5 @@ BUILTIN_GAME_MODULES: list[str] = [
     "turinglab.games.strong",
     "turinglab.games.conversation",
     "turinglab.games.itt_response",
+    "turinglab.games.live_itt",
 ]

@@ -18,12 +18,13 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Mapping
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from turinglab.agents.base import Agent, ChatMessage
 from turinglab.agents.human import MESSAGE, HumanAgent, HumanInput
+from turinglab.games.kinds import GameContext, GameKind, register
 from turinglab.games.live import call_seat
 from turinglab.games.spec import FINISHED, FLAGGED, GameResult, Judgement, TrialSpec
 from turinglab.games.table import Seat, Table
@@ -91,9 +92,6 @@ def human_brief(condition: str, max_words: int) -> str:
 
 class LiveITTExperiment(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-    # Played only with people: `turinglab run` says so and points to `turinglab serve`.
-    needs_people: ClassVar[bool] = True
 
     game: Literal["live-itt"]
     ai_agents: list[str] = Field(min_length=1, description="the AI agents; one per session")
@@ -221,3 +219,18 @@ class LiveITTGame:
         history = [*([prompt] if prompt else []), *table.view(seat)]
         reply = await call_seat(table, seat, history, deadline_s=self.cfg.message_deadline_s)
         return reply.text.strip()
+
+
+def _live_itt_game(cfg: LiveITTExperiment, context: GameContext) -> LiveITTGame:
+    return LiveITTGame(cfg)
+
+
+KIND = register(
+    GameKind(
+        "live-itt",
+        LiveITTExperiment,
+        _live_itt_game,
+        arena_modes=("live-itt", "live-itt-practice"),
+        needs_people=True,
+    )
+)

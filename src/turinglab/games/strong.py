@@ -26,7 +26,13 @@ from turinglab.agents.human import MESSAGE, HumanAgent
 from turinglab.games.clock import REAL_CLOCK, Clock, SimulatedClock
 from turinglab.games.interrogation import message_counts
 from turinglab.games.interrogation_setup import seed_of
-from turinglab.games.kinds import GameContext, register
+from turinglab.games.kinds import (
+    CHOOSES_CLOCK,
+    PREFERENCE_ROWS,
+    GameContext,
+    GameKind,
+    register,
+)
 from turinglab.games.live import MissedCall, call_seat
 from turinglab.games.spec import FINISHED, FLAGGED, GameResult, Judgement, TrialSpec
 from turinglab.games.table import Seat, Table
@@ -334,6 +340,16 @@ def _read_preference(text: str, labels: tuple[str, ...]) -> str | None:
     return match.group(1) if match and match.group(1) in labels else None
 
 
-@register("strong")
 def strong_game(cfg: StrongExperiment, context: GameContext) -> StrongGame:
     return StrongGame(cfg, context)
+
+
+KIND = register(
+    GameKind(
+        "strong",
+        StrongExperiment,
+        strong_game,
+        arena_modes=("strong", "strong-practice", "strong-respond"),
+        capabilities=frozenset({CHOOSES_CLOCK, PREFERENCE_ROWS}),
+    )
+)

@@ -21,7 +21,14 @@ from turinglab.games.interrogation_setup import (
     seed_of,
     witness_entry,
 )
-from turinglab.games.kinds import GameContext, register
+from turinglab.games.kinds import (
+    CHOOSES_CLOCK,
+    RESUMABLE,
+    STUDY_ROWS,
+    GameContext,
+    GameKind,
+    register,
+)
 from turinglab.games.spec import TrialSpec
 from turinglab.games.witness import sample_facts
 
@@ -87,6 +94,16 @@ class ThreePartyGame(InterrogationGame):
         return specs
 
 
-@register("three-party")
 def three_party_game(cfg: ThreePartyExperiment, context: GameContext) -> ThreePartyGame:
     return ThreePartyGame(cfg, context)
+
+
+KIND = register(
+    GameKind(
+        "three-party",
+        ThreePartyExperiment,
+        three_party_game,
+        arena_modes=("three-party", "practice"),
+        capabilities=frozenset({CHOOSES_CLOCK, RESUMABLE, STUDY_ROWS}),
+    )
+)

@@ -19,7 +19,14 @@ from turinglab.games.interrogation_setup import (
     seed_of,
     witness_entry,
 )
-from turinglab.games.kinds import GameContext, register
+from turinglab.games.kinds import (
+    CHOOSES_CLOCK,
+    RESUMABLE,
+    STUDY_ROWS,
+    GameContext,
+    GameKind,
+    register,
+)
 from turinglab.games.spec import TrialSpec
 from turinglab.games.witness import sample_facts
 
@@ -69,6 +76,16 @@ class TwoPartyGame(InterrogationGame):
         return specs
 
 
-@register("two-party")
 def two_party_game(cfg: TwoPartyExperiment, context: GameContext) -> TwoPartyGame:
     return TwoPartyGame(cfg, context)
+
+
+KIND = register(
+    GameKind(
+        "two-party",
+        TwoPartyExperiment,
+        two_party_game,
+        arena_modes=("two-party", "practice"),
+        capabilities=frozenset({CHOOSES_CLOCK, RESUMABLE, STUDY_ROWS}),
+    )
+)

@@ -7,13 +7,19 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from turinglab.agents.base import Agent
 from turinglab.agents.registry import build_agent, display_names, endpoint_limits
 from turinglab.agents.retry import Caller, CallStats, RetryPolicy
 from turinglab.config import ExperimentConfig
-from turinglab.games.kinds import Game, GameContext, game_for
+from turinglab.games.kinds import (
+    ADAPTIVE_SAMPLING,
+    AdaptiveSampling,
+    Game,
+    GameContext,
+    game_for,
+)
 from turinglab.runner.environment import environment_block
 from turinglab.runner.plan import identity_document, plan_game, run_id
 from turinglab.runner.scheduler import DEFAULT_LEASE_S, RunCounters, TrialRunner
@@ -73,7 +79,11 @@ def prepare_run(
 
 
 async def sample_adaptively(
-    game: Any, store: Store, rid: str, runner: TrialRunner, say: Callable[[str], None]
+    game: AdaptiveSampling,
+    store: Store,
+    rid: str,
+    runner: TrialRunner,
+    say: Callable[[str], None],
 ) -> None:
     """Plan and play batches for the cells the game says are unsettled (GTT's hook)."""
     while True:
@@ -143,8 +153,9 @@ async def run_experiment(
     status = "interrupted"
     try:
         await runner.run()
-        if getattr(game, "adaptive", False):
-            await sample_adaptively(game, store, rid, runner, say)
+        sampler = ADAPTIVE_SAMPLING.of(game)
+        if sampler is not None and sampler.adaptive:
+            await sample_adaptively(sampler, store, rid, runner, say)
         final = store.state(rid, settings.max_attempts)
         # Other workers may have finished trials of this run meanwhile: count them as done.
         counters.already_finished = final.finished - counters.finished

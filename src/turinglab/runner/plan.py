@@ -9,7 +9,7 @@ import os
 from typing import Any
 
 from turinglab.config import TRANSPORT_FIELDS, ExperimentConfig, ScriptedAgentConfig
-from turinglab.games.kinds import Game, GameContext, game_for
+from turinglab.games.kinds import PLANNED_COUNT, Game, GameContext, game_for
 from turinglab.games.spec import TrialSpec
 
 # Planning materialises every spec; refuse designs that would take gigabytes before anything
@@ -33,14 +33,13 @@ def plan_limit() -> int:
 def plan_game(game: Game, limit: int | None = None) -> list[TrialSpec]:
     """Every trial of the game's design, after checking the design's size without making it."""
     limit = plan_limit() if limit is None else limit
-    count = getattr(game, "planned_count", None)
-    if count is not None:
-        n = count()
+    sized = PLANNED_COUNT.of(game)
+    if sized is not None:
+        n = sized.planned_count()
         if n > limit:
-            field = getattr(game, "size_field", "experiment")
             raise PlanTooLarge(
-                f"{field}: the design plans {n:,} trials, more than the limit of {limit:,} "
-                "(lower it, or set TURINGLAB_MAX_PLANNED_TRIALS to allow more)"
+                f"{sized.size_field}: the design plans {n:,} trials, more than the limit of "
+                f"{limit:,} (lower it, or set TURINGLAB_MAX_PLANNED_TRIALS to allow more)"
             )
     return game.plan()
 

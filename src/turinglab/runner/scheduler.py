@@ -25,7 +25,7 @@ from turinglab.agents.base import Agent
 from turinglab.agents.errors import AgentError
 from turinglab.agents.retry import Caller
 from turinglab.games.clock import REAL_CLOCK, Clock
-from turinglab.games.kinds import Game
+from turinglab.games.kinds import CHOOSES_CLOCK, OUTCOME_COLUMNS, Game
 from turinglab.games.table import Seat, Table, TranscriptMessage
 from turinglab.store.database import (
     SUPERSEDED,
@@ -82,14 +82,11 @@ class RunCounters:
 
 
 def clock_for(game: Game, seats: dict[str, Seat]) -> Clock:
-    """The clock a game is played on: the game decides, per table (`clock_for(seats)`: timed
+    """The clock a game is played on: a kind that chooses its clock decides per table (timed
     games use simulated time when no person is seated, so a batch run never waits for real
-    minutes) or once (`clock`); other games run on real time."""
-    choose = getattr(game, "clock_for", None)
-    if choose is not None:
-        clock: Clock = choose(seats)
-        return clock
-    return getattr(game, "clock", REAL_CLOCK)
+    minutes); other games run on real time."""
+    chooser = CHOOSES_CLOCK.of(game)
+    return chooser.clock_for(seats) if chooser is not None else REAL_CLOCK
 
 
 class TrialRunner:
@@ -249,8 +246,8 @@ class TrialRunner:
                 self.counters.last_error = f"{spec.key}: {message[:200]}"
                 self.on_change()
                 continue
-            outcome_columns = getattr(self.game, "outcome_columns", None)
-            extra = outcome_columns(result) if outcome_columns else {}
+            columns = OUTCOME_COLUMNS.of(self.game)
+            extra = columns.outcome_columns(result) if columns is not None else {}
             end = self._end(game_id, trial, table, result=result, extra=extra)
             status = await self.writer.wait(self.writer.end_game(end))
             if status == SUPERSEDED:
