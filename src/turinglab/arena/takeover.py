@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from turinglab.arena.live import SERVER_LOST, VERDICT_GRACE_S, LiveGame
 from turinglab.arena.sessions import Participant
 from turinglab.arena.store_bridge import StoredGame
+from turinglab.games.kinds import RESUMABLE
 from turinglab.games.spec import FLAGGED, GameResult, TrialSpec
 from turinglab.games.table import Table
 
@@ -37,7 +38,7 @@ async def _lost(table: Table, spec: TrialSpec) -> GameResult:
 def resumes(game: LiveGame, now: float) -> bool:
     """Whether the rebuilt game can go on: its kind resumes, and it is not long over."""
     late = game.deadline is not None and now > game.deadline + VERDICT_GRACE_S
-    return callable(getattr(game.mode.game, "resume", None)) and not late
+    return RESUMABLE.of(game.mode.game) is not None and not late
 
 
 def restore(arena: Arena, stored: StoredGame, person: Callable[[str], Participant]) -> LiveGame:
