@@ -58,6 +58,29 @@ def test_each_kind_declares_exactly_the_capabilities_its_game_has() -> None:
             assert (capability.of(game) is game) == declared
 
 
+def test_the_arena_serves_the_modes_each_kind_declares(monkeypatch: pytest.MonkeyPatch) -> None:
+    from turinglab.arena.setups import setup_from_config
+
+    served: dict[str, set[str]] = {}
+    for path in sorted(CONFIGS.glob("*.yaml")):
+        config = load_config(path)
+        for agent in config.agents.values():  # hosted agents are built, never called
+            if getattr(agent, "api_key_env", None):
+                monkeypatch.setenv(agent.api_key_env, "not-a-key")  # type: ignore[union-attr]
+        kind = kind_named(config.experiment.game)
+        if not kind.arena_modes:
+            served_games = "gtt, live-itt, strong, three-party, two-party"
+            with pytest.raises(ValueError, match=f"the arena plays {served_games} games, not"):
+                setup_from_config(config)
+            continue
+        modes = {mode.name for mode in setup_from_config(config).modes}
+        served.setdefault(kind.name, set()).update(modes)
+    for name, modes in served.items():
+        assert modes <= set(kind_named(name).arena_modes), name
+    arena_kinds = {n for n, k in builtin_kinds().items() if k.arena_modes}
+    assert set(served) == arena_kinds, "an arena kind with no shipped config is untested"
+
+
 def test_capabilities_reflect_the_design() -> None:
     gtt = game_for(load_config(CONFIGS / "gtt-offline.yaml").experiment)
     three = game_for(load_config(CONFIGS / "three-party-offline.yaml").experiment)

@@ -16,6 +16,7 @@ from turinglab.arena.engine_modes import interrogation_mode
 from turinglab.arena.modes import ArenaMode, ArenaSettings, ArenaSetup
 from turinglab.config import EMBEDDED_AGENTS, AgentConfig, ExperimentConfig, GTTExperiment
 from turinglab.games.interrogation_setup import InterrogationExperiment
+from turinglab.games.kinds import kinds
 from turinglab.games.live_itt import LiveITTExperiment
 from turinglab.games.strong import StrongExperiment
 from turinglab.games.three_party import ThreePartyExperiment
@@ -69,9 +70,9 @@ def setup_from_config(config: ExperimentConfig) -> ArenaSetup:
 
         return live_itt_setup_for(experiment, config.all_agents())
     if not isinstance(experiment, InterrogationExperiment):
+        served = sorted(name for name, kind in kinds().items() if kind.arena_modes)
         raise ValueError(
-            "experiment.game: the arena plays three-party, two-party, strong, gtt and live-itt "
-            f"games, not {getattr(experiment, 'game', '?')!r}"
+            f"experiment.game: the arena plays {', '.join(served)} games, not {experiment.game!r}"
         )
     return setup_for(experiment, config.all_agents())
 
