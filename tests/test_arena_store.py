@@ -18,7 +18,14 @@ from pathlib import Path
 
 import aiohttp
 
-from arena_fixtures import ADMIN_PASSWORD, Person, free_port, make_setup, pair, running_arena
+from arena_fixtures import (
+    ADMIN_PASSWORD,
+    Person,
+    listening_socket,
+    make_setup,
+    pair,
+    running_arena,
+)
 from turinglab.arena.store_bridge import ArenaStore
 from turinglab.store.database import Store
 
@@ -93,21 +100,21 @@ async def test_a_finished_game_is_stored_as_played(tmp_path: Path) -> None:
 
 
 SERVER = """
-import sys, uvicorn
+import sys
 sys.path.insert(0, {tests!r})
-from arena_fixtures import ADMIN_PASSWORD, make_setup
+from arena_fixtures import ADMIN_PASSWORD, make_setup, serve_on_fd
 from turinglab.arena import create_app
 from turinglab.arena.store_bridge import ArenaStore
 from turinglab.store.database import Store
 setup = make_setup()
 app = create_app(setup, admin_password=ADMIN_PASSWORD, store=ArenaStore(Store({db!r}), setup))
-uvicorn.run(app, host="127.0.0.1", port={port}, log_level="warning")
+serve_on_fd(app, {fd})
 """
 
 
 async def _wait_up(base: str, proc: subprocess.Popen[bytes]) -> None:
     async with aiohttp.ClientSession() as http:
-        for _ in range(300):
+        for _ in range(1200):  # a minute: a busy machine starts Python slowly
             assert proc.poll() is None, "the server process died"
             try:
                 async with http.get(base + "/healthz") as r:
@@ -131,11 +138,11 @@ async def _stored_texts(db: str, texts: set[str]) -> None:
 
 async def test_a_killed_server_loses_nothing_already_said(tmp_path: Path) -> None:
     db = str(tmp_path / "arena.db")
-    port = free_port()
-    code = SERVER.format(tests=str(TESTS), db=db, port=port)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    proc = subprocess.Popen([sys.executable, "-c", code], env=env)
-    base = f"http://127.0.0.1:{port}"
+    with listening_socket() as sock:  # the child serves on it; closed here once passed down
+        code = SERVER.format(tests=str(TESTS), db=db, fd=sock.fileno())
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+        proc = subprocess.Popen([sys.executable, "-c", code], env=env, pass_fds=[sock.fileno()])
+        base = f"http://127.0.0.1:{sock.getsockname()[1]}"
     try:
         await _wait_up(base, proc)
         judge, witness, gj, _gw = await pair(base, "three-party")

@@ -56,8 +56,9 @@ def takeover_setup() -> ArenaSetup:
 
 
 SERVER = """
-import sys, uvicorn
+import sys
 sys.path.insert(0, {tests!r})
+from arena_fixtures import serve_on_fd
 from arena_fixtures import ADMIN_PASSWORD
 from test_arena_takeover import takeover_setup
 from turinglab.arena import create_app
@@ -69,7 +70,7 @@ app = create_app(
     setup, admin_password=ADMIN_PASSWORD, store=ArenaStore(Store({db!r}), setup, worker={port!r}),
     redis_url="redis://127.0.0.1:6379/0", secret="shared test secret", namespace={ns!r},
 )
-uvicorn.run(app, host="127.0.0.1", port={port}, log_level="warning")
+serve_on_fd(app, {fd})
 """
 
 
