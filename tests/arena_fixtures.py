@@ -225,19 +225,19 @@ class Person:
         assert self.ws is not None
         await self.ws.send_json(frame)
 
-    async def recv(self, timeout: float = 10.0) -> dict[str, Any]:
+    async def recv(self, timeout: float = 30.0) -> dict[str, Any]:  # ms, unless very busy
         assert self.ws is not None
         frame = await self.ws.receive_json(timeout=timeout)
         self.frames.append(frame)
         return frame
 
-    async def until(self, type_: str, timeout: float = 10.0, **match: Any) -> dict[str, Any]:
+    async def until(self, type_: str, timeout: float = 30.0, **match: Any) -> dict[str, Any]:
         while True:
             frame = await self.recv(timeout)
             if frame["type"] == type_ and all(frame.get(k) == v for k, v in match.items()):
                 return frame
 
-    async def until_any(self, types: tuple[str, ...], timeout: float = 10.0) -> dict[str, Any]:
+    async def until_any(self, types: tuple[str, ...], timeout: float = 30.0) -> dict[str, Any]:
         while True:
             frame = await self.recv(timeout)
             if frame["type"] in types:

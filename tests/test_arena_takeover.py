@@ -243,7 +243,7 @@ async def test_a_process_presumed_dead_gives_up_the_games_taken_from_it(tmp_path
                 with kept.store.writing() as conn:  # another process claims it meanwhile
                     conn.execute(games.update().where(games.c.id == gid).values(worker="x/1"))
                 client.delete(f"turinglab:arena:{ns}:alive:{kept.worker}")  # we were silent
-                for _ in range(100):
+                for _ in range(600):  # up to 30 s: a state, however busy the machine
                     if game["game"] not in arena.games:
                         break
                     await asyncio.sleep(0.05)
