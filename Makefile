@@ -25,10 +25,11 @@ browser:
 	  || echo "note: the browser tests need Debian's chromium at /usr/bin/chromium"
 
 # Tests in parallel: most wait on servers, browsers and clocks, not on the CPU (see README, Tests).
+# More options with PYTEST_ARGS, e.g. make test PYTEST_ARGS='-m "not slow"'.
 TEST_WORKERS ?= 3
 
 test: setup browser
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
 
 lint: setup
 	$(BIN)/ruff check src tests
