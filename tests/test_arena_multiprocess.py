@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from arena_fixtures import Person, free_port, make_setup
+from arena_fixtures import Person, listening_socket, make_setup
 from test_arena_store import _three_party, _wait_up
 from turinglab.arena.cluster import SignedSessions
 from turinglab.arena.store_bridge import ArenaStore
@@ -37,8 +37,9 @@ class Processes:
 
 
 SERVER = """
-import sys, uvicorn
+import sys
 sys.path.insert(0, {tests!r})
+from arena_fixtures import serve_on_fd
 from arena_fixtures import ADMIN_PASSWORD, make_setup
 from turinglab.arena import create_app
 from turinglab.arena.cluster import SignedSessions
@@ -49,7 +50,7 @@ app = create_app(
     setup, admin_password=ADMIN_PASSWORD, store=ArenaStore(Store({db!r}), setup, worker={port!r}),
     redis_url="redis://127.0.0.1:6379/0", secret="shared test secret", namespace={ns!r},
 )
-uvicorn.run(app, host="127.0.0.1", port={port}, log_level="warning")
+serve_on_fd(app, {fd})
 """
 
 
@@ -68,13 +69,15 @@ async def arena_processes(server: str, db: str, n: int = 2) -> AsyncIterator[Pro
     ns) in a fresh Redis namespace, each up; stopped (SIGTERM, then SIGKILL) afterwards."""
     ns = f"test-{uuid.uuid4().hex[:8]}"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    ports = [free_port() for _ in range(n)]
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", server.format(tests=str(TESTS), db=db, port=p, ns=ns)], env=env
+    socks = [listening_socket() for _ in range(n)]  # held from the start: no port race
+    ports = [int(sock.getsockname()[1]) for sock in socks]
+    procs = []
+    for sock, port in zip(socks, ports, strict=True):
+        code = server.format(tests=str(TESTS), db=db, port=port, fd=sock.fileno(), ns=ns)
+        procs.append(
+            subprocess.Popen([sys.executable, "-c", code], env=env, pass_fds=[sock.fileno()])
         )
-        for p in ports
-    ]
+        sock.close()  # the child holds it now
     bases = [f"http://127.0.0.1:{p}" for p in ports]
     try:
         for base, proc in zip(bases, procs, strict=True):

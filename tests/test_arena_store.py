@@ -8,16 +8,24 @@ said so far and the game visible as `playing`; a new server on the same store ex
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import aiohttp
 
-from arena_fixtures import ADMIN_PASSWORD, Person, free_port, make_setup, pair, running_arena
+from arena_fixtures import (
+    ADMIN_PASSWORD,
+    Person,
+    listening_socket,
+    make_setup,
+    pair,
+    running_arena,
+)
 from turinglab.arena.store_bridge import ArenaStore
 from turinglab.store.database import Store
 
@@ -92,21 +100,21 @@ async def test_a_finished_game_is_stored_as_played(tmp_path: Path) -> None:
 
 
 SERVER = """
-import sys, uvicorn
+import sys
 sys.path.insert(0, {tests!r})
-from arena_fixtures import ADMIN_PASSWORD, make_setup
+from arena_fixtures import ADMIN_PASSWORD, make_setup, serve_on_fd
 from turinglab.arena import create_app
 from turinglab.arena.store_bridge import ArenaStore
 from turinglab.store.database import Store
 setup = make_setup()
 app = create_app(setup, admin_password=ADMIN_PASSWORD, store=ArenaStore(Store({db!r}), setup))
-uvicorn.run(app, host="127.0.0.1", port={port}, log_level="warning")
+serve_on_fd(app, {fd})
 """
 
 
 async def _wait_up(base: str, proc: subprocess.Popen[bytes]) -> None:
     async with aiohttp.ClientSession() as http:
-        for _ in range(300):
+        for _ in range(1200):  # a minute: a busy machine starts Python slowly
             assert proc.poll() is None, "the server process died"
             try:
                 async with http.get(base + "/healthz") as r:
@@ -118,13 +126,23 @@ async def _wait_up(base: str, proc: subprocess.Popen[bytes]) -> None:
     raise AssertionError("the server did not start")
 
 
+async def _stored_texts(db: str, texts: set[str]) -> None:
+    """Wait until the server's group commit has written these messages (milliseconds)."""
+    for _ in range(600):
+        with contextlib.closing(sqlite3.connect(db)) as conn:
+            if texts <= {row[0] for row in conn.execute("SELECT text FROM messages")}:
+                return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"messages {sorted(texts)} not stored within 30 s")
+
+
 async def test_a_killed_server_loses_nothing_already_said(tmp_path: Path) -> None:
     db = str(tmp_path / "arena.db")
-    port = free_port()
-    code = SERVER.format(tests=str(TESTS), db=db, port=port)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    proc = subprocess.Popen([sys.executable, "-c", code], env=env)
-    base = f"http://127.0.0.1:{port}"
+    with listening_socket() as sock:  # the child serves on it; closed here once passed down
+        code = SERVER.format(tests=str(TESTS), db=db, fd=sock.fileno())
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+        proc = subprocess.Popen([sys.executable, "-c", code], env=env, pass_fds=[sock.fileno()])
+        base = f"http://127.0.0.1:{sock.getsockname()[1]}"
     try:
         await _wait_up(base, proc)
         judge, witness, gj, _gw = await pair(base, "three-party")
@@ -133,7 +151,7 @@ async def test_a_killed_server_loses_nothing_already_said(tmp_path: Path) -> Non
         await witness.until("message", sender="them")
         await witness.send(type="message", channel="A", text="a human answer")
         await judge.until("message", sender="them", text="a human answer")
-        time.sleep(0.3)  # one group commit (milliseconds) to land
+        await _stored_texts(db, {"first question", "second question", "a human answer"})
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
         for p in (judge, witness):

@@ -56,8 +56,9 @@ def takeover_setup() -> ArenaSetup:
 
 
 SERVER = """
-import sys, uvicorn
+import sys
 sys.path.insert(0, {tests!r})
+from arena_fixtures import serve_on_fd
 from arena_fixtures import ADMIN_PASSWORD
 from test_arena_takeover import takeover_setup
 from turinglab.arena import create_app
@@ -69,7 +70,7 @@ app = create_app(
     setup, admin_password=ADMIN_PASSWORD, store=ArenaStore(Store({db!r}), setup, worker={port!r}),
     redis_url="redis://127.0.0.1:6379/0", secret="shared test secret", namespace={ns!r},
 )
-uvicorn.run(app, host="127.0.0.1", port={port}, log_level="warning")
+serve_on_fd(app, {fd})
 """
 
 
@@ -108,6 +109,17 @@ async def _live(base: str) -> list[dict[str, Any]]:
         return list(await r.json())
 
 
+async def _live_stored(base: str, at_least: dict[str, int]) -> list[dict[str, Any]]:
+    """The live list once it shows at least these many stored messages per game."""
+    for _ in range(300):
+        live = await _live(base)
+        counts = {g["game"]: g["messages"] for g in live}
+        if all(counts.get(game, 0) >= n for game, n in at_least.items()):
+            return live
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{base}: live games {counts}, expected at least {at_least}")
+
+
 async def _reconnect(person: Person, base: str) -> dict[str, Any]:
     """Reconnect a person whose process died to another one (the cookie goes with them)."""
     person.base = base
@@ -138,10 +150,9 @@ async def test_a_killed_process_s_games_are_taken_over(postgres_url: str) -> Non
             typed = await _exchange(judge, witness, 0)
             await chat_judge.send(type="message", channel="A", text="are you a bot?")
             await chat_judge.until("message", sender="you", text="are you a bot?")
-            await asyncio.sleep(0.3)  # one group commit (milliseconds) to land
-
-            # Every process lists every live game, with its owner (process 1) and messages so far.
-            seen = [await _live(one), await _live(two)]
+            # Every process lists every live game, with its owner (process 1) and messages so far
+            # (once the group commit, milliseconds, has landed).
+            seen = [await _live_stored(base, {resumable: 4, lost: 1}) for base in (one, two)]
             assert seen[0] == seen[1]
             by_game = {g["game"]: g for g in seen[1]}
             assert set(by_game) == {resumable, lost}
@@ -232,7 +243,7 @@ async def test_a_process_presumed_dead_gives_up_the_games_taken_from_it(tmp_path
                 with kept.store.writing() as conn:  # another process claims it meanwhile
                     conn.execute(games.update().where(games.c.id == gid).values(worker="x/1"))
                 client.delete(f"turinglab:arena:{ns}:alive:{kept.worker}")  # we were silent
-                for _ in range(100):
+                for _ in range(600):  # up to 30 s: a state, however busy the machine
                     if game["game"] not in arena.games:
                         break
                     await asyncio.sleep(0.05)

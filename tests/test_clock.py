@@ -19,7 +19,7 @@ async def test_sleepers_wake_in_deadline_order_without_waiting() -> None:
     start = time.perf_counter()
     await asyncio.gather(sleeper("c", 300), sleeper("a", 3), sleeper("b", 40), sleeper("a2", 3))
     assert woke == [("a", 3), ("a2", 3), ("b", 40), ("c", 300)]
-    assert time.perf_counter() - start < 0.5
+    assert time.perf_counter() - start < 2.0  # a real sleeper would wait 300 s (3 s for "a")
 
 
 async def test_cancelled_sleeper_does_not_move_time() -> None:

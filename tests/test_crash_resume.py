@@ -35,12 +35,20 @@ def write_config(tmp_path: Path, base_url: str) -> Path:
     return path
 
 
+def restore_sigint() -> None:
+    """In the child before exec: SIGINT back to its default. A suite started as a background
+    job (`nohup make test &`) inherits SIGINT as ignored, and Python then never raises
+    KeyboardInterrupt; a user's foreground `turinglab run` always has the default."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start_run(config: Path) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "turinglab", "run", str(config), "--no-progress"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=restore_sigint,
     )
 
 

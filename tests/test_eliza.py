@@ -225,10 +225,10 @@ def test_weird_input_never_raises(text: str) -> None:
 
 async def test_agent_on_weird_history_is_quick() -> None:
     history = history_of(WEIRD_INPUTS * 3)
-    start = time.perf_counter()
+    start = time.process_time()  # CPU seconds: the cost, not the neighbours' load
     reply = await ElizaAgent().reply(history, CTX)
     assert reply.text.strip()
-    assert time.perf_counter() - start < 2.0
+    assert time.process_time() - start < 2.0
 
 
 def test_tokenize() -> None:

@@ -139,7 +139,7 @@ async def test_cancel_keeps_finished_trials(tmp_path) -> None:
 
     class SlowAgent(ScriptedAgent):
         async def reply(self, history, ctx):
-            await asyncio.sleep(0.05 if len(history) < 3 else 10)
+            await asyncio.sleep(0.05 if len(history) < 3 else 3600)  # until cancelled
             return await super().reply(history, ctx)
 
     cfg = config(n=2)
@@ -148,7 +148,12 @@ async def test_cancel_keeps_finished_trials(tmp_path) -> None:
         "mimic": SlowAgent("mimic", ["Hello", "<answer>0</answer>"]),
     }
     task = asyncio.create_task(run_experiment(cfg, store, say=quiet, agents=agents))
-    await asyncio.sleep(1.0)
+    # Cancel once the quick trials are stored (a state, not a guess at how long they take).
+    for _ in range(6000):  # at most a minute
+        runs = store.list_runs()
+        if runs and runs[0].finished >= 4:
+            break
+        await asyncio.sleep(0.01)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
