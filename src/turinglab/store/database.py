@@ -63,6 +63,7 @@ PLAYING, FINISHED, FAILED, SUPERSEDED, INTERRUPTED = (
 )
 FLAGGED = "flagged"
 IMAGE_PARTS = "_image_parts"  # a message row's images, stored by `add_messages` (not a column)
+IDLE_IN_TRANSACTION_MS = 15_000  # PostgreSQL ends a transaction left idle this long
 _MIGRATION_LOCK = 7_420_113  # PostgreSQL advisory lock id: one process migrates at a time
 
 
@@ -160,7 +161,7 @@ class RunInfo:
 class Store:
     def __init__(self, location: str | None = None) -> None:
         self.url = store_url(location)
-        self.engine: Engine = create_engine(self.url, future=True)
+        self.engine: Engine = create_engine(self.url, future=True, **_engine_options(self.url))
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
             event.listen(self.engine, "begin", _sqlite_begin)
@@ -857,6 +858,16 @@ class Store:
             conn.execute(delete(games).where(games.c.run_id == run_id))
             conn.execute(delete(trials).where(trials.c.run_id == run_id))
             conn.execute(delete(runs).where(runs.c.id == run_id))
+
+
+def _engine_options(url: str) -> dict[str, Any]:
+    """PostgreSQL: give up connecting after a while instead of hanging on a dead network, and
+    let the server end a session left idle inside a transaction (a paused process would hold
+    its row locks, and a takeover waiting on them, until it woke up)."""
+    if not url.startswith("postgresql"):
+        return {}
+    options = f"-c idle_in_transaction_session_timeout={IDLE_IN_TRANSACTION_MS}"
+    return {"connect_args": {"connect_timeout": 10, "options": options}}
 
 
 def _failed_per_trial() -> Any:
