@@ -162,4 +162,5 @@ class CommitGate:
             self.delayed = True
             log.warning("saving delayed %.1f s; people told to wait", waited)
             self.game.tell_everyone(F.Error(code="saving-delayed", message=SAVING_DELAYED))
-        self._watch(min(1.0, max(0.05, self.max_outage_s - waited)))
+        due = self.max_outage_s if self.delayed else self.notice_after_s
+        self._watch(max(0.02, due - waited))

@@ -172,7 +172,7 @@ class LiveGame:
         except asyncio.CancelledError:
             playing.cancel()
             raise
-        if not playing.done():  # ended from outside: saving failed for too long
+        if self._aborted.done():  # ended from outside: saving failed for too long
             playing.cancel()
             await asyncio.gather(playing, return_exceptions=True)
             return self._aborted.result()

@@ -161,8 +161,9 @@ class StoreWriter:
                 results = self._commit(items)
             except Exception as err:
                 self._failed(err, len(items))
-                if transient(err) and time.monotonic() + backoff < deadline:
-                    time.sleep(backoff)
+                left = deadline - time.monotonic()
+                if transient(err) and left > 0:
+                    time.sleep(min(backoff, left))  # the last try comes at the deadline
                     backoff = min(backoff * 2, self.max_backoff_s)
                     continue
                 if not transient(err) and len(items) > 1:
