@@ -29,8 +29,10 @@ import functools
 import hashlib
 import json
 import logging
+import threading
 import time
-from collections.abc import Mapping
+from collections import deque
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -67,6 +69,32 @@ def arena_run_id(setup: ArenaSetup) -> str:
     return f"arena-{digest[:20]}"
 
 
+class _LoopInbox:
+    """Calls from the writer thread, run on the event loop: one wake-up per commit, not one
+    per message (a group commit settles many futures at once)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self._calls: deque[tuple[Callable[..., None], tuple[Any, ...]]] = deque()
+        self._lock = threading.Lock()
+        self._woken = False
+
+    def put(self, call: Callable[..., None], *args: Any) -> None:
+        with self._lock:
+            self._calls.append((call, args))
+            if self._woken:
+                return
+            self._woken = True
+        self.loop.call_soon_threadsafe(self._drain)
+
+    def _drain(self) -> None:
+        with self._lock:
+            calls, self._calls = self._calls, deque()
+            self._woken = False
+        for call, args in calls:
+            call(*args)
+
+
 @dataclass
 class _StoredId:
     value: int | None = None
@@ -100,7 +128,6 @@ class GameRecorder:
         self.epoch = epoch
         self.gate: CommitGate | None = None  # told of every commit, or why saving failed
         self._early: list[TranscriptMessage] = []  # said before the game's row landed
-        self._loop: asyncio.AbstractEventLoop | None = None
 
     def sink(self, message: TranscriptMessage) -> None:
         if message.seq < self.said:
@@ -118,12 +145,8 @@ class GameRecorder:
 
     def _report(self, future: Future[Any], seq: int) -> None:
         """Tell the gate, on the event loop, when the write of `seq` is committed or failed."""
-        loop = self._loop = self._loop or asyncio.get_running_loop()
-
-        def done(f: Future[Any]) -> None:
-            loop.call_soon_threadsafe(self._settled, seq, f)
-
-        future.add_done_callback(done)
+        inbox = self.bridge.inbox()
+        future.add_done_callback(lambda f: inbox.put(self._settled, seq, f))
 
     def _settled(self, seq: int, future: Future[Any]) -> None:
         err = future.exception()
@@ -160,6 +183,7 @@ class ArenaStore:
         # retries a commit for as long.
         self.max_outage_s = max_outage_s
         self._ending: set[asyncio.Future[None]] = set()
+        self._inbox: _LoopInbox | None = None
         self.run_id = arena_run_id(setup)
         modes = [{"name": m.name, "game": m.game.name, "solo": m.solo} for m in setup.modes]
         store.create_run(
@@ -170,6 +194,12 @@ class ArenaStore:
         self.writer = writer or StoreWriter(
             store, min_commit_interval_s=0.02, retry_for_s=max_outage_s
         )
+
+    def inbox(self) -> _LoopInbox:
+        loop = asyncio.get_running_loop()
+        if self._inbox is None or self._inbox.loop is not loop:
+            self._inbox = _LoopInbox(loop)
+        return self._inbox
 
     def for_setup(self, setup: ArenaSetup) -> ArenaStore:
         """Another study on the same store: its own run, the same writer (one order)."""
