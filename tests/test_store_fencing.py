@@ -222,3 +222,30 @@ def _trial_json() -> dict[str, Any]:
     from turinglab.games.spec import TrialSpec
 
     return TrialSpec(0, "k", "chat", 1, {"a": "x"}, {}).to_json()
+
+
+def test_a_store_with_duplicate_seqs_upgrades_in_place_keeping_every_row(
+    store_location: str,
+) -> None:
+    """Written before 0004 by a stale owner: the first row of each seq stays, the later one is
+    kept in its game's setup, and the game is flagged."""
+    from alembic import command
+
+    from turinglab.store import migrations
+
+    store, (gid, other) = _store_with_games(store_location, 2)
+    with store.writing() as conn:
+        command.downgrade(migrations._config(conn), "0003_media")
+    with store.writing() as conn:
+        store.add_messages(conn, [_row(gid, 0), _row(gid, 1), _row(other, 0)])
+        store.add_messages(conn, [_row(gid, 1, "the stale owner's")])
+    store.close()
+    upgraded = Store(store_location)
+    with upgraded.engine.connect() as conn:
+        rows = {r.id: r for r in conn.execute(select(games))}
+    assert _stored(upgraded) == [(gid, 0, "m0"), (gid, 1, "m1"), (other, 0, "m0")]
+    assert rows[gid].flags == ["store: duplicate messages set aside (0004)"]
+    (aside,) = rows[gid].setup["duplicate_messages"]
+    assert aside["seq"] == 1 and aside["text"] == "the stale owner's"
+    assert rows[other].flags == [] and "duplicate_messages" not in rows[other].setup
+    assert rows[gid].owner_epoch == 0

@@ -40,8 +40,8 @@ LOST_TEXT = (
     "kept, but this game will not count. Sorry, and thank you for playing."
 )
 STORE_LOST_TEXT = (
-    "Saving this game failed for too long, so it ended here. Everything saved so far is kept, "
-    "but this game will not count. Sorry, and thank you for playing."
+    "Saving this game failed, so it ended here. Everything saved so far is kept, but this "
+    "game will not count. Sorry, and thank you for playing."
 )
 Play = Callable[[Table, TrialSpec], Awaitable[GameResult]]
 SaveEnd = Callable[["LiveGame", GameResult], Awaitable[None]]
