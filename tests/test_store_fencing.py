@@ -67,7 +67,9 @@ async def test_the_writer_rides_out_a_refused_database_and_loses_nothing(
         proxy.cut()  # the pooled connections die with the network
         caplog.set_level(logging.WARNING, "turinglab.store.writer")
         futures = [writer.add_message(_row(g, s)) for s in range(20) for g in ids]
-        while writer.failures < 3:  # retried, with backoff, while nothing gets through
+        for _ in range(1200):  # retried, with backoff, while nothing gets through
+            if writer.failures >= 3:
+                break
             await asyncio.sleep(0.05)
         assert not any(f.done() for f in futures)
         await proxy.accept()
@@ -249,3 +251,38 @@ def test_a_store_with_duplicate_seqs_upgrades_in_place_keeping_every_row(
     assert aside["seq"] == 1 and aside["text"] == "the stale owner's"
     assert rows[other].flags == [] and "duplicate_messages" not in rows[other].setup
     assert rows[gid].owner_epoch == 0
+
+
+@pytest.mark.database
+def test_a_claim_ends_the_sessions_of_a_process_paused_mid_transaction(postgres_url: str) -> None:
+    """A paused owner may hold its game's row lock inside a transaction indefinitely: the
+    claimant ends that process's sessions (named after it) and claims at once; the paused
+    owner's transaction is rolled back, and its next write is refused."""
+    from turinglab.arena.store_bridge import ArenaStore
+
+    owner, (gid,) = _store_with_games(postgres_url, 1, worker="one")
+    owner.name_sessions("one")
+    with owner.writing() as conn:
+        setup = {"arena_game": "g-1", "mode": "chat", "trial": _trial_json()}
+        conn.execute(games.update().where(games.c.id == gid).values(setup=setup))
+    paused = owner.engine.connect()
+    paused.begin()
+    assert held_games(paused, {gid: 0}) == {gid: 0}  # locked, and then nothing: "paused"
+    owner.add_messages(paused, [_row(gid, 0, "never committed")])
+    claimant = Store(postgres_url)
+    bridge = ArenaStore.__new__(ArenaStore)
+    bridge.store, bridge.run_id, bridge.worker = claimant, RUN, "two"
+    started = time.monotonic()
+    (stored,) = bridge.take_over("one")
+    assert time.monotonic() - started < 4  # not the lock timeout, nor the idle timeout
+    assert stored.epoch == 1 and stored.messages == []
+    with pytest.raises(Exception, match="terminat|closed|server"):
+        paused.commit()
+    paused.close()
+    writer = StoreWriter(owner)
+    try:
+        late = writer.add_owned_message(_row(gid, 0, "after waking up"), 0)
+        assert isinstance(late.exception(30), Fenced)
+    finally:
+        writer.close()
+    assert _stored(claimant) == []

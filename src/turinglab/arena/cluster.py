@@ -104,6 +104,7 @@ class Cluster:
         self.me = f"{name}/{secrets.token_hex(4)}"
         if arena.store is not None:
             arena.store.worker = self.me
+            arena.store.store.name_sessions(self.me)  # what a takeover ends, if need be
         self.redis: aioredis.Redis | None = None
         self._out: asyncio.Queue[tuple[str, ...]] = asyncio.Queue()  # ordered commands
         self._tasks: list[asyncio.Task[None]] = []

@@ -370,6 +370,9 @@ class ArenaStore:
         game's ownership epoch: when several processes try at once, the database gives each
         game to exactly one of them, and `lost`, should it wake up, can write nothing more."""
         with self.store.writing() as conn:
+            # A paused process may hold a game's row lock mid-transaction: end its sessions.
+            if self.store.end_sessions(conn, lost):
+                log.warning("takeover: ended the database sessions of %s", lost)
             claimed = claim_games(conn, self.run_id, lost, self.worker)
             return [self._stored(conn, c.game_id, c.epoch) for c in claimed]
 

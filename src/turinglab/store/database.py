@@ -165,7 +165,38 @@ class Store:
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
             event.listen(self.engine, "begin", _sqlite_begin)
+        self.session_name: str | None = None  # PostgreSQL application_name of our sessions
+        if self.engine.dialect.name == "postgresql":
+            event.listen(self.engine, "do_connect", self._name_new_session)
         self._prepare_schema()
+
+    def name_sessions(self, name: str) -> None:
+        """Name this process's PostgreSQL sessions (application_name), so that a process that
+        claims its games after it went silent can end them (`end_sessions`): a paused process
+        may hold a row lock in the middle of a transaction for as long as it is paused."""
+        if self.dialect != "postgresql" or name == self.session_name:
+            return
+        self.session_name = name[:63]
+        self.engine.dispose()  # sessions opened before carry no name: open new ones
+
+    def _name_new_session(self, _dialect: Any, _rec: Any, _args: Any, params: Any) -> None:
+        if self.session_name is not None:
+            params["application_name"] = self.session_name
+
+    def end_sessions(self, conn: Connection, name: str) -> int:
+        """End every session of the process named `name` (one presumed dead): its open
+        transactions roll back and its locks go. Returns how many were ended."""
+        if self.dialect != "postgresql":
+            return 0
+        ended = conn.execute(
+            text(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                "WHERE application_name = :name AND datname = current_database() "
+                "AND pid <> pg_backend_pid()"
+            ),
+            {"name": name[:63]},
+        ).scalar()
+        return int(ended or 0)
 
     @property
     def dialect(self) -> str:

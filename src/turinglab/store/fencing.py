@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, and_, func, or_, select, update
+from sqlalchemy import Connection, and_, func, or_, select, text, update
 
 from turinglab.store.schema import games, messages
 
@@ -125,6 +125,8 @@ def claim_games(conn: Connection, run_id: str, lost: str, me: str) -> list[Claim
     """Every game of `run_id` still playing under the process `lost`, now this process's, each
     with its new epoch. One UPDATE: when several processes try at once, the database gives each
     game to exactly one of them, and the bumped epoch fences `lost` out of it."""
+    if conn.dialect.name == "postgresql":  # a lock that is not given up: try again later
+        conn.execute(text("SET LOCAL lock_timeout = '5s'"))
     rows = conn.execute(
         update(games)
         .where(games.c.run_id == run_id, games.c.status == PLAYING, games.c.worker == lost)
