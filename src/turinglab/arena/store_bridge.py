@@ -29,6 +29,7 @@ import functools
 import hashlib
 import json
 import logging
+import os
 import threading
 import time
 from collections import deque
@@ -54,8 +55,23 @@ if TYPE_CHECKING:
     from turinglab.arena.modes import ArenaSetup
 
 log = logging.getLogger(__name__)
-ARENA_GAME = "arena"  # runs.game of an arena run
+ARENA_GAME = "arena"
+# A message is shown once committed, so this interval is most of what showing it costs (see
+# benchmarks/README.md); shorter buys latency with more transactions.
+COMMIT_INTERVAL_ENV = "TURINGLAB_ARENA_COMMIT_INTERVAL_S"  # runs.game of an arena run
 SURVEY_GAME = "arena-survey"  # games.game of the row holding a never-seated person's survey
+
+
+def commit_interval_s() -> float:
+    """The arena writer's group-commit interval: 20 ms unless the environment says."""
+    raw = os.environ.get(COMMIT_INTERVAL_ENV, "0.02")
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"{COMMIT_INTERVAL_ENV}={raw!r} is not a number of seconds") from None
+    if not 0 <= value <= 1:
+        raise ValueError(f"{COMMIT_INTERVAL_ENV}={raw!r}: give 0 to 1 seconds")
+    return value
 
 
 def arena_run_id(setup: ArenaSetup) -> str:
@@ -192,7 +208,7 @@ class ArenaStore:
         # Live games write a message or two at a time from many games at once: commit them
         # together, at most every 20 ms (a message is durable that long after it is said).
         self.writer = writer or StoreWriter(
-            store, min_commit_interval_s=0.02, retry_for_s=max_outage_s
+            store, min_commit_interval_s=commit_interval_s(), retry_for_s=max_outage_s
         )
 
     def inbox(self) -> _LoopInbox:
