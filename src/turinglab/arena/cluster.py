@@ -104,6 +104,7 @@ class Cluster:
         self.me = f"{name}/{secrets.token_hex(4)}"
         if arena.store is not None:
             arena.store.worker = self.me
+            arena.store.store.name_sessions(self.me)  # what a takeover ends, if need be
         self.redis: aioredis.Redis | None = None
         self._out: asyncio.Queue[tuple[str, ...]] = asyncio.Queue()  # ordered commands
         self._tasks: list[asyncio.Task[None]] = []
@@ -441,12 +442,21 @@ class Cluster:
     # ---- games owned here ------------------------------------------------------------------
 
     def _game_started(self, game: LiveGame) -> None:
+        game.on_fenced = self._fenced
         people = [v.participant.id for v in game.views.values()]
         record = json.dumps({"game": game.id, "owner": self.me})
         for pid in people:  # who met whom is recorded as they are matched (shared_rounds.py)
             self.waiting.pop(pid, None)
             self.owners[pid] = self.me
             self._out.put_nowait(("set", self.ns + "player:" + pid, record))
+
+    def _fenced(self, game: LiveGame) -> None:
+        """A write of `game` was refused: another process claimed it (this one was paused or
+        cut off past its TTL). Stop playing it here; its people were told to reconnect."""
+        log.warning("game %s: ownership lost (fenced); stopped here", game.id)
+        for view in game.views.values():
+            self.owners.pop(view.participant.id, None)
+        self.arena.give_up(game)
 
     def _game_ended(self, game: LiveGame) -> None:
         # A game lost with its process keeps its route: whoever reconnects, anywhere, is shown

@@ -20,11 +20,13 @@ from typing import Any, Literal
 from turinglab.agents.base import Agent, AgentReply, CallContext, ChatMessage
 from turinglab.agents.human import MESSAGE, HumanAgent, HumanInput
 from turinglab.arena import frames as F
+from turinglab.arena.commit_gate import RECONNECT, STORE_LOST, CommitGate
 from turinglab.arena.modes import ArenaMode
 from turinglab.arena.sessions import Participant
 from turinglab.games.clock import Clock
 from turinglab.games.spec import FLAGGED, GameResult, TrialSpec
 from turinglab.games.table import GAME, MessageSink, Table
+from turinglab.store.fencing import Fenced
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +39,12 @@ LOST_TEXT = (
     "The server running this game stopped before the game ended. Everything said so far is "
     "kept, but this game will not count. Sorry, and thank you for playing."
 )
+STORE_LOST_TEXT = (
+    "Saving this game failed, so it ended here. Everything saved so far is kept, but this "
+    "game will not count. Sorry, and thank you for playing."
+)
 Play = Callable[[Table, TrialSpec], Awaitable[GameResult]]
+SaveEnd = Callable[["LiveGame", GameResult], Awaitable[None]]
 
 
 async def _call(agent: Agent, history: list[ChatMessage], ctx: CallContext) -> AgentReply:
@@ -103,11 +110,11 @@ class LiveGame:
             human = HumanAgent(spec.seats[seat], person.id)
             humans[human.name] = human
             self.views[seat] = self._view(seat, person, human)
-            human.subscribe(functools.partial(self._on_event, seat))
+            human.subscribe(functools.partial(self._gated, seat))
         table_agents = {**agents, **humans}
         self.table = Table(
             seats=mode.game.seats(spec, table_agents),
-            caller=_call,
+            caller=self._call_when_saved,
             seed=spec.seed,
             clock=clock,
             sink=sink,
@@ -120,6 +127,13 @@ class LiveGame:
         # What plays the game: the game kind's `play`, or its `resume` after a takeover.
         self.play: Play = mode.game.play
         self._pulses: set[asyncio.Future[None]] = set()
+        # With a store (store_bridge.py): what people are shown waits for the commit of the
+        # message it follows; the end is saved before the reveal; a fenced game stops here.
+        self.gate: CommitGate | None = None
+        self.save_end: SaveEnd | None = None
+        self.on_fenced: Callable[[LiveGame], None] | None = None
+        self.end_saved = False
+        self._aborted: asyncio.Future[GameResult] | None = None
 
     def _view(self, seat: str, person: Participant, human: HumanAgent) -> PersonView:
         if seat == self.mode.judge:
@@ -139,6 +153,8 @@ class LiveGame:
     async def _run(self) -> None:
         limit = (self.mode.duration_s or 3600.0) + VERDICT_GRACE_S
         result = await self._play(limit, "arena: no verdict in time")
+        if self.gate is not None:
+            result = await self._saved(result)
         self._ended(result)
         for view in self.views.values():
             view.reveal = self._reveal(view, result)
@@ -149,13 +165,74 @@ class LiveGame:
     async def _play(self, limit: float, late: str) -> GameResult:
         """The game's result; running past `limit` (flag `late`) or an agent's fault ends the
         game FLAGGED: as data, never as a verdict."""
+        self._aborted = asyncio.get_running_loop().create_future()
+        playing = asyncio.ensure_future(asyncio.wait_for(self.play(self.table, self.spec), limit))
         try:
-            return await asyncio.wait_for(self.play(self.table, self.spec), limit)
+            await asyncio.wait({playing, self._aborted}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            playing.cancel()
+            raise
+        if self._aborted.done():  # ended from outside: saving failed for too long
+            playing.cancel()
+            await asyncio.gather(playing, return_exceptions=True)
+            return self._aborted.result()
+        try:
+            return playing.result()
         except TimeoutError:
             return GameResult(FLAGGED, flags=[late])
         except Exception as err:
             log.exception("game %s failed", self.id)
             return GameResult(FLAGGED, flags=[f"arena: {type(err).__name__}: {err}"])
+
+    # ---- saving (with a store) ---------------------------------------------------------------
+
+    async def _call_when_saved(
+        self, agent: Agent, history: list[ChatMessage], ctx: CallContext
+    ) -> AgentReply:
+        """An AI answers only what is stored: it waits for the commit of what it was shown."""
+        if self.gate is not None and not isinstance(agent, HumanAgent):
+            await self.gate.settled()
+        return await _call(agent, history, ctx)
+
+    async def _saved(self, result: GameResult) -> GameResult:
+        """Wait for every message's commit, then save the end, before anyone is shown it. A
+        fenced game stops (this task is cancelled); a store that stays unreachable flags it."""
+        assert self.gate is not None
+        try:
+            await self.gate.settled()
+            if self.save_end is not None:
+                await self.save_end(self, result)
+                self.end_saved = True
+        except Fenced:
+            self.fenced()
+            raise asyncio.CancelledError from None  # played on elsewhere: no end, no reveal
+        except Exception as err:
+            log.error("game %s: its end could not be saved (%s); ended flagged", self.id, err)
+            if STORE_LOST not in result.flags:
+                result = GameResult(FLAGGED, flags=[*result.flags, STORE_LOST])
+        return result
+
+    def tell_everyone(self, frame: F.ServerFrame) -> None:
+        for view in self.views.values():
+            view.send(frame)
+
+    def abort(self, flag: str) -> None:
+        """End the game now, flagged (the store has been unreachable for too long)."""
+        if self._aborted is not None and not self._aborted.done():
+            self._aborted.set_result(GameResult(FLAGGED, flags=[flag]))
+
+    def fenced(self) -> None:
+        """Another process owns this game now: stop it here, writing nothing more, and send
+        its people there."""
+        if self.result is not None:
+            return
+        self.tell_everyone(F.Error(code="reconnect", message=RECONNECT))
+        for view in self.views.values():
+            view.phase = "ended"
+        if self.on_fenced is not None:
+            self.on_fenced(self)
+        if self.task is not None and self.task is not asyncio.current_task():
+            self.task.cancel()
 
     def _ended(self, result: GameResult) -> None:
         """Keep the result and close every view (the caller then shows the end to people)."""
@@ -181,6 +258,8 @@ class LiveGame:
         flagged = None
         if SERVER_LOST in result.flags:
             flagged = LOST_TEXT
+        elif STORE_LOST in result.flags:
+            flagged = STORE_LOST_TEXT
         elif result.status == FLAGGED or result.flags:
             flagged = "Something went wrong on our side (an AI witness failed or time ran out); "
             flagged += "this game will not count. Thank you for playing."
@@ -196,6 +275,14 @@ class LiveGame:
         )
 
     # ---- what people see -------------------------------------------------------------------
+
+    def _gated(self, seat: str, event: Mapping[str, Any]) -> None:
+        if self.gate is None or not self.gate.hold(seat, event):
+            self._on_event(seat, event)
+
+    def show(self, seat: str, event: Mapping[str, Any]) -> None:
+        """An event the gate held, now that the message it follows is stored."""
+        self._on_event(seat, event)
 
     def _on_event(self, seat: str, event: Mapping[str, Any]) -> None:
         view = self.views[seat]

@@ -14,27 +14,38 @@ The exit survey is kept on the person's seats. Someone who never played (no part
 has no seat, so their survey gets a game row of its own (game "arena-survey", one human seat,
 no messages), which the readers below skip as a game and read as a participant.
 
-All writes go through the writer in the order they happen: a game's start, its end and the
-survey are operations the writer runs in that order on its one thread, so the game's store id
-is known to the later ones. Messages said once that id is known (nearly all) are plain rows,
-group-committed with every other game's; the rare one said before is an ordered operation too.
+All writes go through the writer in the order they happen, group-committed with every other
+game's. Messages said before the game's row has landed wait here for its id. Each message
+reports its commit (or why it failed) to the game's commit gate (commit_gate.py), which shows
+people only what is stored. Every message and the game's end are written only while this
+process holds the game's ownership epoch (store/fencing.py): a process that lost the game to a
+takeover writes nothing more to it.
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import hashlib
 import json
+import logging
+import os
+import threading
 import time
-from collections.abc import Mapping
+from collections import deque
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, func, select, update
 
 from turinglab.agents.base import ImagePart
+from turinglab.arena.commit_gate import CommitGate
 from turinglab.games.spec import GameResult, TrialSpec
 from turinglab.games.table import TranscriptMessage
 from turinglab.store.database import PLAYING, GameEnd, GameStart, SeatRecord, Store
+from turinglab.store.fencing import Refused, claim_games, hold
 from turinglab.store.media import load_images
 from turinglab.store.schema import games, judgements, messages, seats
 from turinglab.store.writer import StoreWriter
@@ -43,8 +54,24 @@ if TYPE_CHECKING:
     from turinglab.arena.live import LiveGame
     from turinglab.arena.modes import ArenaSetup
 
-ARENA_GAME = "arena"  # runs.game of an arena run
+log = logging.getLogger(__name__)
+ARENA_GAME = "arena"
+# A message is shown once committed, so this interval is most of what showing it costs (see
+# benchmarks/README.md); shorter buys latency with more transactions.
+COMMIT_INTERVAL_ENV = "TURINGLAB_ARENA_COMMIT_INTERVAL_S"  # runs.game of an arena run
 SURVEY_GAME = "arena-survey"  # games.game of the row holding a never-seated person's survey
+
+
+def commit_interval_s() -> float:
+    """The arena writer's group-commit interval: 20 ms unless the environment says."""
+    raw = os.environ.get(COMMIT_INTERVAL_ENV, "0.02")
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"{COMMIT_INTERVAL_ENV}={raw!r} is not a number of seconds") from None
+    if not 0 <= value <= 1:
+        raise ValueError(f"{COMMIT_INTERVAL_ENV}={raw!r}: give 0 to 1 seconds")
+    return value
 
 
 def arena_run_id(setup: ArenaSetup) -> str:
@@ -56,6 +83,32 @@ def arena_run_id(setup: ArenaSetup) -> str:
     }
     digest = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
     return f"arena-{digest[:20]}"
+
+
+class _LoopInbox:
+    """Calls from the writer thread, run on the event loop: one wake-up per commit, not one
+    per message (a group commit settles many futures at once)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self._calls: deque[tuple[Callable[..., None], tuple[Any, ...]]] = deque()
+        self._lock = threading.Lock()
+        self._woken = False
+
+    def put(self, call: Callable[..., None], *args: Any) -> None:
+        with self._lock:
+            self._calls.append((call, args))
+            if self._woken:
+                return
+            self._woken = True
+        self.loop.call_soon_threadsafe(self._drain)
+
+    def _drain(self) -> None:
+        with self._lock:
+            calls, self._calls = self._calls, deque()
+            self._woken = False
+        for call, args in calls:
+            call(*args)
 
 
 @dataclass
@@ -74,31 +127,60 @@ class StoredGame:
     started_at: float
     people: dict[str, str]  # seat -> participant id
     messages: list[TranscriptMessage]
+    epoch: int = 0  # the ownership epoch this process claimed it with
 
 
 class GameRecorder:
     """One live game's writes; `sink` is the Table's message sink. A game taken over from a
-    lost process (cluster.py) is recorded under its stored id, and the messages it replays
-    (seq below `said`) are already stored."""
+    lost process (cluster.py) is recorded under its stored id and epoch, and the messages it
+    replays (seq below `said`) are already stored."""
 
-    def __init__(self, bridge: ArenaStore, game_id: int | None = None, said: int = 0) -> None:
+    def __init__(
+        self, bridge: ArenaStore, game_id: int | None = None, said: int = 0, epoch: int = 0
+    ) -> None:
         self.bridge = bridge
         self.id = _StoredId(game_id)
         self.said = said
+        self.epoch = epoch
+        self.gate: CommitGate | None = None  # told of every commit, or why saving failed
+        self._early: list[TranscriptMessage] = []  # said before the game's row landed
 
     def sink(self, message: TranscriptMessage) -> None:
         if message.seq < self.said:
             return
-        if self.id.value is not None:  # the usual case: group-committed with other games' rows
-            self.bridge.writer.add_message(Store.message_row(self.id.value, message))
+        if self.gate is not None:
+            self.gate.writing(message.seq)
+        if self.id.value is None:
+            self._early.append(message)
             return
-        row = Store.message_row(0, message)  # said before the game row landed: wait for it
-        self.bridge.writer.submit(lambda conn: self._add(conn, row))
+        self._write(message)
 
-    def _add(self, conn: Connection, row: dict[str, Any]) -> None:
-        if self.id.value is not None:  # None only if the start itself failed
-            row["game_id"] = self.id.value
-            self.bridge.store.add_messages(conn, [row])
+    def _write(self, message: TranscriptMessage) -> None:
+        row = Store.message_row(self.id.value or 0, message)
+        self._report(self.bridge.writer.add_owned_message(row, self.epoch), message.seq)
+
+    def _report(self, future: Future[Any], seq: int) -> None:
+        """Tell the gate, on the event loop, when the write of `seq` is committed or failed."""
+        inbox = self.bridge.inbox()
+        future.add_done_callback(lambda f: inbox.put(self._settled, seq, f))
+
+    def _settled(self, seq: int, future: Future[Any]) -> None:
+        err = future.exception()
+        if err is None and seq < 0:  # the game's row landed
+            self.landed(int(future.result()))
+        elif self.gate is None:
+            if err is not None:
+                log.error("arena: write of game %s failed: %s", self.id.value, err)
+        elif err is None:
+            self.gate.saved(seq)
+        else:
+            self.gate.save_failed(err)
+
+    def landed(self, game_id: int) -> None:
+        self.id.value = game_id
+        early, self._early = self._early, []
+        for message in early:
+            self._write(message)
 
 
 class ArenaStore:
@@ -109,9 +191,15 @@ class ArenaStore:
         *,
         worker: str = "arena",
         writer: StoreWriter | None = None,
+        max_outage_s: float = 60.0,
     ) -> None:
         self.store = store
         self.worker = worker
+        # How long a game waits for an unreachable store before it ends flagged; the writer
+        # retries a commit for as long.
+        self.max_outage_s = max_outage_s
+        self._ending: set[asyncio.Future[None]] = set()
+        self._inbox: _LoopInbox | None = None
         self.run_id = arena_run_id(setup)
         modes = [{"name": m.name, "game": m.game.name, "solo": m.solo} for m in setup.modes]
         store.create_run(
@@ -119,19 +207,33 @@ class ArenaStore:
         )  # False when another process (or an earlier start) made it: the same run
         # Live games write a message or two at a time from many games at once: commit them
         # together, at most every 20 ms (a message is durable that long after it is said).
-        self.writer = writer or StoreWriter(store, min_commit_interval_s=0.02)
+        self.writer = writer or StoreWriter(
+            store, min_commit_interval_s=commit_interval_s(), retry_for_s=max_outage_s
+        )
+
+    def inbox(self) -> _LoopInbox:
+        loop = asyncio.get_running_loop()
+        if self._inbox is None or self._inbox.loop is not loop:
+            self._inbox = _LoopInbox(loop)
+        return self._inbox
 
     def for_setup(self, setup: ArenaSetup) -> ArenaStore:
         """Another study on the same store: its own run, the same writer (one order)."""
-        return ArenaStore(self.store, setup, worker=self.worker, writer=self.writer)
+        return ArenaStore(
+            self.store,
+            setup,
+            worker=self.worker,
+            writer=self.writer,
+            max_outage_s=self.max_outage_s,
+        )
 
     def close(self) -> None:
         self.writer.close()
 
     # ---- writing ---------------------------------------------------------------------------
 
-    def recorder(self, game_id: int | None = None, said: int = 0) -> GameRecorder:
-        return GameRecorder(self, game_id, said)
+    def recorder(self, game_id: int | None = None, said: int = 0, epoch: int = 0) -> GameRecorder:
+        return GameRecorder(self, game_id, said, epoch)
 
     def started(self, recorder: GameRecorder, game: LiveGame) -> None:
         people = {seat: v.participant.id for seat, v in game.views.items()}
@@ -157,21 +259,51 @@ class ArenaStore:
             },
         )
 
-        def op(conn: Connection) -> int:
-            recorder.id.value = self.store.start_game(conn, start)
-            return recorder.id.value
+        self.attach(recorder, game, saved_through=-1)
+        recorder._report(self.writer.start_game(start), -1)  # queued before any message
 
-        self.writer.submit(op)
+    def attach(self, recorder: GameRecorder, game: LiveGame, saved_through: int) -> None:
+        """Show `game`'s people only what is stored, and save its end before the reveal."""
+        gate = CommitGate(game, saved_through=saved_through, max_outage_s=self.max_outage_s)
+        recorder.gate = game.gate = gate
+        game.save_end = functools.partial(self.save_end, recorder)
+
+    async def save_end(self, recorder: GameRecorder, game: LiveGame, result: GameResult) -> None:
+        """The game's end and verdict, committed while this process still owns the game."""
+        ended_at = game.ended_at or time.time()
+        await self.writer.wait(self.writer.submit(self._end_op(recorder, result, ended_at)))
+
+    def _end_op(self, recorder: GameRecorder, result: GameResult, ended_at: float) -> Any:
+        def op(conn: Connection) -> None:
+            if recorder.id.value is None:
+                raise Refused("the game's row was never saved")
+            hold(conn, recorder.id.value, recorder.epoch)
+            self.end(conn, recorder.id.value, result, ended_at)
+
+        return op
 
     def ended(self, recorder: GameRecorder, game: LiveGame) -> None:
+        """After the game: its end, unless it was saved before the reveal. Kept trying while
+        the store is unreachable (an end is small, and it closes the game's row)."""
+        if game.end_saved:
+            return
         result = game.result or GameResult("flagged", flags=["arena: no result"])
-        ended_at = game.ended_at or time.time()
+        op = self._end_op(recorder, result, game.ended_at or time.time())
+        task = asyncio.ensure_future(self._keep_trying(op, game.id))
+        self._ending.add(task)
+        task.add_done_callback(self._ending.discard)
 
-        def op(conn: Connection) -> None:
-            if recorder.id.value is not None:
-                self.end(conn, recorder.id.value, result, ended_at)
-
-        self.writer.submit(op)
+    async def _keep_trying(self, op: Any, game: str) -> None:
+        while True:
+            try:
+                await self.writer.wait(self.writer.submit(op))
+                return
+            except Refused as err:
+                log.warning("arena: end of game %s not written: %s", game, err)
+                return
+            except Exception as err:
+                log.error("arena: end of game %s not saved yet (%s); trying again", game, err)
+                await asyncio.sleep(1.0)
 
     def end(self, conn: Connection, gid: int, result: GameResult, ended_at: float) -> None:
         end = GameEnd(gid, None, ended_at, 0, 0, 0, worker=self.worker, result=result)
@@ -250,26 +382,17 @@ class ArenaStore:
 
     def take_over(self, lost: str) -> list[StoredGame]:
         """Claim every game still playing under the process `lost` for this process, and load
-        each with all it said. One UPDATE … WHERE worker = lost: when several processes try at
-        once, the database gives each game to exactly one of them."""
+        each with all it committed. One UPDATE … WHERE worker = lost that also bumps each
+        game's ownership epoch: when several processes try at once, the database gives each
+        game to exactly one of them, and `lost`, should it wake up, can write nothing more."""
         with self.store.writing() as conn:
-            ids = (
-                conn.execute(
-                    update(games)
-                    .where(
-                        games.c.run_id == self.run_id,
-                        games.c.status == PLAYING,
-                        games.c.worker == lost,
-                    )
-                    .values(worker=self.worker)
-                    .returning(games.c.id)
-                )
-                .scalars()
-                .all()
-            )
-            return [self._stored(conn, gid) for gid in sorted(ids)]
+            # A paused process may hold a game's row lock mid-transaction: end its sessions.
+            if self.store.end_sessions(conn, lost):
+                log.warning("takeover: ended the database sessions of %s", lost)
+            claimed = claim_games(conn, self.run_id, lost, self.worker)
+            return [self._stored(conn, c.game_id, c.epoch) for c in claimed]
 
-    def _stored(self, conn: Connection, gid: int) -> StoredGame:
+    def _stored(self, conn: Connection, gid: int, epoch: int) -> StoredGame:
         row = conn.execute(select(games).where(games.c.id == gid)).one()
         people = {
             s.seat: s.participant
@@ -304,6 +427,7 @@ class ArenaStore:
             started_at=row.started_at,
             people=people,
             messages=said,
+            epoch=epoch,
         )
 
     def owners(self, ids: list[int]) -> dict[int, str | None]:

@@ -1,9 +1,10 @@
 """A game whose process died, rebuilt in this one from the store and played on.
 
-Everything a game said is in the store the moment it is said (store_bridge.py), so another
-process can rebuild it: the same arena id (what people's clients know), the same seats and
-people, every message replayed onto a fresh table (people see them again, AI witnesses find
-them in their history), and the clock counted from the stored start.
+Everything a game showed anyone was committed first (store_bridge.py, commit_gate.py), so
+another process can rebuild it from the committed messages alone, with no hole: the same arena
+id (what people's clients know), the same seats and people, every message replayed onto a
+fresh table (people see them again, AI witnesses find them in their history), and the clock
+counted from the stored start.
 
 Whether the game then goes on is the game kind's call: a kind that can pick up a game from its
 history has `resume(table, spec, started_at=...)`, played instead of `play`. Any other kind
@@ -47,7 +48,7 @@ def restore(arena: Arena, stored: StoredGame, person: Callable[[str], Participan
     mode = arena.setup.mode(stored.mode)
     if mode is None:  # every process of one study serves the same modes (the run id says so)
         raise ValueError(f"takeover: this process has no mode {stored.mode!r}")
-    recorder = arena.store.recorder(stored.store_id, said=len(stored.messages))
+    recorder = arena.store.recorder(stored.store_id, len(stored.messages), stored.epoch)
     make: type[LiveGame] = getattr(mode, "live_game", LiveGame)
     game = make(
         mode,
@@ -62,6 +63,8 @@ def restore(arena: Arena, stored: StoredGame, person: Callable[[str], Participan
     game.id = stored.game
     game.started_at = stored.started_at
     game.deadline = stored.started_at + mode.duration_s if mode.duration_s else None
+    # Only what was committed is replayed, and shown; what it says next waits for its commit.
+    arena.store.attach(recorder, game, saved_through=len(stored.messages) - 1)
     game.table.replay(stored.messages)
     if resumes(game, arena.clock.now()):
         game.play = functools.partial(

@@ -63,6 +63,7 @@ PLAYING, FINISHED, FAILED, SUPERSEDED, INTERRUPTED = (
 )
 FLAGGED = "flagged"
 IMAGE_PARTS = "_image_parts"  # a message row's images, stored by `add_messages` (not a column)
+IDLE_IN_TRANSACTION_MS = 15_000  # PostgreSQL ends a transaction left idle this long
 _MIGRATION_LOCK = 7_420_113  # PostgreSQL advisory lock id: one process migrates at a time
 
 
@@ -160,11 +161,42 @@ class RunInfo:
 class Store:
     def __init__(self, location: str | None = None) -> None:
         self.url = store_url(location)
-        self.engine: Engine = create_engine(self.url, future=True)
+        self.engine: Engine = create_engine(self.url, future=True, **_engine_options(self.url))
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
             event.listen(self.engine, "begin", _sqlite_begin)
+        self.session_name: str | None = None  # PostgreSQL application_name of our sessions
+        if self.engine.dialect.name == "postgresql":
+            event.listen(self.engine, "do_connect", self._name_new_session)
         self._prepare_schema()
+
+    def name_sessions(self, name: str) -> None:
+        """Name this process's PostgreSQL sessions (application_name), so that a process that
+        claims its games after it went silent can end them (`end_sessions`): a paused process
+        may hold a row lock in the middle of a transaction for as long as it is paused."""
+        if self.dialect != "postgresql" or name == self.session_name:
+            return
+        self.session_name = name[:63]
+        self.engine.dispose()  # sessions opened before carry no name: open new ones
+
+    def _name_new_session(self, _dialect: Any, _rec: Any, _args: Any, params: Any) -> None:
+        if self.session_name is not None:
+            params["application_name"] = self.session_name
+
+    def end_sessions(self, conn: Connection, name: str) -> int:
+        """End every session of the process named `name` (one presumed dead): its open
+        transactions roll back and its locks go. Returns how many were ended."""
+        if self.dialect != "postgresql":
+            return 0
+        ended = conn.execute(
+            text(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                "WHERE application_name = :name AND datname = current_database() "
+                "AND pid <> pg_backend_pid()"
+            ),
+            {"name": name[:63]},
+        ).scalar()
+        return int(ended or 0)
 
     @property
     def dialect(self) -> str:
@@ -857,6 +889,16 @@ class Store:
             conn.execute(delete(games).where(games.c.run_id == run_id))
             conn.execute(delete(trials).where(trials.c.run_id == run_id))
             conn.execute(delete(runs).where(runs.c.id == run_id))
+
+
+def _engine_options(url: str) -> dict[str, Any]:
+    """PostgreSQL: give up connecting after a while instead of hanging on a dead network, and
+    let the server end a session left idle inside a transaction (a paused process would hold
+    its row locks, and a takeover waiting on them, until it woke up)."""
+    if not url.startswith("postgresql"):
+        return {}
+    options = f"-c idle_in_transaction_session_timeout={IDLE_IN_TRANSACTION_MS}"
+    return {"connect_args": {"connect_timeout": 10, "options": options}}
 
 
 def _failed_per_trial() -> Any:

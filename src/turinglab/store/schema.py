@@ -28,7 +28,7 @@ from sqlalchemy import (
 metadata = MetaData()
 
 # Kept in `meta` for readers of the file; Alembic's revision is what upgrades act on.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 meta = Table(
     "meta",
@@ -99,6 +99,9 @@ games = Table(
     Column("worker", String(80)),
     Column("setup", JSON, nullable=False),
     Column("flags", JSON, nullable=False),
+    # The fencing token of a live arena game: a takeover bumps it in the UPDATE that claims the
+    # game, and every later write of the game is made only by whoever holds the current value.
+    Column("owner_epoch", Integer, nullable=False, server_default="0"),
     Index("ix_games_trial", "trial_id"),
     Index("ix_games_run", "run_id"),
 )
@@ -135,7 +138,8 @@ messages = Table(
     Column("model", String(300)),
     Column("provider", String(200)),
     Column("images", JSON),  # references into `media` of the images it carried; NULL: none
-    Index("ix_messages_game", "game_id", "seq"),
+    # Unique: a seq is said once; a second row under it (a stale writer) is refused.
+    Index("uq_messages_game_seq", "game_id", "seq", unique=True),
 )
 
 # Images of messages, stored once under their content hash ("<sha256>.png|.jpg"), in the same

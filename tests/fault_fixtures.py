@@ -1,0 +1,250 @@
+"""Pieces of the arena's fault tests: a Redis of their own, people who keep talking through a
+fault, and an audit of the store in SQL.
+
+A `Talker` is one scripted participant over the real websocket protocol. It records every
+message frame it is shown (the acknowledgements the arena gave), answers what it is asked
+(a witness) or asks on every channel in turn (the interrogator, until told to decide), and
+follows its game when it is rebuilt elsewhere (a `game` snapshot after a takeover) or when it
+is told to reconnect.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+import pytest
+import redis
+from sqlalchemy import create_engine, text
+
+from arena_fixtures import Person, free_port
+from test_arena_store import _wait_up
+from turinglab.store.database import store_url
+
+
+@contextlib.contextmanager
+def own_redis() -> Iterator[str]:
+    """A redis-server of this test's own on a free port (nothing persisted)."""
+    exe = shutil.which("redis-server")
+    if exe is None:
+        pytest.fail("redis-server is not installed (apt-get install redis-server)")
+    port = free_port()
+    workdir = tempfile.mkdtemp(prefix="turinglab-redis-")
+    proc = subprocess.Popen(
+        [exe, "--port", str(port), "--save", "", "--appendonly", "no", "--dir", workdir],
+        stdout=subprocess.DEVNULL,
+    )
+    client = redis.Redis(port=port)
+    try:
+        for _ in range(200):
+            with contextlib.suppress(redis.ConnectionError):
+                if client.ping():
+                    break
+            assert proc.poll() is None, "redis-server died"
+            threading.Event().wait(0.05)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        client.close()
+        proc.terminate()
+        proc.wait(10)
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+@contextlib.asynccontextmanager
+async def server_processes(script: str, n: int, **fmt: Any) -> AsyncIterator[list[Any]]:
+    """`n` arena server processes from `script` (formatted with tests, port and `fmt`), each
+    up; yields [(base, process)], stopped (SIGCONT, SIGTERM, then SIGKILL) afterwards."""
+    tests = os.path.dirname(__file__)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    ports = [free_port() for _ in range(n)]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", script.format(tests=tests, port=p, **fmt)], env=env)
+        for p in ports
+    ]
+    out = [(f"http://127.0.0.1:{p}", proc) for p, proc in zip(ports, procs, strict=True)]
+    try:
+        for base, proc in out:
+            await _wait_up(base, proc)
+        yield out
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.send_signal(signal.SIGCONT)
+                    proc.send_signal(signal.SIGTERM)
+        for proc in procs:
+            try:
+                proc.wait(15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)
+
+
+@dataclass
+class Talker:
+    """One scripted participant; `seen` is every message frame text it was shown, in order."""
+
+    person: Person
+    name: str
+    bases: list[str]  # where to reconnect when told to (another process first)
+    role: str = ""
+    game: str = ""
+    seen: list[str] = field(default_factory=list)
+    last: dict[str, str] = field(default_factory=dict)  # channel -> "you"/"them"
+    channels: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)  # codes of error frames shown
+    reveal: dict[str, Any] | None = None
+    said: int = 0
+    decide: asyncio.Event = field(default_factory=asyncio.Event)
+    progress: asyncio.Event = field(default_factory=asyncio.Event)  # set at each message seen
+    pace_s: float = 0.05
+
+    def snapshot(self, frame: dict[str, Any]) -> None:
+        self.role, self.game, self.channels = frame["role"], frame["game"], frame["channels"]
+        self.seen = [m["text"] for m in frame["messages"]]
+        self.last = {}
+        for m in frame["messages"]:
+            if m["sender"] != "game":
+                self.last[m["channel"]] = m["sender"]
+        if frame.get("reveal"):
+            self.reveal = frame["reveal"]
+
+    async def run(self) -> None:
+        """Talk until the game reveals who was who."""
+        await self._act()
+        while self.reveal is None:
+            try:
+                frame = await self.person.recv(timeout=60)
+            except (TypeError, aiohttp.ClientError, ConnectionError):
+                # The socket closed (its process died): go to the next process.
+                await self._reconnect()
+                continue
+            kind = frame["type"]
+            if kind == "game":
+                self.snapshot(frame)
+            elif kind == "message":
+                self.seen.append(frame["text"])
+                if frame["sender"] != "game":
+                    self.last[frame["channel"]] = frame["sender"]
+                self.progress.set()
+            elif kind == "error":
+                self.notices.append(frame["code"])
+                if frame["code"] == "reconnect":
+                    await self._reconnect()
+            elif kind == "reveal":
+                self.reveal = frame
+                return
+            await self._act()
+
+    async def _reconnect(self) -> None:
+        await self.person.drop()
+        self.bases = [*self.bases[1:], self.bases[0]]
+        self.person.base = self.bases[0]
+        first = await self.person.connect()
+        if first["type"] == "game":
+            self.snapshot(first)
+
+    async def _act(self) -> None:
+        if self.reveal is not None or self.person.ws is None:
+            return
+        await asyncio.sleep(self.pace_s)
+        if self.role == "interrogator":
+            if self.decide.is_set() and all(v == "them" for v in self.last.values()):
+                await self.person.send(type="verdict", choice="A", confidence=50, reason="-")
+                return
+            for ch in self.channels:
+                if self.last.get(ch) != "you" and not self.decide.is_set():
+                    self.said += 1
+                    self.last[ch] = "you"
+                    text = f"{self.name} q{self.said} on {ch}"
+                    await self.person.send(type="message", channel=ch, text=text)
+        elif self.role == "witness":
+            for ch in self.channels:
+                if self.last.get(ch) == "them":
+                    self.said += 1
+                    self.last[ch] = "you"
+                    await self.person.send(type="typing", channel=ch)
+                    text = f"{self.name} a{self.said}"
+                    await self.person.send(type="message", channel=ch, text=text)
+
+
+async def seat_pair(waiter: Person, taker: Person, mode: str, bases: list[str], name: str):
+    """`waiter` queues first, `taker` takes the match (its process owns the game)."""
+    await waiter.send(type="join", mode=mode, consent=True)
+    assert (await waiter.until("status"))["state"] == "waiting"
+    await taker.send(type="join", mode=mode, consent=True)
+    talkers = []
+    for i, p in enumerate((waiter, taker)):
+        t = Talker(p, f"{name}{'wt'[i]}", list(bases))
+        t.snapshot(await p.until("game", timeout=30))
+        talkers.append(t)
+    return talkers
+
+
+@dataclass
+class StoredGame:
+    id: int
+    arena_game: str
+    status: str
+    flags: list[str]
+    seqs: list[int]
+    texts: list[str]
+    visible: list[list[str]]
+    seats: dict[str, str]  # participant id -> seat
+
+
+def audit(url: str) -> dict[str, StoredGame]:
+    """Every arena game in the store, read in plain SQL (not through the code under test)."""
+    engine = create_engine(store_url(url))
+    out: dict[str, StoredGame] = {}
+    with engine.connect() as conn:
+        rows = conn.execute(text("SELECT id, status, flags, setup FROM games ORDER BY id")).all()
+        for gid, status, flags, setup in rows:
+            if not setup.get("arena_game"):
+                continue
+            msgs = conn.execute(
+                text("SELECT seq, text, visible_to FROM messages WHERE game_id = :g ORDER BY seq"),
+                {"g": gid},
+            ).all()
+            seats = dict(
+                conn.execute(
+                    text(
+                        "SELECT participant, seat FROM seats WHERE game_id = :g AND kind = 'human'"
+                    ),
+                    {"g": gid},
+                ).all()
+            )
+            out[setup["arena_game"]] = StoredGame(
+                gid, setup["arena_game"], status, list(flags or []),
+                [m.seq for m in msgs], [m.text for m in msgs],
+                [m.visible_to.split(",") for m in msgs], seats,
+            )  # fmt: skip
+        dupes = conn.execute(
+            text("SELECT count(*) FROM (SELECT game_id, seq FROM messages "
+                 "GROUP BY game_id, seq HAVING count(*) > 1) d")
+        ).scalar()  # fmt: skip
+    engine.dispose()
+    assert dupes == 0
+    return out
+
+
+def shown_is_stored(talker: Talker, game: StoredGame, *, all_of_it: bool = False) -> None:
+    """What a person was shown is what the store holds for their seat: in order, each once,
+    none missing before it (all of it, once the game has ended normally)."""
+    seat = "interrogator"
+    if talker.role != "interrogator":
+        seat = next(s for s in game.seats.values() if s != "interrogator")
+    mine = [t for t, vis in zip(game.texts, game.visible, strict=True) if seat in vis]
+    expected = mine if all_of_it else mine[: len(talker.seen)]
+    assert talker.seen == expected, (talker.name, talker.seen, mine)
