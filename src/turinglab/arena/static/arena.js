@@ -77,7 +77,7 @@ function onStatus(f) {
   if (f.modes && f.modes.length) renderModes(f.modes);
   if (f.rounds) renderProgress(f.rounds);
   if (f.state === "idle") { game = null; show("v-lobby"); }
-  else if (f.state === "waiting") { show("v-waiting"); startWaitTimer(f.waited_s || 0); }
+  else if (f.state === "waiting") show("v-waiting"); // no seconds counter: waits say nothing
   else if (f.state === "no-match") { $("nomatch").hidden = false; show("v-survey"); }
   else if (f.state === "rounds-done") { allDone(f.rounds.total); show("v-survey"); }
   else if (f.state === "survey-saved") show("v-thanks");
@@ -116,15 +116,6 @@ function renderModes(modes) {
     });
     box.append(b);
   }
-}
-
-function startWaitTimer(start) {
-  const t0 = Date.now() - start * 1000;
-  clearInterval(startWaitTimer.timer);
-  startWaitTimer.timer = setInterval(() => {
-    if ($("v-waiting").hidden) return clearInterval(startWaitTimer.timer);
-    $("waited").textContent = String(Math.round((Date.now() - t0) / 1000));
-  }, 500);
 }
 
 function onSnapshot(f) {
