@@ -4,10 +4,16 @@ human witnesses (two-sample Kolmogorov–Smirnov, p > 0.01), while the arena's o
 the same sample size, is told apart at p < 1e-6.
 
 Everything runs on simulated time and fixed seeds, so the p values are the same on every run.
+Waits: 1,200 arrivals through the lobby (the first 120 games of each kind compared). Typing: 60
+two-party games per witness kind through `LiveGame` and the engine's game, an interrogator's
+frames timed as sent; the scripted people read, think and type key by key (`person_types`).
 """
 
 from __future__ import annotations
 
+import asyncio
+import itertools
+import math
 import random
 import time
 from dataclasses import dataclass, field
@@ -16,10 +22,17 @@ import aiohttp
 from scipy.stats import ks_2samp
 
 from arena_fixtures import Person, make_setup, running_arena
+from turinglab.agents.eliza import ElizaAgent
+from turinglab.arena import frames as F
+from turinglab.arena.engine_modes import interrogation_mode
+from turinglab.arena.live import LiveGame
 from turinglab.arena.lobby import Lobby
 from turinglab.arena.matchmaking_wait import MatchDesign
 from turinglab.arena.modes import ArenaMode, ArenaSettings
 from turinglab.arena.sessions import Participant
+from turinglab.games.clock import Clock, SimulatedClock
+from turinglab.games.two_party import TwoPartyExperiment
+from turinglab.games.typing_timeline import FINISH_CHARS, ShownTyping, TypingPlan
 
 N = 120  # games per witness kind compared
 SAME = 0.01  # above this the two distributions are not told apart
@@ -129,3 +142,169 @@ async def test_people_who_join_together_are_held_for_their_drawn_wait() -> None:
             assert time.monotonic() - joined >= 0.9  # the server's clock, give or take a tick
         for p in people:
             await p.close()
+
+
+# ---- (b) typing frames --------------------------------------------------------------------------
+
+QUESTIONS = [
+    "hi",
+    "where are you from?",
+    "what did you have for breakfast today?",
+    "be honest, are you a bot or a person typing this?",
+    "what's the weather like where you are right now?",
+    "tell me about the last film you watched and whether you liked it",
+]
+REPLIES = [
+    "hey there, how are you doing",
+    "leeds, and you? never been anywhere else really",
+    "toast and coffee as usual lol",
+    "a person obviously, why would you even ask that",
+    "rainy and grey, as it always is here",
+]
+EXCHANGES = 4  # interrogator messages per game
+TYPING_N = 200  # message→first-typing delays compared per witness kind
+GAPS_N = 400  # typing-frame intervals compared per witness kind
+
+
+def two_party_mode() -> ArenaMode:
+    """The engine's two-party game with ELIZA, AI typing shown as in a live study."""
+    cfg = TwoPartyExperiment.model_validate(
+        {"game": "two-party", "interrogators": ["x"], "typing_delay": True,
+         "ai_witnesses": [{"agent": "eliza", "persona": "none"}], "time_limit_s": 600}
+    )  # fmt: skip
+    return interrogation_mode("two-party", "Two-party", cfg)
+
+
+async def person_types(
+    game: LiveGame, witness: Participant, question: str, rng: random.Random, clock: Clock
+) -> None:
+    """A person answering: reads and thinks (the paper's reading + thinking time), then types
+    key by key — bursts with pauses — while the browser sends a typing frame on a key at most
+    every 2 s (arena.js), then sends their reply, typed at about 0.3 s per character."""
+    reading = 1.0 + rng.gauss(0.03, 0.003) * len(question) + rng.gammavariate(2.5, 0.25)
+    reply = rng.choice(REPLIES)
+    start = clock.now() + reading
+    end = start + rng.gauss(0.3, 0.03) * len(reply)
+    key, last_frame = start, -1e9
+    while key < end:
+        await clock.sleep(key - clock.now())
+        if key - last_frame > 2.0:
+            game.handle(witness, F.Typing(type="typing", channel="A"))
+            last_frame = key
+        key += rng.lognormvariate(math.log(0.16), 0.45)
+        if rng.random() < 0.05:  # stops to think
+            key += rng.lognormvariate(math.log(1.2), 0.8)
+    await clock.sleep(end - clock.now())
+    game.handle(witness, F.SendMessage(type="message", channel="A", text=reply))
+
+
+@dataclass
+class Typings:
+    """What an interrogator can time: message → first typing frame, and frame to frame."""
+
+    first: list[float] = field(default_factory=list)
+    gaps: list[float] = field(default_factory=list)
+
+    def add(self, frames: list[tuple[float, dict[str, str]]]) -> None:
+        sent, last = None, None
+        for at, frame in frames:
+            if frame["type"] == "message" and frame["sender"] == "you":
+                sent, last = at, None
+            elif frame["type"] == "message" and frame["sender"] == "them":
+                sent = last = None
+            elif frame["type"] == "typing" and sent is not None:
+                if last is None:
+                    self.first.append(at - sent)
+                else:
+                    self.gaps.append(at - last)
+                last = at
+
+
+async def play_typing_game(mode: ArenaMode, human: bool, seed: int, into: Typings) -> None:
+    """One two-party game on simulated time: a scripted interrogator sends EXCHANGES messages,
+    each after the witness's reply and a pause; every frame it is sent is timed."""
+    clock = SimulatedClock()
+    rng = random.Random(seed)
+    judge, person = Participant("p-judge", "t-judge"), Participant("p-witness", "t-witness")
+    seats = {"interrogator": f"person:{judge.id}"}
+    seats["witness"] = f"person:{person.id}" if human else mode.ai_agents[0]
+    assert mode.spec_for is not None
+    spec = mode.spec_for(seed, seats, seed)
+    people = {"interrogator": judge} | ({"witness": person} if human else {})
+    ended = asyncio.Event()
+    game = LiveGame(mode, spec, people, {"eliza": ElizaAgent("eliza")}, display_names={},
+                    clock=clock, on_finish=lambda _g: ended.set())  # fmt: skip
+    frames: list[tuple[float, dict[str, str]]] = []
+    replied = asyncio.Event()
+    typists: set[asyncio.Task[None]] = set()
+
+    def to_judge(frame: F.ServerFrame) -> None:
+        frames.append((clock.now(), F.dump(frame)))
+        if isinstance(frame, F.Message) and frame.sender == "them":
+            replied.set()
+
+    def to_witness(frame: F.ServerFrame) -> None:
+        if isinstance(frame, F.Message) and frame.sender == "them":
+            typists.add(asyncio.ensure_future(person_types(game, person, frame.text, rng, clock)))
+
+    game.views["interrogator"].outlets.add(to_judge)
+    if human:
+        game.views["witness"].outlets.add(to_witness)
+    game.start()
+    for n in range(EXCHANGES):
+        replied.clear()
+        text = QUESTIONS[(seed + n) % len(QUESTIONS)]
+        game.handle(judge, F.SendMessage(type="message", channel="A", text=text))
+        await replied.wait()
+        await clock.sleep(rng.uniform(3, 12))  # reads the reply, types the next question
+    game.handle(judge, F.EndGame(type="end"))
+    game.handle(judge, F.Verdict(type="verdict", choice="ai", confidence=50))
+    await ended.wait()
+    into.add(frames)
+
+
+async def typings(human: bool, games: int) -> Typings:
+    mode, out = two_party_mode(), Typings()
+    for seed in range(games):
+        await play_typing_game(mode, human, 1000 * human + seed, out)
+    return out
+
+
+async def test_ai_typing_frames_are_timed_like_a_persons() -> None:
+    """Measured with this harness against the arena before AI typing timelines (commit
+    1242a0a: typing shown once the reply existed, then pulsed): ELIZA's first frame came 0.0 s
+    after the message every time, its frames exactly 2.00 s apart — KS p = 1.9e-119 (first
+    frame, n = 200) and p = 1.1e-239 (intervals, n = 400) against people. Now: p = 0.96 and
+    0.58 (seeded: the same on every run)."""
+    ai, person = await typings(False, 60), await typings(True, 60)
+    for got in (ai, person):
+        assert len(got.first) >= TYPING_N and len(got.gaps) >= GAPS_N, (
+            len(got.first), len(got.gaps))  # fmt: skip
+    p_first = ks_2samp(ai.first[:TYPING_N], person.first[:TYPING_N]).pvalue
+    p_gaps = ks_2samp(ai.gaps[:GAPS_N], person.gaps[:GAPS_N]).pvalue
+    assert p_first > SAME, f"message→first typing frame differs: KS p = {p_first:.3g}"
+    assert p_gaps > SAME, f"typing-frame intervals differ: KS p = {p_gaps:.3g}"
+    # Nothing machine-like: the first frame comes after a reading pause; intervals vary.
+    assert min(ai.first) > 1.0 and len({round(g, 3) for g in ai.gaps}) > GAPS_N // 2
+    # The same test tells the old timeline (as measured above) apart at these sample sizes.
+    old_first, old_gaps = [0.0] * TYPING_N, [2.0] * GAPS_N
+    assert ks_2samp(old_first, person.first[:TYPING_N]).pvalue < APART
+    assert ks_2samp(old_gaps, person.gaps[:GAPS_N]).pvalue < APART
+
+
+async def test_a_slow_model_keeps_typing_until_its_reply_is_ready() -> None:
+    """Generation slower than the planned typing: the indicator goes on, in bursts, until the
+    reply is done and its last characters are typed; nothing is shown while reading."""
+    clock = SimulatedClock()
+    shown: list[float] = []
+    plan = TypingPlan(reading_s=3.0, per_char_s=0.3, seed=5)
+    typing = ShownTyping(plan, clock, lambda: shown.append(clock.now() - start))
+    start = typing.started
+    await clock.sleep(45.0)  # the model takes 45 s; the plan had 3 s + 20 chars · 0.3 s
+    await typing.finish(20)
+    typing.stop()
+    done = clock.now() - start
+    assert done >= 45.0 + 0.3 * FINISH_CHARS  # a few characters after the model is done
+    assert shown[0] >= 3.0 and shown[-1] <= done
+    gaps = [b - a for a, b in itertools.pairwise(shown)]
+    assert all(g > 2.0 for g in gaps) and len(shown) > 10 and len(set(gaps)) > 5

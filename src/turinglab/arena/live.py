@@ -30,7 +30,6 @@ log = logging.getLogger(__name__)
 
 Outlet = Callable[[F.ServerFrame], None]
 ALIASES = "ABCDEFGH"
-TYPING_PULSE_S = 2.0  # the browser sends a person's typing at most this often (arena.js)
 VERDICT_GRACE_S = 600.0  # after the deadline, how long a verdict may take before the game is void
 SERVER_LOST = "arena: server lost"  # the flag of a game its process died in, not rebuilt
 LOST_TEXT = (
@@ -119,7 +118,6 @@ class LiveGame:
         self.task: asyncio.Task[None] | None = None
         # What plays the game: the game kind's `play`, or its `resume` after a takeover.
         self.play: Play = mode.game.play
-        self._pulses: set[asyncio.Future[None]] = set()
 
     def _view(self, seat: str, person: Participant, human: HumanAgent) -> PersonView:
         if seat == self.mode.judge:
@@ -218,13 +216,9 @@ class LiveGame:
             view.messages.append(frame)
             view.send(frame)
         elif kind == "typing" and str(event.get("channel")) in aliases:
-            alias = aliases[str(event["channel"])]
-            view.send(F.TypingShown(channel=alias))
-            seconds = float(event.get("seconds") or 0)
-            if seconds > TYPING_PULSE_S:  # an AI "typing" for a while: pulse as a person would
-                pulse = asyncio.ensure_future(self._typing_pulse(view, alias, seconds))
-                self._pulses.add(pulse)
-                pulse.add_done_callback(self._pulses.discard)
+            # One frame per event: an AI's typing comes on a person's timeline from the game
+            # (games/typing_timeline.py), a person's as their browser sends it.
+            view.send(F.TypingShown(channel=aliases[str(event["channel"])]))
         elif kind == "phase" and event.get("phase") in ("playing", "verdict"):
             view.phase = event["phase"]
             view.send(F.Phase(phase=view.phase))
@@ -237,18 +231,6 @@ class LiveGame:
             view.send(F.Error(code="refused", message=message))
         # Anything else a game delivers ("reveal": the arena makes its own from the result) is
         # not part of the protocol and is not forwarded.
-
-    async def _typing_pulse(self, view: PersonView, alias: str, seconds: float) -> None:
-        """Typing frames every TYPING_PULSE_S until the delay is over or a message arrives —
-        the same frames, at the same pace, as a person's browser sends while they type, so a
-        typing indicator cannot tell an AI from a person."""
-        seen = len(view.messages)
-        end = self.clock.now() + min(seconds, 120.0)
-        while self.clock.now() + TYPING_PULSE_S < end and view.phase == "playing":
-            await self.clock.sleep(TYPING_PULSE_S)
-            if any(m.channel == alias for m in view.messages[seen:]):
-                return
-            view.send(F.TypingShown(channel=alias))
 
     def _recount(self, view: PersonView, channel: str) -> None:
         alias = view.channel_to_alias.get(channel)
