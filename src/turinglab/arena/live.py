@@ -57,6 +57,7 @@ class PersonView:
     messages: list[F.Message] = field(default_factory=list)
     last_sender: dict[str, str] = field(default_factory=dict)  # channel -> "you"/"them"
     phase: Literal["playing", "verdict", "ended"] = "playing"
+    asked_end: bool = False  # the interrogator has ended the talk (a verdict may follow)
     reveal: F.Reveal | None = None
     outlets: set[Outlet] = field(default_factory=set)
 
@@ -154,6 +155,20 @@ class LiveGame:
         except Exception as err:
             log.exception("game %s failed", self.id)
             return GameResult(FLAGGED, flags=[f"arena: {type(err).__name__}: {err}"])
+
+    def end_now(self, result: GameResult, notes: Mapping[str, str]) -> None:
+        """End the game from outside its play (arena/abandon.py: a person left): stop it, keep
+        everything said, and tell each person still here why (`notes`: seat -> text)."""
+        if self.result is not None:
+            return
+        if self.task is not None:
+            self.task.cancel()
+        self._ended(result)
+        for seat, view in self.views.items():
+            view.reveal = self._reveal(view, result).model_copy(update={"flagged": notes[seat]})
+            view.send(F.Phase(phase="ended"))
+            view.send(view.reveal)
+        self._on_finish(self)
 
     def _ended(self, result: GameResult) -> None:
         """Keep the result and close every view (the caller then shows the end to people)."""
@@ -293,9 +308,13 @@ class LiveGame:
                 other.send(F.TypingShown(channel=other.channel_to_alias[channel]))
         elif isinstance(frame, F.EndGame):
             self._judge_only(view)
-            view.agent.push(HumanInput("end"))
+            if view.phase == "playing" and not view.asked_end:  # a second "end" changes nothing
+                view.asked_end = True
+                view.agent.push(HumanInput("end"))
         elif isinstance(frame, F.Verdict):
             self._judge_only(view)
+            if view.phase != "verdict" and not view.asked_end:  # the page asks only after "end"
+                raise InputRejected("not-now", "End the conversation before giving a verdict.")
             view.agent.push(HumanInput("verdict", data=self._verdict_data(view, frame)))
 
     def _message(self, view: PersonView, frame: F.SendMessage) -> None:
