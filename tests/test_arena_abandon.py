@@ -6,12 +6,17 @@ survey before consent, twice, or with made-up questions) with one error frame.""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
-from arena_fixtures import Person, make_setup, pair, running_arena
+import aiohttp
+
+from arena_fixtures import ADMIN_PASSWORD, Person, make_setup, pair, running_arena
 from turinglab.arena.abandon import ABANDONED, TOLD_STAYED
 from turinglab.arena.app import STATIC
 from turinglab.arena.frame_rules import SURVEY_KEYS
+from turinglab.human.exclusions import apply_exclusions
+from turinglab.human.schema import load_study
 
 
 async def _exchange(judge: Person, witness: Person) -> None:
@@ -124,3 +129,47 @@ def test_the_known_survey_questions_are_the_forms() -> None:
     form = page[page.index('<form id="survey"') :]
     form = form[: form.index("</form>")]
     assert set(re.findall(r'name="([a-z_]+)"', form)) == SURVEY_KEYS
+
+
+async def test_abandoned_games_are_listed_among_the_reports_exclusions(tmp_path: Path) -> None:
+    """The study file carries the abandoned game with its reason; the report's exclusions
+    count it (not_finished) beside the games it analyses."""
+    with running_arena(make_setup(abandon_after_s=0.5, ai_after_s=0)) as (base, _app):
+        judge, witness, _gj, _gw = await pair(base, "three-party")
+        await _exchange(judge, witness)
+        await witness.close()
+        await judge.until("reveal")
+        await judge.close()
+        alone = Person(base)  # a clean two-party game against ELIZA
+        await alone.connect()
+        await alone.send(type="join", mode="two-party", consent=True)
+        await alone.until("game")
+        for text in ("hello there", "how are you?"):
+            await alone.send(type="message", channel="A", text=text)
+            await alone.until("message", sender="them")
+        await alone.send(type="end")
+        await alone.send(type="verdict", choice="ai", confidence=90, reason="capitals")
+        await alone.until("reveal")
+        await alone.close()
+        auth = {"Authorization": aiohttp.encode_basic_auth("admin", ADMIN_PASSWORD)}
+        async with (
+            aiohttp.ClientSession() as s,
+            s.get(base + "/admin/export/study.jsonl", headers=auth) as r,
+        ):
+            body = await r.text()
+        async with (
+            aiohttp.ClientSession() as s,
+            s.get(base + "/admin/export.json", headers=auth) as r,
+        ):
+            export = await r.json()
+    path = tmp_path / "study.jsonl"
+    path.write_text(body)
+    study = load_study(path)
+    assert len(study) == 1  # the ELIZA game's row; the abandoned game is set aside
+    _kept, report = apply_exclusions(study)
+    assert report.games_before == 2 and report.games_excluded == 1
+    summary = report.summary()
+    assert "not_finished: 1 games" in summary
+    assert "abandoned: the witness left (no reconnect within 0.5 s)" in summary
+    reasons = sorted(str(g["exclude_reason"]) for g in export["games"])
+    assert reasons == ["None", "abandoned: the witness left (no reconnect within 0.5 s)"]
