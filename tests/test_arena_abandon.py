@@ -88,6 +88,8 @@ async def test_a_verdict_only_after_the_end() -> None:
         await p.until("message", sender="them")
         await p.send(type="verdict", choice="ai", confidence=90, reason="mid-game")
         assert (await p.until("error"))["code"] == "not-now"
+        await p.send(type="preference", reply=1)  # another game's frame
+        assert (await p.until("error"))["code"] == "not-now"
         await p.send(type="message", channel="A", text="still playing?")
         await p.until("message", sender="them")  # the game goes on
         await p.send(type="end")

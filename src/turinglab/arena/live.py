@@ -304,7 +304,7 @@ class LiveGame:
         elif isinstance(frame, F.Typing):
             channel = self._channel(view, frame.channel)
             other = self.views.get(view.partner[channel])
-            if other is not None:
+            if other is not None and view.phase == "playing":  # stray ones after the talk: dropped
                 other.send(F.TypingShown(channel=other.channel_to_alias[channel]))
         elif isinstance(frame, F.EndGame):
             self._judge_only(view)
@@ -316,6 +316,8 @@ class LiveGame:
             if view.phase != "verdict" and not view.asked_end:  # the page asks only after "end"
                 raise InputRejected("not-now", "End the conversation before giving a verdict.")
             view.agent.push(HumanInput("verdict", data=self._verdict_data(view, frame)))
+        else:  # a frame of another kind of game (a preference, a survey mid-game)
+            raise InputRejected("not-now", "That is not part of this game.")
 
     def _message(self, view: PersonView, frame: F.SendMessage) -> None:
         if view.phase != "playing":
