@@ -6,15 +6,20 @@ witness away: matched at once → a person, 20 s alone → an AI. With a `MatchD
 * each person who joins a study mode draws their wait from one distribution (uniform between
   `wait_min_s` and `wait_max_s`); an interrogator's game starts exactly when that wait is over,
   whoever the witness — a person matched at once is held like one who will meet an AI;
-* in modes with one witness the design also draws, as they join, what the person will do:
-  interrogate an AI, interrogate a person, or be a person's witness, in the proportions that
-  give `human_witness_share` of the interrogations a human witness (each person game takes one
-  person drawn to interrogate and one drawn to witness); round quotas override the draw when a
-  role is used up;
+* in modes with one witness the design draws, as a person joins, their part: a witness (half
+  of people), or an interrogator whose witness is a person with probability
+  `human_witness_share`, else an AI; round quotas override the draw when a role is used up;
 * an interrogator drawn for a person looks for a waiting witness only at their own due time,
   so whether one is there does not depend on how long they waited; if none is, they meet an AI
-  (counted in `fallbacks`) — the wait never stretches to find a person. Witnesses wait for an
-  interrogator (their wait says nothing about who they will talk to), up to `max_wait_s`.
+  (counted in `fallbacks`) — the wait never stretches to find a person. A person drawn to
+  witness whom no interrogator has taken by their own due time interrogates instead, their
+  witness drawn as anyone's is; only someone whose interrogator rounds are used up waits on
+  for an interrogator, up to `max_wait_s`.
+
+So every interrogation is *drawn* with `human_witness_share`; how many get a person depends on
+how many people are waiting at once: with one arrival every 12 s and waits of 5–60 s about a
+third of interrogations had a person (simulated; tests/test_arena_timing_leaks.py). Longer
+waits or more traffic raise it; the waits stay uninformative either way.
 
 Modes with two witnesses (three-party) always seat two people: at their due time a person
 interrogates anyone waiting who may witness, or keeps waiting until someone arrives; which of
@@ -33,6 +38,7 @@ if TYPE_CHECKING:
     from turinglab.arena.lobby import Lobby, Waiter
 
 Kind = Literal["ai", "person", "witness"]
+WITNESS_DRAW = 0.5  # the share of joining people drawn to witness (two-party)
 
 
 class MatchDesign(BaseModel):
@@ -43,7 +49,7 @@ class MatchDesign(BaseModel):
     # Two-party: the share of study interrogations whose witness is a person.
     human_witness_share: float = Field(default=0.5, ge=0, le=1)
     wait_min_s: float = Field(default=5.0, ge=0)
-    wait_max_s: float = Field(default=30.0, ge=0)
+    wait_max_s: float = Field(default=60.0, ge=0)
 
     @model_validator(mode="after")
     def _ordered(self) -> MatchDesign:
@@ -57,14 +63,13 @@ class MatchDesign(BaseModel):
         return rng.uniform(self.wait_min_s, self.wait_max_s)
 
     def draw_kind(self, rng: random.Random) -> Kind:
-        """With h the human-witness share: person games take h/(1+h) of people as
-        interrogators and as many as witnesses; AI games take the rest, (1-h)/(1+h)."""
-        h = self.human_witness_share
-        u = rng.random() * (1 + h)
-        return "person" if u < h else "witness" if u < 2 * h else "ai"
+        """A joining person's part (see the module docstring)."""
+        if rng.random() < WITNESS_DRAW:
+            return "witness"
+        return self.draw_interrogation(rng)
 
     def draw_interrogation(self, rng: random.Random) -> Kind:
-        """An interrogator's witness kind (someone whose witness rounds are used up)."""
+        """An interrogator's witness kind."""
         return "person" if rng.random() < self.human_witness_share else "ai"
 
 
@@ -105,6 +110,10 @@ class BlindMatcher:
             if pid not in self.plans:
                 self.joined(waiter)
             plan = self._within_quota(pid, self.plans[pid])
+            if now >= plan.due and plan.kind == "witness" and self._may_switch(waiter):
+                # Nobody took them as a witness in their time: they interrogate now instead,
+                # at their own drawn time like everyone, their witness drawn as anyone's is.
+                plan.kind = self.design.draw_interrogation(lobby.rng)
             if now >= plan.due and plan.kind != "witness":
                 self._due(waiter, plan)
             elif now - waiter.since >= lobby.settings.max_wait_s:
@@ -119,6 +128,10 @@ class BlindMatcher:
         elif plan.kind != "witness" and not rounds.may(pid, "interrogator"):
             plan.kind = "witness"
         return plan
+
+    def _may_switch(self, waiter: Waiter) -> bool:
+        pid = waiter.participant.id
+        return len(waiter.mode.witnesses) == 1 and self.lobby.rounds.may(pid, "interrogator")
 
     def _due(self, waiter: Waiter, plan: Plan) -> None:
         lobby, pid = self.lobby, waiter.participant.id
