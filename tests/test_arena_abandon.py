@@ -15,8 +15,10 @@ from arena_fixtures import ADMIN_PASSWORD, Person, make_setup, pair, running_are
 from turinglab.arena.abandon import ABANDONED, TOLD_STAYED
 from turinglab.arena.app import STATIC
 from turinglab.arena.frame_rules import SURVEY_KEYS
+from turinglab.arena.store_bridge import ArenaStore
 from turinglab.human.exclusions import apply_exclusions
 from turinglab.human.schema import load_study
+from turinglab.store.database import Store
 
 
 async def _exchange(judge: Person, witness: Person) -> None:
@@ -175,3 +177,24 @@ async def test_abandoned_games_are_listed_among_the_reports_exclusions(tmp_path:
     assert "abandoned: the witness left (no reconnect within 0.5 s)" in summary
     reasons = sorted(str(g["exclude_reason"]) for g in export["games"])
     assert reasons == ["None", "abandoned: the witness left (no reconnect within 0.5 s)"]
+
+
+async def test_an_abandoned_game_is_kept_in_the_store_with_its_reason(tmp_path: Path) -> None:
+    setup = make_setup(abandon_after_s=0.5)
+    kept = ArenaStore(Store(str(tmp_path / "arena.db")), setup)
+    with running_arena(setup, store=kept) as (base, _app):
+        judge, witness, _gj, _gw = await pair(base, "three-party")
+        await _exchange(judge, witness)
+        await judge.close()  # the interrogator leaves
+        await witness.until("reveal")
+        await witness.close()
+        auth = {"Authorization": aiohttp.encode_basic_auth("admin", ADMIN_PASSWORD)}
+        async with (
+            aiohttp.ClientSession() as s,
+            s.get(base + "/admin/export.json", headers=auth) as r,
+        ):
+            export = await r.json()
+    (game,) = export["games"]
+    assert game["status"] == ABANDONED
+    assert game["exclude_reason"].startswith("abandoned: the interrogator left")
+    assert "just me, hi" in [m["text"] for m in game["messages"]]
