@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from arena_fixtures import engine_setup, running_arena
+from arena_fixtures import engine_setup, make_setup, running_arena
 from turinglab.arena.engine_modes import interrogation_mode
 from turinglab.games.two_party import TwoPartyExperiment
 
@@ -128,4 +128,38 @@ def test_focus_returns_to_the_box_once_the_reply_is_in() -> None:
         page.keyboard.type("and my father", delay=1)  # straight on, no click
         page.keyboard.press("Enter")
         page.locator('[data-log="A"] .msg.you', has_text="and my father").wait_for()
+        browser.close()
+
+
+def test_the_interrogator_sees_why_the_game_ended_when_the_witness_left() -> None:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    setup = make_setup(abandon_after_s=0.5)
+    with running_arena(setup) as (base, _app), sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        pages = []
+        for width in ("1280", "390"):
+            page = browser.new_context(viewport=VIEWPORTS[width]).new_page()
+            page.goto(base + "/")
+            page.locator("#consent").check()
+            page.get_by_role("button", name="Three-party").click()
+            pages.append(page)
+        for page in pages:
+            page.locator("#v-game").wait_for()
+        judge, witness = (
+            pages if "interrogator" in pages[0].locator("#role").inner_text() else pages[::-1]
+        )
+        judge.locator('[data-input="A"]').focus()
+        judge.keyboard.type("hello, anyone there?", delay=1)
+        judge.keyboard.press("Enter")
+        witness.locator('[data-log="A"] .msg.them').wait_for()
+        witness.context.close()  # the witness closes their tab
+        flagged = judge.locator("#flagged")
+        flagged.wait_for(timeout=10_000)
+        assert "The other person left the game" in flagged.inner_text()
+        assert judge.locator('[data-input="A"]').get_attribute("readonly") is not None
+        width = "1280" if judge is pages[0] else "390"
+        judge.evaluate(
+            "() => new Promise(r => setTimeout(r, 800))"
+        )  # the smooth scroll, for the shot
+        _shot(judge, f"arena-partner-left-{width}")
         browser.close()
