@@ -135,6 +135,7 @@ async def test_new_games_follow_the_new_study_and_live_games_finish_under_the_ol
         # The practice game started before the switch is played to its end, in the old run.
         await playing.send(type="message", channel="A", text="still here?")
         await playing.until("message", sender="them")
+        await playing.send(type="end")  # a verdict only after the end
         await playing.send(type="verdict", choice="ai", confidence=90, reason="instant")
         reveal = await playing.until("reveal")
         assert reveal["sides"][0]["kind"] == "ai"

@@ -5,7 +5,9 @@ scores it; the arena only routes — and still hides who is who until the reveal
 
 from __future__ import annotations
 
+import itertools
 import json
+import time
 from typing import Any
 
 from arena_fixtures import Person, engine_setup, pair, running_arena
@@ -74,10 +76,11 @@ async def test_engine_three_party_game_through_the_arena() -> None:
 
 async def test_ai_witness_typing_delay_shows_a_typing_indicator() -> None:
     setup = engine_setup()
-    fast = {"base_s": 4.5, "per_char_mean": 0.0, "per_char_sd": 0.0, "think_scale": 0.01}
+    # 1.5 s reading before any typing shows, then 0.1 s per character typed.
+    quick = {"base_s": 1.5, "per_char_mean": 0.1, "per_char_sd": 0.0, "think_scale": 0.01}
     two = TwoPartyExperiment.model_validate(
         {"game": "two-party", "interrogators": ["x"], "seed": 5, "typing_delay": True,
-         "ai_witnesses": [{"agent": "eliza", "persona": "none"}], "delay": fast}
+         "ai_witnesses": [{"agent": "eliza", "persona": "none"}], "delay": quick}
     )  # fmt: skip
     setup.modes = [interrogation_mode("practice", "Practice", two, solo=True)]
     with running_arena(setup) as (base, _app):
@@ -85,15 +88,19 @@ async def test_ai_witness_typing_delay_shows_a_typing_indicator() -> None:
         await p.connect()
         await p.send(type="join", mode="practice", consent=True)
         await p.until("game")
+        sent = time.monotonic()
         await p.send(type="message", channel="A", text="I dream about computers")
-        # A 4.5 s delay: typing frames at a person's pace (every 2 s), the same frame a
-        # person's typing gives, then the reply.
-        frames: list[dict[str, Any]] = []
-        while not frames or frames[-1].get("sender") != "them":
-            frames.append(await p.until_any(("typing", "message")))
-        typing = [f for f in frames if f["type"] == "typing"]
-        assert len(typing) == 3 and all(f == {"type": "typing", "channel": "A"} for f in typing)
-        assert frames[-1]["sender"] == "them" and frames[-1]["text"].isupper()
+        # Reading first (no indicator), then typing frames as a person's browser sends them
+        # (the same frame, more than 2 s apart), then the reply.
+        frames: list[tuple[float, dict[str, Any]]] = []
+        while not frames or frames[-1][1].get("sender") != "them":
+            frame = await p.until_any(("typing", "message"))
+            frames.append((time.monotonic(), frame))
+        typing = [(at, f) for at, f in frames if f["type"] == "typing"]
+        assert typing and all(f == {"type": "typing", "channel": "A"} for _, f in typing)
+        assert typing[0][0] - sent >= 1.5  # after reading, never at once
+        assert all(b[0] - a[0] > 1.9 for a, b in itertools.pairwise(typing))
+        assert frames[-1][1]["sender"] == "them" and frames[-1][1]["text"].isupper()
         await p.close()
 
 

@@ -27,6 +27,7 @@ async def _play_three_party(base: str, pick_human: bool) -> None:
         while len(got) < 2:
             got.add((await judge.until("message", sender="them"))["channel"])
     other = "B" if human == "A" else "A"
+    await judge.send(type="end")  # a verdict only after the end
     await judge.send(
         type="verdict", choice=human if pick_human else other, confidence=60, reason="r"
     )
@@ -46,6 +47,7 @@ async def _play_alone(base: str, mode: str) -> None:
     for text in ("hello there", "how are you?"):
         await p.send(type="message", channel="A", text=text)
         await p.until("message", sender="them")
+    await p.send(type="end")  # a verdict only after the end
     await p.send(type="verdict", choice="ai", confidence=90, reason="capitals")
     await p.until("reveal")
     await p.close()

@@ -51,6 +51,7 @@ async def _practice(base: str) -> None:
     await p.until("game")
     await p.send(type="message", channel="A", text="hello")
     await p.until("message", sender="them")
+    await p.send(type="end")  # a verdict only after the end
     await p.send(type="verdict", choice="ai", confidence=70, reason="quick")
     await p.until("reveal")
     await p.close()

@@ -66,6 +66,7 @@ async def test_no_identity_in_any_frame_before_the_verdict() -> None:
             await judge.until("message", sender="them")
         await judge.drop()
         await judge.connect()  # a reconnect snapshot is searched too
+        await judge.send(type="end")  # a verdict only after the end
         await judge.send(type="verdict", choice="A", confidence=40, reason="hunch")
         for p in (judge, witness):
             await p.until("reveal")

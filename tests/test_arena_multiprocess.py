@@ -118,6 +118,7 @@ async def test_two_processes_play_one_game(postgres_url: str) -> None:
             snapshot = await a.connect()
             assert snapshot["type"] == "game" and snapshot["game"] == ga["game"]
             assert len(snapshot["messages"]) == (8 if a is judge else 4)
+            await judge.send(type="end")  # a verdict only after the end
             await judge.send(type="verdict", choice="A", confidence=55, reason="why not")
             await judge.until("reveal")
             await witness.until("reveal")

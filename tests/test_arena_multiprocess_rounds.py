@@ -28,6 +28,7 @@ async def play_two_party(judge: Person, witness: Person) -> None:
     heard = await witness.until("message", sender="them")
     await witness.send(type="message", channel=heard["channel"], text="yes, tired though")
     await judge.until("message", sender="them")
+    await judge.send(type="end")  # a verdict only after the end
     await judge.send(type="verdict", choice="human", confidence=60, reason="tired")
     await judge.until("reveal")
     await witness.until("reveal")
@@ -126,6 +127,7 @@ async def test_a_round_with_ai_only_counts_on_every_process(postgres_url: str) -
             assert snap["role"] == "interrogator" and snap["rounds"]["played"] == 1
             await person.send(type="message", channel="A", text="hello")
             await person.until("message", sender="them")
+            await person.send(type="end")  # a verdict only after the end
             await person.send(type="verdict", choice="ai", confidence=80, reason="fast")
             await person.until("reveal")
             await person.send(type="leave")

@@ -160,6 +160,7 @@ async def test_after_the_last_round_the_participant_is_sent_to_the_survey() -> N
         assert snap["rounds"] == {"played": 1, "total": 1}  # "round 1 of 1" on the page
         await p.send(type="message", channel="A", text="hello")
         await p.until("message", sender="them")
+        await p.send(type="end")  # a verdict only after the end
         await p.send(type="verdict", choice="ai", confidence=80, reason="fast")
         await p.until("reveal")
         await p.send(type="leave")

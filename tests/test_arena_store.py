@@ -58,6 +58,7 @@ async def test_a_finished_game_is_stored_as_played(tmp_path: Path) -> None:
     with running_arena(setup, store=kept) as (base, app):
         judge, witness, gj, _gw = await pair(base, "three-party")
         typed = await _three_party(judge, witness)
+        await judge.send(type="end")  # a verdict only after the end
         await judge.send(type="verdict", choice="A", confidence=70, reason="typos")
         await judge.until("reveal")
         await witness.until("reveal")

@@ -187,6 +187,7 @@ async def test_a_killed_process_s_games_are_taken_over(postgres_url: str) -> Non
             assert now_live["game"] == resumable and now_live["owner"].startswith(f"{ports[1]}/")
             assert now_live["started_at"] == by_game[resumable]["started_at"]
             typed += await _exchange(judge, witness, 1)
+            await judge.send(type="end")  # a verdict only after the end
             await judge.send(
                 type="verdict", choice="A", confidence=60, reason="typed like a person"
             )

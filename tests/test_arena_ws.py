@@ -111,6 +111,7 @@ async def test_lone_person_meets_eliza_and_one_game_at_a_time() -> None:
         await p.send(type="message", channel="A", text="I feel sad about my mother")
         reply = await p.until("message", sender="them")
         assert reply["text"].isupper()  # ELIZA's 1966 capitals
+        await p.send(type="end")  # a verdict only after the end
         await p.send(type="verdict", choice="ai", confidence=100, reason="")
         assert (await p.until("reveal"))["correct"] is True
         await p.close()

@@ -15,7 +15,9 @@ from dataclasses import replace
 from typing import Any
 
 from turinglab.arena import frames as F
+from turinglab.arena.abandon import AbandonWatch, give_rounds_back
 from turinglab.arena.finished import FinishedGames
+from turinglab.arena.frame_rules import check_survey
 from turinglab.arena.live import InputRejected, LiveGame, Outlet
 from turinglab.arena.lobby import Lobby
 from turinglab.arena.modes import ArenaMode, ArenaSetup
@@ -41,6 +43,7 @@ class Arena:
         self.clock = clock
         self.sessions = Sessions()
         self.lobby = Lobby(setup.settings, clock, self._start_game, self._no_match)
+        self.abandon = AbandonWatch(setup.settings.abandon_after_s)
         self.games: dict[str, LiveGame] = {}
         self.finished = self._finished_games(setup, store)
         self.outlets: dict[str, set[Outlet]] = {}
@@ -101,7 +104,9 @@ class Arena:
         elif isinstance(frame, F.Leave):
             self._leave(participant)
         elif isinstance(frame, F.Survey):
-            participant.survey = {k[:40]: v for k, v in list(frame.answers.items())[:30]}
+            live = self.games.get(participant.game or "")
+            in_game = live is not None and live.result is None
+            participant.survey = check_survey(participant, frame, in_game)
             if self.store is not None:
                 self.store.survey(participant.id, participant.survey)
             self.send(participant, F.Status(state="survey-saved"))
@@ -139,6 +144,7 @@ class Arena:
 
     def tick(self) -> None:
         self.lobby.tick()
+        self.abandon.tick(self.games.values(), self.clock.now())
 
     # ---- games -----------------------------------------------------------------------------
 
@@ -220,6 +226,7 @@ class Arena:
         record = game.record()
         if any(game.mode is m for m in self.setup.modes):  # not a game of a closed study
             self.finished.append(record)
+            give_rounds_back(game, self.lobby.rounds)
         if self._on_finished is not None:
             try:
                 self._on_finished(record)

@@ -32,7 +32,6 @@ log = logging.getLogger(__name__)
 
 Outlet = Callable[[F.ServerFrame], None]
 ALIASES = "ABCDEFGH"
-TYPING_PULSE_S = 2.0  # the browser sends a person's typing at most this often (arena.js)
 VERDICT_GRACE_S = 600.0  # after the deadline, how long a verdict may take before the game is void
 SERVER_LOST = "arena: server lost"  # the flag of a game its process died in, not rebuilt
 LOST_TEXT = (
@@ -65,6 +64,7 @@ class PersonView:
     messages: list[F.Message] = field(default_factory=list)
     last_sender: dict[str, str] = field(default_factory=dict)  # channel -> "you"/"them"
     phase: Literal["playing", "verdict", "ended"] = "playing"
+    asked_end: bool = False  # the interrogator has ended the talk (a verdict may follow)
     reveal: F.Reveal | None = None
     outlets: set[Outlet] = field(default_factory=set)
 
@@ -126,13 +126,13 @@ class LiveGame:
         self.task: asyncio.Task[None] | None = None
         # What plays the game: the game kind's `play`, or its `resume` after a takeover.
         self.play: Play = mode.game.play
-        self._pulses: set[asyncio.Future[None]] = set()
         # With a store (store_bridge.py): what people are shown waits for the commit of the
         # message it follows; the end is saved before the reveal; a fenced game stops here.
         self.gate: CommitGate | None = None
         self.save_end: SaveEnd | None = None
         self.on_fenced: Callable[[LiveGame], None] | None = None
         self.end_saved = False
+        self._ending_now = False  # end_now was called (its end may be being saved)
         self._aborted: asyncio.Future[GameResult] | None = None
 
     def _view(self, seat: str, person: Participant, human: HumanAgent) -> PersonView:
@@ -233,6 +233,30 @@ class LiveGame:
             self.on_fenced(self)
         if self.task is not None and self.task is not asyncio.current_task():
             self.task.cancel()
+    def end_now(self, result: GameResult, notes: Mapping[str, str]) -> None:
+        """End the game from outside its play (arena/abandon.py: a person left): stop it, keep
+        everything said, and tell each person still here why (`notes`: seat -> text). With a
+        store, the end is committed before anyone is shown it, as at a normal end."""
+        if self.result is not None or self._ending_now:
+            return
+        self._ending_now = True
+        if self.task is not None:
+            self.task.cancel()
+        if self.gate is None:
+            self._show_end_now(result, notes)
+        else:
+            self.task = asyncio.create_task(self._save_then_show(result, notes))
+
+    async def _save_then_show(self, result: GameResult, notes: Mapping[str, str]) -> None:
+        self._show_end_now(await self._saved(result), notes)
+
+    def _show_end_now(self, result: GameResult, notes: Mapping[str, str]) -> None:
+        self._ended(result)
+        for seat, view in self.views.items():
+            view.reveal = self._reveal(view, result).model_copy(update={"flagged": notes[seat]})
+            view.send(F.Phase(phase="ended"))
+            view.send(view.reveal)
+        self._on_finish(self)
 
     def _ended(self, result: GameResult) -> None:
         """Keep the result and close every view (the caller then shows the end to people)."""
@@ -305,13 +329,9 @@ class LiveGame:
             view.messages.append(frame)
             view.send(frame)
         elif kind == "typing" and str(event.get("channel")) in aliases:
-            alias = aliases[str(event["channel"])]
-            view.send(F.TypingShown(channel=alias))
-            seconds = float(event.get("seconds") or 0)
-            if seconds > TYPING_PULSE_S:  # an AI "typing" for a while: pulse as a person would
-                pulse = asyncio.ensure_future(self._typing_pulse(view, alias, seconds))
-                self._pulses.add(pulse)
-                pulse.add_done_callback(self._pulses.discard)
+            # One frame per event: an AI's typing comes on a person's timeline from the game
+            # (games/typing_timeline.py), a person's as their browser sends it.
+            view.send(F.TypingShown(channel=aliases[str(event["channel"])]))
         elif kind == "phase" and event.get("phase") in ("playing", "verdict"):
             view.phase = event["phase"]
             view.send(F.Phase(phase=view.phase))
@@ -324,18 +344,6 @@ class LiveGame:
             view.send(F.Error(code="refused", message=message))
         # Anything else a game delivers ("reveal": the arena makes its own from the result) is
         # not part of the protocol and is not forwarded.
-
-    async def _typing_pulse(self, view: PersonView, alias: str, seconds: float) -> None:
-        """Typing frames every TYPING_PULSE_S until the delay is over or a message arrives —
-        the same frames, at the same pace, as a person's browser sends while they type, so a
-        typing indicator cannot tell an AI from a person."""
-        seen = len(view.messages)
-        end = self.clock.now() + min(seconds, 120.0)
-        while self.clock.now() + TYPING_PULSE_S < end and view.phase == "playing":
-            await self.clock.sleep(TYPING_PULSE_S)
-            if any(m.channel == alias for m in view.messages[seen:]):
-                return
-            view.send(F.TypingShown(channel=alias))
 
     def _recount(self, view: PersonView, channel: str) -> None:
         alias = view.channel_to_alias.get(channel)
@@ -394,14 +402,20 @@ class LiveGame:
         elif isinstance(frame, F.Typing):
             channel = self._channel(view, frame.channel)
             other = self.views.get(view.partner[channel])
-            if other is not None:
+            if other is not None and view.phase == "playing":  # stray ones after the talk: dropped
                 other.send(F.TypingShown(channel=other.channel_to_alias[channel]))
         elif isinstance(frame, F.EndGame):
             self._judge_only(view)
-            view.agent.push(HumanInput("end"))
+            if view.phase == "playing" and not view.asked_end:  # a second "end" changes nothing
+                view.asked_end = True
+                view.agent.push(HumanInput("end"))
         elif isinstance(frame, F.Verdict):
             self._judge_only(view)
+            if view.phase != "verdict" and not view.asked_end:  # the page asks only after "end"
+                raise InputRejected("not-now", "End the conversation before giving a verdict.")
             view.agent.push(HumanInput("verdict", data=self._verdict_data(view, frame)))
+        else:  # a frame of another kind of game (a preference, a survey mid-game)
+            raise InputRejected("not-now", "That is not part of this game.")
 
     def _message(self, view: PersonView, frame: F.SendMessage) -> None:
         if view.phase != "playing":

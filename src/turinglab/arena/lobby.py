@@ -8,6 +8,9 @@ allows it meets AI witnesses only after `ai_after_s`, if they may still interrog
 `max_wait_s` without a game they are sent on to the exit survey. Solo (practice) modes start at
 once with AI witnesses drawn at random and never count as rounds. All draws come from one
 seeded generator.
+
+With a study design (settings.design, matchmaking_wait.py) study modes are matched blind: the
+witness kind is drawn as a person joins and every wait comes from one distribution.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from turinglab.arena.matchmaking_wait import BlindMatcher
 from turinglab.arena.modes import ArenaMode, ArenaSettings
 from turinglab.arena.rounds import RoundBook
 from turinglab.arena.sessions import Participant
@@ -47,14 +51,21 @@ class Lobby:
         self.waiting: list[Waiter] = []
         self.met: set[frozenset[str]] = set()  # pairs of people who have played together
         self.rounds = RoundBook(settings.rounds, self.rng)
+        design = settings.design
+        self.blind = None if design is None else BlindMatcher(design, self)
 
     def join(self, participant: Participant, mode: ArenaMode) -> None:
         self.leave(participant)
-        self.waiting.append(Waiter(participant, mode, self.clock.now()))
+        waiter = Waiter(participant, mode, self.clock.now())
+        self.waiting.append(waiter)
+        if self.blind is not None and not mode.solo:
+            self.blind.joined(waiter)
         self.tick()
 
     def leave(self, participant: Participant) -> None:
         self.waiting = [w for w in self.waiting if w.participant.id != participant.id]
+        if self.blind is not None:
+            self.blind.left(participant.id)
 
     def waited(self, participant: Participant) -> float | None:
         w = next((w for w in self.waiting if w.participant.id == participant.id), None)
@@ -63,6 +74,11 @@ class Lobby:
     def tick(self) -> None:
         """Start every game that can start now; send on those who waited too long."""
         now = self.clock.now()
+        if self.blind is not None:
+            for waiter in [w for w in self.waiting if w.mode.solo]:
+                self._seat(waiter.mode, [waiter.participant])
+            self.blind.tick(now)
+            return
         for waiter in list(self.waiting):
             if waiter not in self.waiting:  # matched earlier in this pass
                 continue
@@ -91,6 +107,26 @@ class Lobby:
             if frozenset((a, b)) not in self.met and self.rounds.roles(a, b) is not None:
                 return other
         return None
+
+    # ---- for blind matching (matchmaking_wait.py) -----------------------------------------
+
+    def may_meet(self, judge: str, witness: str) -> bool:
+        """`judge` may interrogate `witness` now: new to each other, both within quota."""
+        return (
+            frozenset((judge, witness)) not in self.met
+            and self.rounds.may(judge, "interrogator")
+            and self.rounds.may(witness, "witness")
+        )
+
+    def seat_ordered(self, mode: ArenaMode, judge: Participant, witness: Participant) -> None:
+        self._seat(mode, [judge, witness])
+
+    def seat_alone(self, waiter: Waiter) -> None:
+        self._seat(waiter.mode, [waiter.participant])
+
+    def time_out(self, waiter: Waiter) -> None:
+        self.waiting.remove(waiter)
+        self._timed_out(waiter.participant, self.clock.now() - waiter.since)
 
     def seat_pair(self, mode: ArenaMode, a: Participant, b: Participant) -> None:
         """Seat two matched people, roles balanced by their rounds so far."""

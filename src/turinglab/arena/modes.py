@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, ConfigDict, Field
 
 from turinglab.agents.base import Agent
+from turinglab.arena.matchmaking_wait import MatchDesign
 from turinglab.games.kinds import Game
 from turinglab.games.spec import TrialSpec
 
@@ -53,8 +54,15 @@ class ArenaSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    ai_after_s: float = Field(default=20.0, ge=0)  # two-party: a lone person then meets an AI
+    # How study games are formed. A design (matchmaking_wait.py): the witness kind decided by
+    # its share, every wait drawn from one distribution, so the time to a game says nothing.
+    # None: open matching — people first, a lone person meets an AI after `ai_after_s` — which
+    # lets the wait give the witness away; for development and tests only.
+    design: MatchDesign | None = None
+    ai_after_s: float = Field(default=20.0, ge=0)  # open matching only
     max_wait_s: float = Field(default=300.0, gt=0)  # then on to the exit survey
+    # A person with no connection this long has left: their game ends abandoned (abandon.py).
+    abandon_after_s: float = Field(default=30.0, gt=0)
     frames_per_s: float = Field(default=4.0, gt=0)  # per connection, sustained
     frame_burst: int = Field(default=12, ge=1)
     max_frame_bytes: int = Field(default=16384, ge=256)

@@ -69,6 +69,14 @@ class RoundBook:
         else:
             p.witnessed += 1
 
+    def unrecord(self, pid: str, role: Role) -> None:
+        """Give a round back (its game was abandoned or flagged: arena/abandon.py)."""
+        p = self.progress(pid)
+        if role == "interrogator":
+            p.interrogated = max(0, p.interrogated - 1)
+        else:
+            p.witnessed = max(0, p.witnessed - 1)
+
     def mirror(self, pid: str, interrogated: int, witnessed: int) -> None:
         """Take counts kept elsewhere (shared_rounds.py: Redis, for several processes)."""
         p = self.progress(pid)

@@ -13,6 +13,7 @@ from typing import Any
 from turinglab.agents.base import Agent
 from turinglab.agents.registry import build_agent, display_names
 from turinglab.arena.engine_modes import interrogation_mode
+from turinglab.arena.matchmaking_wait import MatchDesign
 from turinglab.arena.modes import ArenaMode, ArenaSettings, ArenaSetup
 from turinglab.config import EMBEDDED_AGENTS, AgentConfig, ExperimentConfig, GTTExperiment
 from turinglab.games.interrogation_setup import InterrogationExperiment
@@ -52,7 +53,8 @@ def setup_for(
     agents: dict[str, Agent] = {name: build_agent(name, cfg) for name, cfg in used.items()}
     labels = {w.agent: w.name() for w in experiment.ai_witnesses}
     names = {**display_names(used), **labels}
-    return ArenaSetup(modes, agents, names, settings or ArenaSettings())
+    # A study's games are matched blind: its wait to a game must not tell who the witness is.
+    return ArenaSetup(modes, agents, names, settings or ArenaSettings(design=MatchDesign()))
 
 
 def setup_from_config(config: ExperimentConfig) -> ArenaSetup:
@@ -88,4 +90,5 @@ def default_setup(seed: int = 0) -> ArenaSetup:
             "seed": seed,
         }
     )
-    return setup_for(experiment, dict(EMBEDDED_AGENTS), ArenaSettings(seed=seed))
+    settings = ArenaSettings(seed=seed, design=MatchDesign())
+    return setup_for(experiment, dict(EMBEDDED_AGENTS), settings)

@@ -1,8 +1,10 @@
 """Arena games as a study file `turinglab report` reads (human/schema.py: one row per
 (game, witness) judgement, JSONL).
 
-Only finished study games count: practice games are never study data, and flagged games (a
-failed AI witness, no verdict in time) are left out here and listed in the JSON export.
+Only finished study games count: practice games are never study data. Abandoned games (a
+person left) and flagged ones (a failed AI witness, no verdict in time) give one row each with
+an `excluded_reason` and nothing else to analyse; the report lists them among its exclusions
+(human/exclusions.py: not_finished), and the JSON export gives each game its `exclude_reason`.
 Participants appear under their anonymous ids only.
 
 Exclusions (SPEC §2) are flagged, not applied: `exclude_prior_participation` (the interrogator
@@ -69,11 +71,28 @@ def exclusion_flags(game: Mapping[str, Any], surveys: Mapping[str, Survey]) -> d
     }
 
 
+NOT_CHAT = ("strong", "gtt", "live-itt")  # game kinds with their own export files
+
+
+def exclusion_reason(game: Mapping[str, Any]) -> str | None:
+    """Why a study chat game gives no usable verdict, in plain words; None if it does (or it
+    is not a chat game, or still playing)."""
+    if game.get("status") is None or (game.get("trial") or {}).get("game") in NOT_CHAT:
+        return None
+    flags = [str(f).removeprefix("arena: ") for f in game.get("flags") or []]
+    if game.get("status") == "abandoned":
+        return "; ".join(flags) or "abandoned"
+    if flags:
+        return "flagged: " + "; ".join(flags)
+    return None if _verdict(game) is not None else "no verdict"
+
+
 def flag_exclusions(export: dict[str, Any]) -> dict[str, Any]:
-    """The JSON export with each study game's exclusion flags added."""
+    """The JSON export with each study game's exclusion flags and reason added."""
     surveys = {p["participant"]: p.get("survey") for p in export.get("participants", [])}
     for game in export.get("games", []):
         game.update(exclusion_flags(game, surveys))
+        game["exclude_reason"] = exclusion_reason(game)
     return export
 
 
@@ -84,7 +103,13 @@ def study_rows(
     rounds: dict[str, int] = {}
     for game in sorted(games, key=lambda g: g["started_at"]):
         verdict = _verdict(game)
-        if game["solo"] or game["flags"] or verdict is None:
+        if game["solo"]:
+            continue
+        reason = exclusion_reason(game)
+        if reason is not None:
+            rows.append({"game": game["game"], "excluded_reason": reason})
+            continue
+        if verdict is None:
             continue
         judge_seat = verdict["judge"]
         judge = game["seats"][judge_seat].get("participant", judge_seat)

@@ -165,6 +165,7 @@ async def _interrogate(
     # Of these, only the messages to the person are relays between people; which channel that
     # was is hidden from the client, so the count is checked at the witness's end.
     tally.expected_from_judge += s.rounds
+    await ws.send_json({"type": "end"})  # the server takes a verdict only after the end
     await ws.send_json({"type": "verdict", "choice": "A", "confidence": 50, "reason": ""})
     await _until(q, "reveal")
 

@@ -46,6 +46,7 @@ from turinglab.games.live import MissedCall, call_seat
 from turinglab.games.spec import FINISHED, FLAGGED, GameResult, Judgement
 from turinglab.games.table import GAME, Table
 from turinglab.games.typing_delay import TypingDelay
+from turinglab.games.typing_timeline import ShownTyping, TypingPlan
 from turinglab.games.witness import WitnessPrompt
 from turinglab.prompts import builtin_prompt, render
 
@@ -339,6 +340,33 @@ class Interrogation:
             tasks["ai:interrogator"] = asyncio.ensure_future(self._ai_interrogator_move())
 
     async def _ai_witness_reply(self, seat: str, rng: random.Random) -> str:
+        judge = self.table.seats[INTERROGATOR].agent
+        if self.rules.typing_delay is None or not isinstance(judge, HumanAgent):
+            return await self._ai_witness_text(seat, rng)
+        # A person is watching: typing shown on a person's timeline, generation inside it.
+        view = self.table.view(seat, channel=seat)
+        plan = TypingPlan.draw(self.rules.typing_delay, len(view[-1].content if view else ""), rng)
+        shown = ShownTyping(
+            plan, self.table.clock, lambda: judge.deliver({"type": "typing", "channel": seat})
+        )
+        try:
+            text = await self._generate(seat)
+            await shown.finish(len(text))
+        finally:
+            shown.stop()
+        return text
+
+    async def _ai_witness_text(self, seat: str, rng: random.Random) -> str:
+        """A batch game's witness: its reply, then the paper's delay as game time."""
+        view = self.table.view(seat, channel=seat)
+        text = await self._generate(seat)
+        if self.rules.typing_delay is not None:
+            previous = view[-1].content if view else ""
+            delay = self.rules.typing_delay.seconds(len(text), len(previous), rng)
+            await self.table.clock.sleep(delay)
+        return text
+
+    async def _generate(self, seat: str) -> str:
         side = self._side(seat)
         clock = self.table.clock
         view = self.table.view(seat, channel=seat)
@@ -355,13 +383,6 @@ class Interrogation:
             text = reply.text.strip()
             if len(text) > self.rules.max_chars:
                 raise _LongReply(seat, len(text), self.rules.max_chars)
-        if self.rules.typing_delay is not None:
-            previous = view[-1].content if view else ""
-            delay = self.rules.typing_delay.seconds(len(text), len(previous), rng)
-            judge = self.table.seats[INTERROGATOR].agent
-            if isinstance(judge, HumanAgent):  # the person sees the witness "typing" meanwhile
-                judge.deliver({"type": "typing", "channel": seat, "seconds": delay})
-            await clock.sleep(delay)
         return text
 
     # ---- checks, verdict, ending -----------------------------------------------------------

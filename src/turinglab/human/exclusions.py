@@ -3,7 +3,10 @@
 Rules (a game is dropped whole — both rows of a three-party game go together):
   prior_participation  — the interrogator took part in a similar experiment before;
   few_messages         — the interrogator sent fewer than `min_messages` messages to a witness
-                         (three-party: to either witness).
+                         (three-party: to either witness);
+  not_finished         — the game gave no usable verdict (a person left it, an AI witness
+                         failed): rows with an `excluded_reason`, set aside by validation
+                         (human/schema.py) and listed with their reasons.
 Unknown values (NaN) never exclude; how many games had them is reported, so a reader can see
 when a rule could not be checked.
 """
@@ -97,14 +100,32 @@ def apply_exclusions(
         )
         drop = drop | prior_bad
     kept = df.loc[~drop].reset_index(drop=True)
+    unfinished: dict[str, str] = dict(df.attrs.get("excluded_games") or {})
+    if unfinished:
+        rules.append(_not_finished(unfinished))
     report = ExclusionReport(
-        games_before=int(games.nunique()),
+        games_before=int(games.nunique()) + len(unfinished),
         rows_before=len(df),
         games_after=int(kept["game"].nunique()),
         rows_after=len(kept),
         rules=tuple(rules),
     )
     return kept, report
+
+
+def _not_finished(reasons: dict[str, str]) -> RuleCount:
+    """Games set aside before analysis, described by how many gave each reason."""
+    counts: dict[str, int] = {}
+    for reason in reasons.values():
+        counts[reason] = counts.get(reason, 0) + 1
+    listed = "; ".join(f"{n}× {reason}" for reason, n in sorted(counts.items()))
+    return RuleCount(
+        rule="not_finished",
+        description=f"no usable verdict: {listed}",
+        games=len(reasons),
+        rows=0,
+        games_unknown=0,
+    )
 
 
 def _count(

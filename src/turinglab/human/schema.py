@@ -25,7 +25,13 @@ strategies             str       no        ';'-separated strategy codes
 reason_codes           str       no        ';'-separated reason codes
 transcript             str       no        JSON list of {"sender", "text", "t"} messages
 survey_*               any       no        exit-survey answers of the interrogator
+excluded_reason        str       no        set: a game with no usable verdict (abandoned,
+                                           flagged); listed among the exclusions, not analysed
 =====================  ========  ========  ===================================================
+
+Rows with an `excluded_reason` need none of the other values but `game`: they are set aside
+before validation (`df.attrs["excluded_games"]`: game -> reason) and counted by the report's
+exclusions (human/exclusions.py).
 
 When `format` is absent (or empty for a whole game) it is inferred only where unambiguous: a
 one-row game is two-party; a two-row game with one AI and one human witness is three-party.
@@ -37,6 +43,7 @@ Errors name the 1-based line of the file (CSV: the header is line 1) and the col
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import math
@@ -51,6 +58,7 @@ import pandas as pd
 FORMATS = ("three-party", "two-party")
 WITNESS_TYPES = ("ai", "human")
 REQUIRED = ("game", "interrogator", "witness", "witness_type", "judged_human")
+EXCLUDED_REASON = "excluded_reason"  # a game listed among the exclusions with this reason
 _TRUE = {"true", "1", "yes", "t", "y", "1.0"}
 _FALSE = {"false", "0", "no", "f", "n", "0.0"}
 _MAX_LISTED = 20
@@ -259,6 +267,25 @@ def _parse_number(value: Any, *, integer: bool, low: float, high: float) -> floa
 
 
 def _validate(raw: pd.DataFrame, where: Any) -> pd.DataFrame:
+    excluded: dict[str, str] = {}
+    if EXCLUDED_REASON in raw.columns:
+        reasons = raw[EXCLUDED_REASON].map(lambda v: None if _missing(v) else str(v).strip())
+        set_aside = reasons.notna().to_numpy()
+        for game, reason in zip(raw["game"][set_aside], reasons[set_aside], strict=True):
+            excluded.setdefault(str(game), str(reason))
+        kept_at = np.flatnonzero(~set_aside)
+        raw = raw.loc[~set_aside].drop(columns=[EXCLUDED_REASON]).reset_index(drop=True)
+        where = functools.partial(_where_kept, where, kept_at)
+    out = _validate_rows(raw, where)
+    out.attrs["excluded_games"] = excluded
+    return out
+
+
+def _where_kept(where: Any, kept_at: Any, i: int) -> Any:
+    return where(int(kept_at[i]))
+
+
+def _validate_rows(raw: pd.DataFrame, where: Any) -> pd.DataFrame:
     missing = [c for c in REQUIRED if c not in raw.columns]
     if missing:
         raise StudyValidationError([("header", c, "required column is missing") for c in missing])

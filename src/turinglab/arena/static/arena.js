@@ -77,7 +77,7 @@ function onStatus(f) {
   if (f.modes && f.modes.length) renderModes(f.modes);
   if (f.rounds) renderProgress(f.rounds);
   if (f.state === "idle") { game = null; show("v-lobby"); }
-  else if (f.state === "waiting") { show("v-waiting"); startWaitTimer(f.waited_s || 0); }
+  else if (f.state === "waiting") show("v-waiting"); // no seconds counter: waits say nothing
   else if (f.state === "no-match") { $("nomatch").hidden = false; show("v-survey"); }
   else if (f.state === "rounds-done") { allDone(f.rounds.total); show("v-survey"); }
   else if (f.state === "survey-saved") show("v-thanks");
@@ -118,15 +118,6 @@ function renderModes(modes) {
   }
 }
 
-function startWaitTimer(start) {
-  const t0 = Date.now() - start * 1000;
-  clearInterval(startWaitTimer.timer);
-  startWaitTimer.timer = setInterval(() => {
-    if ($("v-waiting").hidden) return clearInterval(startWaitTimer.timer);
-    $("waited").textContent = String(Math.round((Date.now() - t0) / 1000));
-  }, 500);
-}
-
 function onSnapshot(f) {
   game = f;
   clockSkew = f.now - Date.now() / 1000;
@@ -147,7 +138,9 @@ function onMessage(m) {
 function onTyping(f) {
   const t = document.querySelector(`[data-typing="${f.channel}"]`);
   if (!t) return;
-  t.textContent = game.role === "interrogator" ? `Witness ${f.channel} is typing…` : "The interrogator is typing…";
+  // Named as the chat is: "Witness A" beside "Witness B", "The witness" when alone.
+  const who = game.role === "interrogator" ? (game.channels.length > 1 ? `Witness ${f.channel}` : "The witness") : "The interrogator";
+  t.textContent = `${who} is typing…`;
   clearTimeout(typingTimers[f.channel]);
   typingTimers[f.channel] = setTimeout(() => hideTyping(f.channel), TYPING_SHOW_MS);
 }
@@ -198,6 +191,7 @@ function buildChats() {
     btn.type = "submit";
     guardComposer(input, form);
     input.addEventListener("input", () => {
+      if (input.readOnly) return;
       const n = input.value.length;
       counter.textContent = `${n}/${game.max_chars}`;
       counter.classList.toggle("over", n > game.max_chars);
@@ -211,6 +205,7 @@ function buildChats() {
       if (text.length > game.max_chars) { toast(`At most ${game.max_chars} characters.`); return; }
       send({ type: "message", channel: alias, text });
       input.value = "";
+      input.focus();
       counter.textContent = `0/${game.max_chars}`;
       game.pending = game.pending || {};
       game.pending[alias] = true;
@@ -238,13 +233,20 @@ function appendMessage(m) {
   const log = document.querySelector(`[data-log="${m.channel}"]`);
   if (!log) return;
   const li = el("li", `msg ${m.sender}`);
-  li.append(document.createTextNode(m.text));
+  // Screen readers announce the log (aria-live): each message says who wrote it.
+  li.append(el("span", "sr-only", `${speakerName(m)}: `), document.createTextNode(m.text));
   const t = el("time", "", new Date(m.at * 1000).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" }));
   t.dateTime = new Date(m.at * 1000).toISOString();
   li.append(t);
   log.append(li);
   log.scrollTop = log.scrollHeight;
   if (m.sender === "you" && game.pending) game.pending[m.channel] = false;
+}
+
+function speakerName(m) {
+  if (m.sender === "you") return "You";
+  if (m.sender === "game") return "Game";
+  return game.role === "witness" ? "Interrogator" : chatTitle(m.channel);
 }
 
 function mayWrite(alias) {
@@ -262,7 +264,10 @@ function updateComposers() {
     const input = document.querySelector(`[data-input="${alias}"]`);
     if (!input) continue;
     const [ok, why] = mayWrite(alias);
-    input.disabled = !ok;
+    // Read-only, not disabled: a disabled box drops keyboard focus, and a person who has just
+    // sent should be able to type their next message without reaching for the mouse.
+    input.readOnly = !ok;
+    input.setAttribute("aria-disabled", String(!ok));
     input.placeholder = why;
     input.form.querySelector("button").disabled = !ok;
   }
@@ -270,6 +275,7 @@ function updateComposers() {
 
 function renderPhase() {
   updateComposers();
+  if (game.phase !== "playing") for (const alias of game.channels) { clearTimeout(typingTimers[alias]); hideTyping(alias); }
   const judge = game.role === "interrogator";
   $("end").disabled = game.phase !== "playing";
   $("end").hidden = !judge || game.phase === "ended";

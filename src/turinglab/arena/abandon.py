@@ -1,0 +1,81 @@
+"""People who leave a game: the others are told, the game ends `abandoned`, no round is lost.
+
+A dropped connection is not a departure — people reload pages and phones change networks — so
+a person counts as gone once none of their connections has been open for `abandon_after_s`
+(checked on every lobby tick). Then the game ends as ABANDONED with everything said kept (the
+table's messages are the record), everyone still there is told in plain words, and the game
+gives its rounds back: it is no study data. A witness who leaves after the talk is over no
+longer matters (the verdict is the interrogator's); an interrogator who leaves before giving it
+ends the game.
+
+Flagged games (an AI witness failed, no verdict in time) give their rounds back too: like an
+abandoned game, they are listed in the study export's exclusions, not counted.
+
+With several processes (cluster.py) a person's connections may be on another process; the
+owner keeps a relay outlet for them, so nobody there is ever taken for gone — departures are
+detected in single-process arenas only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from turinglab.games.spec import FINISHED, GameResult
+
+if TYPE_CHECKING:
+    from turinglab.arena.live import LiveGame, PersonView
+    from turinglab.arena.rounds import RoundBook
+
+ABANDONED = "abandoned"  # a game's status when a person left it
+LEFT_FLAG = "arena: abandoned: the {role} left (no reconnect within {grace:g} s)"
+TOLD_STAYED = (
+    "The other person left the game and did not come back. Everything said so far is kept, "
+    "but this game will not count as one of your rounds. Sorry — please choose another game."
+)
+TOLD_LEFT = "You left this game, so it has ended and will not count as one of your rounds."
+
+
+class AbandonWatch:
+    """Ends live games whose people have gone (see the module docstring)."""
+
+    def __init__(self, grace_s: float) -> None:
+        self.grace_s = grace_s
+        self._gone_since: dict[tuple[str, str], float] = {}  # (game, seat) -> first seen gone
+
+    def tick(self, games: Iterable[LiveGame], now: float) -> None:
+        for game in list(games):
+            if game.result is not None or getattr(game.mode, "live_game", None) is not None:
+                continue  # over already; or a game kind with its own live class (STT, GTT)
+            for seat, view in game.views.items():
+                key = (game.id, seat)
+                if not self._matters(view) or view.outlets:
+                    self._gone_since.pop(key, None)
+                    continue
+                since = self._gone_since.setdefault(key, now)
+                if now - since >= self.grace_s:
+                    self._abandon(game, seat)
+                    break
+
+    @staticmethod
+    def _matters(view: PersonView) -> bool:
+        return view.phase != "ended" and (view.role == "interrogator" or view.phase == "playing")
+
+    def _abandon(self, game: LiveGame, seat: str) -> None:
+        role = game.views[seat].role
+        flag = LEFT_FLAG.format(role=role, grace=self.grace_s)
+        notes = {s: TOLD_LEFT if s == seat else TOLD_STAYED for s in game.views}
+        for key in [k for k in self._gone_since if k[0] == game.id]:
+            del self._gone_since[key]
+        game.end_now(GameResult(ABANDONED, flags=[flag]), notes)
+
+
+def give_rounds_back(game: LiveGame, book: RoundBook) -> bool:
+    """A study game that did not finish cleanly (abandoned or flagged) is not a round for
+    anyone in it. True if rounds were given back."""
+    result = game.result
+    if game.mode.solo or result is None or (result.status == FINISHED and not result.flags):
+        return False
+    for view in game.views.values():
+        book.unrecord(view.participant.id, view.role)
+    return True
