@@ -280,3 +280,39 @@ async def test_a_killed_owner_under_load_loses_no_acknowledged_message(postgres_
         shown_is_stored(t, game)  # every message shown to anyone is stored, once, in order
         acknowledged += len(t.seen)
     assert acknowledged >= 6 * 4
+
+
+async def test_a_message_is_shown_to_nobody_before_it_is_committed(postgres_url: str) -> None:
+    """Commit before relay: with every connection to PostgreSQL stalled, a message sent is
+    echoed to nobody (its sender included) and relayed to nobody; people are told saving is
+    delayed; the moment the store answers, it is stored and shown."""
+    proxy = TcpProxy("127.0.0.1", 5432)
+    await proxy.start()
+    db = postgres_url.replace("127.0.0.1:5432", f"127.0.0.1:{proxy.port}")
+    people: list[Person] = []
+    try:
+        fmt = {"db": db, "redis": "", "setup": CHAT, "max_outage_s": 60}
+        async with server_processes(SERVER, 1, **fmt) as servers:
+            (base, _proc), = servers  # fmt: skip
+            a, b = Person(base), Person(base)
+            people = [a, b]
+            for p in people:
+                assert (await p.connect())["type"] == "status"
+            talkers = await seat_pair(a, b, "two-party", [base], "s")
+            judge, witness = sorted(talkers, key=lambda t: t.role != "interrogator")
+            await _until(lambda: judge.game in audit(postgres_url), 30, "the game's row")
+            proxy.stall()
+            await judge.person.send(type="message", channel="A", text="held until saved")
+            for p in (judge.person, witness.person):  # told, and shown nothing meanwhile
+                delayed = await p.until_any(("error", "message"), timeout=30)
+                assert delayed["type"] == "error" and delayed["code"] == "saving-delayed"
+            assert audit(postgres_url)[judge.game].texts == []
+            proxy.flow()
+            for p in (judge.person, witness.person):
+                shown = await p.until("message", timeout=60)
+                assert shown["text"] == "held until saved"
+            assert audit(postgres_url)[judge.game].texts == ["held until saved"]
+    finally:
+        for p in people:
+            await p.close()
+        await proxy.stop()

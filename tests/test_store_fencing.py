@@ -276,7 +276,7 @@ def test_a_claim_ends_the_sessions_of_a_process_paused_mid_transaction(postgres_
     (stored,) = bridge.take_over("one")
     assert time.monotonic() - started < 4  # not the lock timeout, nor the idle timeout
     assert stored.epoch == 1 and stored.messages == []
-    with pytest.raises(Exception, match="terminat|closed|server"):
+    with pytest.raises(Exception, match=r"terminat|closed|server"):
         paused.commit()
     paused.close()
     writer = StoreWriter(owner)
