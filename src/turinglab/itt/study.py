@@ -36,6 +36,11 @@ class Study:
         (folder / STUDY).write_text(json.dumps(self.facts, indent=2, default=str) + "\n")
 
 
+def existing_study(folder: Path) -> str:
+    """The study files `folder` already holds (comma-separated), or "" when none."""
+    return ", ".join(n for n in (RESPONSES, JUDGEMENTS, STUDY) if (folder / n).exists())
+
+
 def load_study(folder: Path) -> Study:
     if not folder.is_dir():
         raise ValueError(f"{folder}: not an ITT study folder")
