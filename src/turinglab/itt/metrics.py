@@ -14,6 +14,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from functools import partial
+from typing import Any
 
 from turinglab.itt.bootstrap import DEFAULT_REPLICATES, intervals, judged
 from turinglab.itt.judgements import JudgementRow
@@ -93,7 +94,7 @@ class Confusion:
 
     def summary(
         self, intervals: dict[str, tuple[float, float] | None] | None = None
-    ) -> dict[str, object]:
+    ) -> dict[str, Any]:
         def num(x: float) -> float | None:
             return None if math.isnan(x) else round(x, 4)
 
@@ -172,7 +173,7 @@ def cluster_intervals(
 
 def summarise(
     rows: Sequence[JudgementRow], replicates: int = DEFAULT_REPLICATES, seed: int = 0
-) -> dict[str, object]:
+) -> dict[str, Any]:
     """Counts, rates and their cluster-bootstrap intervals for one group of judgements."""
     out = confusion(rows).summary(cluster_intervals(rows, replicates, seed) if rows else None)
     out["units"] = len({r.cluster for r in rows})
