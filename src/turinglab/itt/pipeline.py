@@ -22,7 +22,7 @@ from turinglab.itt.batches import CONVERSATION_LENGTHS
 from turinglab.itt.dataset import Response, conversations
 from turinglab.itt.embeddings import MINILM, embed
 from turinglab.itt.judgements import JudgementRow
-from turinglab.itt.metrics import confusion
+from turinglab.itt.metrics import judge_family, split_rows, summarise
 
 
 @dataclass
@@ -71,13 +71,21 @@ def run_judges(
         out.summary["cv_seconds"][name] = round(res.seconds, 3)
         out.summary["notes"] += [f"{name}: {n}" for n in res.notes]
 
-    single = [r for r in text_rows if r.task != "conversation"]
-    if single:
-        run_cv(
-            "svm-minilm",
-            np.stack([vectors[r.item] for r in single]),
-            [_sample(r, r.stimulus_id) for r in single],
-        )
+    # One classifier per task, as the paper trains them (never one for all tasks pooled).
+    by_task: dict[str, list[Response]] = {}
+    for r in text_rows:
+        if r.task != "conversation":
+            by_task.setdefault(r.task, []).append(r)
+    for task, task_rows in sorted(by_task.items()):
+        task_samples = [_sample(r, r.stimulus_id) for r in task_rows]
+        if task == "word-association":
+            name, task_feats = "svm-minilm-word-relation", _relation_features(task_rows, vectors)
+        else:
+            name = f"svm-minilm-{task}"
+            task_feats = np.stack([vectors[r.item] for r in task_rows])
+        run_cv(name, task_feats, task_samples)
+        if extrapolation:
+            _extrapolate(out, task_feats, task_samples, name, label=task)
     convs = conversations(text_rows)
     if convs:
         messages = [m for c in convs for m in c.messages]
@@ -109,9 +117,39 @@ def run_judges(
             if samples:
                 run_cv(f"svm-minilm-side@{length}", np.stack(feats), samples)
         if extrapolation:
-            start = time.perf_counter()
-            for mode in ("train-one", "leave-one-out"):
-                got = extrapolate(sentence_feats, sentence_samples, judge="svm-minilm", mode=mode)
-                out.extrapolation[mode] = {m: confusion(j).summary() for m, j in got.items()}
-            out.summary["extrapolation_seconds"] = round(time.perf_counter() - start, 3)
+            _extrapolate(out, sentence_feats, sentence_samples, "svm-minilm", label=None)
+    out.summary["scores"] = {
+        family: {k: s[k] for k in ("n", "units", "detectability", "detectability_ci")}
+        for family, s in (
+            (f, summarise(rows)) for f, rows in split_rows(out.judgements, judge_family).items()
+        )
+    }
     return out
+
+
+def _relation_features(rows: Sequence[Response], vectors: dict[str, np.ndarray]) -> np.ndarray:
+    """Word association is judged on the cue–answer relation (the paper): the embeddings of
+    the cue and of the answer, their difference and their cosine similarity."""
+    cue_text = [r.stimulus or r.stimulus_id for r in rows]
+    unique = sorted(set(cue_text))
+    cue_vectors = dict(zip(unique, embed(unique).vectors, strict=True))
+    cue = np.stack([cue_vectors[c] for c in cue_text])
+    answer = np.stack([vectors[r.item] for r in rows])
+    norms = np.linalg.norm(cue, axis=1) * np.linalg.norm(answer, axis=1)
+    cosine = (cue * answer).sum(axis=1) / np.where(norms > 0, norms, 1.0)
+    return np.hstack([cue, answer, answer - cue, cosine[:, None]])
+
+
+def _extrapolate(
+    out: PipelineResult, feats: np.ndarray, samples: list[Sample], judge: str, label: str | None
+) -> None:
+    """Across-agent extrapolation for any task with two or more machine agents."""
+    if len({s.model for s in samples if s.model}) < 2:
+        return
+    start = time.perf_counter()
+    for mode in ("train-one", "leave-one-out"):
+        got = extrapolate(feats, samples, judge=judge, mode=mode)
+        key = mode if label is None else f"{mode} ({label})"
+        out.extrapolation[key] = {m: summarise(j) for m, j in got.items()}
+    seconds = out.summary.get("extrapolation_seconds", 0.0) + time.perf_counter() - start
+    out.summary["extrapolation_seconds"] = round(seconds, 3)
