@@ -81,3 +81,13 @@ async def test_an_unfinished_run_is_refused(tmp_path: Path) -> None:
     with pytest.raises(NotAnITTRun, match=r"is interrupted \(.* trials done\); finish it"):
         export_itt_run(store, run, tmp_path / "ds")
     assert not (tmp_path / "ds").exists()
+    # the command says so and exits non-zero
+    from typer.testing import CliRunner
+
+    from turinglab.cli import app
+
+    args = ["export", summary.run_id, "--format", "itt", "--store", str(tmp_path / "s.db")]
+    done = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "ds")])
+    assert done.exit_code != 0
+    assert "is interrupted" in " ".join(done.output.split())
+    assert not (tmp_path / "ds" / "responses.csv").exists()
