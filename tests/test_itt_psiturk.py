@@ -117,3 +117,18 @@ def test_bad_exports_are_refused_in_one_line(tmp_path: Path) -> None:
     assert runner.invoke(app, ["itt", "import", str(SAMPLE), "--out", str(out)]).exit_code == 0
     again = runner.invoke(app, ["itt", "import", str(SAMPLE), "--out", str(out)])
     assert again.exit_code == 2 and "already holds a study" in again.output
+
+
+def test_score_min_rt_applies_the_response_time_rule(tmp_path: Path) -> None:
+    out = tmp_path / "paper"
+    assert runner.invoke(app, ["itt", "import", str(SAMPLE), "--out", str(out)]).exit_code == 0
+    args = ["itt", "score", str(out / "judgements.csv"), "--json", "--replicates", "100"]
+    done = runner.invoke(app, [*args, "--min-rt", "20"])
+    assert done.exit_code == 0, done.output
+    assert "--min-rt 20: 4 of 112 left out" in done.stderr
+    assert json.loads(done.stdout)["overall"]["n"] == 108
+    bare = tmp_path / "bare.csv"
+    bare.write_text("judge,judge_type,item,source,model,label\np,human,i,human,,H\n")
+    refused = runner.invoke(app, ["itt", "score", str(bare), "--min-rt", "3"])
+    assert refused.exit_code == 2
+    assert refused.output.strip() == "error: --min-rt: 1 judgements have no rt column value"
