@@ -3,6 +3,9 @@ conversation, with cross-validation seeds that must not count as extra responses
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -123,3 +126,34 @@ def test_a_missing_arm_has_no_interval() -> None:
     data = judged(["u1", "u2"], ["j", "j"], [1, 1], [True, True], [True, False])
     got = intervals(data, 100)
     assert got["detectability"] is None and got["p_H_given_H"] is not None
+
+
+def test_units_come_from_the_dataset_when_the_judgements_lack_them(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from turinglab.cli import app
+
+    # 4 images, 3 responses each (1 human, 2 machine); one person judged every response
+    data = ["item,task,stimulus_id,source,agent,text"]
+    judged_rows = ["judge,judge_type,item,source,model,label"]
+    for img in range(4):
+        for k, src in enumerate(("human", "machine", "machine")):
+            agent = "p" if src == "human" else "m"
+            data.append(f"r{img}{k},captioning,img{img},{src},{agent},a caption {img} {k}")
+            model = "" if src == "human" else "m"
+            judged_rows.append(f"j,human,r{img}{k},{src},{model},{'H' if img % 2 else 'M'}")
+    (tmp_path / "d.csv").write_text("\n".join(data) + "\n")
+    (tmp_path / "j.csv").write_text("\n".join(judged_rows) + "\n")
+    base = ["itt", "score", str(tmp_path / "j.csv"), "--json", "--replicates", "200"]
+    alone = CliRunner().invoke(app, base)
+    with_data = CliRunner().invoke(app, [*base, "--responses", str(tmp_path / "d.csv")])
+    assert alone.exit_code == 0 and with_data.exit_code == 0, with_data.output
+    assert json.loads(alone.stdout)["overall"]["units"] == 12  # every response its own unit
+    assert json.loads(with_data.stdout)["overall"]["units"] == 4  # the images
+
+
+def test_a_live_session_side_is_resampled_with_its_session() -> None:
+    row = JudgementRow(
+        judge="p", judge_type="human", item="arena:live-itt#3/B", source="human", label="H"
+    )
+    assert row.cluster == "arena:live-itt#3"

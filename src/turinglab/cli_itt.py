@@ -42,6 +42,10 @@ def score(
         float | None,
         typer.Option(help="keep only judgements made in more than this many seconds (rt)"),
     ] = None,
+    responses: Annotated[
+        Path | None,
+        typer.Option(help="the dataset judged: fills each judgement's unit (its stimulus)"),
+    ] = None,
 ) -> None:
     """Confusion matrices and imitation detectability with 95% cluster-bootstrap intervals
     (stimuli/conversations and judges resampled) — overall, per model (split by judge type
@@ -53,6 +57,12 @@ def score(
         _fail(f"--replicates must be at least 100, not {replicates}")
     try:
         rows = load_judgements(judgements)
+        if responses is not None:
+            from turinglab.itt.dataset import load_dataset
+            from turinglab.itt.judgements import with_units
+            from turinglab.itt.study import response_units
+
+            rows = with_units(rows, response_units(load_dataset(responses)))
         if min_rt is not None:
             rows = _fast_dropped(rows, min_rt)
         result = score_rows(rows, group_by or [], replicates=replicates, seed=seed)

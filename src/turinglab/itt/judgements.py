@@ -35,7 +35,8 @@ class JudgementRow(BaseModel):
     task: str | None = None
     length: int | None = Field(default=None, ge=1)  # exchanges shown (conversations)
     # The independent unit the response belongs to (stimulus or conversation): intervals
-    # resample units, never rows. Empty: the item, less a conversation side's ":A"/":B".
+    # resample units, never rows. Empty: the item, less a conversation side's ":A"/":B" (or
+    # a live session's "/A"); a study folder fills it from its responses (`with_units`).
     unit: str | None = None
     rt: float | None = Field(default=None, ge=0)  # the judge's response time, seconds
 
@@ -53,11 +54,20 @@ class JudgementRow(BaseModel):
 
     @property
     def cluster(self) -> str:
-        return self.unit or re.sub(r":[AB]$", "", self.item)
+        return self.unit or re.sub(r"[:/][AB]$", "", self.item)
 
     @property
     def correct(self) -> bool:
         return (self.label == "H") == (self.source == "human")
+
+
+def with_units(rows: Sequence[JudgementRow], units: dict[str, str]) -> list[JudgementRow]:
+    """Rows without a unit get the one `units` gives their item (a response's stimulus or
+    conversation), so judgements of responses to one stimulus are resampled together."""
+    return [
+        r.model_copy(update={"unit": units[r.item]}) if not r.unit and r.item in units else r
+        for r in rows
+    ]
 
 
 def load_judgements(path: Path) -> list[JudgementRow]:

@@ -15,7 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from turinglab.itt.dataset import Response, load_dataset, save_dataset
-from turinglab.itt.judgements import JudgementRow, load_judgements, save_judgements
+from turinglab.itt.judgements import (
+    JudgementRow,
+    load_judgements,
+    save_judgements,
+    with_units,
+)
 
 RESPONSES = "responses.csv"
 JUDGEMENTS = "judgements.csv"
@@ -51,4 +56,10 @@ def load_study(folder: Path) -> Study:
     judgements = load_judgements(folder / JUDGEMENTS)
     if (folder / HUMAN_JUDGEMENTS).is_file():  # browser judges: human vs AI side by side
         judgements += load_judgements(folder / HUMAN_JUDGEMENTS)
-    return Study(load_dataset(folder / RESPONSES), judgements, facts)
+    responses = load_dataset(folder / RESPONSES)
+    return Study(responses, with_units(judgements, response_units(responses)), facts)
+
+
+def response_units(responses: list[Response]) -> dict[str, str]:
+    """item → the independent unit it belongs to: its conversation, else its stimulus."""
+    return {r.item: r.conversation or r.stimulus_id for r in responses}
