@@ -4,6 +4,9 @@ response once whatever the number of cross-validation seeds."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -68,3 +71,26 @@ def test_one_judge_per_task_and_the_word_relation() -> None:
     assert {"train-one (captioning)", "leave-one-out (word-association)"} <= set(got.extrapolation)
     relation = got.summary["scores"]["svm-minilm-word-relation"]
     assert relation["n"] == 24 and relation["units"] == 8 and relation["detectability_ci"]
+
+
+def test_scanpaths_are_judged_from_itt_judge(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from turinglab.cli import app
+
+    rng = np.random.default_rng(3)
+    lines = ["item,task,stimulus_id,source,agent,fixations"]
+    for img in range(12):
+        for src, agent, shift in (("human", "p", 0.0), ("machine", "deepgaze", 40.0)):
+            path = [[float(x) + shift, float(y)] for x, y in rng.uniform(0, 100, size=(8, 2))]
+            lines.append(f'{src[0]}{img},attention,img{img},{src},{agent},"{json.dumps(path)}"')
+    data = tmp_path / "scanpaths.csv"
+    data.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "study"
+    done = CliRunner().invoke(app, ["itt", "judge", str(data), "--out", str(out), "--folds", "4"])
+    assert done.exit_code == 0, done.output
+    summary = json.loads(done.stdout)
+    scan = summary["scores"]["svm-scanpath"]
+    assert (scan["n"], scan["units"]) == (24, 12)
+    assert scan["detectability"] > 0.7  # machine scanpaths sit 40 px to the right
+    assert "texts_embedded" not in summary  # nothing to embed

@@ -1,6 +1,7 @@
 """The AI-judge pipeline on a dataset: embed every response once, then
 
-- per-response judges (captions, associations, ...; grouped by stimulus),
+- per-response judges, one per task (captions; associations on the cue–answer relation;
+  scanpaths on their first fixations; ...; grouped by stimulus),
 - per-sentence judges for conversations (each message alone; grouped by conversation),
 - per-side judges for conversations cut to 3, 6, ... exchanges (the mean embedding of what one
   speaker said so far; the AI counterpart of the human judges' length curves),
@@ -23,6 +24,7 @@ from turinglab.itt.dataset import Response, conversations
 from turinglab.itt.embeddings import MINILM, embed
 from turinglab.itt.judgements import JudgementRow
 from turinglab.itt.metrics import judge_family, split_rows, summarise
+from turinglab.itt.scanpath import FIXATIONS, scanpath_features
 
 
 @dataclass
@@ -45,21 +47,23 @@ def run_judges(
     extrapolation: bool = True,
 ) -> PipelineResult:
     text_rows = [r for r in rows if r.task != "attention"]
-    if not text_rows:
-        raise ValueError("no text responses to judge")
-    emb = embed([r.text for r in text_rows])
-    vectors = {r.item: emb.vectors[i] for i, r in enumerate(text_rows)}
+    attention = [r for r in rows if r.task == "attention"]
+    if not rows:
+        raise ValueError("no responses to judge")
     out = PipelineResult([])
-    out.summary = {
-        "embedding_model": MINILM,
-        "texts_embedded": len(text_rows),
-        "embedding_seconds": round(emb.seconds, 3),
-        "embeddings_per_second": round(emb.per_second, 1),
-        "folds": folds,
-        "seeds": list(seeds),
-        "cv_seconds": {},
-        "notes": [],
-    }
+    out.summary = {"folds": folds, "seeds": list(seeds), "cv_seconds": {}, "notes": []}
+    vectors: dict[str, np.ndarray] = {}
+    if text_rows:
+        emb = embed([r.text for r in text_rows])
+        vectors = {r.item: emb.vectors[i] for i, r in enumerate(text_rows)}
+        out.summary.update(
+            {
+                "embedding_model": MINILM,
+                "texts_embedded": len(text_rows),
+                "embedding_seconds": round(emb.seconds, 3),
+                "embeddings_per_second": round(emb.per_second, 1),
+            }
+        )
 
     def run_cv(name: str, feats: np.ndarray, samples: list[Sample]) -> None:
         try:
@@ -71,6 +75,13 @@ def run_judges(
         out.summary["cv_seconds"][name] = round(res.seconds, 3)
         out.summary["notes"] += [f"{name}: {n}" for n in res.notes]
 
+    if attention:
+        scan_feats = scanpath_features([r.fixations or [] for r in attention], _extents(attention))
+        scan_samples = [_sample(r, r.stimulus_id) for r in attention]
+        run_cv("svm-scanpath", scan_feats, scan_samples)
+        if extrapolation:
+            _extrapolate(out, scan_feats, scan_samples, "svm-scanpath", label="attention")
+        out.summary["scanpath_fixations"] = FIXATIONS
     # One classifier per task, as the paper trains them (never one for all tasks pooled).
     by_task: dict[str, list[Response]] = {}
     for r in text_rows:
@@ -125,6 +136,19 @@ def run_judges(
         )
     }
     return out
+
+
+def _extents(rows: Sequence[Response]) -> list[tuple[float, float]]:
+    """Each stimulus's extent for normalising fixations: the largest x and y any scanpath of
+    that stimulus reaches (human and machine alike), as the dataset has no image sizes."""
+    extent: dict[str, tuple[float, float]] = {}
+    for r in rows:
+        xs, ys = zip(*(r.fixations or [(1.0, 1.0)]), strict=True)
+        w, h = extent.get(r.stimulus_id, (0.0, 0.0))
+        extent[r.stimulus_id] = (max(w, *xs), max(h, *ys))
+    return [
+        (max(extent[r.stimulus_id][0], 1e-9), max(extent[r.stimulus_id][1], 1e-9)) for r in rows
+    ]
 
 
 def _relation_features(rows: Sequence[Response], vectors: dict[str, np.ndarray]) -> np.ndarray:
