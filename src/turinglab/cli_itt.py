@@ -195,10 +195,25 @@ def judge(
     human_judgements: Annotated[
         Path | None, typer.Option(help="human judgements to add to the study (browser export)")
     ] = None,
+    embedding_model: Annotated[
+        str,
+        typer.Option(
+            help="sentence-transformers model (name in the cache, or a path); with "
+            "--embedding-url, the model name sent to that endpoint"
+        ),
+    ] = "all-MiniLM-L6-v2",
+    embedding_url: Annotated[
+        str | None,
+        typer.Option(help="OpenAI-compatible base URL (…/v1) to take embeddings from"),
+    ] = None,
+    embedding_key_env: Annotated[
+        str, typer.Option(help="environment variable holding the endpoint's API key")
+    ] = "OPENAI_API_KEY",
 ) -> None:
     """Train and evaluate the AI judges (MiniLM embeddings + linear SVM, grouped stratified CV,
     extrapolation across agents); writes a study folder for `itt score` and `report`."""
     from turinglab.itt.dataset import load_dataset
+    from turinglab.itt.embeddings import EmbeddingSpec
     from turinglab.itt.judgements import load_judgements
     from turinglab.itt.pipeline import run_judges
     from turinglab.itt.study import Study, existing_study
@@ -209,8 +224,9 @@ def judge(
     try:
         rows = load_dataset(dataset)
         extra = load_judgements(human_judgements) if human_judgements else []
-        result = run_judges(rows, folds=folds, seeds=range(seeds))
-    except ValueError as err:
+        spec = EmbeddingSpec(embedding_model, embedding_url, embedding_key_env)
+        result = run_judges(rows, folds=folds, seeds=range(seeds), embedding=spec)
+    except (ValueError, RuntimeError) as err:
         _fail(str(err))
         return
     facts = {

@@ -21,7 +21,7 @@ import numpy as np
 from turinglab.itt.ai_judges import Sample, cross_validate, extrapolate
 from turinglab.itt.batches import CONVERSATION_LENGTHS
 from turinglab.itt.dataset import Response, conversations
-from turinglab.itt.embeddings import MINILM, embed
+from turinglab.itt.embeddings import EmbeddingSpec, embed
 from turinglab.itt.judgements import JudgementRow
 from turinglab.itt.metrics import judge_family, split_rows, summarise
 from turinglab.itt.scanpath import FIXATIONS, scanpath_features
@@ -45,6 +45,7 @@ def run_judges(
     seeds: Sequence[int] = (0, 1, 2),
     lengths: Sequence[int] = CONVERSATION_LENGTHS,
     extrapolation: bool = True,
+    embedding: EmbeddingSpec | None = None,
 ) -> PipelineResult:
     text_rows = [r for r in rows if r.task != "attention"]
     attention = [r for r in rows if r.task == "attention"]
@@ -54,11 +55,11 @@ def run_judges(
     out.summary = {"folds": folds, "seeds": list(seeds), "cv_seconds": {}, "notes": []}
     vectors: dict[str, np.ndarray] = {}
     if text_rows:
-        emb = embed([r.text for r in text_rows])
+        emb = embed([r.text for r in text_rows], spec=embedding)
         vectors = {r.item: emb.vectors[i] for i, r in enumerate(text_rows)}
         out.summary.update(
             {
-                "embedding_model": MINILM,
+                "embedding_model": (embedding or EmbeddingSpec()).name,
                 "texts_embedded": len(text_rows),
                 "embedding_seconds": round(emb.seconds, 3),
                 "embeddings_per_second": round(emb.per_second, 1),
@@ -90,7 +91,8 @@ def run_judges(
     for task, task_rows in sorted(by_task.items()):
         task_samples = [_sample(r, r.stimulus_id) for r in task_rows]
         if task == "word-association":
-            name, task_feats = "svm-minilm-word-relation", _relation_features(task_rows, vectors)
+            name = "svm-minilm-word-relation"
+            task_feats = _relation_features(task_rows, vectors, embedding)
         else:
             name = f"svm-minilm-{task}"
             task_feats = np.stack([vectors[r.item] for r in task_rows])
@@ -151,12 +153,14 @@ def _extents(rows: Sequence[Response]) -> list[tuple[float, float]]:
     ]
 
 
-def _relation_features(rows: Sequence[Response], vectors: dict[str, np.ndarray]) -> np.ndarray:
+def _relation_features(
+    rows: Sequence[Response], vectors: dict[str, np.ndarray], embedding: EmbeddingSpec | None
+) -> np.ndarray:
     """Word association is judged on the cue–answer relation (the paper): the embeddings of
     the cue and of the answer, their difference and their cosine similarity."""
     cue_text = [r.stimulus or r.stimulus_id for r in rows]
     unique = sorted(set(cue_text))
-    cue_vectors = dict(zip(unique, embed(unique).vectors, strict=True))
+    cue_vectors = dict(zip(unique, embed(unique, spec=embedding).vectors, strict=True))
     cue = np.stack([cue_vectors[c] for c in cue_text])
     answer = np.stack([vectors[r.item] for r in rows])
     norms = np.linalg.norm(cue, axis=1) * np.linalg.norm(answer, axis=1)
