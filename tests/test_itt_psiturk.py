@@ -132,3 +132,17 @@ def test_score_min_rt_applies_the_response_time_rule(tmp_path: Path) -> None:
     refused = runner.invoke(app, ["itt", "score", str(bare), "--min-rt", "3"])
     assert refused.exit_code == 2
     assert refused.output.strip() == "error: --min-rt: 1 judgements have no rt column value"
+
+
+def test_the_four_way_confusion_has_cluster_bootstrap_intervals() -> None:
+    from turinglab.itt.metrics import four_way
+
+    got = four_way(import_psiturk(SAMPLE).judgements, replicates=300)
+    assert got is not None
+    lo, hi = got["accuracy_ci"]  # type: ignore[index]
+    assert lo < round(17 / 56, 4) < hi
+    for truth, row in got["rates_ci"].items():  # type: ignore[attr-defined]
+        for answer, ci in row.items():
+            rate = got["rates"][truth][answer]  # type: ignore[index]
+            assert ci is not None and ci[0] <= rate <= ci[1]
+    assert got["rates_ci"]["HH"]["HH"][1] < 1.0  # 4 of 16 H-H trials: not anything goes

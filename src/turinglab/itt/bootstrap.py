@@ -68,24 +68,24 @@ def _counts(rng: np.random.Generator, replicates: int, n: int) -> np.ndarray:
     return np.bincount(flat.ravel(), minlength=replicates * n).reshape(replicates, n).astype(float)
 
 
-def replicate_cells(
-    data: Judged, replicates: int = DEFAULT_REPLICATES, seed: int = 0
+def replicate_totals(
+    unit: np.ndarray,
+    judge: np.ndarray,
+    weight: np.ndarray,
+    category: np.ndarray,
+    categories: int,
+    replicates: int = DEFAULT_REPLICATES,
+    seed: int = 0,
 ) -> np.ndarray:
-    """replicates × 4 array of resampled weighted cell totals (hh, hm, mh, mm)."""
-    n_units = int(data.unit.max()) + 1 if data.unit.size else 0
-    n_judges = int(data.judge.max()) + 1 if data.judge.size else 0
-    out = np.zeros((replicates, 4))
+    """replicates × categories array of resampled weighted totals of each category."""
+    n_units = int(unit.max()) + 1 if unit.size else 0
+    n_judges = int(judge.max()) + 1 if judge.size else 0
+    out = np.zeros((replicates, categories))
     if not n_units:
         return out
-    cells = (
-        (data.human & data.said_human),
-        (data.human & ~data.said_human),
-        (~data.human & data.said_human),
-        (~data.human & ~data.said_human),
-    )
     sums = [
-        sparse.csr_matrix((data.weight * mask, (data.unit, data.judge)), shape=(n_units, n_judges))
-        for mask in cells
+        sparse.csr_matrix((weight * (category == k), (unit, judge)), shape=(n_units, n_judges))
+        for k in range(categories)
     ]
     rng = np.random.default_rng(seed)
     chunk = max(1, _CELL_BUDGET // max(n_units, n_judges))
@@ -97,6 +97,24 @@ def replicate_cells(
             per_judge = np.asarray((s.T @ unit_counts.T).T)  # b × judges
             out[start : start + b, k] = (per_judge * judge_counts).sum(axis=1)
     return out
+
+
+def replicate_cells(
+    data: Judged, replicates: int = DEFAULT_REPLICATES, seed: int = 0
+) -> np.ndarray:
+    """replicates × 4 array of resampled weighted cell totals (hh, hm, mh, mm)."""
+    category = 2 * (~data.human).astype(np.int64) + (~data.said_human).astype(np.int64)
+    return replicate_totals(data.unit, data.judge, data.weight, category, 4, replicates, seed)
+
+
+def percentile(values: np.ndarray, level: float = 0.95) -> tuple[float, float] | None:
+    """Percentile interval of the defined replicates; None when too few are defined."""
+    defined = values[~np.isnan(values)]
+    if defined.size < 0.9 * values.size or not defined.size:
+        return None
+    tail = 100 * (1 - level) / 2
+    lo, hi = np.percentile(defined, [tail, 100 - tail])
+    return (float(lo), float(hi))
 
 
 def statistics(cells: np.ndarray) -> dict[str, np.ndarray]:
@@ -120,17 +138,7 @@ def statistics(cells: np.ndarray) -> dict[str, np.ndarray]:
 def intervals(
     data: Judged, replicates: int = DEFAULT_REPLICATES, seed: int = 0, level: float = 0.95
 ) -> dict[str, tuple[float, float] | None]:
-    """Percentile intervals of every statistic; None when no replicate defines it."""
+    """Percentile intervals of every statistic; None when an arm is missing in more than a
+    tenth of the replicates (no honest interval then)."""
     stats = statistics(replicate_cells(data, replicates, seed))
-    tail = 100 * (1 - level) / 2
-    out: dict[str, tuple[float, float] | None] = {}
-    for name in STATISTICS:
-        values = stats[name][~np.isnan(stats[name])]
-        # a statistic undefined in many replicates (an arm that is often missing) has no
-        # honest interval
-        if values.size < 0.9 * replicates:
-            out[name] = None
-            continue
-        lo, hi = np.percentile(values, [tail, 100 - tail])
-        out[name] = (float(lo), float(hi))
-    return out
+    return {name: percentile(stats[name], level) for name in STATISTICS}

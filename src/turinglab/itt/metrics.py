@@ -16,7 +16,15 @@ from dataclasses import asdict, dataclass
 from functools import partial
 from typing import Any
 
-from turinglab.itt.bootstrap import DEFAULT_REPLICATES, intervals, judged
+import numpy as np
+
+from turinglab.itt.bootstrap import (
+    DEFAULT_REPLICATES,
+    intervals,
+    judged,
+    percentile,
+    replicate_totals,
+)
 from turinglab.itt.judgements import JudgementRow
 
 Z95 = 1.959963984540054
@@ -246,7 +254,9 @@ def _row_rates(row: dict[str, int]) -> dict[str, float | None]:
     return {k: (round(v / total, 4) if total else None) for k, v in row.items()}
 
 
-def four_way(rows: Sequence[JudgementRow]) -> dict[str, object] | None:
+def four_way(
+    rows: Sequence[JudgementRow], replicates: int = DEFAULT_REPLICATES, seed: int = 0
+) -> dict[str, object] | None:
     """The 4-way confusion of conversation trials (truth × answer), pairing each trial's A and
     B judgements (same judge, same item less its ":A"/":B"); None when nothing pairs. AI
     cross-validation seeds would count one trial several times, so they are left out."""
@@ -263,22 +273,63 @@ def four_way(rows: Sequence[JudgementRow]) -> dict[str, object] | None:
         return ("H" if a else "AI") + ("H" if b else "AI")
 
     counts = {t: dict.fromkeys(FOUR_WAY, 0) for t in FOUR_WAY}
+    category = []
     for a, b in pairs:
         truth = code(a.source == "human", b.source == "human")
-        counts[truth][code(a.label == "H", b.label == "H")] += 1
+        answer = code(a.label == "H", b.label == "H")
+        counts[truth][answer] += 1
+        category.append(4 * FOUR_WAY.index(truth) + FOUR_WAY.index(answer))
     rates = {t: _row_rates(row) for t, row in counts.items()}
     correct = sum(counts[t][t] for t in FOUR_WAY)
+    ci = _four_way_intervals(pairs, category, replicates, seed)
     return {
         "trials": len(pairs),
         "counts": counts,
         "rates": rates,
+        "rates_ci": ci["rates"],
         "accuracy": round(correct / len(pairs), 4),
+        "accuracy_ci": ci["accuracy"],
     }
 
 
-def _four_way_lengths(rows: Sequence[JudgementRow]) -> dict[str, object]:
+def _four_way_intervals(
+    pairs: list[tuple[JudgementRow, JudgementRow]],
+    category: list[int],
+    replicates: int,
+    seed: int,
+) -> dict[str, Any]:
+    """Cluster-bootstrap intervals of each row-normalised cell and of the 4-way accuracy."""
+    data = judged(
+        [a.cluster for a, _ in pairs],
+        [judge_cluster(a) for a, _ in pairs],
+        [1.0] * len(pairs),
+        [True] * len(pairs),
+        [True] * len(pairs),
+    )
+    totals = replicate_totals(
+        data.unit, data.judge, data.weight, np.asarray(category), 16, replicates, seed
+    ).reshape(-1, 4, 4)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rates = totals / totals.sum(axis=2, keepdims=True)
+        accuracy = np.trace(totals, axis1=1, axis2=2) / totals.sum(axis=(1, 2))
+
+    def rounded(got: tuple[float, float] | None) -> list[float] | None:
+        return None if got is None else [round(got[0], 4), round(got[1], 4)]
+
+    return {
+        "rates": {
+            t: {a: rounded(percentile(rates[:, i, j])) for j, a in enumerate(FOUR_WAY)}
+            for i, t in enumerate(FOUR_WAY)
+        },
+        "accuracy": rounded(percentile(accuracy)),
+    }
+
+
+def _four_way_lengths(
+    rows: Sequence[JudgementRow], replicates: int, seed: int
+) -> dict[str, object]:
     by_length = split_rows(rows, lambda r: r.length)
-    return {k: got for k, v in by_length.items() if (got := four_way(v))}
+    return {k: got for k, v in by_length.items() if (got := four_way(v, replicates, seed))}
 
 
 def score(
@@ -311,9 +362,13 @@ def score(
             jt: table(sub, lambda r: r.length) for jt, sub in by_type.items()
         },
         "per_task": table(rows, lambda r: r.task),
-        "four_way": {jt: got for jt, sub in by_type.items() if (got := four_way(sub))},
+        "four_way": {
+            jt: got for jt, sub in by_type.items() if (got := four_way(sub, replicates, seed))
+        },
         "four_way_per_length": {
-            jt: lengths for jt, sub in by_type.items() if (lengths := _four_way_lengths(sub))
+            jt: lengths
+            for jt, sub in by_type.items()
+            if (lengths := _four_way_lengths(sub, replicates, seed))
         },
     }
     groups: dict[str, object] = {}
