@@ -69,6 +69,8 @@ def test_score_of_the_import_by_hand(tmp_path: Path) -> None:
     assert four["counts"]["AIAI"] == {"HH": 5, "HAI": 1, "AIH": 3, "AIAI": 7}
     # 17 right = the participants' own tally (7 + 15) less their 5 right catch trials
     assert four["accuracy"] == round(17 / 56, 4)
+    table = runner.invoke(app, ["itt", "score", str(out / "judgements.csv"), "--replicates", "100"])
+    assert "4-way confusion, human judges (56 trials" in " ".join(table.output.split())
     assert set(result["four_way_per_length"]["human"]) == {
         "3",
         "6",

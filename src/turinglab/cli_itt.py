@@ -138,6 +138,21 @@ def _print_score(result: dict[str, Any]) -> None:
     show("Per task", result["per_task"])
     for column, groups in result["per_judge_group"].items():
         show(f"Per judge group: {column}", groups)
+    for jt, got in result["four_way"].items():
+        table = Table(title=f"4-way confusion, {jt} judges ({got['trials']} trials; row rates)")
+        table.add_column("truth \\ answer")
+        for answer in got["counts"]:
+            table.add_column(answer, justify="right")
+        for truth, row in got["rates"].items():
+            cells = []
+            for answer, rate in row.items():
+                ci = got["rates_ci"][truth][answer]
+                text = "–" if rate is None else f"{rate:.2f}"
+                cells.append(text + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""))
+            table.add_row(truth, *cells)
+        console.print(table)
+        acc, ci = got["accuracy"], got["accuracy_ci"]
+        console.print(f"4-way accuracy {acc:.3f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""))
 
 
 @dataset_app.command("check")
