@@ -83,3 +83,21 @@ def test_limit_draws_across_kinds_reproducibly(tmp_path: Path) -> None:
     many = stratified(convs, 14, seed=0)
     assert len(many) == 14 and Counter(c.kind for c in many)["M-M"] == 4
     assert len(stratified(convs, 100)) == len(convs)
+
+
+def test_the_report_shows_the_4_way_answers(tmp_path: Path) -> None:
+    from turinglab.report.itt_report import itt_report
+
+    study = tmp_path / "study"
+    study.mkdir()
+    (study / "responses.csv").write_text(conversation_dataset(tmp_path).read_text())
+    lines = ["judge,judge_type,item,source,model,label,length"]
+    for conv, a, b in [("c00", "human", "human"), ("c12", "machine", "machine"),
+                       ("c16", "human", "machine")]:  # fmt: skip
+        for side, src in zip("AB", (a, b), strict=True):
+            model = "smollm2" if src == "machine" else ""
+            lines.append(f"p1,human,{conv}:{side},{src},{model},H,2")
+    (study / "judgements.csv").write_text("\n".join(lines) + "\n")
+    html = itt_report(study, tmp_path / "r.html").read_text()
+    assert "4-way answers (conversations)" in html
+    assert "human judges: 3 conversations judged on both sides" in html

@@ -256,7 +256,7 @@ def _row_rates(row: dict[str, int]) -> dict[str, float | None]:
 
 def four_way(
     rows: Sequence[JudgementRow], replicates: int = DEFAULT_REPLICATES, seed: int = 0
-) -> dict[str, object] | None:
+) -> dict[str, Any] | None:
     """The 4-way confusion of conversation trials (truth × answer), pairing each trial's A and
     B judgements (same judge, same item less its ":A"/":B"); None when nothing pairs. AI
     cross-validation seeds would count one trial several times, so they are left out."""

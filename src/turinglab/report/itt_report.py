@@ -12,6 +12,7 @@ from typing import Any
 from turinglab.itt.judgements import JudgementRow
 from turinglab.itt.metrics import (
     confusion,
+    four_way,
     judge_family,
     per_model_rows,
     split_rows,
@@ -162,6 +163,38 @@ def _lengths(section: Section, families: dict[str, list[JudgementRow]]) -> None:
         figure_svg(fig, "itt-lengths"),
         "Conversations cut to their first exchanges; bands are 95% cluster-bootstrap intervals.",
     )
+
+
+def _four_way(section: Section, families: dict[str, list[JudgementRow]]) -> None:
+    """The paper's 4-way answers (HH, HAI, AIH, AIAI) per judge family, as row rates with
+    their cluster-bootstrap intervals."""
+    shown = False
+    for family, rows in families.items():
+        got = four_way(rows)
+        if not got:
+            continue
+        shown = True
+        section.paragraph(
+            f"{family}: {got['trials']} conversations judged on both sides; 4-way accuracy "
+            f"{_fmt(got['accuracy'])} ({_interval(got['accuracy_ci'])})."
+        )
+        section.table(
+            ["truth \\ answer", *got["counts"]],
+            [
+                [truth]
+                + [
+                    Cell(_fmt(rate), hover=_interval(got["rates_ci"][truth][a]), numeric=True)
+                    for a, rate in row.items()
+                ]
+                for truth, row in got["rates"].items()
+            ],
+        )
+    if not shown:
+        section.note("No judge labelled both speakers of a conversation.")
+
+
+def _interval(ci: list[float] | None) -> str:
+    return "no interval" if not ci else f"95% CI {ci[0]:.2f}–{ci[1]:.2f}"
 
 
 def _extrapolation(section: Section, facts: dict[str, Any]) -> None:
@@ -326,6 +359,7 @@ def itt_report(path: Path, out: Path, *, anova: list[str] | None = None) -> Path
     families = _matrices(page.section("Confusion matrices"), study.judgements)
     _per_model(page.section("Detectability per model and judge type"), families)
     _lengths(page.section("Length curves"), families)
+    _four_way(page.section("4-way answers (conversations)"), families)
     _extrapolation(page.section("Extrapolation across agents"), facts)
     llm = facts.get("llm_judges")
     if llm:
