@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from turinglab.itt.controls import check_caption, cue_overlap, postprocess_association
+from turinglab.itt.controls import check_caption, contains_cue, postprocess_association
 
 
 def rules(text: str, seconds: float | None = 10.0, previous: str | None = None) -> set[str]:
@@ -32,13 +32,12 @@ def test_association_post_processing() -> None:
     assert postprocess_association("run", "the").dropped == "stop word"
     assert postprocess_association("happy", "ok").dropped == "fewer than 3 letters"
     grand = postprocess_association("grand", "grandiose")
-    assert grand.word is None and grand.dropped == "overlaps the cue by more than 60%"
+    assert grand.word is None and grand.dropped == "one word contains the other"
 
 
-def test_cue_overlap() -> None:
-    assert cue_overlap("grand", "grandiose") == 1.0
-    assert cue_overlap("cat", "dog") == 0.0
-    assert 0.5 < cue_overlap("teacher", "teach") <= 1.0
+def test_containment() -> None:
+    assert contains_cue("grandiose", "grand") and contains_cue("teach", "teacher")
+    assert not contains_cue("hat", "cat") and not contains_cue("light", "bright")
 
 
 async def test_word_associations_are_post_processed_and_drops_recorded() -> None:

@@ -60,3 +60,34 @@ async def test_other_runs_are_refused(tmp_path: Path) -> None:
     assert run is not None
     with pytest.raises(NotAnITTRun, match="plays 'gtt'"):
         export_itt_run(store, run, tmp_path / "ds")
+
+
+async def test_an_unfinished_run_is_refused(tmp_path: Path) -> None:
+    config = parse_config(
+        {
+            "name": "conv",
+            "agents": {
+                "a": {"kind": "scripted", "replies": A, "cycle": True},
+                "b": {"kind": "scripted", "replies": B, "cycle": True},
+            },
+            "experiment": {"game": "conversation", "pairs": [["a", "b"]], "exchanges": 2},
+        }
+    )
+    store = Store(str(tmp_path / "s.db"))
+    summary = await run_experiment(config, store, say=lambda _: None)
+    store.set_run_status(summary.run_id, "interrupted")  # as a run stopped by Ctrl-C is left
+    run = store.find_run(summary.run_id)
+    assert run is not None
+    with pytest.raises(NotAnITTRun, match=r"is interrupted \(.* trials done\); finish it"):
+        export_itt_run(store, run, tmp_path / "ds")
+    assert not (tmp_path / "ds").exists()
+    # the command says so and exits non-zero
+    from typer.testing import CliRunner
+
+    from turinglab.cli import app
+
+    args = ["export", summary.run_id, "--format", "itt", "--store", str(tmp_path / "s.db")]
+    done = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "ds")])
+    assert done.exit_code != 0
+    assert "is interrupted" in " ".join(done.output.split())
+    assert not (tmp_path / "ds" / "responses.csv").exists()

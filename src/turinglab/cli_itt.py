@@ -36,14 +36,36 @@ def score(
         list[str] | None,
         typer.Option("--group-by", help="demographic column to form judge groups (repeatable)"),
     ] = None,
+    replicates: Annotated[int, typer.Option(help="bootstrap replicates of each interval")] = 1000,
+    seed: Annotated[int, typer.Option(help="seed of the bootstrap (record it)")] = 0,
+    min_rt: Annotated[
+        float | None,
+        typer.Option(help="keep only judgements made in more than this many seconds (rt)"),
+    ] = None,
+    responses: Annotated[
+        Path | None,
+        typer.Option(help="the dataset judged: fills each judgement's unit (its stimulus)"),
+    ] = None,
 ) -> None:
-    """Confusion matrices and imitation detectability with 95% CIs — overall, per model, per
-    judge type, per conversation length, per task and per judge group."""
+    """Confusion matrices and imitation detectability with 95% cluster-bootstrap intervals
+    (stimuli/conversations and judges resampled) — overall, per model (split by judge type
+    and task), per judge type, per conversation length, per task and per judge group."""
     from turinglab.itt.judgements import load_judgements
     from turinglab.itt.metrics import score as score_rows
 
+    if replicates < 100:
+        _fail(f"--replicates must be at least 100, not {replicates}")
     try:
-        result = score_rows(load_judgements(judgements), group_by or [])
+        rows = load_judgements(judgements)
+        if responses is not None:
+            from turinglab.itt.dataset import load_dataset
+            from turinglab.itt.judgements import with_units
+            from turinglab.itt.study import response_units
+
+            rows = with_units(rows, response_units(load_dataset(responses)))
+        if min_rt is not None:
+            rows = _fast_dropped(rows, min_rt)
+        result = score_rows(rows, group_by or [], replicates=replicates, seed=seed)
     except ValueError as err:
         _fail(str(err))
         return
@@ -51,6 +73,19 @@ def score(
         _echo_json(result)
         return
     _print_score(result)
+
+
+def _fast_dropped(rows: list[Any], min_rt: float) -> list[Any]:
+    """The paper's response-time rule: judgements made in `min_rt` seconds or less are left
+    out. Rows without an rt are refused rather than silently kept."""
+    missing = sum(1 for r in rows if r.rt is None)
+    if missing:
+        raise ValueError(f"--min-rt: {missing} judgements have no rt column value")
+    kept = [r for r in rows if r.rt > min_rt]
+    typer.echo(f"--min-rt {min_rt:g}: {len(rows) - len(kept)} of {len(rows)} left out", err=True)
+    if not kept:
+        raise ValueError(f"--min-rt {min_rt:g} leaves no judgement")
+    return kept
 
 
 def _print_score(result: dict[str, Any]) -> None:
@@ -63,24 +98,61 @@ def _print_score(result: dict[str, Any]) -> None:
         if not groups:
             return
         table = Table(title=title)
-        for col in ("group", "n", "p(H|H)", "p(M|H)", "p(H|M)", "p(M|M)", "detectability [95% CI]"):
+        cols = ("group", "n", "units", "judges", "p(H|H)", "p(M|M)", "detectability [95% CI]")
+        for col in cols:
             table.add_column(col, justify="left" if col == "group" else "right")
+
+        def rate(s: dict[str, Any], key: str, ci_key: str) -> str:
+            if s[key] is None:
+                return "–"
+            ci = s[ci_key]
+            return f"{s[key]:.3f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
+
         for name, s in groups.items():
-            ci = s["detectability_ci"]
-            d = "–" if s["detectability"] is None else f"{s['detectability']:.3f}"
-            d += f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""
-            cells = [s[k] for k in ("p_H_given_H", "p_M_given_H", "p_H_given_M", "p_M_given_M")]
-            table.add_row(name, str(s["n"]), *("–" if c is None else f"{c:.3f}" for c in cells), d)
+            table.add_row(
+                name,
+                str(s["n"]),
+                str(s["units"]),
+                str(s["judges"]),
+                rate(s, "p_H_given_H", "ci_H_given_H"),
+                rate(s, "p_M_given_M", "ci_M_given_M"),
+                rate(s, "detectability", "detectability_ci"),
+            )
         console.print(table)
 
-    show("Overall", {"all judges": result["overall"]})
+    console.print(result["intervals"])
+    show("Overall (all judge types: read the tables below)", {"all judges": result["overall"]})
     show("Per judge type", result["per_judge_type"])
     show("Per judge family", result["per_judge_family"])
-    show("Per model (against all human responses)", result["per_model"])
-    show("Per conversation length", result["per_length"])
+    show(
+        "Per model, judge type and task (each against that judge type's human responses)",
+        {
+            f"{model} · {jt} · {task}": s
+            for model, types in result["per_model"].items()
+            for jt, tasks in types.items()
+            for task, s in tasks.items()
+        },
+    )
+    for jt, groups in result["per_judge_type_and_length"].items():
+        show(f"Per conversation length: {jt} judges", groups)
     show("Per task", result["per_task"])
     for column, groups in result["per_judge_group"].items():
         show(f"Per judge group: {column}", groups)
+    for jt, got in result["four_way"].items():
+        table = Table(title=f"4-way confusion, {jt} judges ({got['trials']} trials; row rates)")
+        table.add_column("truth \\ answer")
+        for answer in got["counts"]:
+            table.add_column(answer, justify="right")
+        for truth, row in got["rates"].items():
+            cells = []
+            for answer, rate in row.items():
+                ci = got["rates_ci"][truth][answer]
+                text = "–" if rate is None else f"{rate:.2f}"
+                cells.append(text + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""))
+            table.add_row(truth, *cells)
+        console.print(table)
+        acc, ci = got["accuracy"], got["accuracy_ci"]
+        console.print(f"4-way accuracy {acc:.3f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""))
 
 
 @dataset_app.command("check")
@@ -138,19 +210,38 @@ def judge(
     human_judgements: Annotated[
         Path | None, typer.Option(help="human judgements to add to the study (browser export)")
     ] = None,
+    embedding_model: Annotated[
+        str,
+        typer.Option(
+            help="sentence-transformers model (name in the cache, or a path); with "
+            "--embedding-url, the model name sent to that endpoint"
+        ),
+    ] = "all-MiniLM-L6-v2",
+    embedding_url: Annotated[
+        str | None,
+        typer.Option(help="OpenAI-compatible base URL (…/v1) to take embeddings from"),
+    ] = None,
+    embedding_key_env: Annotated[
+        str, typer.Option(help="environment variable holding the endpoint's API key")
+    ] = "OPENAI_API_KEY",
 ) -> None:
     """Train and evaluate the AI judges (MiniLM embeddings + linear SVM, grouped stratified CV,
     extrapolation across agents); writes a study folder for `itt score` and `report`."""
     from turinglab.itt.dataset import load_dataset
+    from turinglab.itt.embeddings import EmbeddingSpec
     from turinglab.itt.judgements import load_judgements
     from turinglab.itt.pipeline import run_judges
-    from turinglab.itt.study import Study
+    from turinglab.itt.study import Study, existing_study
 
+    held = existing_study(out)
+    if held:
+        _fail(f"{out} already holds a study ({held}); choose a new --out (nothing overwritten)")
     try:
         rows = load_dataset(dataset)
         extra = load_judgements(human_judgements) if human_judgements else []
-        result = run_judges(rows, folds=folds, seeds=range(seeds))
-    except ValueError as err:
+        spec = EmbeddingSpec(embedding_model, embedding_url, embedding_key_env)
+        result = run_judges(rows, folds=folds, seeds=range(seeds), embedding=spec)
+    except (ValueError, RuntimeError) as err:
         _fail(str(err))
         return
     facts = {
@@ -174,16 +265,22 @@ def llm_judge(
     ] = None,
     config: Annotated[Path | None, typer.Option(help="experiment config naming agents")] = None,
     exchanges: Annotated[int | None, typer.Option(help="cut conversations to this length")] = None,
-    limit: Annotated[int | None, typer.Option(help="judge at most this many conversations")] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option(help="judge at most this many conversations, drawn across H-H/H-M/M-M"),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="seed of the --limit draw")] = 0,
 ) -> None:
     """Zero- or one-shot LLM judge: "is A a human or an AI? is B?" for each conversation."""
+    if out.exists():
+        _fail(f"{out} exists; choose a new --out (nothing overwritten)")
     import asyncio
 
     from turinglab.agents.registry import AgentSetupError, build_agent
     from turinglab.config import EMBEDDED_AGENTS, ConfigError, load_config
     from turinglab.itt.dataset import conversations, load_dataset
     from turinglab.itt.judgements import save_judgements
-    from turinglab.itt.llm_judges import judge_conversations
+    from turinglab.itt.llm_judges import judge_conversations, stratified
 
     try:
         configs = dict(EMBEDDED_AGENTS)
@@ -198,7 +295,7 @@ def llm_judge(
         run = asyncio.run(
             judge_conversations(
                 build_agent(agent, configs[agent]),
-                convs[:limit],
+                convs if limit is None else stratified(convs, limit, seed),
                 shots=shots,
                 example=chosen,
                 exchanges=exchanges,
@@ -408,3 +505,78 @@ def demo_words(
     _echo_json(
         {"dataset": str(out), "kept": len(run.rows), "dropped": run.dropped, "errors": run.errors}
     )
+
+
+@itt_app.command("clean-words")
+def clean_words(
+    words: Annotated[Path, typer.Argument(help="CSV with columns cue and answer")],
+    out: Annotated[Path, typer.Option(help="CSV to write: cue, answer, cleaned, reason")],
+) -> None:
+    """Apply the paper's word-association post-processing to a lab's own answers (human or
+    machine): singular nouns, present-tense verbs, NLTK stop words, 3 letters, containment."""
+    import csv
+
+    from turinglab.itt.controls import postprocess_association
+    from turinglab.itt.tables import csv_dicts
+
+    if out.exists():
+        _fail(f"{out} exists; choose a new --out (nothing overwritten)")
+    try:
+        if not words.is_file():
+            raise ValueError(f"{words}: no such file")
+        header, rows = csv_dicts(words)
+        if not {"cue", "answer"} <= set(header):
+            raise ValueError(f"{words}: needs columns cue and answer (has {', '.join(header)})")
+        cleaned = []
+        for _, raw in rows:
+            got = postprocess_association(raw.get("cue") or "", raw.get("answer") or "")
+            cleaned.append(
+                {
+                    "cue": raw["cue"],
+                    "answer": raw["answer"],
+                    "cleaned": got.word or "",
+                    "reason": got.dropped or "",
+                }
+            )
+    except ValueError as err:
+        _fail(str(err))
+        return
+    with out.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=["cue", "answer", "cleaned", "reason"])
+        writer.writeheader()
+        writer.writerows(cleaned)
+    kept = sum(1 for r in cleaned if r["cleaned"])
+    typer.echo(f"{out}: {len(cleaned)} answers: {kept} kept, {len(cleaned) - kept} refused")
+
+
+@itt_app.command("import")
+def import_judgements(
+    source: Annotated[Path, typer.Argument(help="a psiTurk export (CSV with datastring)")],
+    out: Annotated[Path, typer.Option(help="folder to write (must not hold a study)")],
+    fmt: Annotated[str, typer.Option("--format", help="psiturk")] = "psiturk",
+    qualified_only: Annotated[
+        bool,
+        typer.Option("--qualified-only", help="the paper's rule: topic accuracy at least 0.75"),
+    ] = False,
+    min_rt: Annotated[
+        float | None, typer.Option(help="leave out trials answered in this many seconds or less")
+    ] = None,
+) -> None:
+    """Import the paper's released human judgements (kreimanlab/TuringTest psiTurk exports):
+    writes judgements.csv (one row per speaker judged), trials.csv (the 4-way answers) and
+    study.json (what was excluded and why)."""
+    from turinglab.itt.psiturk import import_psiturk, save_import
+    from turinglab.itt.study import existing_study
+
+    if fmt != "psiturk":
+        _fail(f"--format must be psiturk, not {fmt!r}")
+    held = existing_study(out) or (out / "trials.csv").exists()
+    if held:
+        _fail(f"{out} already holds a study; choose a new --out (nothing overwritten)")
+    try:
+        result = import_psiturk(source, qualified_only=qualified_only, min_rt=min_rt)
+    except ValueError as err:
+        _fail(str(err))
+        return
+    save_import(result, out)
+    _echo_json({"out": str(out), "judgements": len(result.judgements), **result.facts["counts"]})

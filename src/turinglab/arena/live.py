@@ -233,6 +233,7 @@ class LiveGame:
             self.on_fenced(self)
         if self.task is not None and self.task is not asyncio.current_task():
             self.task.cancel()
+
     def end_now(self, result: GameResult, notes: Mapping[str, str]) -> None:
         """End the game from outside its play (arena/abandon.py: a person left): stop it, keep
         everything said, and tell each person still here why (`notes`: seat -> text). With a

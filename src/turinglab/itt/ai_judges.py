@@ -70,6 +70,7 @@ def _rows(
             label="M" if predicted[j] == 1 else "H",
             task=samples[i].task,
             length=samples[i].length,
+            unit=samples[i].group,
         )
         for j, i in enumerate(index)
     ]

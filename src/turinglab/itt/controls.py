@@ -3,8 +3,10 @@ answer is either accepted or refused with every rule it breaks, each with a clea
 
 Captioning (Zhang et al., Methods): at least 6 words; no special characters; written in more
 than 4 s; no word more than 4 times; no "image"/"photo"; not a repeat of the previous answer.
-Word association post-processing: singular nouns, present-tense verbs, letters only, no stop
-words, no words under 3 letters, and no association overlapping the cue by more than 60%.
+Word association post-processing (Methods): singular nouns, present-tense verbs, letters only,
+no stop words "according to Python nltk" (NLTK's 179-word English list, shipped here as
+data/nltk_english_stopwords.txt so no corpus download is needed), no words under 3 letters, and
+no association where one word of the pair contains the other ("grand" / "grandiose").
 """
 
 from __future__ import annotations
@@ -12,8 +14,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
-from difflib import SequenceMatcher
 from functools import cache
+from importlib import resources
 
 from turinglab.extras import require
 
@@ -22,7 +24,6 @@ MIN_RESPONSE_SECONDS = 4.0
 MAX_IDENTICAL_WORDS = 4
 BANNED_CAPTION_WORDS = frozenset({"image", "images", "photo", "photos"})
 MIN_ASSOCIATION_LETTERS = 3
-MAX_CUE_OVERLAP = 0.6
 _SPECIAL = re.compile(r"[^A-Za-z0-9\s.,;:!?'\"()\-]")
 _WORD = re.compile(r"[A-Za-z0-9']+")
 
@@ -71,33 +72,44 @@ def _normal(text: str) -> str:
 
 
 @cache
-def _stop_words() -> frozenset[str]:
-    require("itt", "sklearn", "word-association checks")
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+def stop_words() -> frozenset[str]:
+    """NLTK's English stop words (nltk.corpus.stopwords.words("english"), 179 words)."""
+    text = resources.files("turinglab.itt").joinpath("data/nltk_english_stopwords.txt")
+    return frozenset(text.read_text(encoding="utf-8").split())
 
-    return frozenset(ENGLISH_STOP_WORDS)
+
+def _real_word(word: str) -> bool:
+    from wordfreq import zipf_frequency
+
+    return zipf_frequency(word, "en") > 0
 
 
 def base_form(word: str) -> str:
-    """Singular for a plural noun, present tense for an inflected verb (lemminflect's
-    dictionary, no context needed for one word)."""
+    """Singular for a plural noun, present tense for an inflected verb — without turning real
+    words into other words. A word lemminflect knows as a noun in its own right stays itself
+    (morning, ceiling, pudding, news, species, series, evening, thing); otherwise its noun
+    lemma, then its verb lemma; a word outside the dictionary gets lemminflect's rules only
+    when they give a real word."""
     require("itt", "lemminflect", "word-association checks")
-    from lemminflect import getLemma
+    from lemminflect import getAllLemmas, getLemma
 
-    noun = getLemma(word, upos="NOUN")
-    if noun and noun[0] != word:
-        return str(noun[0])
-    verb = getLemma(word, upos="VERB")
-    return str(verb[0]) if verb else word
+    known = getAllLemmas(word)
+    for upos in ("NOUN", "VERB"):
+        lemmas = known.get(upos, ())
+        if word in lemmas:
+            return word
+        if lemmas:
+            return str(lemmas[0])
+    for upos in ("NOUN", "VERB"):
+        guess = getLemma(word, upos=upos, lemmatize_oov=True)
+        if guess and guess[0] != word and _real_word(str(guess[0])):
+            return str(guess[0])
+    return word
 
 
-def cue_overlap(a: str, b: str) -> float:
-    """Share of the shorter word covered by the longest substring both words share
-    ("grand" in "grandiose" → 1.0)."""
-    if not a or not b:
-        return 0.0
-    m = SequenceMatcher(None, a, b).find_longest_match(0, len(a), 0, len(b))
-    return m.size / min(len(a), len(b))
+def contains_cue(word: str, cue: str) -> bool:
+    """One word of the pair contains the other (cat → hat and night → light are kept)."""
+    return bool(word) and bool(cue) and (word in cue or cue in word)
 
 
 @dataclass(frozen=True)
@@ -112,12 +124,14 @@ def postprocess_association(cue: str, raw: str) -> Association:
     letters = re.sub(r"[^a-z]", "", raw.lower())
     if len(letters) < MIN_ASSOCIATION_LETTERS:
         return Association(cue, raw, None, f"fewer than {MIN_ASSOCIATION_LETTERS} letters")
+    if letters in stop_words() or raw.strip().lower() in stop_words():
+        return Association(cue, raw, None, "stop word")
     word = base_form(letters)
-    if word in _stop_words() or letters in _stop_words():
+    if word in stop_words():
         return Association(cue, raw, None, "stop word")
     if len(word) < MIN_ASSOCIATION_LETTERS:
         return Association(cue, raw, None, f"fewer than {MIN_ASSOCIATION_LETTERS} letters")
-    cue_word = base_form(re.sub(r"[^a-z]", "", cue.lower()))
-    if cue_overlap(word, cue_word) > MAX_CUE_OVERLAP:
-        return Association(cue, raw, None, "overlaps the cue by more than 60%")
+    cue_letters = re.sub(r"[^a-z]", "", cue.lower())
+    if contains_cue(word, base_form(cue_letters)) or contains_cue(letters, cue_letters):
+        return Association(cue, raw, None, "one word contains the other")
     return Association(cue, raw, word)

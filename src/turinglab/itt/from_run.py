@@ -24,6 +24,7 @@ from turinglab.itt.study import JUDGEMENTS, RESPONSES
 from turinglab.store.database import RunInfo, Store
 
 ITT_GAMES = ("conversation", "itt-response")
+FINISHED = ("finished", "finished-with-failures")
 
 
 class NotAnITTRun(ValueError):
@@ -51,11 +52,19 @@ def export_itt_run(store: Store, run: RunInfo, out: Path) -> DatasetExport:
             f"run {run.id} plays {run.game!r}; --format itt is for {' and '.join(ITT_GAMES)} "
             "runs and arena runs with live-itt sessions"
         )
+    if run.status not in FINISHED:
+        # a dataset cut short would quietly under-represent the trials still to play
+        raise NotAnITTRun(
+            f"run {run.id} is {run.status} ({run.finished} of {run.n_planned} trials done); "
+            "finish it (turinglab run --resume) before exporting it for ITT"
+        )
     played = []
     for r in store.results(run.id, include_flagged=True):
         spec = TrialSpec(r["idx"], r["key"], r["game"], r["seed"], r["seats"], r["params"])
         result = GameResult(r["status"], details=r["details"], flags=list(r["flags"] or []))
         played.append(Played(spec, result))
+    if not played:
+        raise NotAnITTRun(f"run {run.id}: no trial results to export")
     prefix = f"run-{run.id[:8]}"
     out.mkdir(parents=True, exist_ok=True)
     if run.game == "conversation":

@@ -4,6 +4,7 @@ person in the browser or an AI judge made it. Columns beyond the named ones are 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
@@ -14,7 +15,10 @@ from turinglab.itt.tables import csv_text, read_rows, write_rows
 
 Source = Literal["human", "machine"]
 Label = Literal["H", "M"]
-JUDGEMENT_COLUMNS = ("judge", "judge_type", "item", "source", "model", "label", "task", "length")
+JUDGEMENT_COLUMNS = (
+    *("judge", "judge_type", "item", "source", "model", "label", "task", "length"),
+    *("unit", "rt"),
+)
 
 
 class JudgementRow(BaseModel):
@@ -30,6 +34,11 @@ class JudgementRow(BaseModel):
     label: Label
     task: str | None = None
     length: int | None = Field(default=None, ge=1)  # exchanges shown (conversations)
+    # The independent unit the response belongs to (stimulus or conversation): intervals
+    # resample units, never rows. Empty: the item, less a conversation side's ":A"/":B" (or
+    # a live session's "/A"); a study folder fills it from its responses (`with_units`).
+    unit: str | None = None
+    rt: float | None = Field(default=None, ge=0)  # the judge's response time, seconds
 
     @model_validator(mode="after")
     def _model_matches_source(self) -> JudgementRow:
@@ -44,8 +53,21 @@ class JudgementRow(BaseModel):
         return {k: str(v) for k, v in (self.model_extra or {}).items()}
 
     @property
+    def cluster(self) -> str:
+        return self.unit or re.sub(r"[:/][AB]$", "", self.item)
+
+    @property
     def correct(self) -> bool:
         return (self.label == "H") == (self.source == "human")
+
+
+def with_units(rows: Sequence[JudgementRow], units: dict[str, str]) -> list[JudgementRow]:
+    """Rows without a unit get the one `units` gives their item (a response's stimulus or
+    conversation), so judgements of responses to one stimulus are resampled together."""
+    return [
+        r.model_copy(update={"unit": units[r.item]}) if not r.unit and r.item in units else r
+        for r in rows
+    ]
 
 
 def load_judgements(path: Path) -> list[JudgementRow]:

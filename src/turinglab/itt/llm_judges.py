@@ -43,6 +43,24 @@ def parse_answer(text: str) -> dict[str, str] | None:
     return found if set(found) == {"A", "B"} else None
 
 
+def stratified(convs: Sequence[Conversation], limit: int, seed: int = 0) -> list[Conversation]:
+    """At most `limit` conversations drawn across kinds (H-H, H-M, M-M) in turn, each kind
+    shuffled with `seed`, so a small budget still has human and machine sides to score."""
+    import random
+
+    rng = random.Random(seed)
+    by_kind: dict[str, list[Conversation]] = {}
+    for c in convs:
+        by_kind.setdefault(c.kind, []).append(c)
+    queues = [rng.sample(v, len(v)) for _, v in sorted(by_kind.items())]
+    chosen: list[Conversation] = []
+    while len(chosen) < limit and any(queues):
+        for q in queues:
+            if q and len(chosen) < limit:
+                chosen.append(q.pop())
+    return sorted(chosen, key=lambda c: c.id)
+
+
 def _answer_line(conv: Conversation) -> str:
     a = "human" if conv.side("A")[0] == "human" else "AI"
     b = "human" if conv.side("B")[0] == "human" else "AI"
@@ -108,6 +126,7 @@ async def judge_conversations(
                     label=labels[side],  # type: ignore[arg-type]
                     task="conversation",
                     length=shown,
+                    unit=conv.id,
                 )
             )
 

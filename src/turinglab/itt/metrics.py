@@ -10,11 +10,21 @@ from __future__ import annotations
 
 import math
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from functools import partial
+from typing import Any
 
+import numpy as np
+
+from turinglab.itt.bootstrap import (
+    DEFAULT_REPLICATES,
+    intervals,
+    judged,
+    percentile,
+    replicate_totals,
+)
 from turinglab.itt.judgements import JudgementRow
 
 Z95 = 1.959963984540054
@@ -33,22 +43,23 @@ def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
 
 @dataclass(frozen=True)
 class Confusion:
-    """Counts of one group of judgements and the rates derived from them."""
+    """Weighted counts of one group of judgements and the rates derived from them. Counts are
+    whole numbers except where an AI judge's cross-validation seeds share one response."""
 
-    hh: int  # human response, labelled H
-    hm: int  # human response, labelled M
-    mh: int  # machine response, labelled H
-    mm: int  # machine response, labelled M
+    hh: float  # human response, labelled H
+    hm: float  # human response, labelled M
+    mh: float  # machine response, labelled H
+    mm: float  # machine response, labelled M
 
     @property
-    def n_human(self) -> int:
+    def n_human(self) -> float:
         return self.hh + self.hm
 
     @property
-    def n_machine(self) -> int:
+    def n_machine(self) -> float:
         return self.mh + self.mm
 
-    def rate(self, k: int, n: int) -> float:
+    def rate(self, k: float, n: float) -> float:
         return k / n if n else math.nan
 
     @property
@@ -72,9 +83,13 @@ class Confusion:
         """½(p(H|H) + p(M|M)); NaN when either side has no responses."""
         return 0.5 * (self.p_h_given_h + self.p_m_given_m)
 
+    @property
+    def accuracy(self) -> float:
+        return self.rate(self.hh + self.mm, self.n_human + self.n_machine)
+
     def detectability_ci(self, z: float = Z95) -> tuple[float, float]:
-        """Normal interval from the two independent binomial arms, each with a Wilson-style
-        continuity (add z²/2 pseudo-counts) so that 0/n and n/n arms get a non-zero width."""
+        """Normal interval from the two binomial arms *as if every row were independent* (kept
+        for comparison; `summary` reports the cluster bootstrap instead)."""
         if not self.n_human or not self.n_machine:
             return (math.nan, math.nan)
         var = 0.0
@@ -85,27 +100,36 @@ class Confusion:
         d = self.detectability
         return (max(0.0, d - half), min(1.0, d + half))
 
-    def summary(self) -> dict[str, object]:
-        def ci(k: int, n: int) -> list[float] | None:
-            lo, hi = wilson(k, n)
-            return None if math.isnan(lo) else [round(lo, 4), round(hi, 4)]
-
+    def summary(
+        self, intervals: dict[str, tuple[float, float] | None] | None = None
+    ) -> dict[str, Any]:
         def num(x: float) -> float | None:
             return None if math.isnan(x) else round(x, 4)
 
-        d_lo, d_hi = self.detectability_ci()
+        def ci(name: str) -> list[float] | None:
+            got = (intervals or {}).get(name)
+            return None if got is None else [round(got[0], 4), round(got[1], 4)]
+
         return {
-            "counts": asdict(self),
-            "n": self.n_human + self.n_machine,
+            "counts": {k: _whole(v) for k, v in asdict(self).items()},
+            "n": _whole(self.n_human + self.n_machine),
             "p_H_given_H": num(self.p_h_given_h),
             "p_M_given_H": num(self.p_m_given_h),
             "p_H_given_M": num(self.p_h_given_m),
             "p_M_given_M": num(self.p_m_given_m),
-            "ci_H_given_H": ci(self.hh, self.n_human),
-            "ci_H_given_M": ci(self.mh, self.n_machine),
+            "ci_H_given_H": ci("p_H_given_H"),
+            "ci_M_given_H": ci("p_M_given_H"),
+            "ci_H_given_M": ci("p_H_given_M"),
+            "ci_M_given_M": ci("p_M_given_M"),
             "detectability": num(self.detectability),
-            "detectability_ci": None if math.isnan(d_lo) else [round(d_lo, 4), round(d_hi, 4)],
+            "detectability_ci": ci("detectability"),
+            "accuracy": num(self.accuracy),
+            "accuracy_ci": ci("accuracy"),
         }
+
+
+def _whole(x: float) -> float | int:
+    return round(x) if abs(x - round(x)) < 1e-9 else round(x, 4)
 
 
 def judge_family(row: JudgementRow) -> str:
@@ -116,33 +140,99 @@ def judge_family(row: JudgementRow) -> str:
     return re.sub(r"@\d+$", "", re.sub(r"/seed\d+$", "", row.judge))
 
 
+def judge_cluster(row: JudgementRow) -> str:
+    """The judge as a resampling unit: each person, or an AI judge whatever its seeds."""
+    return f"person:{row.judge}" if row.judge_type == "human" else f"ai:{judge_family(row)}"
+
+
+def weights(rows: Sequence[JudgementRow]) -> list[float]:
+    """1 per row, except an AI judge's repeated predictions of one response (cross-validation
+    seeds), which share 1 so the response counts once: seeds are averaged, never pooled."""
+    key: Callable[[JudgementRow], tuple[object, ...]] = lambda r: (  # noqa: E731
+        judge_family(r),
+        r.item,
+        r.length,
+    )
+    repeats = Counter(key(r) for r in rows if r.judge_type == "ai")
+    return [1.0 if r.judge_type == "human" else 1.0 / repeats[key(r)] for r in rows]
+
+
 def confusion(rows: Iterable[JudgementRow]) -> Confusion:
-    hh = hm = mh = mm = 0
-    for r in rows:
-        if r.source == "human":
-            hh, hm = (hh + 1, hm) if r.label == "H" else (hh, hm + 1)
-        else:
-            mh, mm = (mh + 1, mm) if r.label == "H" else (mh, mm + 1)
-    return Confusion(hh, hm, mh, mm)
+    rows = list(rows)
+    cells = [0.0, 0.0, 0.0, 0.0]
+    for r, w in zip(rows, weights(rows), strict=True):
+        cells[(0 if r.source == "human" else 2) + (0 if r.label == "H" else 1)] += w
+    return Confusion(*cells)
+
+
+def cluster_intervals(
+    rows: Sequence[JudgementRow], replicates: int = DEFAULT_REPLICATES, seed: int = 0
+) -> dict[str, tuple[float, float] | None]:
+    """95% cluster-bootstrap intervals (units and judges resampled) of every rate."""
+    data = judged(
+        [r.cluster for r in rows],
+        [judge_cluster(r) for r in rows],
+        weights(rows),
+        [r.source == "human" for r in rows],
+        [r.label == "H" for r in rows],
+    )
+    return intervals(data, replicates, seed)
+
+
+def summarise(
+    rows: Sequence[JudgementRow], replicates: int = DEFAULT_REPLICATES, seed: int = 0
+) -> dict[str, Any]:
+    """Counts, rates and their cluster-bootstrap intervals for one group of judgements."""
+    out = confusion(rows).summary(cluster_intervals(rows, replicates, seed) if rows else None)
+    out["units"] = len({r.cluster for r in rows})
+    out["judges"] = len({judge_cluster(r) for r in rows})
+    return out
+
+
+def per_model_rows(rows: Sequence[JudgementRow]) -> dict[str, list[JudgementRow]]:
+    """Each model's judgements plus *all* human responses of the same rows (the paper's
+    per-model matrices: the human row is shared, the machine row is the model's). Callers
+    split by judge type and task first: a model is never scored on pooled judges or tasks."""
+    humans = [r for r in rows if r.source == "human"]
+    models = sorted({r.model for r in rows if r.model})
+    return {m: [*humans, *(r for r in rows if r.model == m)] for m in models}
 
 
 def per_model(rows: Sequence[JudgementRow]) -> dict[str, Confusion]:
-    """Each model's confusion against *all* human responses of the same judges and task
-    (the paper's per-model matrices: the human row is shared, the machine row is the model's)."""
-    humans = [r for r in rows if r.source == "human"]
-    models = sorted({r.model for r in rows if r.model})
-    return {m: confusion([*humans, *(r for r in rows if r.model == m)]) for m in models}
+    return {m: confusion(v) for m, v in per_model_rows(rows).items()}
 
 
-def grouped(
+def split_rows(
     rows: Sequence[JudgementRow], key: Callable[[JudgementRow], object]
-) -> dict[str, Confusion]:
+) -> dict[str, list[JudgementRow]]:
     groups: dict[str, list[JudgementRow]] = defaultdict(list)
     for r in rows:
         value = key(r)
         if value is not None and value != "":
             groups[str(value)].append(r)
-    return {k: confusion(v) for k, v in sorted(groups.items(), key=lambda kv: _sort_key(kv[0]))}
+    return dict(sorted(groups.items(), key=lambda kv: _sort_key(kv[0])))
+
+
+def grouped(
+    rows: Sequence[JudgementRow], key: Callable[[JudgementRow], object]
+) -> dict[str, Confusion]:
+    return {k: confusion(v) for k, v in split_rows(rows, key).items()}
+
+
+def _task(row: JudgementRow) -> str:
+    return row.task or "(no task)"
+
+
+def model_table(
+    rows: Sequence[JudgementRow], replicates: int = DEFAULT_REPLICATES, seed: int = 0
+) -> dict[str, dict[str, dict[str, dict[str, object]]]]:
+    """model → judge type → task → summary: never pooled across judge types or tasks."""
+    out: dict[str, dict[str, dict[str, dict[str, object]]]] = defaultdict(dict)
+    for jt, by_type in split_rows(rows, lambda r: r.judge_type).items():
+        for task, by_task in split_rows(by_type, _task).items():
+            for model, got in per_model_rows(by_task).items():
+                out[model].setdefault(jt, {})[task] = summarise(got, replicates, seed)
+    return dict(sorted(out.items()))
 
 
 def _sort_key(value: str) -> tuple[int, float, str]:
@@ -156,32 +246,135 @@ def _demographic(column: str, row: JudgementRow) -> str | None:
     return row.demographics.get(column)
 
 
-def score(rows: Sequence[JudgementRow], group_by: Sequence[str] = ()) -> dict[str, object]:
-    """Everything `itt score` prints: overall, per model, judge type, length, task, and per
-    judge group (each demographic column named in `group_by`)."""
-    out: dict[str, object] = {
-        "overall": confusion(rows).summary(),
-        "per_model": {k: c.summary() for k, c in per_model(rows).items()},
-        "per_judge_type": {
-            k: c.summary() for k, c in grouped(rows, lambda r: r.judge_type).items()
+FOUR_WAY = ("HH", "HAI", "AIH", "AIAI")  # speaker A first, then B (the paper's answer codes)
+
+
+def _row_rates(row: dict[str, int]) -> dict[str, float | None]:
+    total = sum(row.values())
+    return {k: (round(v / total, 4) if total else None) for k, v in row.items()}
+
+
+def four_way(
+    rows: Sequence[JudgementRow], replicates: int = DEFAULT_REPLICATES, seed: int = 0
+) -> dict[str, Any] | None:
+    """The 4-way confusion of conversation trials (truth × answer), pairing each trial's A and
+    B judgements (same judge, same item less its ":A"/":B"); None when nothing pairs. AI
+    cross-validation seeds would count one trial several times, so they are left out."""
+    sides: dict[tuple[str, str, int | None], dict[str, JudgementRow]] = defaultdict(dict)
+    for r in rows:
+        found = re.fullmatch(r"(.*):([AB])", r.item)
+        if found and not re.search(r"/seed\d+$", r.judge):
+            sides[(r.judge, found.group(1), r.length)][found.group(2)] = r
+    pairs = [(v["A"], v["B"]) for v in sides.values() if len(v) == 2]
+    if not pairs:
+        return None
+
+    def code(a: bool, b: bool) -> str:
+        return ("H" if a else "AI") + ("H" if b else "AI")
+
+    counts = {t: dict.fromkeys(FOUR_WAY, 0) for t in FOUR_WAY}
+    category = []
+    for a, b in pairs:
+        truth = code(a.source == "human", b.source == "human")
+        answer = code(a.label == "H", b.label == "H")
+        counts[truth][answer] += 1
+        category.append(4 * FOUR_WAY.index(truth) + FOUR_WAY.index(answer))
+    rates = {t: _row_rates(row) for t, row in counts.items()}
+    correct = sum(counts[t][t] for t in FOUR_WAY)
+    ci = _four_way_intervals(pairs, category, replicates, seed)
+    return {
+        "trials": len(pairs),
+        "counts": counts,
+        "rates": rates,
+        "rates_ci": ci["rates"],
+        "accuracy": round(correct / len(pairs), 4),
+        "accuracy_ci": ci["accuracy"],
+    }
+
+
+def _four_way_intervals(
+    pairs: list[tuple[JudgementRow, JudgementRow]],
+    category: list[int],
+    replicates: int,
+    seed: int,
+) -> dict[str, Any]:
+    """Cluster-bootstrap intervals of each row-normalised cell and of the 4-way accuracy."""
+    data = judged(
+        [a.cluster for a, _ in pairs],
+        [judge_cluster(a) for a, _ in pairs],
+        [1.0] * len(pairs),
+        [True] * len(pairs),
+        [True] * len(pairs),
+    )
+    totals = replicate_totals(
+        data.unit, data.judge, data.weight, np.asarray(category), 16, replicates, seed
+    ).reshape(-1, 4, 4)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rates = totals / totals.sum(axis=2, keepdims=True)
+        accuracy = np.trace(totals, axis1=1, axis2=2) / totals.sum(axis=(1, 2))
+
+    def rounded(got: tuple[float, float] | None) -> list[float] | None:
+        return None if got is None else [round(got[0], 4), round(got[1], 4)]
+
+    return {
+        "rates": {
+            t: {a: rounded(percentile(rates[:, i, j])) for j, a in enumerate(FOUR_WAY)}
+            for i, t in enumerate(FOUR_WAY)
         },
-        "per_judge_family": {k: c.summary() for k, c in grouped(rows, judge_family).items()},
-        "per_length": {k: c.summary() for k, c in grouped(rows, lambda r: r.length).items()},
-        "per_task": {k: c.summary() for k, c in grouped(rows, lambda r: r.task).items()},
-        "per_judge_type_and_model": {
-            jt: {
-                k: c.summary()
-                for k, c in per_model([r for r in rows if r.judge_type == jt]).items()
-            }
-            for jt in sorted({r.judge_type for r in rows})
+        "accuracy": rounded(percentile(accuracy)),
+    }
+
+
+def _four_way_lengths(
+    rows: Sequence[JudgementRow], replicates: int, seed: int
+) -> dict[str, object]:
+    by_length = split_rows(rows, lambda r: r.length)
+    return {k: got for k, v in by_length.items() if (got := four_way(v, replicates, seed))}
+
+
+def score(
+    rows: Sequence[JudgementRow],
+    group_by: Sequence[str] = (),
+    replicates: int = DEFAULT_REPLICATES,
+    seed: int = 0,
+) -> dict[str, object]:
+    """Everything `itt score` prints: overall, per model (split by judge type and task), judge
+    type, judge family, length (per judge type), task, and per judge group (each demographic
+    column named in `group_by`); every rate with its cluster-bootstrap interval."""
+
+    def table(
+        subset: Sequence[JudgementRow], key: Callable[[JudgementRow], object]
+    ) -> dict[str, object]:
+        return {k: summarise(v, replicates, seed) for k, v in split_rows(subset, key).items()}
+
+    by_type = split_rows(rows, lambda r: r.judge_type)
+    out: dict[str, object] = {
+        "intervals": (
+            f"95% cluster bootstrap, {replicates} replicates, seed {seed}: stimuli or "
+            "conversations and judges resampled; AI cross-validation seeds averaged per response"
+        ),
+        "overall": summarise(rows, replicates, seed),
+        "per_model": model_table(rows, replicates, seed),
+        "per_judge_type": table(rows, lambda r: r.judge_type),
+        "per_judge_family": table(rows, judge_family),
+        "per_length": table(rows, lambda r: r.length),
+        "per_judge_type_and_length": {
+            jt: table(sub, lambda r: r.length) for jt, sub in by_type.items()
+        },
+        "per_task": table(rows, lambda r: r.task),
+        "four_way": {
+            jt: got for jt, sub in by_type.items() if (got := four_way(sub, replicates, seed))
+        },
+        "four_way_per_length": {
+            jt: lengths
+            for jt, sub in by_type.items()
+            if (lengths := _four_way_lengths(sub, replicates, seed))
         },
     }
     groups: dict[str, object] = {}
     for column in group_by:
         if not any(column in r.demographics for r in rows):
             raise ValueError(f"no judgement has a {column!r} column to group by")
-        groups[column] = {
-            k: c.summary() for k, c in grouped(rows, partial(_demographic, column)).items()
-        }
+        groups[column] = table(rows, partial(_demographic, column))
     out["per_judge_group"] = groups
     return out

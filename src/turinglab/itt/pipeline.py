@@ -1,6 +1,7 @@
 """The AI-judge pipeline on a dataset: embed every response once, then
 
-- per-response judges (captions, associations, ...; grouped by stimulus),
+- per-response judges, one per task (captions; associations on the cue–answer relation;
+  scanpaths on their first fixations; ...; grouped by stimulus),
 - per-sentence judges for conversations (each message alone; grouped by conversation),
 - per-side judges for conversations cut to 3, 6, ... exchanges (the mean embedding of what one
   speaker said so far; the AI counterpart of the human judges' length curves),
@@ -20,9 +21,10 @@ import numpy as np
 from turinglab.itt.ai_judges import Sample, cross_validate, extrapolate
 from turinglab.itt.batches import CONVERSATION_LENGTHS
 from turinglab.itt.dataset import Response, conversations
-from turinglab.itt.embeddings import MINILM, embed
+from turinglab.itt.embeddings import EmbeddingSpec, embed
 from turinglab.itt.judgements import JudgementRow
-from turinglab.itt.metrics import confusion
+from turinglab.itt.metrics import judge_family, split_rows, summarise
+from turinglab.itt.scanpath import FIXATIONS, scanpath_features
 
 
 @dataclass
@@ -43,23 +45,26 @@ def run_judges(
     seeds: Sequence[int] = (0, 1, 2),
     lengths: Sequence[int] = CONVERSATION_LENGTHS,
     extrapolation: bool = True,
+    embedding: EmbeddingSpec | None = None,
 ) -> PipelineResult:
     text_rows = [r for r in rows if r.task != "attention"]
-    if not text_rows:
-        raise ValueError("no text responses to judge")
-    emb = embed([r.text for r in text_rows])
-    vectors = {r.item: emb.vectors[i] for i, r in enumerate(text_rows)}
+    attention = [r for r in rows if r.task == "attention"]
+    if not rows:
+        raise ValueError("no responses to judge")
     out = PipelineResult([])
-    out.summary = {
-        "embedding_model": MINILM,
-        "texts_embedded": len(text_rows),
-        "embedding_seconds": round(emb.seconds, 3),
-        "embeddings_per_second": round(emb.per_second, 1),
-        "folds": folds,
-        "seeds": list(seeds),
-        "cv_seconds": {},
-        "notes": [],
-    }
+    out.summary = {"folds": folds, "seeds": list(seeds), "cv_seconds": {}, "notes": []}
+    vectors: dict[str, np.ndarray] = {}
+    if text_rows:
+        emb = embed([r.text for r in text_rows], spec=embedding)
+        vectors = {r.item: emb.vectors[i] for i, r in enumerate(text_rows)}
+        out.summary.update(
+            {
+                "embedding_model": (embedding or EmbeddingSpec()).name,
+                "texts_embedded": len(text_rows),
+                "embedding_seconds": round(emb.seconds, 3),
+                "embeddings_per_second": round(emb.per_second, 1),
+            }
+        )
 
     def run_cv(name: str, feats: np.ndarray, samples: list[Sample]) -> None:
         try:
@@ -71,13 +76,29 @@ def run_judges(
         out.summary["cv_seconds"][name] = round(res.seconds, 3)
         out.summary["notes"] += [f"{name}: {n}" for n in res.notes]
 
-    single = [r for r in text_rows if r.task != "conversation"]
-    if single:
-        run_cv(
-            "svm-minilm",
-            np.stack([vectors[r.item] for r in single]),
-            [_sample(r, r.stimulus_id) for r in single],
-        )
+    if attention:
+        scan_feats = scanpath_features([r.fixations or [] for r in attention], _extents(attention))
+        scan_samples = [_sample(r, r.stimulus_id) for r in attention]
+        run_cv("svm-scanpath", scan_feats, scan_samples)
+        if extrapolation:
+            _extrapolate(out, scan_feats, scan_samples, "svm-scanpath", label="attention")
+        out.summary["scanpath_fixations"] = FIXATIONS
+    # One classifier per task, as the paper trains them (never one for all tasks pooled).
+    by_task: dict[str, list[Response]] = {}
+    for r in text_rows:
+        if r.task != "conversation":
+            by_task.setdefault(r.task, []).append(r)
+    for task, task_rows in sorted(by_task.items()):
+        task_samples = [_sample(r, r.stimulus_id) for r in task_rows]
+        if task == "word-association":
+            name = "svm-minilm-word-relation"
+            task_feats = _relation_features(task_rows, vectors, embedding)
+        else:
+            name = f"svm-minilm-{task}"
+            task_feats = np.stack([vectors[r.item] for r in task_rows])
+        run_cv(name, task_feats, task_samples)
+        if extrapolation:
+            _extrapolate(out, task_feats, task_samples, name, label=task)
     convs = conversations(text_rows)
     if convs:
         messages = [m for c in convs for m in c.messages]
@@ -109,9 +130,54 @@ def run_judges(
             if samples:
                 run_cv(f"svm-minilm-side@{length}", np.stack(feats), samples)
         if extrapolation:
-            start = time.perf_counter()
-            for mode in ("train-one", "leave-one-out"):
-                got = extrapolate(sentence_feats, sentence_samples, judge="svm-minilm", mode=mode)
-                out.extrapolation[mode] = {m: confusion(j).summary() for m, j in got.items()}
-            out.summary["extrapolation_seconds"] = round(time.perf_counter() - start, 3)
+            _extrapolate(out, sentence_feats, sentence_samples, "svm-minilm", label=None)
+    out.summary["scores"] = {
+        family: {k: s[k] for k in ("n", "units", "detectability", "detectability_ci")}
+        for family, s in (
+            (f, summarise(rows)) for f, rows in split_rows(out.judgements, judge_family).items()
+        )
+    }
     return out
+
+
+def _extents(rows: Sequence[Response]) -> list[tuple[float, float]]:
+    """Each stimulus's extent for normalising fixations: the largest x and y any scanpath of
+    that stimulus reaches (human and machine alike), as the dataset has no image sizes."""
+    extent: dict[str, tuple[float, float]] = {}
+    for r in rows:
+        xs, ys = zip(*(r.fixations or [(1.0, 1.0)]), strict=True)
+        w, h = extent.get(r.stimulus_id, (0.0, 0.0))
+        extent[r.stimulus_id] = (max(w, *xs), max(h, *ys))
+    return [
+        (max(extent[r.stimulus_id][0], 1e-9), max(extent[r.stimulus_id][1], 1e-9)) for r in rows
+    ]
+
+
+def _relation_features(
+    rows: Sequence[Response], vectors: dict[str, np.ndarray], embedding: EmbeddingSpec | None
+) -> np.ndarray:
+    """Word association is judged on the cue–answer relation (the paper): the embeddings of
+    the cue and of the answer, their difference and their cosine similarity."""
+    cue_text = [r.stimulus or r.stimulus_id for r in rows]
+    unique = sorted(set(cue_text))
+    cue_vectors = dict(zip(unique, embed(unique, spec=embedding).vectors, strict=True))
+    cue = np.stack([cue_vectors[c] for c in cue_text])
+    answer = np.stack([vectors[r.item] for r in rows])
+    norms = np.linalg.norm(cue, axis=1) * np.linalg.norm(answer, axis=1)
+    cosine = (cue * answer).sum(axis=1) / np.where(norms > 0, norms, 1.0)
+    return np.hstack([cue, answer, answer - cue, cosine[:, None]])
+
+
+def _extrapolate(
+    out: PipelineResult, feats: np.ndarray, samples: list[Sample], judge: str, label: str | None
+) -> None:
+    """Across-agent extrapolation for any task with two or more machine agents."""
+    if len({s.model for s in samples if s.model}) < 2:
+        return
+    start = time.perf_counter()
+    for mode in ("train-one", "leave-one-out"):
+        got = extrapolate(feats, samples, judge=judge, mode=mode)
+        key = mode if label is None else f"{mode} ({label})"
+        out.extrapolation[key] = {m: summarise(j) for m, j in got.items()}
+    seconds = out.summary.get("extrapolation_seconds", 0.0) + time.perf_counter() - start
+    out.summary["extrapolation_seconds"] = round(seconds, 3)

@@ -15,7 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from turinglab.itt.dataset import Response, load_dataset, save_dataset
-from turinglab.itt.judgements import JudgementRow, load_judgements, save_judgements
+from turinglab.itt.judgements import (
+    JudgementRow,
+    load_judgements,
+    save_judgements,
+    with_units,
+)
 
 RESPONSES = "responses.csv"
 JUDGEMENTS = "judgements.csv"
@@ -36,6 +41,11 @@ class Study:
         (folder / STUDY).write_text(json.dumps(self.facts, indent=2, default=str) + "\n")
 
 
+def existing_study(folder: Path) -> str:
+    """The study files `folder` already holds (comma-separated), or "" when none."""
+    return ", ".join(n for n in (RESPONSES, JUDGEMENTS, STUDY) if (folder / n).exists())
+
+
 def load_study(folder: Path) -> Study:
     if not folder.is_dir():
         raise ValueError(f"{folder}: not an ITT study folder")
@@ -46,4 +56,10 @@ def load_study(folder: Path) -> Study:
     judgements = load_judgements(folder / JUDGEMENTS)
     if (folder / HUMAN_JUDGEMENTS).is_file():  # browser judges: human vs AI side by side
         judgements += load_judgements(folder / HUMAN_JUDGEMENTS)
-    return Study(load_dataset(folder / RESPONSES), judgements, facts)
+    responses = load_dataset(folder / RESPONSES)
+    return Study(responses, with_units(judgements, response_units(responses)), facts)
+
+
+def response_units(responses: list[Response]) -> dict[str, str]:
+    """item → the independent unit it belongs to: its conversation, else its stimulus."""
+    return {r.item: r.conversation or r.stimulus_id for r in responses}

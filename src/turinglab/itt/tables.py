@@ -33,29 +33,54 @@ def file_format(path: Path) -> str:
     raise ValueError(f"{path}: unknown format {suffix!r} (use .csv or .jsonl)")
 
 
+def read_text(path: Path) -> str:
+    """The file as text: UTF-8, a byte-order mark (Excel's "CSV UTF-8") dropped; anything else
+    is refused with the line of the first byte that is not UTF-8."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        raise RowError(
+            path, line, None, f"not UTF-8 (byte 0x{data[err.start]:02x}); save the file as UTF-8"
+        ) from None
+
+
+def csv_dicts(path: Path) -> tuple[list[str], Iterable[tuple[int, dict[str, str]]]]:
+    """Header and (line, row) pairs of a CSV/TSV file, read as `read_text` does."""
+    reader = csv.DictReader(
+        io.StringIO(read_text(path), newline=""), delimiter="\t" if path.suffix == ".tsv" else ","
+    )
+    if reader.fieldnames is None:
+        raise RowError(path, 1, None, "empty file (expected a header row)")
+    header = [str(f) for f in reader.fieldnames]
+
+    def rows() -> Iterable[tuple[int, dict[str, str]]]:
+        for raw in reader:
+            if None in raw:  # more cells than header columns
+                raise RowError(path, reader.line_num, None, "more cells than header columns")
+            yield reader.line_num, raw
+
+    return header, rows()
+
+
 def raw_rows(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
     """(line number, raw row) pairs; blank values are dropped so optional fields default."""
     if file_format(path) == "csv":
-        with path.open(newline="", encoding="utf-8") as fh:
-            reader = csv.DictReader(fh, delimiter="\t" if path.suffix == ".tsv" else ",")
-            if reader.fieldnames is None:
-                raise RowError(path, 1, None, "empty file (expected a header row)")
-            for raw in reader:
-                if None in raw:  # more cells than header columns
-                    raise RowError(path, reader.line_num, None, "more cells than header columns")
-                yield reader.line_num, {k: v for k, v in raw.items() if v not in ("", None)}
+        _, rows = csv_dicts(path)
+        for line, raw in rows:
+            yield line, {k: v for k, v in raw.items() if v not in ("", None)}
         return
-    with path.open(encoding="utf-8") as fh:
-        for number, text in enumerate(fh, start=1):
-            if not text.strip():
-                continue
-            try:
-                data = json.loads(text)
-            except json.JSONDecodeError as err:
-                raise RowError(path, number, None, f"not JSON: {err.msg}") from None
-            if not isinstance(data, dict):
-                raise RowError(path, number, None, "expected a JSON object per line")
-            yield number, {k: v for k, v in data.items() if v not in ("", None)}
+    for number, text in enumerate(read_text(path).splitlines(), start=1):
+        if not text.strip():
+            continue
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise RowError(path, number, None, f"not JSON: {err.msg}") from None
+        if not isinstance(data, dict):
+            raise RowError(path, number, None, "expected a JSON object per line")
+        yield number, {k: v for k, v in data.items() if v not in ("", None)}
 
 
 def read_rows(path: Path, model: type[Row]) -> list[Row]:

@@ -10,7 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from turinglab.itt.judgements import JudgementRow
-from turinglab.itt.metrics import Confusion, confusion, grouped, judge_family, per_model
+from turinglab.itt.metrics import (
+    confusion,
+    four_way,
+    judge_family,
+    per_model_rows,
+    split_rows,
+    summarise,
+)
 from turinglab.itt.study import load_study
 from turinglab.report.figures import figure_svg, line_chart
 from turinglab.report.html import Cell, Filter, Page, Panel, RecordBrowser, Section
@@ -21,32 +28,47 @@ def _fmt(x: float | None) -> str:
     return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.2f}"
 
 
-def _d_cell(c: Confusion) -> Cell:
-    lo, hi = c.detectability_ci()
-    hover = None if math.isnan(lo) else f"95% CI {lo:.2f}–{hi:.2f}"
-    return Cell(_fmt(c.detectability), hover=hover, numeric=True)
+def _ci(summary: dict[str, Any], key: str = "detectability_ci") -> tuple[float, float]:
+    got = summary.get(key)
+    return (math.nan, math.nan) if not got else (float(got[0]), float(got[1]))
 
 
-def _confusion_rows(groups: dict[str, Confusion]) -> list[list[Any]]:
-    return [
-        [
-            name,
-            c.n_human,
-            c.n_machine,
-            _fmt(c.p_h_given_h),
-            _fmt(c.p_m_given_h),
-            _fmt(c.p_h_given_m),
-            _fmt(c.p_m_given_m),
-            _d_cell(c),
-        ]
-        for name, c in groups.items()
-    ]
+def _d_cell(summary: dict[str, Any]) -> Cell:
+    lo, hi = _ci(summary)
+    hover = None if math.isnan(lo) else f"95% cluster-bootstrap CI {lo:.2f}–{hi:.2f}"
+    d = summary["detectability"]
+    return Cell(_fmt(d), hover=hover, numeric=True)
+
+
+def _confusion_rows(groups: dict[str, list[JudgementRow]]) -> list[list[Any]]:
+    out = []
+    for name, rows in groups.items():
+        c, s = confusion(rows), summarise(rows)
+        out.append(
+            [
+                name,
+                _whole(c.n_human),
+                _whole(c.n_machine),
+                s["units"],
+                _fmt(c.p_h_given_h),
+                _fmt(c.p_m_given_h),
+                _fmt(c.p_h_given_m),
+                _fmt(c.p_m_given_m),
+                _d_cell(s),
+            ]
+        )
+    return out
+
+
+def _whole(x: float) -> str:
+    return f"{x:.0f}" if float(x).is_integer() else f"{x:.1f}"
 
 
 CONFUSION_COLUMNS = [
     "judges",
     "n H",
     "n M",
+    "units",
     "p(H|H)",
     "p(M|H)",
     "p(H|M)",
@@ -59,8 +81,9 @@ def _matrices(section: Section, rows: list[JudgementRow]) -> dict[str, list[Judg
     families: dict[str, list[JudgementRow]] = defaultdict(list)
     for r in rows:
         families[judge_family(r)].append(r)
-    groups = {k: confusion(v) for k, v in sorted(families.items())}
-    section.table(CONFUSION_COLUMNS, _confusion_rows(groups))
+    families = dict(sorted(families.items()))
+    section.table(CONFUSION_COLUMNS, _confusion_rows(families))
+    groups = {k: confusion(v) for k, v in families.items()}
     section.figure(
         figure_svg(
             confusion_grid(
@@ -71,42 +94,56 @@ def _matrices(section: Section, rows: list[JudgementRow]) -> dict[str, list[Judg
             ),
             "itt-confusion",
         ),
-        "Confusion matrices: rows are the true source, columns the judges' label.",
+        "Confusion matrices: rows are the true source, columns the judges' label. AI judges' "
+        "cross-validation seeds are averaged per response.",
     )
     return families
 
 
+def _task(r: JudgementRow) -> str:
+    return r.task or "(no task)"
+
+
 def _per_model(section: Section, families: dict[str, list[JudgementRow]]) -> None:
+    """Each model per judge family *and* task: never pooled over judge types or tasks."""
     values: dict[str, dict[str, tuple[float, float, float]]] = defaultdict(dict)
     table: list[list[Any]] = []
     for family, rows in families.items():
-        for model, c in per_model(rows).items():
-            lo, hi = c.detectability_ci()
-            values[model][family] = (c.detectability, lo, hi)
-            table.append([model, family, c.n_machine, _fmt(c.p_h_given_m), _d_cell(c)])
+        tasks = split_rows(rows, _task)
+        for task, task_rows in tasks.items():
+            label = family if len(tasks) == 1 else f"{family} · {task}"
+            for model, got in per_model_rows(task_rows).items():
+                s = summarise(got)
+                lo, hi = _ci(s)
+                values[model][label] = (float(s["detectability"] or math.nan), lo, hi)
+                n_m = confusion(got).n_machine
+                p_hm = s["p_H_given_M"]
+                table.append([model, family, task, _whole(n_m), _fmt(p_hm), _d_cell(s)])
     if not table:
         section.note("No machine responses were judged.")
         return
-    section.table(["model", "judges", "n M", "p(H|M)", "detectability"], table)
+    section.table(["model", "judges", "task", "n M", "p(H|M)", "detectability"], table)
     section.figure(
         figure_svg(detectability_bars(values, title="Detectability per model"), "itt-models"),
-        "Each model against all human responses, per kind of judge (human judges beside AI).",
+        "Each model against the human responses the same judges saw in the same task, per "
+        "kind of judge (human judges beside AI); bars are 95% cluster-bootstrap intervals.",
     )
 
 
 def _lengths(section: Section, families: dict[str, list[JudgementRow]]) -> None:
     series: dict[str, dict[str, list[float]]] = {}
     for family, rows in families.items():
-        by_length = grouped(rows, lambda r: r.length)
+        by_length = split_rows(rows, lambda r: r.length)
         if len(by_length) < 2:
             continue
         xs, ys, lows, highs = [], [], [], []
-        for length, c in by_length.items():
-            if math.isnan(c.detectability):
+        for length, got in by_length.items():
+            s = summarise(got)
+            if s["detectability"] is None:
                 continue
-            lo, hi = c.detectability_ci()
+            lo, hi = _ci(s)
             xs.append(float(length))
-            ys.append(c.detectability)
+            ys.append(float(s["detectability"]))
             lows.append(lo)
             highs.append(hi)
         series[family] = {"x": xs, "y": ys, "low": lows, "high": highs}
@@ -122,7 +159,42 @@ def _lengths(section: Section, families: dict[str, list[JudgementRow]]) -> None:
         unit_interval=True,
         integer_x=True,
     )
-    section.figure(figure_svg(fig, "itt-lengths"), "Conversations cut to their first exchanges.")
+    section.figure(
+        figure_svg(fig, "itt-lengths"),
+        "Conversations cut to their first exchanges; bands are 95% cluster-bootstrap intervals.",
+    )
+
+
+def _four_way(section: Section, families: dict[str, list[JudgementRow]]) -> None:
+    """The paper's 4-way answers (HH, HAI, AIH, AIAI) per judge family, as row rates with
+    their cluster-bootstrap intervals."""
+    shown = False
+    for family, rows in families.items():
+        got = four_way(rows)
+        if not got:
+            continue
+        shown = True
+        section.paragraph(
+            f"{family}: {got['trials']} conversations judged on both sides; 4-way accuracy "
+            f"{_fmt(got['accuracy'])} ({_interval(got['accuracy_ci'])})."
+        )
+        section.table(
+            ["truth \\ answer", *got["counts"]],
+            [
+                [truth]
+                + [
+                    Cell(_fmt(rate), hover=_interval(got["rates_ci"][truth][a]), numeric=True)
+                    for a, rate in row.items()
+                ]
+                for truth, row in got["rates"].items()
+            ],
+        )
+    if not shown:
+        section.note("No judge labelled both speakers of a conversation.")
+
+
+def _interval(ci: list[float] | None) -> str:
+    return "no interval" if not ci else f"95% CI {ci[0]:.2f}–{ci[1]:.2f}"
 
 
 def _extrapolation(section: Section, facts: dict[str, Any]) -> None:
@@ -171,31 +243,55 @@ def _text_stats(section: Section, facts: dict[str, Any]) -> None:
 
 
 def _quality(section: Section, study: Any) -> None:
-    """BLEU and CIDEr of each model's responses against their human references, beside the
-    model's detectability (all judges), with Spearman ρ across models."""
-    from turinglab.itt.quality import correlate
+    """BLEU-4 and CIDEr-D (COCO) of each model's responses against *all* human responses to
+    the same stimulus, beside the model's detectability per judge type, with Spearman ρ per
+    judge type (per task where a study has several)."""
+    from turinglab.itt.quality import correlate, model_scores, tokenizer_name
 
-    by_model: dict[str, tuple[list[str], list[list[str]]]] = defaultdict(lambda: ([], []))
+    humans: dict[tuple[str, str], list[str]] = defaultdict(list)
     for r in study.responses:
-        if r.source == "machine" and r.reference:
-            by_model[r.agent][0].append(r.text)
-            by_model[r.agent][1].append([r.reference])
-    if not by_model:
+        if r.source == "human" and r.task != "conversation":
+            humans[(r.task, r.stimulus_id)].append(r.text)
+    by_task: dict[str, dict[str, tuple[list[str], list[list[str]]]]] = defaultdict(dict)
+    for r in study.responses:
+        if r.source != "machine" or r.task == "conversation":
+            continue
+        refs = humans.get((r.task, r.stimulus_id)) or ([r.reference] if r.reference else [])
+        if refs:
+            hyps, all_refs = by_task[r.task].setdefault(r.agent, ([], []))
+            hyps.append(r.text)
+            all_refs.append(refs)
+    if not by_task:
         section.note("Not computed: no machine response has a human reference.")
         return
-    detect = {m: c.detectability for m, c in per_model(study.judgements).items()}
-    out = correlate(by_model, detect)
-    section.table(
-        ["model", "BLEU", "CIDEr", "detectability"],
-        [
-            [m, f"{v['bleu']:.1f}", f"{v['cider']:.3f}", _fmt(v["detectability"])]
-            for m, v in out.per_model.items()
-        ],
-    )
     section.paragraph(
-        f"Spearman ρ with detectability: BLEU {_fmt(out.spearman_bleu)}, "
-        f"CIDEr {_fmt(out.spearman_cider)} (needs three or more models)."
+        f"Tokenizer: {tokenizer_name()}. References: every human response to the same "
+        "stimulus (the `reference` column only where the dataset has none)."
     )
+    for task, by_model in sorted(by_task.items()):
+        scores = model_scores(by_model)
+        task_rows = [r for r in study.judgements if (r.task or task) == task]
+        for jt, rows in split_rows(task_rows, lambda r: r.judge_type).items():
+            detect = {
+                m: d
+                for m, got in per_model_rows(rows).items()
+                if (d := confusion(got).detectability) == d  # not NaN
+            }
+            out = correlate(by_model, detect, scores)
+            if not out.per_model:
+                continue
+            section.paragraph(f"{task}, {jt} judges:")
+            section.table(
+                ["model", "BLEU-4", "CIDEr-D", "detectability"],
+                [
+                    [m, f"{v['bleu']:.1f}", f"{v['cider']:.3f}", _fmt(v["detectability"])]
+                    for m, v in out.per_model.items()
+                ],
+            )
+            section.paragraph(
+                f"Spearman ρ with {jt} judges' detectability: BLEU-4 {_fmt(out.spearman_bleu)}, "
+                f"CIDEr-D {_fmt(out.spearman_cider)} (needs three or more models)."
+            )
 
 
 def _anova(section: Section, rows: list[JudgementRow], given: list[str] | None) -> None:
@@ -254,11 +350,16 @@ def itt_report(path: Path, out: Path, *, anova: list[str] | None = None) -> Path
         "machine from people, 1.0 that they always can. AI-judge figures are cross-validated: "
         "no conversation or stimulus is in both training and test folds."
     )
-    overall = grouped(study.judgements, lambda r: r.judge_type)
+    summary.paragraph(
+        "Intervals: 95% cluster bootstrap (1000 replicates) resampling stimuli or "
+        "conversations and judges; an AI judge's cross-validation seeds count once per response."
+    )
+    overall = split_rows(study.judgements, lambda r: r.judge_type)
     summary.table(CONFUSION_COLUMNS, _confusion_rows(overall))
     families = _matrices(page.section("Confusion matrices"), study.judgements)
     _per_model(page.section("Detectability per model and judge type"), families)
     _lengths(page.section("Length curves"), families)
+    _four_way(page.section("4-way answers (conversations)"), families)
     _extrapolation(page.section("Extrapolation across agents"), facts)
     llm = facts.get("llm_judges")
     if llm:
