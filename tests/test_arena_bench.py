@@ -47,9 +47,10 @@ def test_benchmark_command_relays_every_message_once(tmp_path: Path) -> None:
 
 def test_benchmark_refuses_a_bad_count() -> None:
     env = {"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin"}
-    command = [sys.executable, "-m", "turinglab.bench.arena_bench", "--games", "0"]
+    command = [sys.executable, "-m", "turinglab", "bench", "arena", "--games", "0"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=60, env=env)
     assert done.returncode == 2 and "--games must be at least 1, not 0" in done.stderr
+    assert "turinglab bench arena" in done.stderr  # the usage line names the CLI command
 
 
 def test_tally_counts_lost_duplicated_and_overlapping_games() -> None:

@@ -68,3 +68,19 @@ def bench_study_report(
     if not sizes or min(sizes) < 4:
         raise fail("--rows must be at least 4 (one interrogator: two three-party games)")
     _emit(run_study_benchmark(sizes, seed, say=err_console.print), out)
+
+
+@bench_app.command(
+    "arena",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    add_help_option=False,
+)
+def bench_arena(ctx: typer.Context) -> None:
+    """Simulated people in three-party games against arena server processes; prints JSON.
+
+    Relay and join latency, lost and duplicated messages, server and client CPU; options are
+    the benchmark's own (`turinglab bench arena --help`: --games, --processes, --redis, ...).
+    """
+    from turinglab.bench.arena_bench import main as arena_main
+
+    arena_main(list(ctx.args))

@@ -323,7 +323,7 @@ async def run(args: Any) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m turinglab.bench.arena_bench")
+    ap = argparse.ArgumentParser(prog="turinglab bench arena")
     ap.add_argument(
         "--setup", default="turinglab.bench.arena_bench:engine_setup", help="MODULE:FUNCTION"
     )
