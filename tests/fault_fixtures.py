@@ -161,6 +161,7 @@ class Talker:
         await asyncio.sleep(self.pace_s)
         if self.role == "interrogator":
             if self.decide.is_set() and all(v == "them" for v in self.last.values()):
+                await self.person.send(type="end")  # the server takes a verdict only after "end"
                 await self.person.send(type="verdict", choice="A", confidence=50, reason="-")
                 return
             for ch in self.channels:
