@@ -73,7 +73,8 @@ def test_live_itt_in_two_browsers() -> None:
         errors: list[str] = []
         pages = [browser.new_context(viewport=DESKTOP).new_page() for _ in range(2)]
         pages[0].goto(base + "/")
-        assert pages[0].locator("#how-live-itt").is_visible()  # the lobby explains this game
+        # The lobby explains this game once the server's first status frame has arrived.
+        pages[0].locator("#how-live-itt").wait_for(state="visible")
         assert pages[0].locator("#how-chat").is_hidden()
         _shoot(pages[0], "itt-lobby")
         for page in pages:

@@ -109,15 +109,20 @@ async def _live(base: str) -> list[dict[str, Any]]:
         return list(await r.json())
 
 
-async def _live_stored(base: str, at_least: dict[str, int]) -> list[dict[str, Any]]:
-    """The live list once it shows at least these many stored messages per game."""
-    for _ in range(300):
-        live = await _live(base)
-        counts = {g["game"]: g["messages"] for g in live}
-        if all(counts.get(game, 0) >= n for game, n in at_least.items()):
-            return live
+async def _live_stored(
+    bases: tuple[str, ...], at_least: dict[str, int]
+) -> list[list[dict[str, Any]]]:
+    """Each process's live list, once they show at least these many stored messages per game
+    (the group commit takes milliseconds) and no message lands between the reads (an AI
+    witness may still be answering)."""
+    for _ in range(600):
+        seen = [await _live(base) for base in bases]
+        counts = [{g["game"]: g["messages"] for g in live} for live in seen]
+        stored = all(c.get(game, 0) >= n for c in counts for game, n in at_least.items())
+        if stored and all(live == seen[0] for live in seen):
+            return seen
         await asyncio.sleep(0.05)
-    raise AssertionError(f"{base}: live games {counts}, expected at least {at_least}")
+    raise AssertionError(f"live games {counts}, expected at least {at_least} on every process")
 
 
 async def _reconnect(person: Person, base: str) -> dict[str, Any]:
@@ -152,7 +157,7 @@ async def test_a_killed_process_s_games_are_taken_over(postgres_url: str) -> Non
             await chat_judge.until("message", sender="you", text="are you a bot?")
             # Every process lists every live game, with its owner (process 1) and messages so far
             # (once the group commit, milliseconds, has landed).
-            seen = [await _live_stored(base, {resumable: 4, lost: 1}) for base in (one, two)]
+            seen = await _live_stored((one, two), {resumable: 4, lost: 1})
             assert seen[0] == seen[1]
             by_game = {g["game"]: g for g in seen[1]}
             assert set(by_game) == {resumable, lost}
