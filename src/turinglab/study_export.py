@@ -79,7 +79,10 @@ def export_study(store: Store, run: RunInfo, out: Path) -> StudyExport:
                 spec,
                 result,
                 seat_kinds=kinds.get(r["attempt_id"], {}),
-                transcripts=_conversations(store, r["attempt_id"], spec, r["started_at"]),
+                # The game's own clock (simulated in batch runs) started at details.started_at.
+                transcripts=_conversations(
+                    store, r["attempt_id"], spec, r["details"].get("started_at", r["started_at"])
+                ),
             )
             for row in made:
                 row.setdefault("study", run.name)
