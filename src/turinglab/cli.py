@@ -96,12 +96,19 @@ def check_out_folder(out: Path, flag: str = "--out") -> None:
     would be a traceback later, after the work)."""
     if out.exists() and not out.is_dir():
         raise fail(f"{flag} {out} is an existing file; give a folder (it is created if missing)")
+    import tempfile
+
     existing = out
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent  # the folder `out` would be created in
-    if existing.exists() and not os.access(existing, os.W_OK | os.X_OK):
-        what = "folder" if existing == out else f"folder {existing}, where it would be created,"
-        raise fail(f"{flag} {out}: the {what} is not writable; give another {flag}")
+    try:  # a file made and removed at once: permissions, read-only mounts, /proc, even as root
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as err:
+        where = "" if existing == out else f" (in {existing}, where it would be created)"
+        raise fail(
+            f"{flag} {out}: cannot write there{where}: {err.strerror}; give another {flag}"
+        ) from None
 
 
 def agent_configs(config_path: Path | None) -> dict[str, AgentConfig]:
@@ -393,7 +400,7 @@ def report(
                 max_transcripts=max_transcripts,
                 compress_transcripts=not plain_transcripts,
             )
-        except ValueError as err:
+        except (OSError, ValueError) as err:
             raise fail(str(err)) from None
         console.print(f"wrote {written} (figures as PNG and SVG beside it)")
         return
