@@ -238,7 +238,8 @@ def run(
         _preflight(config)
     db = open_store(store, config.store, create=True)
     view = RichProgress(console, label=config.name) if progress else None
-    say = lambda m: console.print(m, highlight=False)  # noqa: E731
+    # Unwrapped: a line such as "Joining run …: 8/40 trials already finished." stays whole.
+    say = lambda m: console.print(m, highlight=False, soft_wrap=True)  # noqa: E731
     try:
         summary = asyncio.run(until_terminated(run_experiment(config, db, say=say, progress=view)))
     except (KeyboardInterrupt, Terminated) as stop:

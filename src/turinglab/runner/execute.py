@@ -50,10 +50,7 @@ def prepare_run(
         if is_live(existing):
             # Another worker renewed the heartbeat within a lease: this one joins it.
             heartbeat = ago(time.time() - existing.updated_at)
-            say(
-                f"Joining run {rid} ({existing.name}), in progress (a worker's last "
-                f"heartbeat {heartbeat}): {done}"
-            )
+            say(f"Joining run {rid} ({existing.name}), in progress (heartbeat {heartbeat}): {done}")
         else:
             say(f"Resuming run {rid} ({existing.name}): {done}")
         return rid
