@@ -45,6 +45,7 @@ def slow_config(tmp_path: Path, base_url: str) -> Path:
 
 def env() -> dict[str, str]:
     found = {**os.environ, "PYTHONPATH": str(SRC), "TURINGLAB_LEASE_S": LEASE_S}
+    found["PYTHONUNBUFFERED"] = "1"
     found.pop("TURINGLAB_STORE", None)
     return found
 
@@ -105,31 +106,39 @@ def test_sigterm_stops_a_run_like_ctrl_c(tmp_path: Path, slow_server: FakeServer
 
 
 @pytest.mark.server
-def test_a_killed_run_is_listed_interrupted_and_a_second_worker_joins(
+def test_a_second_worker_joins_and_a_killed_run_is_listed_interrupted(
     tmp_path: Path, slow_server: FakeServerProcess
 ) -> None:
     config = slow_config(tmp_path, slow_server.base_url)
     db = tmp_path / "s.db"
     first = start(config)
+    second = None
     try:
         wait_until("2 trials finished", lambda: finished(db) >= 2)
         assert "running" in runs_status(tmp_path, db)
         second = start(config)
-        out, err = second.communicate(timeout=120)
-        assert second.returncode == 0, err
-        joined = out.splitlines()[0]
-        assert joined.startswith("Joining run ") and "in progress" in joined, out
-        assert "Resuming" not in out
+        assert second.stdout is not None
+        joined = second.stdout.readline()  # unbuffered: the line arrives as it is printed
+        assert joined.startswith("Joining run ") and "in progress (heartbeat" in joined, joined
+        assert "trials already finished." in joined
     finally:
-        first.kill()
-        first.wait(timeout=30)
-    # The second worker finished the run; a third run on a killed one resumes it.
-    with sqlite3.connect(db) as conn:
-        conn.execute("UPDATE runs SET status = 'running'")  # as a SIGKILLed worker leaves it
+        for proc in (first, second):
+            if proc is not None:
+                proc.kill()  # SIGKILL: no worker is left to say the run stopped
+                proc.communicate(timeout=30)
+    # Nobody renews the heartbeat now: within a lease the run is listed as interrupted.
     wait_until(
-        "the heartbeat goes stale",
+        "the run is listed as interrupted",
         lambda: "interrupted (last heartbeat" in runs_status(tmp_path, db),
     )
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT status FROM runs").fetchone()[0] == "running"  # as stored
+    rerun = subprocess.run(
+        [sys.executable, "-m", "turinglab", "run", str(config), "--no-progress"],
+        capture_output=True, text=True, env=env(), timeout=120,
+    )  # fmt: skip
+    assert rerun.returncode == 0, rerun.stderr
+    assert rerun.stdout.startswith("Resuming run "), rerun.stdout
 
 
 def test_huge_binomial_counts_are_refused_fast(tmp_path: Path) -> None:
