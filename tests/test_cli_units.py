@@ -57,7 +57,7 @@ def test_a_silent_running_run_is_shown_as_maybe_interrupted() -> None:
     now = 10_000.0
     assert shown_status(Run("a", "x", "running", updated_at=now - 5), now) == "running"
     stale = shown_status(Run("a", "x", "running", updated_at=now - 600), now)
-    assert stale == "running or interrupted (last heartbeat 10 min ago)"
+    assert stale == "interrupted (last heartbeat 10 min ago)"
     assert shown_status(Run("a", "x", "finished", updated_at=0), now) == "finished"
 
 
@@ -97,7 +97,11 @@ def test_store_checks(tmp_path: Path) -> None:
     with pytest.raises(StoreLocationError, match="does not exist"):
         check_store(str(tmp_path / "new.db"), create=False)
     (tmp_path / "empty.db").write_bytes(b"")
-    check_store(str(tmp_path / "empty.db"), create=False)  # an empty file is an empty database
+    # An empty file is an empty database: a new store for `run`, nothing to read from.
+    check_store(str(tmp_path / "empty.db"), create=True)
+    with pytest.raises(StoreLocationError, match=r"not a Turing Lab store: .*\(no tables\)"):
+        check_store(str(tmp_path / "empty.db"), create=False)
+    assert (tmp_path / "empty.db").read_bytes() == b""
     with pytest.raises(StoreLocationError, match="unsupported scheme 'redis://'"):
         parse_location("redis://localhost")
 

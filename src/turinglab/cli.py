@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from turinglab.store.database import RunInfo, Store
 
 STUDY_SUFFIXES = (".csv", ".jsonl", ".ndjson", ".txt")
+T = TypeVar("T")
 
 app = typer.Typer(
     help="Turing Lab: run Turing tests between people and machines, store them, analyse them.",
@@ -90,9 +92,23 @@ def find_run(db: Store, ref: str) -> RunInfo:
 
 
 def check_out_folder(out: Path, flag: str = "--out") -> None:
-    """An output folder must not be an existing file (it would be a traceback later)."""
+    """An output folder must not be an existing file, nor a place we may not write (either
+    would be a traceback later, after the work)."""
     if out.exists() and not out.is_dir():
         raise fail(f"{flag} {out} is an existing file; give a folder (it is created if missing)")
+    import tempfile
+
+    existing = out
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent  # the folder `out` would be created in
+    try:  # a file made and removed at once: permissions, read-only mounts, /proc, even as root
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as err:
+        where = "" if existing == out else f" (in {existing}, where it would be created)"
+        raise fail(
+            f"{flag} {out}: cannot write there{where}: {err.strerror}; give another {flag}"
+        ) from None
 
 
 def agent_configs(config_path: Path | None) -> dict[str, AgentConfig]:
@@ -122,6 +138,17 @@ def _with_max_in_flight(config: ExperimentConfig, value: int | None) -> Experime
     return config.model_copy(update={"runner": runner})
 
 
+def _local_preflight(config: ExperimentConfig) -> None:
+    """Files and packages the agents need, checked before the store is touched (no network)."""
+    from turinglab.runner.preflight import local_problems
+
+    problems = local_problems(config.used_agents())
+    for problem in problems[:-1]:
+        err_console.print(f"[red]error:[/] {problem}", highlight=False)
+    if problems:
+        raise fail(problems[-1] + "; nothing was run")
+
+
 def _preflight(config: ExperimentConfig) -> None:
     import asyncio
 
@@ -138,6 +165,36 @@ def _preflight(config: ExperimentConfig) -> None:
         for failure in failures[:-1]:
             err_console.print(f"[red]error:[/] {failure.line()}", highlight=False)
         raise fail(failures[-1].line() + "; nothing was run")
+
+
+class Terminated(Exception):
+    """The run was stopped by SIGTERM (a service manager, `kill`, a container stopping)."""
+
+
+async def until_terminated(work: Coroutine[Any, Any, T]) -> T:
+    """Await `work`; SIGTERM cancels it as Ctrl-C does (its finished trials stay stored and
+    the run is marked interrupted) and raises Terminated instead of ending silently."""
+    import asyncio
+    import signal
+
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+    received: list[int] = []
+
+    def on_term() -> None:
+        received.append(signal.SIGTERM)
+        task.cancel()
+
+    loop.add_signal_handler(signal.SIGTERM, on_term)
+    try:
+        return await work
+    except asyncio.CancelledError:
+        if received:
+            raise Terminated() from None
+        raise
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
 
 
 @app.command()
@@ -177,22 +234,25 @@ def run(
         check_store(location, create=True)
     except StoreLocationError as err:
         raise fail(str(err)) from None
-    if preflight:  # before the store is created: a run that cannot start leaves nothing behind
+    # Before the store is created: a run that cannot start leaves nothing behind.
+    _local_preflight(config)
+    if preflight:
         _preflight(config)
     db = open_store(store, config.store, create=True)
     view = RichProgress(console, label=config.name) if progress else None
+    # Unwrapped: a line such as "Joining run …: 8/40 trials already finished." stays whole.
+    say = lambda m: console.print(m, highlight=False, soft_wrap=True)  # noqa: E731
     try:
-        summary = asyncio.run(
-            run_experiment(
-                config, db, say=lambda m: console.print(m, highlight=False), progress=view
-            )
-        )
-    except KeyboardInterrupt:
+        summary = asyncio.run(until_terminated(run_experiment(config, db, say=say, progress=view)))
+    except (KeyboardInterrupt, Terminated) as stop:
         err_console.print(
-            "\n[yellow]Stopped.[/] Finished trials are stored; trials in flight were dropped. "
+            "\n[yellow]Stopped"
+            + (" (SIGTERM)" if isinstance(stop, Terminated) else "")
+            + ".[/] Finished trials are stored; trials in flight were dropped. "
             f"Resume with: turinglab run {config_path}" + (f" --store {store}" if store else "")
         )
-        raise typer.Exit(code=130) from None
+        # 128 + the signal's number, as a shell reports a process ended by it
+        raise typer.Exit(code=143 if isinstance(stop, Terminated) else 130) from None
     except (AgentSetupError, PlanTooLarge) as err:
         raise fail(str(err)) from None
     c = summary.counters
@@ -283,6 +343,11 @@ def report(
     Given a study file of human verdicts instead of a run, writes the study report (--out)."""
     from turinglab.report.console import print_gtt_report
 
+    if not run_ref.strip():
+        raise fail(
+            "RUN|STUDY is empty; give a run id, id prefix or name (see `turinglab runs`), "
+            "a study file or an ITT study folder"
+        )
     if out is not None:
         check_out_folder(out)
     if Path(run_ref).is_dir():
@@ -311,8 +376,12 @@ def report(
     db = open_store(store)
     info = find_run(db, run_ref)
     if info.game != "gtt":
+        if out is None:
+            # Nothing is written without --out: the outcomes, and the command for the report.
+            print_game_outcomes(db, info.id, info.game, title=f"{info.name} ({info.id})")
+            return
         # A human-style run is reported through its study file, as an arena study would be.
-        study_run_report(db, info, out or Path("report"), tags or [])
+        study_run_report(db, info, out, tags or [])
         return
     if out is not None:
         from turinglab.report.gtt_report import build_gtt_report
@@ -334,7 +403,7 @@ def report(
                 max_transcripts=max_transcripts,
                 compress_transcripts=not plain_transcripts,
             )
-        except ValueError as err:
+        except (OSError, ValueError) as err:
             raise fail(str(err)) from None
         console.print(f"wrote {written} (figures as PNG and SVG beside it)")
         return
@@ -351,14 +420,15 @@ def report(
     )
 
 
-def print_game_outcomes(db: Store, run_id: str, game: str) -> None:
+def print_game_outcomes(db: Store, run_id: str, game: str, title: str = "") -> None:
     """A non-GTT run's outcomes by status (its analysis is the study report)."""
     from collections import Counter
 
     rows = db.results(run_id, include_flagged=True)
     counts = Counter(r["status"] for r in rows)
     shown = ", ".join(f"{status}: {n}" for status, n in sorted(counts.items())) or "none"
-    console.print(f"{game}: {len(rows)} finished games ({shown})", highlight=False)
+    lead = f"{title}: " if title else ""
+    console.print(f"{lead}{game}: {len(rows)} finished games ({shown})", highlight=False)
     if game in ("three-party", "two-party", "strong"):
         console.print(
             f"Study report: turinglab report {run_id} --out DIR "

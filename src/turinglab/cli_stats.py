@@ -100,8 +100,10 @@ def binomial(
 ) -> None:
     """Exact and Wald tests of K/N against chance, five intervals, and the compatible p."""
     from turinglab.analysis import stats
+    from turinglab.analysis.binomial import check_size
 
     try:
+        check_size(trials, "--trials")
         summary = stats.binomial_summary(successes, trials, chance=chance, alpha=alpha)
     except ValueError as err:
         raise _fail(str(err)) from None
@@ -196,7 +198,14 @@ def humanness(
             f"--design {design.value} does not use {', '.join(foreign)} (a {other} flag); "
             "drop it or change --design"
         )
+    from turinglab.analysis.binomial import check_size
+
     try:
+        for flag, count in (("--games", games), ("--machine-games", machine_games)):
+            if count is not None:
+                check_size(count, flag)
+        if human_games is not None:
+            check_size(human_games, "--human-games")
         if design is Design.three_party:
             if games is None:
                 raise ValueError("--design three-party needs --games")

@@ -95,10 +95,17 @@ def probes(
     """Share of distinguisher question units per probe kind (rule-based, conservative)."""
     from turinglab.tagging.probe_rules import PROBE_CODES, probe_report
 
+    rows = _read_rows(results)
+    if not rows:
+        raise _fail(
+            f"{results}: no result rows (the file is empty); export a run with --format jsonl"
+        )
     try:
-        report = probe_report(_read_rows(results))
+        report = probe_report(rows)
     except (ValueError, KeyError) as err:
         raise _fail(f"{results}: {err}") from None
+    if report.overall.n_units == 0:
+        raise _fail(f"{results}: {len(rows)} rows but no distinguisher question in any of them")
     if as_json:
         print(json.dumps(_clean(report.as_dict()), indent=2))
         return
@@ -106,7 +113,9 @@ def probes(
     columns.update(report.by_distinguisher)
     table = Table("probe", *columns, title="GTT question units by probe kind (share of units)")
     for code in PROBE_CODES:
-        table.add_row(code, *(f"{s.share(code):.2f}" for s in columns.values()))
+        table.add_row(
+            code, *(f"{s.share(code):.2f}" if s.n_units else "—" for s in columns.values())
+        )
     table.add_row("units", *(str(s.n_units) for s in columns.values()), style="bold")
     console.print(table)
 
@@ -193,11 +202,23 @@ def games(
     except ValueError as err:
         raise _fail(str(err)) from None
     agent = _agent(agent_name, config)
+
+    async def tag_all() -> list[Any]:
+        try:
+            return await LLMTagger(agent, book, cfg).tag(items)
+        finally:
+            await agent.aclose()  # an HTTP agent's session is closed, whatever happened
+
     try:
-        results = asyncio.run(LLMTagger(agent, book, cfg).tag(items))
+        results = asyncio.run(tag_all())
     except (AgentError, ValueError) as err:
         raise _fail(str(err)) from None
-    summaries = code_summaries([r.codes for r in results], [_correct(r) for r in rows], book)
+    summaries = code_summaries(
+        [r.codes for r in results],
+        [_correct(r) for r in rows],
+        book,
+        unreadable=[r.unreadable_codes(book) for r in results],
+    )
     if out is not None:
         pd.DataFrame(
             {
@@ -225,12 +246,22 @@ def games(
         }
         print(json.dumps(_clean(payload), indent=2))
         return
-    table = Table("code", "games", "share [95% CI]", "accuracy [95% CI]", title=book.name)
+    table = Table(
+        "code",
+        "games",
+        "readable",
+        "unreadable",
+        "share [95% CI]",
+        "accuracy [95% CI]",
+        title=book.name,
+    )
     for s in summaries:
         table.add_row(
             s.code,
             str(s.k),
-            f"{s.share:.2f} [{s.share_ci[0]:.2f}, {s.share_ci[1]:.2f}]",
+            str(s.n_games),
+            str(s.n_unreadable),
+            "—" if not s.n_games else f"{s.share:.2f} [{s.share_ci[0]:.2f}, {s.share_ci[1]:.2f}]",
             "—"
             if not s.n_scored
             else (f"{s.accuracy:.2f} [{s.accuracy_ci[0]:.2f}, {s.accuracy_ci[1]:.2f}]"),
@@ -238,4 +269,13 @@ def games(
     console.print(table)
     flagged = sum(1 for t in results if not t.complete)
     if flagged:
-        console.print(f"{flagged} of {len(results)} rows had unreadable replies or errors.")
+        console.print(
+            f"{flagged} of {len(results)} rows had unreadable replies or errors; a code whose "
+            "answer could not be read counts as unreadable, not as absent."
+        )
+    if results and all(s.n_games == 0 for s in summaries):
+        first = next((t.error for t in results if t.error), None)
+        raise _fail(
+            f"no reply of agent {agent_name!r} could be read for any code of {len(results)} rows"
+            + (f" (first error: {first})" if first else "")
+        )

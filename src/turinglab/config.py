@@ -6,8 +6,10 @@ design), `runner` (how fast to go: never part of a run's identity) and `store` (
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
-from typing import Annotated, Any, get_args
+from types import UnionType
+from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from yaml.nodes import Node
@@ -40,6 +42,13 @@ class ConfigError(ValueError):
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# The agent kinds, read off the union: `kind: Literal["..."]` of each agent model.
+AGENT_KINDS: tuple[str, ...] = tuple(
+    get_args(model.model_fields["kind"].annotation)[0]
+    for model in get_args(get_args(AgentConfig)[0])
+)
 
 
 class RunnerSettings(_Strict):
@@ -146,18 +155,95 @@ def _format_validation_error(err: ValidationError, source: str, root: Node | Non
         if loc[:1] == ["experiment"] and len(loc) > 1 and loc[1] in GAMES:
             del loc[1]
         if e["type"] in ("union_tag_invalid", "union_tag_not_found"):
-            loc.append("game")
+            # The union's own discriminator: `game` of the experiment, `kind` of an agent.
+            field, choices = _tag_of(e)
+            loc.append(field)
             given = (e.get("ctx") or {}).get("tag")
-            msg = f"unknown game {given!r}" if given is not None else "missing"
-            msg += f" (one of: {', '.join(GAMES)})"
-        # A YAML 1.1 surprise (`no` read as false) is named, with the quoting that fixes it.
-        explained = explain_at(root, tuple(loc)) if root is not None else None
+            msg = f"unknown {field} {given!r}" if given is not None else "missing"
+            msg += f"; give one of: {', '.join(choices)}"
+        # An agent's kind is in the path too: agents.x.scripted.replys → agents.x.replys.
+        if loc[:1] == ["agents"] and len(loc) > 2 and loc[2] in AGENT_KINDS:
+            del loc[2]
+        if e["type"] == "extra_forbidden":
+            close = difflib.get_close_matches(str(loc[-1]), _fields_at(e["loc"][:-1]), n=1)
+            msg = f"unknown key; did you mean {close[0]!r}?" if close else "unknown key"
+        # A YAML 1.1 surprise (`no` read as false) is named, with the quoting that fixes it,
+        # where quoting would fix it: a value of the wrong type that text would have been.
+        explained = (
+            explain_at(root, tuple(loc))
+            if root is not None and e["type"] in _QUOTING_HELPS
+            else None
+        )
         if explained:
             msg = f"{msg}: {explained}"
         # Whole-config checks name their field themselves, so they carry no location.
         where = ".".join(str(p) for p in loc)
         lines.append(f"  {where}: {msg}" if where else f"  {msg}")
+    if len(lines) == 2:  # one problem: one line
+        return f"{lines[0]} {lines[1].strip()}"
     return "\n".join(lines)
+
+
+# Errors a quoted (text) value could fix: a YAML 1.1 boolean, number or date where text was
+# wanted. A range error (`-3`) or an unknown key is the same error quoted, so it gets no hint.
+_QUOTING_HELPS = frozenset(
+    {"string_type", "literal_error", "enum", "union_tag_invalid", "union_tag_not_found"}
+)
+
+
+def _tag_of(error: Any) -> tuple[str, tuple[str, ...]]:
+    """The discriminator field of a tagged union that refused a value, and its choices."""
+    discriminator = str((error.get("ctx") or {}).get("discriminator", "")).strip("'\"")
+    if discriminator == "kind":
+        return "kind", AGENT_KINDS
+    return "game", GAMES
+
+
+def _fields_at(loc: tuple[int | str, ...]) -> list[str]:
+    """The field names of the model at a pydantic error location (for "did you mean")."""
+    annotation: Any = ExperimentConfig
+    for part in loc:
+        annotation = _step(annotation, part)
+        if annotation is None:
+            return []
+    model = _unwrap(annotation)
+    if isinstance(model, type) and issubclass(model, BaseModel):
+        return list(model.model_fields)
+    return []
+
+
+def _unwrap(annotation: Any) -> Any:
+    """Annotated[X, ...] → X; X | None → X."""
+    while get_origin(annotation) is Annotated:
+        annotation = get_args(annotation)[0]
+    args = [a for a in get_args(annotation) if a is not type(None)]
+    if get_origin(annotation) in (Union, UnionType) and len(args) == 1:
+        return _unwrap(args[0])
+    return annotation
+
+
+def _step(annotation: Any, part: int | str) -> Any:
+    """The annotation one location part further in: a field, a union member (pydantic puts the
+    member's tag in the location), a dict value or a list item."""
+    current = _unwrap(annotation)
+    if isinstance(current, type) and issubclass(current, BaseModel):
+        field = current.model_fields.get(str(part))
+        return None if field is None else field.annotation
+    origin = get_origin(current)
+    if origin in (Union, UnionType):
+        for member in get_args(current):
+            member = _unwrap(member)
+            if isinstance(member, type) and issubclass(member, BaseModel):
+                for name in ("kind", "game"):
+                    tag = member.model_fields.get(name)
+                    if tag is not None and str(part) in get_args(tag.annotation):
+                        return member
+        return None
+    if origin is dict:
+        return get_args(current)[1]
+    if origin in (list, tuple):
+        return get_args(current)[0]
+    return None
 
 
 def parse_config(
@@ -180,12 +266,12 @@ def parse_config(
         full = path if path.is_absolute() or base_dir is None else base_dir / path
         if not full.is_file():
             raise ConfigError(
-                f"config error in {source}:\n  experiment.prompts.{role}: no such file: {full}"
+                f"config error in {source}: experiment.prompts.{role}: no such file: {full}"
             )
         problem = _prompt_problem(role, full)
         if problem:
             raise ConfigError(
-                f"config error in {source}:\n  experiment.prompts.{role}: {full}: {problem}"
+                f"config error in {source}: experiment.prompts.{role}: {full}: {problem}"
             )
         prompts[role] = full
     experiment = config.experiment.model_copy(update={"prompts": prompts})
@@ -201,7 +287,7 @@ def _resolve_agent_files(config: ExperimentConfig, base_dir: Path, source: str) 
             full = full if full.is_absolute() else base_dir / full
             if not full.is_file():
                 raise ConfigError(
-                    f"config error in {source}:\n  agents.{name}.replies_file: no such file: {full}"
+                    f"config error in {source}: agents.{name}.replies_file: no such file: {full}"
                 )
             agent = agent.model_copy(update={"replies_file": full})
         agents[name] = agent
@@ -219,7 +305,7 @@ def _resolve_experiment_files(
     try:
         experiment = resolve(base_dir)
     except (ValueError, OSError) as err:
-        raise ConfigError(f"config error in {source}:\n  experiment: {err}") from None
+        raise ConfigError(f"config error in {source}: experiment: {err}") from None
     return config.model_copy(update={"experiment": experiment})
 
 

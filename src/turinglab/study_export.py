@@ -5,6 +5,10 @@ game and witness); Strong Turing Test runs become its preference file (`--stt`).
 simulations and arena studies thus go through the same statistics. Each game kind writes its
 own rows (`study_rows` / `stt_rows` on the game); this module only reads the store and writes
 files. Flagged games and games without a usable verdict give no rows.
+
+Each study row carries its conversation (`transcript`, as the arena's export writes it) and the
+run's name as its `study`, so the report's game browser shows what was said and the report is
+titled after the run.
 """
 
 from __future__ import annotations
@@ -67,7 +71,17 @@ def export_study(store: Store, run: RunInfo, out: Path) -> StudyExport:
             judgements=verdicts.get(r["attempt_id"], []),
         )
         if study is not None:
-            made = study.study_rows(spec, result, seat_kinds=kinds.get(r["attempt_id"], {}))
+            made = study.study_rows(
+                spec,
+                result,
+                seat_kinds=kinds.get(r["attempt_id"], {}),
+                # The game's own clock (simulated in batch runs) started at details.started_at.
+                transcripts=_conversations(
+                    store, r["attempt_id"], spec, r["details"].get("started_at", r["started_at"])
+                ),
+            )
+            for row in made:
+                row.setdefault("study", run.name)
         else:
             assert stt is not None  # a study game has one of the two
             made = stt.stt_rows(spec, result)
@@ -85,6 +99,32 @@ def study_games() -> list[str]:
     return [
         name for name, kind in kinds().items() if {STUDY_ROWS, PREFERENCE_ROWS} & kind.capabilities
     ]
+
+
+# Messages that are not part of the conversation: the verdict exchange and refused messages.
+_NOT_SAID = ("verdict", "refused")
+
+
+def _conversations(
+    store: Store, game_id: int, spec: TrialSpec, started_at: float
+) -> dict[str, list[dict[str, Any]]]:
+    """witness seat -> its conversation with the interrogator, as the study file's transcript
+    column holds it: [{"sender": "interrogator" | "witness", "text", "t": seconds in}]."""
+    interrogator = "interrogator"
+    witnesses = set(spec.params.get("witnesses", {}))
+    said: dict[str, list[dict[str, Any]]] = {seat: [] for seat in witnesses}
+    for m in store.transcript(game_id):
+        seat = m["channel"]
+        if seat not in said or m["sender"] not in (interrogator, seat) or m["phase"] in _NOT_SAID:
+            continue
+        said[seat].append(
+            {
+                "sender": "interrogator" if m["sender"] == interrogator else "witness",
+                "text": m["text"],
+                "t": round(m["created_at"] - started_at, 3),
+            }
+        )
+    return said
 
 
 def _judgements_by_game(found: Iterable[dict[str, Any]]) -> dict[int, list[Judgement]]:

@@ -40,6 +40,21 @@ def check_counts(k: object, n: object, k_name: str = "successes", n_name: str = 
         raise ValueError(f"{k_name} ({k}) cannot exceed {n_name} ({n})")
 
 
+# The exact tests, intervals and compatible ranges take about a second at 10⁸ trials and grow
+# with n (10⁹: 24 s); past this, a count is refused rather than left computing for minutes.
+MAX_EXACT_TRIALS = 100_000_000
+
+
+def check_size(n: int, n_name: str = "trials") -> None:
+    """Raise ValueError when n is past MAX_EXACT_TRIALS (the exact computations stop being fast)."""
+    if n > MAX_EXACT_TRIALS:
+        raise ValueError(
+            f"{n_name} {n:,} is more than {MAX_EXACT_TRIALS:,}, the most the exact tests compute "
+            "in seconds; at this size the normal approximation (z = (k − n·p) / sqrt(n·p·(1 − p))) "
+            "is what an exact test would give to many decimals"
+        )
+
+
 def check_open_unit(name: str, value: object) -> float:
     """Raise ValueError unless value is a real number strictly between 0 and 1."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):

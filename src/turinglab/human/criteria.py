@@ -21,7 +21,7 @@ groups the study table and lays the results out per (study, AI witness).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
@@ -57,6 +57,32 @@ class PassCriteria:
     humanness_koopman_05: Intervals = field(default_factory=list)  # two-party only
     humanness_koopman_01: Intervals = field(default_factory=list)
     notes: tuple[str, ...] = ()
+    min_games: int = 0  # the design's minimum games per witness (design audit's sample size)
+
+    @property
+    def enough_games(self) -> bool:
+        return self.n >= self.min_games
+
+    def absolute(self, at_01: bool = False) -> str:
+        """ "pass", "fail", or — with fewer games than the design needs — never "pass": failing
+        to reject chance with too few games is no evidence that the witness passes."""
+        passed = self.absolute_pass_01 if at_01 else self.absolute_pass_05
+        if not passed:
+            return "fail"
+        if not self.enough_games:
+            return f"not decided (n = {self.n} < {self.min_games} needed)"
+        return "pass"
+
+
+# The design's minimum: the games per witness that detect ±0.15 from chance with power 0.8
+# (exact one-sided test, α = 0.05), the design audit's "sample size per witness" criterion.
+MIN_DELTA, MIN_ALPHA, MIN_POWER = 0.15, 0.05, 0.8
+
+
+def design_minimum() -> int:
+    from turinglab.human.audit import games_needed
+
+    return games_needed(0.5 + MIN_DELTA, 0.5, MIN_ALPHA, MIN_POWER, "greater")
 
 
 def pass_criteria(
@@ -64,12 +90,12 @@ def pass_criteria(
 ) -> list[PassCriteria]:
     """Giunti's absolute and relative criteria per (study, AI witness)."""
     results: list[PassCriteria] = []
+    minimum = design_minimum()
     for (study, fmt), rows in df.groupby(["study", "format"], sort=True):
         humans = rows[rows["witness_type"] == "human"]
         for witness, g in rows[rows["witness_type"] == "ai"].groupby("witness", sort=True):
-            results.append(
-                _criteria(str(study), str(fmt), str(witness), g, humans, relative_threshold)
-            )
+            found = _criteria(str(study), str(fmt), str(witness), g, humans, relative_threshold)
+            results.append(replace(found, min_games=minimum))
     return results
 
 

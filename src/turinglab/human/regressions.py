@@ -179,11 +179,60 @@ def _most_frequent(values: pd.Series) -> str:
     return str(sorted(counts[counts == counts.max()].index)[0])
 
 
+# Past these a logit estimate is running off to infinity rather than converging: a coefficient
+# of 15 is an odds ratio of 3 million, and a standard error of 50 a useless one.
+_DIVERGED_ESTIMATE = 15.0
+_DIVERGED_SE = 50.0
+
+
+class NotEstimable(AnalysisSkipped):
+    """The maximum-likelihood estimate does not exist (complete or quasi-complete separation)."""
+
+
+def separated_cell(design: pd.DataFrame, y: pd.Series | np.ndarray) -> str | None:
+    """Why a logit model of `y` on `design` has no finite ML estimate, or None. Where every
+    column is an indicator (0/1), the design's distinct rows are cells that each get their own
+    log-odds: a cell whose verdicts all go one way has log-odds ±∞ (complete separation)."""
+    values = design.to_numpy(dtype=float)
+    if not np.isin(values, (0.0, 1.0)).all():
+        return None  # a continuous covariate: only the fit can tell (see _diverged)
+    outcome = np.asarray(y, dtype=float)
+    for cell in np.unique(values, axis=0):
+        rows = (values == cell).all(axis=1)
+        k, n = int(outcome[rows].sum()), int(rows.sum())
+        if k in (0, n):
+            named = [
+                str(c)
+                for c, v in zip(design.columns, cell, strict=True)
+                if v and c not in ("const", "(Intercept)")
+            ]
+            where = " & ".join(named) or "the reference level"
+            way = "judged human" if k == n else "judged AI"
+            return f"every game of {where} was {way} ({k}/{n}), so its log-odds is infinite"
+    return None
+
+
+def _diverged(terms: tuple[RegressionTerm, ...]) -> str | None:
+    for t in terms:
+        if not (math.isfinite(t.estimate) and math.isfinite(t.se)):
+            return f"{t.term}: estimate {t.estimate}, SE {t.se}"
+        if abs(t.estimate) > _DIVERGED_ESTIMATE or t.se > _DIVERGED_SE:
+            return f"{t.term}: log-odds {t.estimate:+.1f} with SE {t.se:,.0f} (the fit diverged)"
+    return None
+
+
+def _not_estimable(analysis: str, reason: str) -> NotEstimable:
+    return NotEstimable(f"{analysis}: not estimable (complete separation): {reason}")
+
+
 def _fit_logit(
     y: pd.Series, design: pd.DataFrame, analysis: str, formula: str, notes: list[str]
 ) -> tuple[RegressionResult, object]:
     if y.nunique() < 2:
         raise AnalysisSkipped(f"{analysis}: the response has only one value among {len(y)} rows")
+    separated = separated_cell(design, y)
+    if separated:
+        raise _not_estimable(analysis, separated)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -206,6 +255,9 @@ def _fit_logit(
         )
         for name in design.columns
     )
+    diverged = _diverged(terms)
+    if diverged:
+        raise _not_estimable(analysis, diverged)
     return RegressionResult(analysis, formula, LOGIT_METHOD, len(y), terms, notes=tuple(notes)), fit
 
 
@@ -291,9 +343,13 @@ def persona_mixed_model(df: pd.DataFrame, reference: str | None = None) -> Regre
         ],
         axis=1,
     )
+    verdicts = _verdicts(rows["judged_human"])
+    separated = separated_cell(design, verdicts)
+    if separated:
+        raise _not_estimable(name, separated)
     fit = fit_logistic_glmm(
         design,
-        _verdicts(rows["judged_human"]).to_numpy(),
+        verdicts.to_numpy(),
         {
             "model": rows["model"].astype(str).to_numpy(),
             "interrogator": rows["interrogator"].astype(str).to_numpy(),
@@ -306,6 +362,9 @@ def persona_mixed_model(df: pd.DataFrame, reference: str | None = None) -> Regre
             fit.coef_names, fit.estimates, fit.std_errors, fit.z_values, fit.p_values, strict=True
         )
     )
+    diverged = _diverged(terms)
+    if diverged:
+        raise _not_estimable(name, diverged)
     notes = [f"groups: {fit.n_groups}", f"log-likelihood {fit.log_likelihood:.3f}", *fit.messages]
     if not fit.converged:
         notes.append("the GLMM optimiser did not converge")

@@ -3,6 +3,7 @@ audit."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
@@ -81,7 +82,12 @@ def codes_section(ctx: StudyContext, section: Section) -> None:
             )
             section.paragraph(
                 f"{book_name}: Cohen's κ tagger vs people over {len(both)} games, "
-                f"mean over codes {kappa.mean:.3f}."
+                "mean over codes "
+                + (
+                    f"{kappa.mean:.3f}."
+                    if math.isfinite(kappa.mean)
+                    else "undefined (no code was used by one coder and not the other)."
+                )
             )
     if not shown:
         raise SectionSkipped(
@@ -171,7 +177,6 @@ def criteria_section(ctx: StudyContext, section: Section) -> None:
         "humanness",
         "Degree of humanness per AI witness with its compatible ranges.",
     )
-    yes = {True: "pass", False: "fail"}
     section.table(
         [
             "study",
@@ -199,11 +204,11 @@ def criteria_section(ctx: StudyContext, section: Section) -> None:
                 pct(r.misidentification_rate),
                 pct(r.reference_rate),
                 p_cell(r.absolute_p_two_sided, ctx.alpha),
-                yes[r.absolute_pass_05],
-                yes[r.absolute_pass_01],
+                r.absolute(),
+                r.absolute(at_01=True),
                 format_intervals(r.compatible_p_05),
                 format_intervals(r.compatible_p_01),
-                f"{r.humanness:.3f}",
+                f"{r.humanness:.3f}" if math.isfinite(r.humanness) else "undefined",
                 format_intervals(r.humanness_range_05),
                 format_intervals(r.humanness_range_01),
                 r.relative_verdict,
@@ -212,6 +217,13 @@ def criteria_section(ctx: StudyContext, section: Section) -> None:
         ],
         caption="Pass criteria per AI witness",
     )
+    few = [r for r in results if not r.enough_games]
+    if few:
+        section.note(
+            f"{len(few)} witness(es) have fewer games than the design's minimum of "
+            f"{few[0].min_games} (enough to detect ±0.15 from chance with power 0.8): not "
+            "rejecting chance with so few games is not a pass, so none is declared."
+        )
 
 
 def audit_section(ctx: StudyContext, section: Section) -> None:

@@ -25,6 +25,45 @@ CODE_COLUMNS = {"strategies": "strategies", "reasons": "reason_codes"}
 TaggerRun = Mapping[str, Mapping[str, Collection[str]] | Sequence[Any]]
 
 
+STAND_IN = "stand-in"  # the witness label of a human-side witness played by an agent
+
+
+def mark_stand_ins(study: pd.DataFrame) -> pd.DataFrame:
+    """The study with each stand-in's witness label "stand-in" instead of "human", so that
+    every table, figure and browser entry that names a witness says what it was. A stand-in is
+    a human-side row whose `witness_kind` (written by `turinglab export --format study`) says
+    so; it stays a human witness (`witness_type`) for the analysis."""
+    if "witness_kind" not in study.columns:
+        return study
+    stand_in = (study["witness_type"] == "human") & (study["witness_kind"] == STAND_IN)
+    if not stand_in.any():
+        return study
+    marked = study.copy()
+    marked.loc[stand_in, "witness"] = STAND_IN
+    return marked
+
+
+def stand_in_note(study: pd.DataFrame) -> str | None:
+    """One sentence on who played which side when it was not only people, or None."""
+    parts = []
+    if "witness_kind" in study.columns:
+        humans = study[study["witness_type"] == "human"]
+        n = int((humans["witness_kind"] == STAND_IN).sum())
+        if n:
+            parts.append(
+                f"{n} of {len(humans)} human-witness rows are stand-ins: agents replaying lines "
+                "people wrote, not people"
+            )
+    if "interrogator_kind" in study.columns:
+        kinds = study.drop_duplicates("game")["interrogator_kind"]
+        n = int(kinds.isin(["agent", STAND_IN]).sum())
+        if n:
+            parts.append(f"{n} of {len(kinds)} games were judged by an AI interrogator")
+    if not parts:
+        return None
+    return "Simulated study: " + "; ".join(parts) + "."
+
+
 class SectionSkipped(NotEnoughData):
     """The data cannot support a section (a column is absent or empty); the message says why."""
 
@@ -59,6 +98,18 @@ class StudyContext:
 
             self._regressions = all_regressions(self.df)
         return self._regressions
+
+    @property
+    def human_label(self) -> str:
+        """What the human-side witnesses are: people, or stand-ins (agents replaying people's
+        lines) — never to be mistaken for people (see `mark_stand_ins`)."""
+        humans = self.df[self.df["witness_type"] == "human"]
+        stand_ins = int((humans["witness"] == STAND_IN).sum()) if len(humans) else 0
+        if stand_ins == 0:
+            return "human witnesses"
+        if stand_ins == len(humans):
+            return "stand-in human witnesses"
+        return "human witnesses (some stand-ins)"
 
     def figure(self, section: Section, fig: Figure, name: str, caption: str) -> None:
         name = re.sub(r"[^A-Za-z0-9_.-]+", "-", name)

@@ -48,6 +48,7 @@ def win_rate_plot(
     *,
     boot_ci: Sequence[Interval] | None = None,
     human_rate: tuple[float, Interval, int] | None = None,
+    human_label: str = "human witnesses",
     chance: float = 0.5,
     title: str = "Win rate: how often each witness was judged human",
 ) -> Figure:
@@ -100,10 +101,10 @@ def win_rate_plot(
             elinewidth=2.2,
             capsize=4,
             markersize=7,
-            label="human witnesses, 95% exact CI",
+            label=f"{human_label}, 95% exact CI",
         )
         _value_label(ax, rate, high, yh)
-        labels.append(f"human witnesses  (n={k})")
+        labels.append(f"{human_label}  (n={k})")
     ax.axvline(chance, color=CHANCE_COLOR, ls="--", lw=1.2, label=f"chance ({chance:.0%})")
     ax.set_yticks(np.arange(rows), labels)
     ax.set_ylim(rows - 0.5, -0.6)  # first witness on top

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from turinglab.report.html import Filter, Panel, RecordBrowser, Section
+from turinglab.report.human_context import STAND_IN
 
 if TYPE_CHECKING:
     from turinglab.report.human_context import StudyContext
@@ -45,6 +46,7 @@ def browser_section(ctx: StudyContext, section: Section) -> None:
                         "format",
                         "interrogator",
                         "witness",
+                        "human_witness",
                         "verdict",
                         "result",
                         "confidence",
@@ -111,6 +113,15 @@ def game_records(df: pd.DataFrame) -> list[dict[str, Any]]:
                 "format": focus["format"],
                 "interrogator": focus["interrogator"],
                 "witness": str(focus["witness"]),
+                # who played the human side: a person, or a stand-in (never mistaken for one)
+                "human_witness": next(
+                    (
+                        "stand-in" if r["witness"] == STAND_IN else "person"
+                        for r in rows
+                        if r["witness_type"] == "human"
+                    ),
+                    None,
+                ),
                 "verdict": "judged human" if focus["judged_human"] else "judged AI",
                 "result": "correct" if right else "incorrect",
                 **{

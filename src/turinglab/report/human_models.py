@@ -52,7 +52,10 @@ def odds_text(log_odds: float) -> str:
 def render_regression(section: Section, report: Any, key: str, alpha: float) -> None:
     """One fitted model as a table (or the reason it was skipped), with its method stated."""
     if key not in report.results:
-        section.note(f"{key}: skipped — {report.skipped.get(key, 'not fitted')}")
+        why = report.skipped.get(key, "not fitted").removeprefix(f"{key}: ")
+        section.note(
+            f"{key}: {why}" if why.startswith("not estimable") else f"{key}: skipped — {why}"
+        )
         return
     result = report.results[key]
     section.heading(result.formula)

@@ -7,7 +7,12 @@ import math
 from turinglab.report import human_figures
 from turinglab.report.cells import interval, p_cell, pct, rate_cell
 from turinglab.report.html import Section
-from turinglab.report.human_context import SectionSkipped, StudyContext, exact_ci
+from turinglab.report.human_context import (
+    SectionSkipped,
+    StudyContext,
+    exact_ci,
+    stand_in_note,
+)
 
 
 def summary_section(ctx: StudyContext, section: Section) -> None:
@@ -18,6 +23,9 @@ def summary_section(ctx: StudyContext, section: Section) -> None:
         f"{games} games by {people} interrogators (after exclusions); format: {formats}; "
         f"studies: {', '.join(sorted(df['study'].unique()))}."
     )
+    simulated = stand_in_note(df)
+    if simulated:
+        section.note(simulated)
     ai = df[df["witness_type"] == "ai"]
     rows = [
         [study, witness, len(g), g["interrogator"].nunique()]
@@ -67,6 +75,7 @@ def win_rates_section(ctx: StudyContext, section: Section) -> None:
             [r.n for r in rows],
             boot_ci=[(r.boot_low, r.boot_high) for r in rows],
             human_rate=human_rate,
+            human_label=ctx.human_label,
             title=f"Win rates — {study} ({rows[0].format})",
         )
         ctx.figure(section, fig, f"win_rates_{study}", f"Win rate per AI witness, study {study}.")
@@ -87,7 +96,7 @@ def win_rates_section(ctx: StudyContext, section: Section) -> None:
             rate, (low, high), n = human_rate
             table.append(
                 [
-                    "human witnesses",
+                    ctx.human_label,
                     n,
                     int(humans["judged_human"].sum()),
                     humans["interrogator"].nunique(),
@@ -136,7 +145,7 @@ def chance_tests_section(ctx: StudyContext, section: Section) -> None:
                 p_cell(r.adjusted.get(f"{direction}_reverse_bonferroni", math.nan), ctx.alpha),
                 p_cell(r.adjusted.get(f"{direction}_holm", math.nan), ctx.alpha),
                 p_cell(r.adjusted.get(f"{direction}_fdr_bh", math.nan), ctx.alpha),
-                f"{r.wald_z:+.2f}",
+                f"{r.wald_z:+.2f}" if math.isfinite(r.wald_z) else "undefined",
                 p_cell(getattr(r, f"wald_p_{direction}"), ctx.alpha),
             ]
             for r in results
@@ -164,7 +173,7 @@ def chance_tests_section(ctx: StudyContext, section: Section) -> None:
                 "study",
                 "witness",
                 "win rate",
-                "human witnesses' rate",
+                f"{ctx.human_label}' rate",
                 "Fisher p (AI > human)",
                 "Fisher p (AI < human)",
             ],
@@ -179,5 +188,5 @@ def chance_tests_section(ctx: StudyContext, section: Section) -> None:
                 ]
                 for r in two_party
             ],
-            caption="Two-party: AI witnesses against the human witnesses of the same study",
+            caption=f"Two-party: AI witnesses against the {ctx.human_label} of the same study",
         )

@@ -24,7 +24,14 @@ from turinglab.report.human_codes import (
     criteria_section,
     strong_section,
 )
-from turinglab.report.human_context import REPORT_FILE, StudyContext, TaggerRun, game_correctness
+from turinglab.report.human_context import (
+    REPORT_FILE,
+    StudyContext,
+    TaggerRun,
+    game_correctness,
+    mark_stand_ins,
+    stand_in_note,
+)
 from turinglab.report.human_games import browser_section
 from turinglab.report.human_models import (
     confidence_section,
@@ -100,6 +107,7 @@ def build_study_report(
     study = df if validated else validate_study(df)
     if study.empty:
         raise ValueError("the study has no rows (a header only?): nothing to report")
+    study = mark_stand_ins(study)
     kept, exclusions = apply_exclusions(study)
     if kept.empty:
         raise ValueError(
@@ -112,6 +120,7 @@ def build_study_report(
         title or f"Turing-test study report — {studies}",
         metadata={
             "studies": studies,
+            **({"simulated": note} if (note := stand_in_note(study)) else {}),
             "games": kept["game"].nunique(),
             "interrogators": kept["interrogator"].nunique(),
             "α": alpha,

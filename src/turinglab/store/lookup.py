@@ -8,13 +8,23 @@ candidates listed, since silently picking the newest has shown users the wrong r
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Protocol, TypeVar
 
-# Runs whose heartbeat (runs.updated_at) is older than this while `running` are probably dead.
+# A `running` run whose heartbeat (runs.updated_at) is older than one lease has no live worker:
+# workers renew it every lease/3 s at most 10 s apart, and a lease is 60 s unless
+# TURINGLAB_LEASE_S says otherwise (the same variable the runner reads).
 STALE_AFTER_S = 60.0
+
+
+def stale_after_s() -> float:
+    try:
+        return max(float(os.environ.get("TURINGLAB_LEASE_S") or STALE_AFTER_S), 1.0)
+    except ValueError:
+        return STALE_AFTER_S
 
 
 class RunLike(Protocol):
@@ -69,14 +79,20 @@ def _when(ts: float) -> str:
 
 
 def shown_status(run: RunLike, now: float | None = None) -> str:
-    """The stored status, except that a `running` run whose heartbeat is stale may have been
-    killed (SIGKILL, power loss): say so rather than claim it is running."""
+    """The stored status, except that a `running` run whose heartbeat is stale was stopped
+    without saying so (SIGKILL, power loss): it is interrupted, not running."""
     if run.status != "running":
         return run.status
-    age = (time.time() if now is None else now) - run.updated_at
-    if age < STALE_AFTER_S:
+    if is_live(run, now):
         return "running"
-    return f"running or interrupted (last heartbeat {ago(age)})"
+    age = (time.time() if now is None else now) - run.updated_at
+    return f"interrupted (last heartbeat {ago(age)})"
+
+
+def is_live(run: RunLike, now: float | None = None) -> bool:
+    """Whether a worker renewed the run's heartbeat within the last lease."""
+    age = (time.time() if now is None else now) - run.updated_at
+    return run.status == "running" and age < stale_after_s()
 
 
 def ago(seconds: float) -> str:

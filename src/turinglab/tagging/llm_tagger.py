@@ -67,6 +67,13 @@ class TagResult:
         """Every question got a readable answer."""
         return self.error is None and not self.unparseable
 
+    def unreadable_codes(self, codebook: Codebook) -> frozenset[str]:
+        """The codes this result says nothing about: all of them after an error or an
+        unreadable batch reply, else those whose own question got an unreadable reply."""
+        if self.error is not None or "*" in self.unparseable:
+            return frozenset(codebook.ids)
+        return frozenset(q for q in self.unparseable if q in codebook.ids)
+
 
 @dataclass
 class TaggerConfig:

@@ -50,13 +50,14 @@ def _check_known(code_sets: Sequence[Collection[str]], known: tuple[str, ...], w
 @dataclass(frozen=True, slots=True)
 class CodeSummary:
     code: str
-    n_games: int  # games in the table
+    n_games: int  # games whose answer for this code was readable: the share's denominator
     k: int  # games where the code occurs
     share: float
     share_ci: tuple[float, float]
     n_scored: int  # games with the code and a known correctness
     accuracy: float  # mean correctness where the code occurs
     accuracy_ci: tuple[float, float]
+    n_unreadable: int = 0  # games whose answer for this code could not be read: not counted
 
 
 def code_summaries(
@@ -64,19 +65,28 @@ def code_summaries(
     correct: Sequence[bool | None],
     codes: Codebook | Sequence[str],
     level: float = 0.95,
+    unreadable: Sequence[Collection[str]] | None = None,
 ) -> list[CodeSummary]:
     """One line per code, in codebook order. `correct[i]` is whether game i's interrogator was
-    right (None = unknown: the game counts for the share, not for the accuracy)."""
+    right (None = unknown: the game counts for the share, not for the accuracy).
+    `unreadable[i]` holds the codes whose answer for game i could not be read (a tagger's
+    unparseable reply or error): game i is then neither a hit nor a miss for them — an
+    unreadable answer is not evidence that a code is absent."""
     ids = _code_ids(codes)
     if len(code_sets) != len(correct):
         raise ValueError(f"{len(code_sets)} code sets but {len(correct)} correctness values")
+    if unreadable is not None and len(unreadable) != len(code_sets):
+        raise ValueError(f"{len(code_sets)} code sets but {len(unreadable)} unreadable sets")
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1), got {level}")
     _check_known(code_sets, ids, "code_sets")
-    n = len(code_sets)
     out = []
     for code in ids:
-        hits = [i for i, s in enumerate(code_sets) if code in s]
+        skipped = (
+            {i for i, u in enumerate(unreadable) if code in u} if unreadable is not None else set()
+        )
+        n = len(code_sets) - len(skipped)
+        hits = [i for i, s in enumerate(code_sets) if code in s and i not in skipped]
         scored = [bool(correct[i]) for i in hits if correct[i] is not None]
         right = sum(scored)
         out.append(
@@ -89,6 +99,7 @@ def code_summaries(
                 n_scored=len(scored),
                 accuracy=right / len(scored) if scored else math.nan,
                 accuracy_ci=_exact_ci(right, len(scored), level),
+                n_unreadable=len(skipped),
             )
         )
     return out
