@@ -107,7 +107,12 @@ class StudyRows(Protocol):
     """Writes the human-study file's rows (one per game and witness) for a finished game."""
 
     def study_rows(
-        self, spec: TrialSpec, result: GameResult, *, seat_kinds: Mapping[str, str]
+        self,
+        spec: TrialSpec,
+        result: GameResult,
+        *,
+        seat_kinds: Mapping[str, str],
+        transcripts: Mapping[str, list[dict[str, Any]]] | None = None,
     ) -> list[dict[str, Any]]: ...
 
 
