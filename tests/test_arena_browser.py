@@ -77,7 +77,7 @@ def _said(bubble: Any) -> str:
 
 def _bubble(page: Any, channel: str, sender: str, text: str) -> Any:
     loc = page.locator(f'[data-log="{channel}"] .msg.{sender}', has_text=text)
-    loc.wait_for(timeout=10_000)
+    loc.wait_for(timeout=30_000)  # milliseconds, unless the machine is very busy
     return loc
 
 
@@ -313,6 +313,7 @@ def test_engine_three_party_game_with_eliza_in_two_browsers() -> None:
         _say(judge, "B", "Hello B, I am worried about my exams")
         _bubble(witness, "A", "them", "worried")
         _say(witness, "A", "oh no, which ones? i had mine last year")
+        judge.locator("[data-log] .msg.them", has_text="which ones").wait_for(timeout=30_000)
         human = (
             "A" if judge.locator('[data-log="A"] .msg.them', has_text="which ones").count() else "B"
         )

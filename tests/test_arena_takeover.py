@@ -88,15 +88,25 @@ async def _match(waiter: Person, taker: Person, mode: str) -> tuple[Person, Pers
 async def _exchange(judge: Person, witness: Person, turn: int) -> list[str]:
     """The judge asks both witnesses; the person answers; returns what people typed."""
     typed = []
+    start = len(judge.frames)
     for ch in ("A", "B"):
         typed.append(f"question {turn} for {ch}")
         await judge.send(type="message", channel=ch, text=typed[-1])
+
+    def arrived(sender: str) -> set[str]:
+        return {
+            f["channel"]
+            for f in judge.frames[start:]
+            if f["type"] == "message" and f.get("sender") == sender
+        }
+
+    while arrived("you") != {"A", "B"}:  # both questions in the game before anyone answers
+        await judge.recv()
     heard = await witness.until("message", sender="them")
     typed.append(f"answer {turn} to {heard['text']}")
     await witness.send(type="message", channel="A", text=typed[-1])
-    got: set[str] = set()
-    while len(got) < 2:
-        got.add((await judge.until("message", sender="them"))["channel"])
+    while arrived("them") != {"A", "B"}:
+        await judge.recv()
     return typed
 
 
