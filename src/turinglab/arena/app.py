@@ -27,7 +27,7 @@ from starlette.websockets import WebSocketDisconnect
 
 from turinglab.arena import frames as F
 from turinglab.arena.admin import StudyForm, admin_page
-from turinglab.arena.cluster import Cluster, SignedSessions
+from turinglab.arena.cluster import Cluster, SignedSessions, health_checks
 from turinglab.arena.collect import collect_router
 from turinglab.arena.collect_store import CollectStore
 from turinglab.arena.hub import Arena, FinishedHook
@@ -137,8 +137,18 @@ def create_app(
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     @app.get("/healthz")
-    async def healthz() -> dict[str, Any]:
-        return {"ok": True, "live_games": len(arena.live_games()), "people": len(arena.sessions)}
+    async def healthz(response: Response) -> dict[str, Any]:
+        """200 when every service this process needs answers; 503 (with which one) if not."""
+        checks = await health_checks(store, cluster)
+        ok = all(checks.values())
+        if not ok:
+            response.status_code = 503
+        return {
+            "ok": ok,
+            **checks,
+            "live_games": len(arena.live_games()),
+            "people": len(arena.sessions),
+        }
 
     async def play(ws: WebSocket) -> None:
         await _serve_socket(ws, arena, setup, frame_log, cluster)

@@ -35,8 +35,9 @@ import hashlib
 import hmac
 import json
 import logging
+import random
 import secrets
-from time import time
+from time import monotonic, time
 from typing import TYPE_CHECKING, Any
 
 import redis.asyncio as aioredis
@@ -58,6 +59,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PLAYER_TTL_S = 6 * 3600
+SEND_RETRY_S = 30.0  # how long frames wait for an unreachable Redis before they are dropped
 
 
 def _end_lost(store: ArenaStore, gid: int, conn: Connection) -> None:
@@ -95,6 +97,29 @@ class SignedSessions(Sessions):
         return p
 
 
+HEALTH_TIMEOUT_S = 2.0
+
+
+async def health_checks(store: ArenaStore | None, cluster: Cluster | None) -> dict[str, bool]:
+    """Whether each service this process needs answers now: the store (one query), Redis (a
+    PING) and the Redis listener (connected and subscribed)."""
+    checks: dict[str, bool] = {}
+    if store is not None:
+        checks["store"] = await _answers(asyncio.to_thread(store.store.ping))
+    if cluster is not None and cluster.redis is not None:
+        checks["redis"] = await _answers(cluster.redis.ping())
+        checks["listener"] = cluster.listening
+    return checks
+
+
+async def _answers(call: Any) -> bool:
+    try:
+        await asyncio.wait_for(call, HEALTH_TIMEOUT_S)
+    except Exception:
+        return False
+    return True
+
+
 class Cluster:
     def __init__(self, arena: Arena, url: str, namespace: str, name: str = "arena") -> None:
         self.arena = arena
@@ -113,6 +138,7 @@ class Cluster:
         self.owners: dict[str, str] = {}  # pid -> the process playing their game, when known
         self._sockets: dict[str, int] = {}  # pid -> sockets of theirs held here
         self._pubsub: Any = None
+        self.listening = False  # the Redis listener is connected and subscribed (/healthz)
         self._mine = f'{{"o": "{self.me}",'  # how our own payloads begin
         arena.on_game_start = self._game_started
         arena.on_game_end = self._game_ended
@@ -130,9 +156,8 @@ class Cluster:
         pubsub = self._pubsub = self.redis.pubsub()
         await pubsub.subscribe(self.ns + "proc:" + self.me)
         await self._beat()
-        await self.redis.sadd(self.ns + "procs", self.me)
         self._tasks = [
-            asyncio.create_task(self._listen(pubsub), name="arena-cluster-listen"),
+            asyncio.create_task(self._listen_supervised(), name="arena-cluster-listen"),
             asyncio.create_task(self._send_loop(), name="arena-cluster-send"),
         ]
 
@@ -181,12 +206,66 @@ class Cluster:
                     pipe.set(args[0], args[1], ex=PLAYER_TTL_S)
                 elif cmd == "delete":
                     pipe.delete(args[0])
+            await self._execute(pipe, len(batch))
+
+    async def _execute(self, pipe: Any, n: int) -> None:
+        """Send a batch, in order; while Redis is unreachable keep trying (jittered backoff)
+        for up to SEND_RETRY_S, so a restart or a pause loses no frame sent meanwhile."""
+        deadline = monotonic() + SEND_RETRY_S
+        backoff = 0.05
+        while True:
             try:
                 await pipe.execute()
-            except Exception:
-                log.exception("redis: %d commands lost", len(batch))
+                return
+            except Exception as err:
+                if monotonic() + backoff > deadline:
+                    log.error("redis: %d commands lost after retrying for %.0f s", n, SEND_RETRY_S)
+                    return
+                log.warning("redis: %d commands not sent yet (%s); retrying", n, err)
+                await asyncio.sleep(backoff * random.uniform(0.5, 1.5))
+                backoff = min(backoff * 2, 2.0)
 
     # ---- incoming --------------------------------------------------------------------------
+
+    async def _listen_supervised(self) -> None:
+        """The listener, kept alive: a lost connection (Redis restarted, paused or cut off) is
+        logged and retried with jittered backoff; once back, the process subscribes again,
+        registers again (its heartbeat, its live games' routes) and asks the owners of its
+        people's games for a fresh snapshot, since pub/sub kept nothing sent meanwhile."""
+        while True:
+            try:
+                self.listening = True
+                await self._listen(self._pubsub)
+                raise ConnectionError("the subscription ended")
+            except asyncio.CancelledError:
+                raise
+            except Exception as err:
+                self.listening = False
+                log.error("redis: listener lost its connection (%s); reconnecting", err)
+            backoff = 0.1
+            while True:
+                await asyncio.sleep(backoff * random.uniform(0.5, 1.5))
+                backoff = min(backoff * 2, 5.0)
+                try:
+                    await self._resubscribe()
+                    break
+                except Exception as err:
+                    log.warning("redis: still unreachable (%s)", err)
+            log.warning("redis: listener reconnected; this process registered again")
+
+    async def _resubscribe(self) -> None:
+        assert self.redis is not None
+        old, pubsub = self._pubsub, self.redis.pubsub()
+        channels = [self.ns + "proc:" + self.me, *(self.ns + "to:" + p for p in self._sockets)]
+        await pubsub.subscribe(*channels)
+        self._pubsub = pubsub
+        with contextlib.suppress(Exception):
+            await old.aclose()
+        await self._beat(force=True)
+        for pid in list(self._sockets):  # frames published while we were away are gone
+            owner = await self.owner(pid)
+            if owner is not None and owner != self.me:
+                self._forward(owner, {"p": pid, "hello": True})
 
     async def _listen(self, pubsub: Any) -> None:
         async for item in pubsub.listen():
@@ -370,17 +449,23 @@ class Cluster:
 
     # ---- processes that die ----------------------------------------------------------------
 
-    async def _beat(self) -> None:
+    async def _beat(self, force: bool = False) -> None:
+        """Renew this process's heartbeat; when it had lapsed (the first beat, a long pause, or
+        Redis restarted empty) register again: the process list, its live games' routes."""
         assert self.redis is not None
         key, ttl_ms = (
             self.ns + "alive:" + self.me,
             int(self.arena.setup.settings.takeover_after_s * 1000),
         )
-        if not await self.redis.set(key, "1", px=ttl_ms, xx=True):
+        if force or not await self.redis.set(key, "1", px=ttl_ms, xx=True):
             # The first beat, or this process was silent past its TTL (a long pause) and
             # others may have taken its games over: give those up before going on.
             await self.redis.set(key, "1", px=ttl_ms)
+            await self.redis.sadd(self.ns + "procs", self.me)
             await self._give_up_taken()
+            for game in list(self.arena.games.values()):
+                if game.result is None:
+                    self._announce(game)
 
     async def _give_up_taken(self) -> None:
         store = self.arena.store
@@ -443,10 +528,15 @@ class Cluster:
 
     def _game_started(self, game: LiveGame) -> None:
         game.on_fenced = self._fenced
-        people = [v.participant.id for v in game.views.values()]
+        for view in game.views.values():  # who met whom is recorded as they are matched
+            self.waiting.pop(view.participant.id, None)
+        self._announce(game)
+
+    def _announce(self, game: LiveGame) -> None:
+        """Route the game's people here (`player:<pid>` in Redis)."""
         record = json.dumps({"game": game.id, "owner": self.me})
-        for pid in people:  # who met whom is recorded as they are matched (shared_rounds.py)
-            self.waiting.pop(pid, None)
+        for view in game.views.values():
+            pid = view.participant.id
             self.owners[pid] = self.me
             self._out.put_nowait(("set", self.ns + "player:" + pid, record))
 

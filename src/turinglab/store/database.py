@@ -241,6 +241,11 @@ class Store:
             finally:
                 raw.close()
 
+    def ping(self) -> None:
+        """One round trip to the database (a health check); raises when it cannot answer."""
+        with self.engine.connect() as conn:
+            conn.exec_driver_sql("SELECT 1")
+
     @contextlib.contextmanager
     def writing(self) -> Iterator[Connection]:
         """A write transaction. On SQLite it begins IMMEDIATE (takes the write lock first), so
