@@ -122,7 +122,7 @@ class Talker:
 
     async def run(self) -> None:
         """Talk until the game reveals who was who."""
-        await self._act()
+        await self._act_or_reconnect()
         while self.reveal is None:
             try:
                 frame = await self.person.recv(timeout=60)
@@ -145,7 +145,15 @@ class Talker:
             elif kind == "reveal":
                 self.reveal = frame
                 return
+            await self._act_or_reconnect()
+
+    async def _act_or_reconnect(self) -> None:
+        try:
             await self._act()
+        except (aiohttp.ClientError, ConnectionError):
+            # The socket closed as we wrote (its process died): the next process, whose
+            # snapshot tells what was really said.
+            await self._reconnect()
 
     async def _reconnect(self) -> None:
         await self.person.drop()
