@@ -15,6 +15,7 @@ import re
 import struct
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import SplitResult, urlsplit
 
 # Same default as turinglab.store.database (kept here so that the CLI's help needs no SQLAlchemy).
@@ -153,10 +154,7 @@ def _sqlite_tables(path: Path) -> _Tables:
     # Read-only: looking must never change the file (nor create a journal beside it).
     with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
         names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
-        revision = None
-        if "alembic_version" in names:
-            row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
-            revision = row[0] if row else None
+        revision = _revision(conn, names)
     conn.close()
     return _Tables(names, revision)
 
@@ -252,12 +250,18 @@ def _postgres_tables(conn: object) -> _Tables:
             "WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'"
         )
     ]
-    revision = None
-    if "alembic_version" in names:
-        row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
-        revision = row[0] if row else None
+    revision = _revision(conn, names)
     conn.rollback()
     return _Tables(names, revision)
+
+
+def _revision(conn: Any, tables: list[str]) -> str | None:
+    """The Alembic revision a store is stamped with (None when it has none), through any DB-API
+    connection."""
+    if "alembic_version" not in tables:
+        return None
+    row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
+    return row[0] if row else None
 
 
 def _redact(parts: SplitResult) -> str:
