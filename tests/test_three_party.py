@@ -399,3 +399,55 @@ def test_confidence_and_choice_reading() -> None:
     assert read_confidence("I'm 85% sure") == (85.0, None)
     assert read_confidence("Confidence: 250") == (None, None)
     assert read_choice(" b.", ("A", "B")) == "B" and read_choice("maybe A", ("A", "B")) is None
+
+
+async def test_min_messages_each_makes_an_ai_interrogator_question_both_witnesses() -> None:
+    """Every game of a shipped config must survive the studies' exclusion (at least two
+    messages to each witness): an AI interrogator that keeps writing to A is told to write to
+    B once its messages left are just enough, and may not END before."""
+    game = make_game(
+        ai_witnesses=[{"agent": "eliza", "persona": "none"}],
+        stand_ins=["person"],
+        max_interrogator_messages=4,
+        min_messages_each=2,
+    )
+    spec = game.plan()[0]
+    judge = Recording(
+        ScriptedAgent(
+            "judge",
+            [
+                "A: hey",
+                "END",  # refused: B has had nothing yet
+                "A: and you?",
+                "A: one more",  # refused: the last two must go to B
+                "B: hi there",
+                "B: where are you",
+                "A",
+                "Confidence: 60",
+            ],
+        )
+    )
+    agents = {
+        "judge": judge,
+        "person": ScriptedAgent("person", ["hi", "ok", "yes", "no"]),
+        "eliza": ElizaAgent("eliza"),
+    }
+    table = table_for(game, spec, agents, SimulatedClock())
+    result = await game.play(table, spec)
+    assert result.status == FINISHED and result.details["end_reason"] == "message-limit"
+    counts = result.details["message_counts"]
+    assert counts["witness_a"]["interrogator"] == 2 and counts["witness_b"]["interrogator"] == 2
+    assert result.details["refusals"] == 2
+    told = " ".join(m.content for h in judge.histories for m in h)
+    assert "write to Witness B" in told and "not yet" in told
+    # Without the rule the same script ends at once.
+    plain = make_game(
+        ai_witnesses=[{"agent": "eliza", "persona": "none"}],
+        stand_ins=["person"],
+        max_interrogator_messages=4,
+    )
+    judge2 = ScriptedAgent("judge", ["A: hey", "END", "A", "Confidence: 60"])
+    agents2 = {**agents, "judge": judge2}
+    spec2 = plain.plan()[0]
+    result2 = await plain.play(table_for(plain, spec2, agents2, SimulatedClock()), spec2)
+    assert result2.details["end_reason"] == "interrogator-ended"

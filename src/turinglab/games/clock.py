@@ -25,6 +25,10 @@ SIMULATED_EPOCH = 1740848400.0
 # before it lets time jump. Chains of pure-asyncio hand-offs (queue → task → future) settle in
 # a few passes; work outside the loop (threads, sockets) must be wrapped in `hold()`.
 _SETTLE_PASSES = 16
+# Then it goes on passing while the loop still has callbacks ready to run (a long hand-off
+# chain: an agent's reply, the game's step, the next task started), up to this many passes
+# (a task that polls with sleep(0) forever must not stop time for good).
+_MAX_EXTRA_PASSES = 10_000
 
 
 class Clock(Protocol):
@@ -107,9 +111,21 @@ class SimulatedClock:
 
     async def _settle(self) -> None:
         # Let everything runnable run; wait (without spinning) while time is held.
+        loop = asyncio.get_running_loop()
         while True:
             for _ in range(_SETTLE_PASSES):
                 await asyncio.sleep(0)
+            extra = 0
+            while _runnable(loop) and extra < _MAX_EXTRA_PASSES:
+                await asyncio.sleep(0)
+                extra += 1
             if self._holds == 0:
                 return
             await self._released.wait()
+
+
+def _runnable(loop: asyncio.AbstractEventLoop) -> bool:
+    """Whether callbacks other than this one are ready to run (CPython's loop keeps them in
+    `_ready`; a loop without it is trusted to have settled in the fixed passes)."""
+    ready = getattr(loop, "_ready", None)
+    return bool(ready)

@@ -65,6 +65,9 @@ class InterrogationRules:
     typing_delay: TypingDelay | None = None  # None: messages appear as soon as they exist
     max_interrogator_messages: int = 10  # AI interrogators only; people have the clock
     verdict_timeout_s: float = 120.0
+    # AI interrogators in three-party games: each witness gets at least this many of their
+    # messages before they may end (the studies' exclusion rule; 0: no such rule).
+    min_messages_each: int = 0
 
 
 @dataclass(frozen=True)
@@ -125,7 +128,7 @@ class Interrogation:
         for seat in [INTERROGATOR, *(w.seat for w in self.witnesses)]:
             if self._is_person(seat):
                 tasks[f"input:{seat}"] = asyncio.ensure_future(self._input(seat))
-        if not self._is_person(INTERROGATOR) and not all(self._waiting.values()):
+        if not self._is_person(INTERROGATOR) and self._may_write():
             tasks["ai:interrogator"] = asyncio.ensure_future(self._ai_interrogator_move())
         verdict: Judgement | None = None
         end_reason = ""
@@ -240,11 +243,13 @@ class Interrogation:
         rng: random.Random,
     ) -> str | None:
         kind, channel, text, raw = action
-        if kind == "end":
-            return "interrogator-ended"
         try:
+            if kind == "end":
+                self._may_end()
+                return "interrogator-ended"
             if kind == "invalid":
                 raise Refused(text)
+            self._keeps_balance(channel)
             self._send_to_witness(channel, text, tasks, rng)
             self._ai_refusals = 0
         except Refused as refused:
@@ -257,9 +262,56 @@ class Interrogation:
             self.table.tell(INTERROGATOR, f"Not sent: {refused}.", channel=CONTROL, phase=REFUSED)
         if self._at_limit():
             return self._talk_over()
-        if self._ai_refusals <= _MAX_AI_REFUSALS and not all(self._waiting.values()):
+        if self._ai_refusals <= _MAX_AI_REFUSALS and self._may_write():
             tasks["ai:interrogator"] = asyncio.ensure_future(self._ai_interrogator_move())
         return None
+
+    # ---- balance: every witness questioned (AI interrogators, three-party) ------------------
+
+    def _asked(self, seat: str) -> int:
+        """The interrogator's messages to `seat` so far (refused attempts not counted)."""
+        return sum(
+            1
+            for m in self.table.messages
+            if m.sender == INTERROGATOR and m.channel == seat and m.phase != REFUSED
+        )
+
+    def _owed(self) -> dict[str, int]:
+        """Messages each witness still needs under `min_messages_each` (0 when the rule
+        does not apply: a person interrogates, or one witness)."""
+        least = self.rules.min_messages_each
+        if not least or not self.three_party or self._is_person(INTERROGATOR):
+            return {}
+        return {w.seat: max(0, least - self._asked(w.seat)) for w in self.witnesses}
+
+    def _required(self) -> list[str]:
+        """Witnesses the interrogator must write to next: its remaining messages are just
+        enough for what they are owed."""
+        owed = self._owed()
+        left = self.rules.max_interrogator_messages - self._sent[INTERROGATOR]
+        if not owed or left > sum(owed.values()):
+            return []
+        return [seat for seat, n in owed.items() if n > 0]
+
+    def _keeps_balance(self, channel: str) -> None:
+        required = self._required()
+        if required and channel not in required:
+            names = " or ".join(f"Witness {self._side(s).label}" for s in required)
+            least = self.rules.min_messages_each
+            raise Refused(f"write to {names}: each Witness must get at least {least} messages")
+
+    def _may_end(self) -> None:
+        short = [s for s, n in self._owed().items() if n > 0]
+        if short:
+            names = " and ".join(f"Witness {self._side(s).label}" for s in short)
+            least = self.rules.min_messages_each
+            raise Refused(f"not yet: write to {names} first (at least {least} messages each)")
+
+    def _may_write(self) -> bool:
+        """Some witness the interrogator may write to awaits it."""
+        free = [seat for seat, waiting in self._waiting.items() if not waiting]
+        required = self._required()
+        return any(seat in required for seat in free) if required else bool(free)
 
     def _at_limit(self) -> bool:
         return (
@@ -303,7 +355,16 @@ class Interrogation:
         for w in self.witnesses:
             name = f"Witness {w.label}" if w.label else "The Witness"
             parts.append(f"{name} is typing." if self._waiting[w.seat] else f"{name} awaits you.")
-        if self.three_party:
+        required = [self._side(s).label for s in self._required()]
+        if self.three_party and required:
+            first = " or ".join(f'"{label}: ..."' for label in required)
+            ask = f"Write one line: {first}. Each Witness must get at least "
+            ask += f"{self.rules.min_messages_each} of your messages."
+        elif self.three_party and any(self._owed().values()):
+            ask = 'Write one line: "A: ..." or "B: ..." to a Witness who awaits you. Each '
+            ask += f"Witness must get at least {self.rules.min_messages_each} of your messages "
+            ask += "before you may END."
+        elif self.three_party:
             ask = 'Write one line: "A: ..." or "B: ..." to a Witness who awaits you, or END.'
         else:
             ask = "Write your next message to the Witness, or END."
@@ -335,6 +396,7 @@ class Interrogation:
             not self._is_person(INTERROGATOR)
             and "ai:interrogator" not in tasks
             and not self._at_limit()
+            and self._may_write()
         ):
             self._ai_refusals = 0
             tasks["ai:interrogator"] = asyncio.ensure_future(self._ai_interrogator_move())

@@ -69,6 +69,12 @@ class InterrogationExperiment(BaseModel):
     max_chars: int = Field(default=300, ge=1)
     message_deadline_s: float = Field(default=60.0, gt=0, description="per AI call in live games")
     max_interrogator_messages: int = Field(default=10, ge=1, description="AI interrogators only")
+    min_messages_each: int = Field(
+        default=0,
+        ge=0,
+        description="AI interrogators, three-party: messages each witness must get before END "
+        "(2 keeps games inside the studies' exclusion rule; 0: no rule)",
+    )
     verdict_timeout_s: float = Field(default=120.0, gt=0)
     typing_delay: bool | None = Field(
         None, description="delay AI messages as typed; default: on when a person plays"
@@ -216,6 +222,7 @@ class InterrogationGame:
             deadline_s=cfg.message_deadline_s,
             typing_delay=cfg.delay if delayed else None,
             max_interrogator_messages=cfg.max_interrogator_messages,
+            min_messages_each=cfg.min_messages_each,
             verdict_timeout_s=cfg.verdict_timeout_s,
         )
 
