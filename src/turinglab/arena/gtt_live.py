@@ -51,7 +51,7 @@ class GTTLiveGame(LiveGame):
         self.trial = gtt_trial(self.spec)
         self.rules: GTTRules = getattr(self.mode.game, "rules", GTTRules())
         self.pending: set[str] = set()  # seats whose message the game has not taken yet
-        self.decision: dict[str, Any] | None = None  # the person's verdict form
+        self.decision: Judgement | None = None  # the person's verdict form
         self.shown: list[TranscriptMessage] = []  # the table's messages, as far as stored
 
     # ---- seats -----------------------------------------------------------------------------
@@ -81,7 +81,7 @@ class GTTLiveGame(LiveGame):
     async def _run(self) -> None:
         result = await self._play(TIME_LIMIT_S, "arena: the game ran out of time")
         if self.decision is not None and result.status == ANSWERED:
-            result.judgements.append(Judgement(DISTINGUISHER, "gtt-verdict", **self.decision))
+            result.judgements.append(self.decision)
         if self.gate is not None:  # everything said, and the end, stored before it is shown
             result = await self._saved(result)
         self._ended(result)
@@ -257,12 +257,14 @@ class GTTLiveGame(LiveGame):
                 raise InputRejected("not-now", "You cannot give a verdict now.")
             if frame.choice not in ANSWERS:
                 raise InputRejected("bad-verdict", "Choose 'target' or 'imitator'.")
-            self.decision = {
-                "verdict": frame.choice,
-                "confidence": float(frame.confidence),
-                "reason": frame.reason.strip(),
-                "created_at": self.clock.now(),
-            }
+            self.decision = Judgement(
+                judge=DISTINGUISHER,
+                kind="gtt-verdict",
+                verdict=frame.choice,
+                confidence=float(frame.confidence),
+                reason=frame.reason.strip(),
+                created_at=self.clock.now(),
+            )
             self._give(view, ANSWERS[frame.choice])
         else:
             raise InputRejected("not-now", "That is not part of this game.")

@@ -15,7 +15,7 @@ import asyncio
 import logging
 import secrets
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from turinglab.agents.base import Agent, AgentReply, CallContext, ChatMessage
@@ -502,6 +502,6 @@ class LiveGame:
             ],
             "status": None if result is None else result.status,
             "correct": None if result is None else result.correct,
-            "judgements": [] if result is None else [asdict(j) for j in result.judgements],
+            "judgements": [] if result is None else [j.to_json() for j in result.judgements],
             "flags": [] if result is None else list(result.flags),
         }
