@@ -130,20 +130,7 @@ def _conversations(
 def _judgements_by_game(found: Iterable[dict[str, Any]]) -> dict[int, list[Judgement]]:
     by_game: dict[int, list[Judgement]] = defaultdict(list)
     for j in found:
-        by_game[j["game_id"]].append(
-            Judgement(
-                judge=j["judge"],
-                kind=j["kind"],
-                verdict=j["verdict"],
-                confidence=j["confidence"],
-                reason=j["reason"],
-                choice=j["choice"],
-                tie=bool(j["tie"]),
-                turn=j["turn"],
-                created_at=j["created_at"],
-                details=j["details"] or {},
-            )
-        )
+        by_game[j["game_id"]].append(Judgement.from_json(j))
     return by_game
 
 

@@ -28,12 +28,21 @@ from __future__ import annotations
 import asyncio
 import random
 from collections import Counter
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from turinglab.agents.base import ChatMessage
-from turinglab.agents.human import MESSAGE, HumanAgent, HumanInput
+from turinglab.agents.human import MESSAGE, HumanInput
+from turinglab.games.events import (
+    GameFlagged,
+    GameStarted,
+    InputRefused,
+    Revealed,
+    SideRevealed,
+    TalkEnded,
+    Typing,
+    VerdictAsked,
+)
 from turinglab.games.interrogation_text import (
     INTERROGATOR,
     Refused,
@@ -43,6 +52,7 @@ from turinglab.games.interrogation_text import (
     validate_verdict,
 )
 from turinglab.games.live import MissedCall, call_seat
+from turinglab.games.people import is_person, person_at
 from turinglab.games.spec import FINISHED, FLAGGED, GameResult, Judgement
 from turinglab.games.table import GAME, Table
 from turinglab.games.typing_delay import TypingDelay
@@ -95,7 +105,7 @@ class Interrogation:
         return len(self.witnesses) == 2
 
     def _is_person(self, seat: str) -> bool:
-        return isinstance(self.table.seats[seat].agent, HumanAgent)
+        return is_person(self.table.seats[seat].agent)
 
     @property
     def live(self) -> bool:
@@ -122,7 +132,7 @@ class Interrogation:
             "timer": asyncio.ensure_future(self.table.clock.sleep(max(0.0, left)))
         }
         if resume_from is None:
-            self._announce({"type": "start", "time_limit_s": self.rules.time_limit_s})
+            self.table.announce(GameStarted(self.rules.time_limit_s))
         else:
             self._pick_up(tasks, rng)
         for seat in [INTERROGATOR, *(w.seat for w in self.witnesses)]:
@@ -194,9 +204,9 @@ class Interrogation:
         return self._talk_over()
 
     async def _input(self, seat: str) -> HumanInput:
-        agent = self.table.seats[seat].agent
-        assert isinstance(agent, HumanAgent)
-        return await agent.next_input()
+        person = person_at(self.table.seats, seat)
+        assert person is not None
+        return await person.next_input()
 
     # ---- the interrogator ------------------------------------------------------------------
 
@@ -402,14 +412,13 @@ class Interrogation:
             tasks["ai:interrogator"] = asyncio.ensure_future(self._ai_interrogator_move())
 
     async def _ai_witness_reply(self, seat: str, rng: random.Random) -> str:
-        judge = self.table.seats[INTERROGATOR].agent
-        if self.rules.typing_delay is None or not isinstance(judge, HumanAgent):
+        if self.rules.typing_delay is None or not self._is_person(INTERROGATOR):
             return await self._ai_witness_text(seat, rng)
         # A person is watching: typing shown on a person's timeline, generation inside it.
         view = self.table.view(seat, channel=seat)
         plan = TypingPlan.draw(self.rules.typing_delay, len(view[-1].content if view else ""), rng)
         shown = ShownTyping(
-            plan, self.table.clock, lambda: judge.deliver({"type": "typing", "channel": seat})
+            plan, self.table.clock, lambda: self.table.show(Typing(seat), INTERROGATOR)
         )
         try:
             text = await self._generate(seat)
@@ -459,9 +468,7 @@ class Interrogation:
 
     def _refuse(self, seat: str, reason: str, channel: str | None) -> None:
         self._refusals += 1
-        agent = self.table.seats[seat].agent
-        if isinstance(agent, HumanAgent):
-            agent.deliver({"type": "refused", "channel": channel, "reason": reason})
+        self.table.show(InputRefused(reason, channel), seat)
 
     def _verdict_from(self, item: HumanInput) -> Judgement:
         return validate_verdict(
@@ -473,7 +480,7 @@ class Interrogation:
 
     async def _finish(self, end_reason: str, verdict: Judgement | None) -> GameResult:
         duration = self.table.clock.now() - self.started
-        self._announce({"type": "ended", "reason": end_reason})
+        self.table.announce(TalkEnded(end_reason))
         status = FINISHED
         try:
             if verdict is None:
@@ -484,7 +491,7 @@ class Interrogation:
         if verdict is not None:
             result.judgements.append(verdict)
             result.correct, result.verdict = self._score(verdict)
-        self._announce({"type": "reveal", **self._reveal()})
+        self.table.announce(self._reveal())
         return result
 
     async def _ask_verdict(self) -> tuple[Judgement | None, str]:
@@ -493,9 +500,9 @@ class Interrogation:
         return await self._ai_verdict()
 
     async def _person_verdict(self) -> tuple[Judgement | None, str]:
-        agent = self.table.seats[INTERROGATOR].agent
-        assert isinstance(agent, HumanAgent)
-        agent.deliver({"type": "verdict-request", "sides": [w.seat for w in self.witnesses]})
+        agent = person_at(self.table.seats, INTERROGATOR)
+        assert agent is not None
+        self.table.show(VerdictAsked(tuple(w.seat for w in self.witnesses)), INTERROGATOR)
         timer = asyncio.ensure_future(self.table.clock.sleep(self.rules.verdict_timeout_s))
         try:
             while True:
@@ -562,7 +569,7 @@ class Interrogation:
         return judged_human == self.witnesses[0].human, int(judged_human)
 
     def _flag(self, reason: str) -> GameResult:
-        self._announce({"type": "flagged", "reason": "the game was stopped: " + reason})
+        self.table.announce(GameFlagged("the game was stopped: " + reason))
         duration = self.table.clock.now() - self.started
         return GameResult(
             status=FLAGGED, details=self._details("flagged", duration), flags=[reason]
@@ -578,18 +585,13 @@ class Interrogation:
             "human_seats": [w.seat for w in self.witnesses if w.human],
         }
 
-    def _reveal(self) -> dict[str, Any]:
-        return {
-            "seats": {
-                w.seat: {"label": w.label, "human": w.human, "kind": self.table.seats[w.seat].kind}
+    def _reveal(self) -> Revealed:
+        return Revealed(
+            tuple(
+                SideRevealed(w.seat, self.table.seats[w.seat].kind, w.label, w.human)
                 for w in self.witnesses
-            }
-        }
-
-    def _announce(self, event: Mapping[str, Any]) -> None:
-        for seat in self.table.seats.values():
-            if isinstance(seat.agent, HumanAgent):
-                seat.agent.deliver(event)
+            )
+        )
 
 
 class _LongReply(Exception):

@@ -16,10 +16,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from turinglab.agents.base import Agent
-from turinglab.agents.human import HumanAgent
 from turinglab.games.clock import REAL_CLOCK, Clock, SimulatedClock
 from turinglab.games.interrogation import Interrogation, InterrogationRules, WitnessSide
 from turinglab.games.kinds import GameContext
+from turinglab.games.people import is_person
 from turinglab.games.spec import FINISHED, GameResult, TrialSpec
 from turinglab.games.table import Seat, Table
 from turinglab.games.typing_delay import TypingDelay
@@ -113,7 +113,7 @@ def seed_of(*parts: object) -> int:
 
 
 def seat_kind(agent_name: str, agent: Agent, cfg: InterrogationExperiment, ctx: GameContext) -> str:
-    if isinstance(agent, HumanAgent):
+    if is_person(agent):
         return "human"
     if agent_name in cfg.stand_ins or ctx.agent_kinds.get(agent_name) == "stand-in":
         return "stand-in"
@@ -209,7 +209,7 @@ class InterrogationGame:
 
     def clock_for(self, seats: Mapping[str, Seat]) -> Clock:
         """Real time when a person plays, simulated time for batch runs."""
-        if any(isinstance(s.agent, HumanAgent) for s in seats.values()):
+        if any(is_person(s.agent) for s in seats.values()):
             return REAL_CLOCK
         return SimulatedClock()
 
@@ -246,12 +246,12 @@ class InterrogationGame:
                 max_chars=self.cfg.max_chars,
                 three_party=len(spec.params["witnesses"]) == 2,
             )
-            if info["human"] and not isinstance(agent, HumanAgent):
+            if info["human"] and not is_person(agent):
                 prompt = WitnessPrompt(persona="none", stand_in=True, **common)  # type: ignore[arg-type]
             elif not info["human"] and info["persona"] != "none" and not _is_eliza(agent):
                 prompt = WitnessPrompt(persona=info["persona"], **common)  # type: ignore[arg-type]
             sides.append(WitnessSide(seat, info["label"], bool(info["human"]), prompt))
-        live = any(isinstance(s.agent, HumanAgent) for s in table.seats.values())
+        live = any(is_person(s.agent) for s in table.seats.values())
         return Interrogation(table, self.rules(live), sides, seed=spec.seed)
 
     def identity(self) -> dict[str, Any]:
