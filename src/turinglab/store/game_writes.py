@@ -28,6 +28,7 @@ from turinglab.store.records import (
     GameStart,
     judgement_row,
     message_row,
+    seat_row,
 )
 from turinglab.store.schema import (
     OUTCOME_EXTRA_COLUMNS,
@@ -70,16 +71,7 @@ class GameWritesMixin(StoreBase):
         )
         ids = [int(row.id) for row in result]
         seat_rows = [
-            {
-                "game_id": game_id,
-                "seat": s.seat,
-                "agent": s.agent,
-                "kind": s.kind,
-                "participant": s.participant,
-                "details": s.details,
-            }
-            for game_id, st in zip(ids, starts, strict=True)
-            for s in st.seats
+            seat_row(game_id, s) for game_id, st in zip(ids, starts, strict=True) for s in st.seats
         ]
         if seat_rows:
             conn.execute(insert(seats), seat_rows)

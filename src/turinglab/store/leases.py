@@ -130,7 +130,9 @@ class LeasesMixin(StoreBase):
             .where(trials.c.id.in_(claimed))
             .order_by(trials.c.idx)
         )
-        return [PendingTrial(row.id, trial_spec(row), row.failed or 0) for row in conn.execute(query)]
+        return [
+            PendingTrial(row.id, trial_spec(row), row.failed or 0) for row in conn.execute(query)
+        ]
 
     def renew_leases(self, conn: Connection, run_id: str, worker: str, lease_s: float) -> None:
         """The heartbeat: keep this worker's leases and show the run is alive."""

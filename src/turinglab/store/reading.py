@@ -9,9 +9,21 @@ from typing import Any
 from sqlalchemy import Connection, select
 
 from turinglab.store.connection import StoreBase
-from turinglab.store.records import FAILED, FLAGGED
+from turinglab.store.records import (
+    FAILED,
+    FLAGGED,
+    GameRecord,
+    JudgementRecord,
+    MessageRecord,
+    ResultRecord,
+    SeatRecord,
+    game_record,
+    judgement_record,
+    message_record,
+    result_record,
+    seat_record,
+)
 from turinglab.store.schema import (
-    OUTCOME_EXTRA_COLUMNS,
     environments,
     games,
     judgements,
@@ -24,12 +36,14 @@ from turinglab.store.schema import (
 
 class ReadingMixin(StoreBase):
     def results(self, run_id: str, *, include_flagged: bool = False) -> list[dict[str, Any]]:
-        """One row per finished trial: its design facts, outcome, game totals and each seat's
-        view of the transcript (`histories`, rebuilt from the messages as the table built it).
+        """`result_records` as the flat rows the GTT analysis, reports and exports read
+        (`ResultRecord.as_dict`)."""
+        return [r.as_dict() for r in self.result_records(run_id, include_flagged=include_flagged)]
 
-        GTT rows have exactly the keys the GTT analysis, reports and export always read; other
-        games add `game`, `seats`, `params` and `flags`. Flagged games are left out unless
-        asked for."""
+    def result_records(self, run_id: str, *, include_flagged: bool = False) -> list[ResultRecord]:
+        """One record per finished trial: its design facts, outcome, game totals and each
+        seat's view of the transcript (`histories`, rebuilt from the messages as the table
+        built it). Flagged games are left out unless asked for."""
         query = (
             select(
                 trials.c.idx,
@@ -54,23 +68,9 @@ class ReadingMixin(StoreBase):
         if not include_flagged:
             query = query.where(outcomes.c.status != FLAGGED)
         with self.engine.connect() as conn:
-            found = [dict(row._mapping) for row in conn.execute(query)]
+            found = conn.execute(query).all()
             views = self._views(conn, run_id)
-        rows = []
-        for r in found:
-            game_id = r.pop("game_id")
-            game, seated, params = r.pop("trial_game"), r.pop("trial_seats"), r.pop("params")
-            flags = r.pop("flags")
-            row = {"idx": r.pop("idx"), "key": r.pop("key"), **params, **r}
-            row["attempt_id"] = game_id
-            row["histories"] = views.get(game_id, {})
-            if game != "gtt":
-                row.update(game=game, seats=seated, params=params, flags=flags)
-                for col in OUTCOME_EXTRA_COLUMNS:
-                    if row[col] is None:
-                        del row[col]
-            rows.append(row)
-        return rows
+        return [result_record(row, views.get(row.game_id, {})) for row in found]
 
     def _views(self, conn: Connection, run_id: str) -> dict[int, dict[str, list[dict[str, str]]]]:
         """game id -> seat -> that seat's history (Table.history) for the run's outcome games."""
@@ -108,7 +108,7 @@ class ReadingMixin(StoreBase):
         with self.engine.connect() as conn:
             return [dict(row._mapping) for row in conn.execute(query)]
 
-    def games(self, run_id: str, *, status: str | None = None) -> list[dict[str, Any]]:
+    def games(self, run_id: str, *, status: str | None = None) -> list[GameRecord]:
         """Every game of a run (finished, failed, still playing, ...), with its trial's key."""
         query = (
             select(trials.c.key, trials.c.idx, games)
@@ -120,12 +120,12 @@ class ReadingMixin(StoreBase):
         if status is not None:
             query = query.where(games.c.status == status)
         with self.engine.connect() as conn:
-            return [dict(row._mapping) for row in conn.execute(query)]
+            return [game_record(row) for row in conn.execute(query)]
 
-    def seats(self, game_id: int) -> list[dict[str, Any]]:
+    def seats(self, game_id: int) -> list[SeatRecord]:
         query = select(seats).where(seats.c.game_id == game_id).order_by(seats.c.id)
         with self.engine.connect() as conn:
-            return [dict(row._mapping) for row in conn.execute(query)]
+            return [seat_record(row) for row in conn.execute(query)]
 
     def seat_kinds(self, run_id: str) -> dict[int, dict[str, str]]:
         """game id -> seat -> kind (agent | human | stand-in) for every game of a run."""
@@ -140,7 +140,8 @@ class ReadingMixin(StoreBase):
                 found[row.game_id][row.seat] = row.kind
         return dict(found)
 
-    def judgements(self, run_id: str) -> list[dict[str, Any]]:
+    def judgements(self, run_id: str) -> list[JudgementRecord]:
+        """Every judgement made in a run's games, in the order they were stored."""
         query = (
             select(judgements, games.c.trial_id, games.c.status.label("game_status"))
             .join(games, games.c.id == judgements.c.game_id)
@@ -148,15 +149,15 @@ class ReadingMixin(StoreBase):
             .order_by(judgements.c.id)
         )
         with self.engine.connect() as conn:
-            return [dict(row._mapping) for row in conn.execute(query)]
+            return [judgement_record(row) for row in conn.execute(query)]
 
-    def transcript(self, game_id: int, channel: str | None = None) -> list[dict[str, Any]]:
+    def transcript(self, game_id: int, channel: str | None = None) -> list[MessageRecord]:
         """A game's messages in order (one channel's when named), each with its channel."""
         query = select(messages).where(messages.c.game_id == game_id).order_by(messages.c.seq)
         if channel is not None:
             query = query.where(messages.c.channel == channel)
         with self.engine.connect() as conn:
-            return [dict(row._mapping) for row in conn.execute(query)]
+            return [message_record(row) for row in conn.execute(query)]
 
     def environment(self, env_id: str) -> dict[str, Any] | None:
         with self.engine.connect() as conn:

@@ -1,10 +1,11 @@
 """What the store takes and gives back, as typed records, and the one conversion of each
 between a record and its table row.
 
-Writes: `GameStart`, `GameEnd`, `SeatRecord` go in; `trial_row`, `judgement_row`,
-`message_row` turn a `TrialSpec`, a `Judgement` or a `TranscriptMessage` into a row. Reads: `trial_spec`, `game_record`,
-`judgement_record`, `message_record` turn a row back into a record. The statuses of a game
-live here too, since every part of the store (and the runner) speaks them.
+Writes: `GameStart`, `GameEnd`, `SeatRecord` go in; `trial_row`, `seat_row`,
+`judgement_row` and `message_row` turn a `TrialSpec`, a `SeatRecord`, a `Judgement` or a
+`TranscriptMessage` into a row. Reads: `trial_spec`, `seat_record`, `result_record`,
+`game_record`, `judgement_record` and `message_record` turn a row back into a record. The
+statuses of a game live here too, since every part of the store (and the runner) speaks them.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 from turinglab.games.spec import GameResult, Judgement, TrialSpec
 from turinglab.games.table import TranscriptMessage
 from turinglab.store.media import media_ref
+from turinglab.store.schema import OUTCOME_EXTRA_COLUMNS
 
 PLAYING, FINISHED, FAILED, SUPERSEDED, INTERRUPTED = (
     "playing",
@@ -135,6 +137,69 @@ class GameRecord:
 
 
 @dataclass(frozen=True)
+class ResultRecord:
+    """A finished trial: its design facts, its outcome, the totals of the game that finished
+    it, and each seat's view of the transcript (`histories`: seat -> [{"role", "content"}])."""
+
+    idx: int
+    key: str
+    game: str
+    seats: dict[str, str]  # seat -> agent name
+    params: dict[str, Any]  # the game's design facts
+    seed: int
+    trial_id: int
+    attempt_id: int  # the game that finished the trial
+    status: str
+    verdict: int | None
+    correct: bool | None
+    extra: dict[str, Any]  # the outcome columns only some games fill (OUTCOME_EXTRA_COLUMNS)
+    routes: dict[str, Any]
+    details: dict[str, Any]
+    flags: tuple[str, ...]
+    finished_at: float
+    attempt_no: int
+    calls: int
+    tokens_in: int | None
+    tokens_out: int | None
+    started_at: float
+    environment_id: str | None
+    histories: dict[str, list[dict[str, str]]]
+
+    def as_dict(self) -> dict[str, Any]:
+        """The flat row the analyses, reports and exports read (`Store.results`): the design
+        facts spread in; GTT rows keep exactly their historical keys, other games add `game`,
+        `seats`, `params` and `flags` and leave out the outcome columns they do not fill."""
+        row = {
+            "idx": self.idx,
+            "key": self.key,
+            **self.params,
+            "seed": self.seed,
+            "trial_id": self.trial_id,
+            "status": self.status,
+            "verdict": self.verdict,
+            "correct": self.correct,
+            **{col: self.extra.get(col) for col in OUTCOME_EXTRA_COLUMNS},
+            "routes": self.routes,
+            "details": self.details,
+            "finished_at": self.finished_at,
+            "attempt_no": self.attempt_no,
+            "calls": self.calls,
+            "tokens_in": self.tokens_in,
+            "tokens_out": self.tokens_out,
+            "started_at": self.started_at,
+            "environment_id": self.environment_id,
+            "attempt_id": self.attempt_id,
+            "histories": self.histories,
+        }
+        if self.game != "gtt":
+            row.update(game=self.game, seats=self.seats, params=self.params, flags=list(self.flags))
+            for col in OUTCOME_EXTRA_COLUMNS:
+                if row[col] is None:
+                    del row[col]
+        return row
+
+
+@dataclass(frozen=True)
 class JudgementRecord:
     """A stored judgement, with the game it was made in and where that game stands."""
 
@@ -193,6 +258,27 @@ def trial_spec(row: Any) -> TrialSpec:
     )
 
 
+def seat_row(game_id: int, s: SeatRecord) -> dict[str, Any]:
+    return {
+        "game_id": game_id,
+        "seat": s.seat,
+        "agent": s.agent,
+        "kind": s.kind,
+        "participant": s.participant,
+        "details": s.details,
+    }
+
+
+def seat_record(row: Any) -> SeatRecord:
+    return SeatRecord(
+        seat=row.seat,
+        agent=row.agent,
+        kind=row.kind,
+        participant=row.participant,
+        details=dict(row.details),
+    )
+
+
 def judgement_row(game_id: int, j: Judgement) -> dict[str, Any]:
     return {
         "game_id": game_id,
@@ -207,6 +293,35 @@ def judgement_row(game_id: int, j: Judgement) -> dict[str, Any]:
         "created_at": j.created_at,
         "details": dict(j.details),
     }
+
+
+def result_record(row: Any, histories: dict[str, list[dict[str, str]]]) -> ResultRecord:
+    """A row of `outcomes` joined with its trial and its game (`Store.result_records`)."""
+    return ResultRecord(
+        idx=row.idx,
+        key=row.key,
+        game=row.trial_game,
+        seats=dict(row.trial_seats),
+        params=dict(row.params),
+        seed=row.seed,
+        trial_id=row.trial_id,
+        attempt_id=row.game_id,
+        status=row.status,
+        verdict=row.verdict,
+        correct=row.correct,
+        extra={col: getattr(row, col) for col in OUTCOME_EXTRA_COLUMNS},
+        routes=row.routes,
+        details=row.details,
+        flags=tuple(row.flags),
+        finished_at=row.finished_at,
+        attempt_no=row.attempt_no,
+        calls=row.calls,
+        tokens_in=row.tokens_in,
+        tokens_out=row.tokens_out,
+        started_at=row.started_at,
+        environment_id=row.environment_id,
+        histories=histories,
+    )
 
 
 def judgement_record(row: Any) -> JudgementRecord:
