@@ -12,10 +12,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from turinglab.cli_bench import bench_app
-from turinglab.cli_itt import itt_app
-from turinglab.cli_stats import stats_app
-from turinglab.cli_tagging import tag_app
+from turinglab.cli.bench import bench_app
+from turinglab.cli.itt import itt_app
+from turinglab.cli.stats import stats_app
+from turinglab.cli.tagging import tag_app
 from turinglab.store.location import DEFAULT_STORE, StoreLocationError, check_store
 
 # Commands import what they use: `--help` must not pay for scipy, pandas, SQLAlchemy or the
