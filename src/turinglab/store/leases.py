@@ -40,7 +40,7 @@ class LeasesMixin(StoreBase):
                 if n_failed >= max_attempts:
                     exhausted += 1
                 else:
-                    pending.append(PendingTrial(row.id, trial_spec(row), n_failed))
+                    pending.append(PendingTrial(row.id, trial_spec(row._mapping), n_failed))
         return pending, exhausted
 
     def state(self, run_id: str, max_attempts: int, worker: str | None = None) -> RunState:
@@ -131,7 +131,8 @@ class LeasesMixin(StoreBase):
             .order_by(trials.c.idx)
         )
         return [
-            PendingTrial(row.id, trial_spec(row), row.failed or 0) for row in conn.execute(query)
+            PendingTrial(row.id, trial_spec(row._mapping), row.failed or 0)
+            for row in conn.execute(query)
         ]
 
     def renew_leases(self, conn: Connection, run_id: str, worker: str, lease_s: float) -> None:

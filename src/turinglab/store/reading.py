@@ -68,9 +68,9 @@ class ReadingMixin(StoreBase):
         if not include_flagged:
             query = query.where(outcomes.c.status != FLAGGED)
         with self.engine.connect() as conn:
-            found = conn.execute(query).all()
+            found = conn.execute(query).mappings().all()
             views = self._views(conn, run_id)
-        return [result_record(row, views.get(row.game_id, {})) for row in found]
+        return [result_record(r, views.get(r["game_id"], {})) for r in found]
 
     def _views(self, conn: Connection, run_id: str) -> dict[int, dict[str, list[dict[str, str]]]]:
         """game id -> seat -> that seat's history (Table.history) for the run's outcome games."""
@@ -120,12 +120,12 @@ class ReadingMixin(StoreBase):
         if status is not None:
             query = query.where(games.c.status == status)
         with self.engine.connect() as conn:
-            return [game_record(row) for row in conn.execute(query)]
+            return [game_record(row._mapping) for row in conn.execute(query)]
 
     def seats(self, game_id: int) -> list[SeatRecord]:
         query = select(seats).where(seats.c.game_id == game_id).order_by(seats.c.id)
         with self.engine.connect() as conn:
-            return [seat_record(row) for row in conn.execute(query)]
+            return [seat_record(row._mapping) for row in conn.execute(query)]
 
     def seat_kinds(self, run_id: str) -> dict[int, dict[str, str]]:
         """game id -> seat -> kind (agent | human | stand-in) for every game of a run."""
@@ -149,7 +149,7 @@ class ReadingMixin(StoreBase):
             .order_by(judgements.c.id)
         )
         with self.engine.connect() as conn:
-            return [judgement_record(row) for row in conn.execute(query)]
+            return [judgement_record(row._mapping) for row in conn.execute(query)]
 
     def transcript(self, game_id: int, channel: str | None = None) -> list[MessageRecord]:
         """A game's messages in order (one channel's when named), each with its channel."""
@@ -157,7 +157,7 @@ class ReadingMixin(StoreBase):
         if channel is not None:
             query = query.where(messages.c.channel == channel)
         with self.engine.connect() as conn:
-            return [message_record(row) for row in conn.execute(query)]
+            return [message_record(row._mapping) for row in conn.execute(query)]
 
     def environment(self, env_id: str) -> dict[str, Any] | None:
         with self.engine.connect() as conn:

@@ -1,5 +1,6 @@
 """What the store takes and gives back, as typed records, and the one conversion of each
-between a record and its table row.
+between a record and its table row (read rows come as mappings: `Row._mapping`, whose
+lookups are many times cheaper than a Row's attributes).
 
 Writes: `GameStart`, `GameEnd`, `SeatRecord` go in; `trial_row`, `seat_row`,
 `judgement_row` and `message_row` turn a `TrialSpec`, a `SeatRecord`, a `Judgement` or a
@@ -10,6 +11,7 @@ statuses of a game live here too, since every part of the store (and the runner)
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +28,8 @@ PLAYING, FINISHED, FAILED, SUPERSEDED, INTERRUPTED = (
     "interrupted",
 )
 FLAGGED = "flagged"
+# A row read back: `Row._mapping` (its keys may also be columns, hence Any).
+StoredRow = Mapping[Any, Any]
 IMAGE_PARTS = "_image_parts"  # a message row's images, stored by `add_messages` (not a column)
 
 
@@ -247,14 +251,14 @@ def trial_row(run_id: str, s: TrialSpec) -> dict[str, Any]:
     }
 
 
-def trial_spec(row: Any) -> TrialSpec:
+def trial_spec(row: StoredRow) -> TrialSpec:
     return TrialSpec(
-        index=row.idx,
-        key=row.key,
-        game=row.game,
-        seed=row.seed,
-        seats=dict(row.seats),
-        params=dict(row.params),
+        index=row["idx"],
+        key=row["key"],
+        game=row["game"],
+        seed=row["seed"],
+        seats=dict(row["seats"]),
+        params=dict(row["params"]),
     )
 
 
@@ -269,13 +273,13 @@ def seat_row(game_id: int, s: SeatRecord) -> dict[str, Any]:
     }
 
 
-def seat_record(row: Any) -> SeatRecord:
+def seat_record(row: StoredRow) -> SeatRecord:
     return SeatRecord(
-        seat=row.seat,
-        agent=row.agent,
-        kind=row.kind,
-        participant=row.participant,
-        details=dict(row.details),
+        seat=row["seat"],
+        agent=row["agent"],
+        kind=row["kind"],
+        participant=row["participant"],
+        details=dict(row["details"]),
     )
 
 
@@ -295,80 +299,80 @@ def judgement_row(game_id: int, j: Judgement) -> dict[str, Any]:
     }
 
 
-def result_record(row: Any, histories: dict[str, list[dict[str, str]]]) -> ResultRecord:
+def result_record(row: StoredRow, histories: dict[str, list[dict[str, str]]]) -> ResultRecord:
     """A row of `outcomes` joined with its trial and its game (`Store.result_records`)."""
     return ResultRecord(
-        idx=row.idx,
-        key=row.key,
-        game=row.trial_game,
-        seats=dict(row.trial_seats),
-        params=dict(row.params),
-        seed=row.seed,
-        trial_id=row.trial_id,
-        attempt_id=row.game_id,
-        status=row.status,
-        verdict=row.verdict,
-        correct=row.correct,
-        extra={col: getattr(row, col) for col in OUTCOME_EXTRA_COLUMNS},
-        routes=row.routes,
-        details=row.details,
-        flags=tuple(row.flags),
-        finished_at=row.finished_at,
-        attempt_no=row.attempt_no,
-        calls=row.calls,
-        tokens_in=row.tokens_in,
-        tokens_out=row.tokens_out,
-        started_at=row.started_at,
-        environment_id=row.environment_id,
+        idx=row["idx"],
+        key=row["key"],
+        game=row["trial_game"],
+        seats=dict(row["trial_seats"]),
+        params=dict(row["params"]),
+        seed=row["seed"],
+        trial_id=row["trial_id"],
+        attempt_id=row["game_id"],
+        status=row["status"],
+        verdict=row["verdict"],
+        correct=row["correct"],
+        extra={col: row[col] for col in OUTCOME_EXTRA_COLUMNS},
+        routes=row["routes"],
+        details=row["details"],
+        flags=tuple(row["flags"]),
+        finished_at=row["finished_at"],
+        attempt_no=row["attempt_no"],
+        calls=row["calls"],
+        tokens_in=row["tokens_in"],
+        tokens_out=row["tokens_out"],
+        started_at=row["started_at"],
+        environment_id=row["environment_id"],
         histories=histories,
     )
 
 
-def judgement_record(row: Any) -> JudgementRecord:
+def judgement_record(row: StoredRow) -> JudgementRecord:
     """A row of `judgements` joined with its game's `trial_id` and `game_status`."""
     return JudgementRecord(
-        id=row.id,
-        game_id=row.game_id,
-        trial_id=row.trial_id,
-        game_status=row.game_status,
+        id=row["id"],
+        game_id=row["game_id"],
+        trial_id=row["trial_id"],
+        game_status=row["game_status"],
         judgement=Judgement(
-            judge=row.judge,
-            kind=row.kind,
-            verdict=row.verdict,
-            confidence=row.confidence,
-            reason=row.reason,
-            choice=row.choice,
-            tie=bool(row.tie),
-            turn=row.turn,
-            created_at=row.created_at,
-            details=row.details or {},
+            judge=row["judge"],
+            kind=row["kind"],
+            verdict=row["verdict"],
+            confidence=row["confidence"],
+            reason=row["reason"],
+            choice=row["choice"],
+            tie=bool(row["tie"]),
+            turn=row["turn"],
+            created_at=row["created_at"],
+            details=row["details"] or {},
         ),
     )
 
 
-def game_record(row: Any) -> GameRecord:
+def game_record(row: StoredRow) -> GameRecord:
     """A row of `games` joined with its trial's `key` and `idx`."""
     return GameRecord(
-        id=row.id,
-        run_id=row.run_id,
-        trial_id=row.trial_id,
-        key=row.key,
-        idx=row.idx,
-        attempt_no=row.attempt_no,
-        game=row.game,
-        status=row.status,
-        started_at=row.started_at,
-        finished_at=row.finished_at,
-        calls=row.calls,
-        tokens_in=row.tokens_in,
-        tokens_out=row.tokens_out,
-        error_kind=row.error_kind,
-        error_message=row.error_message,
-        environment_id=row.environment_id,
-        worker=row.worker,
-        setup=dict(row.setup),
-        flags=tuple(row.flags),
-        owner_epoch=row.owner_epoch,
+        id=row["id"],
+        run_id=row["run_id"],
+        trial_id=row["trial_id"],
+        key=row["key"],
+        idx=row["idx"],
+        attempt_no=row["attempt_no"],
+        game=row["game"],
+        status=row["status"],
+        started_at=row["started_at"],
+        finished_at=row["finished_at"],
+        calls=row["calls"],
+        tokens_in=row["tokens_in"],
+        tokens_out=row["tokens_out"],
+        error_kind=row["error_kind"],
+        error_message=row["error_message"],
+        environment_id=row["environment_id"],
+        worker=row["worker"],
+        setup=dict(row["setup"]),
+        flags=tuple(row["flags"]),
+        owner_epoch=row["owner_epoch"],
     )
 
 
@@ -393,22 +397,22 @@ def message_row(game_id: int, m: TranscriptMessage) -> dict[str, Any]:
     }
 
 
-def message_record(row: Any) -> MessageRecord:
+def message_record(row: StoredRow) -> MessageRecord:
     return MessageRecord(
-        id=row.id,
-        game_id=row.game_id,
-        seq=row.seq,
-        channel=row.channel,
-        sender=row.sender,
-        visible_to=tuple(row.visible_to.split(",")),
-        phase=row.phase,
-        text=row.text,
-        created_at=row.created_at,
-        latency_s=row.latency_s,
-        tokens_in=row.tokens_in,
-        tokens_out=row.tokens_out,
-        backend=row.backend,
-        model=row.model,
-        provider=row.provider,
-        images=None if row.images is None else tuple(row.images),
+        id=row["id"],
+        game_id=row["game_id"],
+        seq=row["seq"],
+        channel=row["channel"],
+        sender=row["sender"],
+        visible_to=tuple(row["visible_to"].split(",")),
+        phase=row["phase"],
+        text=row["text"],
+        created_at=row["created_at"],
+        latency_s=row["latency_s"],
+        tokens_in=row["tokens_in"],
+        tokens_out=row["tokens_out"],
+        backend=row["backend"],
+        model=row["model"],
+        provider=row["provider"],
+        images=None if row["images"] is None else tuple(row["images"]),
     )

@@ -84,7 +84,7 @@ class RunsMixin(StoreBase):
     def planned_specs(self, run_id: str) -> list[TrialSpec]:
         query = select(trials).where(trials.c.run_id == run_id).order_by(trials.c.idx)
         with self.engine.connect() as conn:
-            return [trial_spec(row) for row in conn.execute(query)]
+            return [trial_spec(row._mapping) for row in conn.execute(query)]
 
     def set_run_status(self, run_id: str, status: str) -> None:
         with self.writing() as conn:
