@@ -28,9 +28,9 @@ PLAYING, FINISHED, FAILED, SUPERSEDED, INTERRUPTED = (
     "interrupted",
 )
 FLAGGED = "flagged"
+IMAGE_PARTS = "_image_parts"  # a message row's images, stored by `add_messages` (not a column)
 # A row read back: `Row._mapping` (its keys may also be columns, hence Any).
 StoredRow = Mapping[Any, Any]
-IMAGE_PARTS = "_image_parts"  # a message row's images, stored by `add_messages` (not a column)
 
 
 # ---- written ------------------------------------------------------------------------------
