@@ -23,7 +23,7 @@ from typing import Any
 from turinglab.config import ExperimentConfig
 from turinglab.games.kinds import PREFERENCE_ROWS, STUDY_ROWS, game_for, kinds
 from turinglab.games.spec import GameResult, Judgement, TrialSpec
-from turinglab.store.database import RunInfo, Store
+from turinglab.store.database import JudgementRecord, RunInfo, Store
 
 
 class NotAStudyRun(ValueError):
@@ -114,23 +114,23 @@ def _conversations(
     witnesses = set(spec.params.get("witnesses", {}))
     said: dict[str, list[dict[str, Any]]] = {seat: [] for seat in witnesses}
     for m in store.transcript(game_id):
-        seat = m["channel"]
-        if seat not in said or m["sender"] not in (interrogator, seat) or m["phase"] in _NOT_SAID:
+        seat = m.channel
+        if seat not in said or m.sender not in (interrogator, seat) or m.phase in _NOT_SAID:
             continue
         said[seat].append(
             {
-                "sender": "interrogator" if m["sender"] == interrogator else "witness",
-                "text": m["text"],
-                "t": round(m["created_at"] - started_at, 3),
+                "sender": "interrogator" if m.sender == interrogator else "witness",
+                "text": m.text,
+                "t": round(m.created_at - started_at, 3),
             }
         )
     return said
 
 
-def _judgements_by_game(found: Iterable[dict[str, Any]]) -> dict[int, list[Judgement]]:
+def _judgements_by_game(found: Iterable[JudgementRecord]) -> dict[int, list[Judgement]]:
     by_game: dict[int, list[Judgement]] = defaultdict(list)
     for j in found:
-        by_game[j["game_id"]].append(Judgement.from_json(j))
+        by_game[j.game_id].append(j.judgement)
     return by_game
 
 
