@@ -25,10 +25,6 @@ SIMULATED_EPOCH = 1740848400.0
 # before it lets time jump. Chains of pure-asyncio hand-offs (queue → task → future) settle in
 # a few passes; work outside the loop (threads, sockets) must be wrapped in `hold()`.
 _SETTLE_PASSES = 16
-# Then it goes on passing while the loop still has callbacks ready to run (a long hand-off
-# chain: an agent's reply, the game's step, the next task started), up to this many passes
-# (a task that polls with sleep(0) forever must not stop time for good).
-_MAX_EXTRA_PASSES = 10_000
 
 
 class Clock(Protocol):
@@ -71,6 +67,7 @@ class SimulatedClock:
         self._sleepers: list[tuple[float, int, asyncio.Future[None]]] = []
         self._order = itertools.count()
         self._holds = 0
+        self._activity = 0  # bumped as time is held and let go
         self._released = asyncio.Event()
         self._released.set()
         self._advancer: asyncio.Task[None] | None = None
@@ -83,6 +80,7 @@ class SimulatedClock:
         future: asyncio.Future[None] = loop.create_future()
         wake = self._now + max(0.0, seconds)
         heapq.heappush(self._sleepers, (wake, next(self._order), future))
+        self._activity += 1
         if self._advancer is None or self._advancer.done():
             self._advancer = loop.create_task(self._advance())
         await future
@@ -90,11 +88,13 @@ class SimulatedClock:
     @asynccontextmanager
     async def hold(self) -> AsyncIterator[None]:
         self._holds += 1
+        self._activity += 1
         self._released.clear()
         try:
             yield
         finally:
             self._holds -= 1
+            self._activity += 1
             if self._holds == 0:
                 self._released.set()
 
@@ -111,21 +111,13 @@ class SimulatedClock:
 
     async def _settle(self) -> None:
         # Let everything runnable run; wait (without spinning) while time is held.
-        loop = asyncio.get_running_loop()
+        # The passes start again after any hold came and went during them: a call that held
+        # time and returned at once (ELIZA) starts a chain of hand-offs (the reply, the game's
+        # step, the next task) that must run before time may jump.
         while True:
+            seen = self._activity
             for _ in range(_SETTLE_PASSES):
                 await asyncio.sleep(0)
-            extra = 0
-            while _runnable(loop) and extra < _MAX_EXTRA_PASSES:
-                await asyncio.sleep(0)
-                extra += 1
-            if self._holds == 0:
+            if self._holds == 0 and self._activity == seen:
                 return
             await self._released.wait()
-
-
-def _runnable(loop: asyncio.AbstractEventLoop) -> bool:
-    """Whether callbacks other than this one are ready to run (CPython's loop keeps them in
-    `_ready`; a loop without it is trusted to have settled in the fixed passes)."""
-    ready = getattr(loop, "_ready", None)
-    return bool(ready)
