@@ -452,3 +452,35 @@ async def test_min_messages_each_makes_an_ai_interrogator_question_both_witnesse
     spec2 = plain.plan()[0]
     result2 = await plain.play(table_for(plain, spec2, agents2, SimulatedClock()), spec2)
     assert result2.details["end_reason"] == "interrogator-ended"
+
+
+async def test_alternate_addressing_sends_each_message_to_the_witness_written_to_least() -> None:
+    """A model too small to pick a witness (it writes "A:" every time): under "alternate"
+    addressing the game picks, so both witnesses are questioned and the game survives the
+    studies' exclusion rule."""
+    game = make_game(
+        ai_witnesses=[{"agent": "eliza", "persona": "none"}],
+        stand_ins=["person"],
+        max_interrogator_messages=4,
+        min_messages_each=2,
+        addressing="alternate",
+    )
+    spec = game.plan()[0]
+    judge = Recording(
+        ScriptedAgent("judge", ["A: one", "A: two", "END", "A: three", "A: four", "B", "50"])
+    )
+    agents = {
+        "judge": judge,
+        "person": ScriptedAgent("person", ["hi", "ok", "yes", "no"]),
+        "eliza": ElizaAgent("eliza"),
+    }
+    table = table_for(game, spec, agents, SimulatedClock())
+    result = await game.play(table, spec)
+    assert result.status == FINISHED and result.details["end_reason"] == "message-limit"
+    sent = [(m.channel, m.text) for m in table.messages if m.sender == "interrogator"]
+    to_witnesses = [(c, t) for c, t in sent if c.startswith("witness")]
+    assert to_witnesses == [
+        ("witness_a", "one"), ("witness_b", "two"), ("witness_a", "three"), ("witness_b", "four")
+    ]  # fmt: skip
+    assert result.details["refusals"] == 1  # END before each witness had 2
+    assert "the game sends it there" in judge.histories[0][-1].content

@@ -49,6 +49,7 @@ from turinglab.games.interrogation_text import (
     parse_action,
     read_choice,
     read_confidence,
+    unaddressed,
     validate_verdict,
 )
 from turinglab.games.live import MissedCall, call_seat
@@ -78,6 +79,9 @@ class InterrogationRules:
     # AI interrogators in three-party games: each witness gets at least this many of their
     # messages before they may end (the studies' exclusion rule; 0: no such rule).
     min_messages_each: int = 0
+    # AI interrogators, three-party: "free" (they choose the witness, as people do) or
+    # "alternate" (the game chooses: the waiting witness they have written to least).
+    addressing: str = "free"
 
 
 @dataclass(frozen=True)
@@ -337,9 +341,21 @@ class Interrogation:
 
     async def _ai_interrogator_move(self) -> tuple[str, str, str, str]:
         history = self._interrogator_history(status=True)
+        addressed = self._addressed()  # fixed as it is asked: only the interrogator's own
         reply = await call_seat(self.table, INTERROGATOR, history, deadline_s=self._deadline())
-        labels = {w.label: w.seat for w in self.witnesses}
-        return (*parse_action(reply.text, labels), reply.text)
+        if addressed is None:
+            labels = {w.label: w.seat for w in self.witnesses}
+            return (*parse_action(reply.text, labels), reply.text)
+        # The game chose the witness: a label the model writes anyway is dropped, not obeyed.
+        return (*parse_action(unaddressed(reply.text), {"": addressed}), reply.text)
+
+    def _addressed(self) -> str | None:
+        """Under "alternate" addressing, the witness the next message goes to: of those
+        awaiting the interrogator, the one it has written to least (then the first)."""
+        if self.rules.addressing != "alternate" or not self.three_party:
+            return None
+        free = [w.seat for w in self.witnesses if not self._waiting[w.seat]]
+        return min(free, key=self._asked) if free else None
 
     def _interrogator_history(self, *, status: bool) -> list[ChatMessage]:
         template = "interrogator_three_party" if self.three_party else "interrogator_two_party"
@@ -366,7 +382,12 @@ class Interrogation:
             name = f"Witness {w.label}" if w.label else "The Witness"
             parts.append(f"{name} is typing." if self._waiting[w.seat] else f"{name} awaits you.")
         required = [self._side(s).label for s in self._required()]
-        if self.three_party and required:
+        addressed = self._addressed()
+        if addressed is not None:
+            ask = f"Write one line: your message to Witness {self._side(addressed).label}"
+            ask += " (the game sends it there)"
+            ask += "." if any(self._owed().values()) else ", or END."
+        elif self.three_party and required:
             first = " or ".join(f'"{label}: ..."' for label in required)
             ask = f"Write one line: {first}. Each Witness must get at least "
             ask += f"{self.rules.min_messages_each} of your messages."

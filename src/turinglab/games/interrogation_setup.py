@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -69,6 +69,12 @@ class InterrogationExperiment(BaseModel):
     max_chars: int = Field(default=300, ge=1)
     message_deadline_s: float = Field(default=60.0, gt=0, description="per AI call in live games")
     max_interrogator_messages: int = Field(default=10, ge=1, description="AI interrogators only")
+    addressing: Literal["free", "alternate"] = Field(
+        default="free",
+        description="AI interrogators, three-party: 'free' (they pick the witness, as in the "
+        "studies) or 'alternate' (the game sends each message to the waiting witness written "
+        "to least; for models too small to pick)",
+    )
     min_messages_each: int = Field(
         default=0,
         ge=0,
@@ -223,6 +229,7 @@ class InterrogationGame:
             typing_delay=cfg.delay if delayed else None,
             max_interrogator_messages=cfg.max_interrogator_messages,
             min_messages_each=cfg.min_messages_each,
+            addressing=cfg.addressing,
             verdict_timeout_s=cfg.verdict_timeout_s,
         )
 
