@@ -168,5 +168,5 @@ async def test_a_person_in_the_seat_is_briefed_sees_messages_and_is_never_resamp
         "hey! love movies",
     ]
     assert result.details["resamples"] == [] and result.flags == []
-    assert seen[0].startswith("Chat with the other person about " + spec.params["topic"])
+    assert seen[0].startswith("Chat with your partner about " + spec.params["topic"])
     assert "Hi, seen a film lately?" in seen
