@@ -5,7 +5,6 @@
 // stays as it is.
 "use strict";
 
-VIEWS.push("v-itt-chat");
 let ittChat = null; // the last state frame
 let ittTypingTimer = null;
 
@@ -123,8 +122,12 @@ function ittChatView() {
 
   view.append(bar, hint, chat, end);
   $("v-survey").before(view);
+  VIEWS.push("v-itt-chat"); // arena.js's show() hides it with the other views
   return view;
 }
+
+// Built before the socket's first frame can arrive (arena.js connects on the same event).
+document.addEventListener("DOMContentLoaded", ittChatView);
 
 function countChat() {
   const n = $("c-text").value.length;
@@ -192,3 +195,9 @@ onTyping = function (f) {
   if (ittChat && !$("v-itt-chat").hidden) onITTChatTyping();
   else onTypingForChat(f);
 };
+
+// Keep the newest message in sight when the window changes size (a phone turned, a keyboard).
+window.addEventListener("resize", () => {
+  const log = $("c-log");
+  if (log) log.scrollTop = log.scrollHeight;
+});
