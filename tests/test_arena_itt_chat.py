@@ -13,7 +13,9 @@ from arena_fixtures import Person, running_arena
 from test_cli_errors import turinglab
 from turinglab.agents.scripted import ScriptedAgent
 from turinglab.arena import ArenaSettings, ArenaSetup
-from turinglab.arena.itt_chat_mode import MODE, TITLE, itt_chat_mode
+from turinglab.arena.abandon import TOLD_STAYED
+from turinglab.arena.itt_chat_mode import MODE, TITLE, TOLD_TOO_SLOW, itt_chat_mode
+from turinglab.arena.modes import ArenaMode
 from turinglab.arena.setups import setup_from_config
 from turinglab.arena.store_bridge import ArenaStore
 from turinglab.config import parse_config
@@ -31,13 +33,14 @@ PEOPLE_LINES = ["hey! what music are you into lately?", "mostly old soul records
                 "same, I love a good horn section", "we should swap playlists"]  # fmt: skip
 
 
-def chat_setup(ai_after_s: float, seed: int = 4) -> ArenaSetup:
+def chat_setup(ai_after_s: float, seed: int = 4, **mode: float) -> ArenaSetup:
     cfg = ConversationExperiment.model_validate(
         {"game": "conversation", "pairs": [[AI, AI]], "exchanges": 4, "topics": ["music"]}
     )
     agents = {AI: ScriptedAgent(AI, AI_LINES)}
     settings = ArenaSettings(seed=seed, ai_after_s=ai_after_s)
-    return ArenaSetup([itt_chat_mode(MODE, TITLE, cfg)], agents, {AI: "Pat (scripted)"}, settings)
+    modes: list[ArenaMode] = [itt_chat_mode(MODE, TITLE, cfg, **mode)]
+    return ArenaSetup(modes, agents, {AI: "Pat (scripted)"}, settings)
 
 
 async def test_two_people_hold_a_topic_conversation_that_exports_as_itt_rows(
@@ -167,3 +170,41 @@ def test_serve_offers_conversations_for_a_conversation_config() -> None:
     assert mode.name == MODE and mode.ai_agents == (AI,) and not mode.solo
     # A study: whether a person meets a person or an AI is drawn, blind to the wait.
     assert setup.settings.design is not None
+
+
+async def test_a_person_who_leaves_or_goes_silent_ends_the_conversation(tmp_path: Path) -> None:
+    # Two people; B's connection goes and does not come back within 0.5 s.
+    setup = chat_setup(ai_after_s=600, abandon_after_s=0.5)
+    with running_arena(setup) as (base, app):
+        a, b = Person(base), Person(base)
+        try:
+            for p in (a, b):
+                await p.connect()
+                await p.send(type="join", mode=MODE, consent=True)
+            first = await a.until("itt-chat")
+            opener, other = (a, b) if first["you"] == "A" else (b, a)
+            await opener.send(type="message", channel="A", text=PEOPLE_LINES[0])
+            await other.until("itt-chat", phase="writing")
+            await other.drop()
+            end = await opener.until("itt-chat", phase="ended")
+            assert end["flagged"] == TOLD_STAYED
+        finally:
+            await a.close()
+            await b.close()
+        (game,) = app.state.arena.finished
+    assert game["status"] == "abandoned" and "left" in game["flags"][0]
+    assert [m["text"] for m in game["messages"] if m["sender"] in ("A", "B")] == PEOPLE_LINES[:1]
+
+    # A person with an AI who never writes on their turn.
+    setup = chat_setup(ai_after_s=0, reply_timeout_s=1.0)
+    with running_arena(setup) as (base, app):
+        p = Person(base)
+        try:
+            await p.connect()
+            await p.send(type="join", mode=MODE, consent=True)
+            end = await p.until("itt-chat", phase="ended")
+            assert end["flagged"] == TOLD_TOO_SLOW
+        finally:
+            await p.close()
+        (game,) = app.state.arena.finished
+    assert game["status"] == "abandoned" and "wrote nothing for 1 s" in game["flags"][0]

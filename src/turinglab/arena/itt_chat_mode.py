@@ -9,7 +9,11 @@ lone person sits at A or B by the session's seed (the paper's H–AI and AI–H 
 people the lobby's order stands.
 
 Each person gets one frame, `ITTChatState`, with everything they may see now, sent again
-whenever it changes. Who the partner was is told only once the conversation is over.
+whenever it changes. Who the partner was is told only once the conversation is over. A person
+who leaves (no connection for the arena's `abandon_after_s`) or does not write for
+`reply_timeout_s` on their turn ends the conversation as abandoned: everything said is kept,
+but it is not study data and gives its rounds back (arena/abandon.py's rules, applied here
+because this mode has its own live-game class).
 
 Finished study conversations become ITT dataset rows (itt/arena_conversations.py): `turinglab
 export RUN --format itt` writes them with their topic, people as `source` human.
@@ -17,6 +21,7 @@ export RUN --format itt` writes them with their topic, people as `source` human.
 
 from __future__ import annotations
 
+import asyncio
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -26,6 +31,7 @@ from turinglab.agents.base import Agent
 from turinglab.agents.human import MESSAGE, HumanAgent, HumanInput
 from turinglab.agents.registry import build_agent, display_names
 from turinglab.arena import frames as F
+from turinglab.arena.abandon import ABANDONED, TOLD_LEFT, TOLD_STAYED
 from turinglab.arena.live import (
     LOST_TEXT,
     SERVER_LOST,
@@ -42,13 +48,19 @@ from turinglab.arena.strong_mode import PERSON
 from turinglab.config import AgentConfig
 from turinglab.games.conversation import SEATS, ConversationExperiment, ConversationGame
 from turinglab.games.kinds import GameContext
-from turinglab.games.spec import FLAGGED, TrialSpec
+from turinglab.games.spec import FLAGGED, GameResult, TrialSpec
 from turinglab.games.table import GAME, MAIN, Seat
 
 MODE = "itt-conversation"
 TITLE = "Chat about a topic"
 ABOUT = "With another person or an AI, on a topic we give you."
-REPLY_TIMEOUT_S = 180.0  # per message: a person who stops writing ends the chat, flagged
+REPLY_TIMEOUT_S = 180.0  # per message: a person who stops writing ends the chat, abandoned
+WATCH_S = 0.5  # how often a live conversation looks for people who left or went silent
+TOLD_SILENT = (
+    "Your partner did not write for a long time, so the conversation has ended. Everything "
+    "said is kept, but it will not count as one of your rounds. Sorry — please chat again."
+)
+TOLD_TOO_SLOW = "You did not write for a long time, so the conversation has ended."
 FLAGGED_TEXT = (
     "Something went wrong (a side stopped answering, or an AI failed); this conversation "
     "will not count. Thank you for taking part."
@@ -78,6 +90,13 @@ class ITTChatLiveGame(LiveGame):
         super().__init__(*args, **kwargs)
         self.sent: dict[str, int] = {}  # seat -> messages seen when it last sent
         self.flagged: str | None = None
+        self._watcher: asyncio.Task[None] | None = None
+        self._notes: dict[str, str] = {}  # seat -> why the conversation ended early
+
+    @property
+    def chat_mode(self) -> ITTChatArenaMode:
+        assert isinstance(self.mode, ITTChatArenaMode)
+        return self.mode
 
     def _view(self, seat: str, person: Participant, human: HumanAgent) -> PersonView:
         # The round book counts a lone person (and A of two) as the lobby's "interrogator".
@@ -119,7 +138,7 @@ class ITTChatLiveGame(LiveGame):
             max_chars=self.mode.max_chars,
             lines=list(view.messages),
             partner=self._partner(view) if self.result is not None else None,
-            flagged=self.flagged,
+            flagged=self._notes.get(view.seat, self.flagged),
         )
 
     def _partner(self, view: PersonView) -> str:
@@ -150,8 +169,49 @@ class ITTChatLiveGame(LiveGame):
 
     # ---- running -----------------------------------------------------------------------------
 
+    def start(self) -> None:
+        super().start()
+        self._watcher = asyncio.create_task(self._watch(), name=f"arena-{self.id}-watch")
+
+    async def _watch(self) -> None:
+        """End the conversation when a person has gone or has gone silent on their turn."""
+        gone_since: dict[str, float] = {}
+        while self.result is None and not self._ending_now:
+            await asyncio.sleep(WATCH_S)
+            now = self.clock.now()
+            for seat, view in self.views.items():
+                if view.outlets:
+                    gone_since.pop(seat, None)
+                elif now - gone_since.setdefault(seat, now) >= self.chat_mode.abandon_after_s:
+                    grace = self.chat_mode.abandon_after_s
+                    self._abandon(seat, f"left (no reconnect within {grace:g} s)", TOLD_LEFT)
+                    return
+                if self._phase(view) == "writing" and (
+                    now - self._turn_began(view) >= self.chat_mode.reply_timeout_s
+                ):
+                    quiet = self.chat_mode.reply_timeout_s
+                    self._abandon(seat, f"wrote nothing for {quiet:g} s", TOLD_TOO_SLOW)
+                    return
+
+    def _turn_began(self, view: PersonView) -> float:
+        return view.messages[-1].at if view.messages else self.started_at
+
+    def _abandon(self, seat: str, why: str, told: str) -> None:
+        stayed = TOLD_SILENT if told == TOLD_TOO_SLOW else TOLD_STAYED
+        notes = {s: told if s == seat else stayed for s in self.views}
+        flag = f"arena: abandoned: the person at {seat} {why}"
+        self.end_now(GameResult(ABANDONED, flags=[flag]), notes)
+
     async def _run(self) -> None:
-        limit = REPLY_TIMEOUT_S * self.exchanges + 60.0
+        try:
+            await self._run_chat()
+        finally:
+            if self._watcher is not None:
+                self._watcher.cancel()
+
+    async def _run_chat(self) -> None:
+        # a backstop: each person's turn is watched (`reply_timeout_s`) on its own
+        limit = self.chat_mode.reply_timeout_s * self.exchanges + 60.0
         result = await self._play(limit, "arena: the conversation ran out of time")
         if self.gate is not None:
             result = await self._saved(result)
@@ -166,9 +226,9 @@ class ITTChatLiveGame(LiveGame):
         self._on_finish(self)
 
     def _show_end_now(self, result: Any, notes: Mapping[str, str]) -> None:
+        self._notes = dict(notes)
         self._ended(result)
-        for seat, view in self.views.items():
-            view.send(self._state(view).model_copy(update={"flagged": notes[seat]}))
+        self._push()
         self._on_finish(self)
 
     # ---- what people do ----------------------------------------------------------------------
@@ -198,6 +258,8 @@ class ITTChatLiveGame(LiveGame):
 @dataclass(frozen=True)
 class ITTChatArenaMode(ArenaMode):
     live_game: ClassVar[type[LiveGame]] = ITTChatLiveGame
+    abandon_after_s: float = 30.0  # the arena's setting (ArenaSettings.abandon_after_s)
+    reply_timeout_s: float = REPLY_TIMEOUT_S
 
 
 def ai_partners(cfg: ConversationExperiment) -> tuple[str, ...]:
@@ -205,7 +267,14 @@ def ai_partners(cfg: ConversationExperiment) -> tuple[str, ...]:
     return tuple(cfg.agent_names())
 
 
-def itt_chat_mode(name: str, title: str, cfg: ConversationExperiment) -> ITTChatArenaMode:
+def itt_chat_mode(
+    name: str,
+    title: str,
+    cfg: ConversationExperiment,
+    *,
+    abandon_after_s: float = 30.0,
+    reply_timeout_s: float = REPLY_TIMEOUT_S,
+) -> ITTChatArenaMode:
     game = PeopleConversationGame(cfg, GameContext())
 
     def spec_for(index: int, assigned: dict[str, str], seed: int) -> TrialSpec:
@@ -235,6 +304,8 @@ def itt_chat_mode(name: str, title: str, cfg: ConversationExperiment) -> ITTChat
         duration_s=None,
         spec_for=spec_for,
         about=ABOUT,
+        abandon_after_s=abandon_after_s,
+        reply_timeout_s=reply_timeout_s,
     )
 
 
@@ -247,6 +318,7 @@ def itt_chat_setup_for(
     two people, or a person and one of the config's agents, as the study's design draws."""
     used = {n: agent_configs[n] for n in experiment.agent_names()}
     agents: dict[str, Agent] = {n: build_agent(n, c) for n, c in used.items()}
-    modes: list[ArenaMode] = [itt_chat_mode(MODE, TITLE, experiment)]
     settings = settings or ArenaSettings(seed=experiment.seed, design=MatchDesign())
+    mode = itt_chat_mode(MODE, TITLE, experiment, abandon_after_s=settings.abandon_after_s)
+    modes: list[ArenaMode] = [mode]
     return ArenaSetup(modes, agents, display_names(used), settings)
