@@ -5,6 +5,7 @@ make judging trials with the paper's topic control question."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -127,6 +128,10 @@ async def test_a_person_and_an_ai_hold_a_conversation_judgeable_like_the_others(
                         await p.send(type="message", channel="A", text=next(mine))
                     state = await p.until("itt-chat")
                 assert state["partner"] == "an AI (Pat (scripted))"
+                # Before the end no frame names the partner, its agent or its kind.
+                before = json.dumps(p.frames[: p.frames.index(state)])
+                assert '"pat"' not in before and "scripted" not in before
+                assert "person:" not in before and '"ai"' not in before
                 said = [m for m in state["lines"] if m["sender"] != "game"]
                 assert len(said) == 4
                 assert [m["sender"] for m in said] == (
