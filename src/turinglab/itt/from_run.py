@@ -164,7 +164,7 @@ def export_arena(store: Store, run: RunInfo, out: Path) -> ArenaExport:
 
     records = arena_records(store, run.id)
     judged = live_itt_judgements(records)
-    talks = arena_conversations(records, prefix=f"arena-{run.id[:8]}")
+    talks = arena_conversations(records, prefix=f"arena-{run.id.removeprefix('arena-')[:8]}")
     if not judged and not talks.rows:
         raise NotAnITTRun(
             f"run {run.id}: no finished topic conversation or live-itt study session to "
