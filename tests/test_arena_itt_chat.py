@@ -5,6 +5,7 @@ make judging trials with the paper's topic control question."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from turinglab.agents.scripted import ScriptedAgent
 from turinglab.arena import ArenaSettings, ArenaSetup
 from turinglab.arena.abandon import TOLD_STAYED
 from turinglab.arena.itt_chat_mode import MODE, TITLE, TOLD_TOO_SLOW, itt_chat_mode
+from turinglab.arena.matchmaking_wait import MatchDesign
 from turinglab.arena.modes import ArenaMode
 from turinglab.arena.setups import setup_from_config
 from turinglab.arena.store_bridge import ArenaStore
@@ -213,3 +215,34 @@ async def test_a_person_who_leaves_or_goes_silent_ends_the_conversation(tmp_path
             await p.close()
         (game,) = app.state.arena.finished
     assert game["status"] == "abandoned" and "wrote nothing for 1 s" in game["flags"][0]
+
+
+async def test_the_study_design_seats_people_in_conversations() -> None:
+    # Blind matching (matchmaking_wait.py) as a served config has it, with short waits: each
+    # person ends up with a person or an AI as the design draws, and finishes the chat.
+    setup = chat_setup(ai_after_s=600)
+    design = MatchDesign(human_witness_share=1.0, wait_min_s=0.0, wait_max_s=0.3)
+    setup.settings = setup.settings.model_copy(update={"design": design})
+
+    async def chat(p: Person) -> str:
+        await p.connect()
+        await p.send(type="join", mode=MODE, consent=True)
+        state = await p.until("itt-chat")
+        lines = iter(PEOPLE_LINES)
+        while state["phase"] != "ended":
+            if state["phase"] == "writing":
+                await p.send(type="message", channel="A", text=next(lines))
+            state = await p.until("itt-chat")
+        assert state["flagged"] is None
+        return str(state["partner"])
+
+    with running_arena(setup) as (base, app):
+        people = [Person(base), Person(base)]
+        try:
+            partners = await asyncio.gather(*(chat(p) for p in people))
+        finally:
+            for p in people:
+                await p.close()
+        finished = list(app.state.arena.finished)
+    assert set(partners) <= {"a person", "an AI (Pat (scripted))"}
+    assert all(g["status"] == "finished" for g in finished) and 1 <= len(finished) <= 2
