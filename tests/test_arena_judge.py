@@ -257,3 +257,37 @@ def test_mounted_in_the_arena_app(tmp_path: Path) -> None:
         assert client.get("/judge/admin").status_code == 401
         assert client.get("/judge/admin", auth=("a", ARENA_PASSWORD)).status_code == 200
         assert client.get("/static/judge.js").status_code == 200
+
+
+def test_response_times_are_exported_and_the_min_rt_rule_applies(tmp_path: Path) -> None:
+    folder = conversation_study(tmp_path / "study")
+    app = create_judging_app(folder, admin_password=ADMIN_PASSWORD, batch_size=8, seed=3)
+    client = judge_client(app)
+    state = start(client)
+    times = [1500, 4500, 2999, 3001, 800, 12000, 3000, 5000]  # ms as the page measured them
+    while "trial" in state:
+        trial = state["trial"]
+        body = {"position": trial["position"], "label": "H",
+                "control": topic_of(trial), "ms": times[trial["position"]]}  # fmt: skip
+        state = client.post("/judge/api/answer", json=body).json()
+    with (folder / HUMAN_JUDGEMENTS).open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert [float(r["rt"]) for r in rows] == [t / 1000 for t in times]
+    # The log keeps ms; a restart rebuilds the same rt from it.
+    again = create_judging_app(folder, admin_password=ADMIN_PASSWORD, batch_size=8, seed=3)
+    judge = next(iter(again.state.judging.judges.values()))
+    assert [a.seconds for a in judge.answers] == [t / 1000 for t in times]
+
+    # The paper's rule: responses made in 3 s or less are left out (4 of 8 here).
+    path = str(folder / HUMAN_JUDGEMENTS)
+    args = ["itt", "score", path, "--json", "--replicates", "100"]
+    kept = CliRunner().invoke(cli, [*args, "--min-rt", "3"])
+    assert kept.exit_code == 0, kept.output
+    assert "4 of 8 left out" in kept.stderr
+    assert json.loads(kept.stdout)["overall"]["n"] == 4
+
+
+def topic_of(trial: dict[str, Any]) -> str:
+    options = trial["control"]["options"]
+    text = trial["messages"][0]["text"]
+    return next(o for o in options if o in text or (XSS in text and o == "science"))

@@ -12,6 +12,7 @@ Set TURINGLAB_SCREENSHOTS=<dir> (e.g. docs/screenshots) to save screenshots at b
 from __future__ import annotations
 
 import contextlib
+import csv
 import json
 import os
 from collections.abc import Iterator
@@ -126,6 +127,11 @@ def test_judge_labels_a_conversation_batch(tmp_path: Path) -> None:
     assert [(e["position"], e["label"], e["control"]) for e in events[1:]] == clicked
     rows = (folder / "judgements-human.csv").read_text().splitlines()
     assert len(rows) == 9  # header + 8: every control answered right, nobody excluded
+    # the page measured each answer's time; the file carries it as rt (seconds)
+    with (folder / "judgements-human.csv").open() as fh:
+        times = [float(r["rt"]) for r in csv.DictReader(fh)]
+    assert all(t > 0 for t in times)
+    assert [round(e["ms"] / 1000, 3) for e in events[1:]] == times
 
 
 def test_phone_width_image_batch_with_scanpath(tmp_path: Path) -> None:

@@ -50,7 +50,9 @@ def test_gtt_config_with_one_agent_cannot_offer_distinguishing(tmp_path: Path) -
     assert [m.name for m in resolve_setup(path).modes] == ["gtt-act", "gtt-watch"]
 
 
-def test_conversation_config_is_refused_in_one_line() -> None:
-    config = load_config(Path(__file__).parents[1] / "configs" / "itt-conversations.yaml")
-    with pytest.raises(ValueError, match=r"plays gtt, live-itt, .* games, not 'conversation'"):
-        resolve_setup(config)
+def test_conversation_config_serves_topic_conversations_and_others_are_refused() -> None:
+    configs = Path(__file__).parents[1] / "configs"
+    setup = resolve_setup(load_config(configs / "itt-conversations.yaml"))
+    assert [m.name for m in setup.modes] == ["itt-conversation"]  # people in conversations
+    with pytest.raises(ValueError, match=r"plays conversation, gtt, .* games, not 'itt-response'"):
+        resolve_setup(load_config(configs / "itt-words.yaml"))

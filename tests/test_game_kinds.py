@@ -69,7 +69,7 @@ def test_the_arena_serves_the_modes_each_kind_declares(monkeypatch: pytest.Monke
                 monkeypatch.setenv(agent.api_key_env, "not-a-key")  # type: ignore[union-attr]
         kind = kind_named(config.experiment.game)
         if not kind.arena_modes:
-            served_games = "gtt, live-itt, strong, three-party, two-party"
+            served_games = "conversation, gtt, live-itt, strong, three-party, two-party"
             with pytest.raises(ValueError, match=f"the arena plays {served_games} games, not"):
                 setup_from_config(config)
             continue

@@ -169,5 +169,5 @@ async def test_a_person_in_the_seat_is_briefed_sees_messages_and_is_never_resamp
     ]
     assert result.details["resamples"] == [] and result.flags == []
     seen = [m.text for m in log.messages_to("B")]
-    assert seen[0].startswith("Chat with the other person about " + spec.params["topic"])
+    assert seen[0].startswith("Chat with your partner about " + spec.params["topic"])
     assert "Hi, seen a film lately?" in seen

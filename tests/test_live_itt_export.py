@@ -107,6 +107,8 @@ async def test_sessions_export_as_judgements_that_itt_score_reads(tmp_path: Path
     rows = list(csv.DictReader(io.StringIO(served)))
     assert list(rows[0])[: len(JUDGEMENT_COLUMNS)] == list(JUDGEMENT_COLUMNS)
     assert len(rows) == 6  # two answerers in each of the three study sessions
+    # the verdict's response time (from the last answer shown), so --min-rt applies
+    assert all(r["rt"] and float(r["rt"]) >= 0 for r in rows)
     study = [g for g in finished if not g["solo"]]
     for game, (answer, right) in zip(study, outcomes, strict=True):
         trial = game["trial"]

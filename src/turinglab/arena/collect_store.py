@@ -32,7 +32,7 @@ from turinglab.agents.base import ImagePart
 from turinglab.itt.controls import Violation
 from turinglab.itt.dataset import Response, save_dataset
 from turinglab.itt.stimuli import Stimulus, StimulusSet, load_stimuli
-from turinglab.itt.tasks import CAPTION_RULES, WORD_PROMPT, check_person
+from turinglab.itt.tasks import CAPTION_RULES, VISION_TASKS, WORD_PROMPT, check_person
 
 PARTICIPANTS = Path("collect") / "participants"
 HUMAN_RESPONSES = "responses-human.csv"
@@ -122,7 +122,13 @@ class CollectStore:
     @classmethod
     def open(cls, given: Path, **kwargs: Any) -> CollectStore:
         """A stimuli file (or a folder with stimuli.csv) opened for collection."""
-        return cls(load_stimuli(given), **kwargs)
+        found = load_stimuli(given)
+        vision = sorted({s.task for s in found.stimuli} & set(VISION_TASKS))
+        if vision:  # the page asks for a caption or a word; these answers come from agents
+            raise ValueError(
+                f"/respond collects captions and word associations, not {', '.join(vision)}"
+            )
+        return cls(found, **kwargs)
 
     # -- records on disk --------------------------------------------------------------------
     def _load(self) -> None:

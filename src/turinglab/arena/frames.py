@@ -288,8 +288,36 @@ class GTTState(_Frame):
     reveal: GTTReveal | None = None
 
 
+# ---- people in ITT conversations (arena/itt_chat_mode.py): one frame, the viewer's whole state
+
+
+class ITTChatState(_Frame):
+    type: Literal["itt-chat"] = "itt-chat"
+    game: str
+    mode: str
+    title: str
+    practice: bool
+    topic: str
+    you: Literal["A", "B"]  # A writes first
+    exchanges: int  # messages in all, A and B alternating
+    phase: Literal["writing", "waiting", "ended"]
+    max_chars: int
+    lines: list[Message]  # sender "you", "them" or "game" (the brief)
+    partner: str | None = None  # only once ended: "a person" or "an AI (name)"
+    flagged: str | None = None  # why the conversation will not count
+
+
 ServerFrame = (
-    Message | TypingShown | Phase | Reveal | GameSnapshot | Status | Error | StrongState | GTTState
+    Message
+    | TypingShown
+    | Phase
+    | Reveal
+    | GameSnapshot
+    | Status
+    | Error
+    | StrongState
+    | GTTState
+    | ITTChatState
 )
 
 

@@ -3,11 +3,13 @@
 judging/log.jsonl   one JSON line per event, flushed and fsynced before the judge sees the next
                     trial: `judge` (registration: demographics, batch seed and size, a hash of
                     the session token so a judge can resume after a restart) and `answer`
-                    (position, H/M label, control answer). A line is written whole or not at
-                    all; a torn last line (power cut mid-write) is cut away on start.
+                    (position, H/M label, control answer, `ms`: the page's response time). A
+                    line is written whole or not at all; a torn last line (power cut
+                    mid-write) is cut away on start.
 judgements-human.csv  the judgements file (itt/judgements.py) of every judge who finished a
                     batch, with the exclusions of itt/batches.screen applied; rewritten
-                    atomically whenever a judge finishes, so `turinglab itt score` reads it as is.
+                    atomically whenever a judge finishes, so `turinglab itt score` reads it as is;
+                    `rt` is the response time in seconds (`itt score --min-rt 3`).
 """
 
 from __future__ import annotations
@@ -64,6 +66,11 @@ class Judge:
         return len(self.answers) >= len(self.batch.trials)
 
 
+def _seconds(ms: int | None) -> float | None:
+    """The page's response time (ms, from the trial being drawn to the answer) in seconds."""
+    return None if ms is None else round(ms / 1000, 3)
+
+
 def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
@@ -118,7 +125,8 @@ class JudgingStore:
             elif event["kind"] == "answer":
                 judge = self.judges[event["judge"]]
                 trial = judge.batch.trials[event["position"]]
-                judge.answers.append(Answer(trial, event["label"], event.get("control")))
+                seconds = _seconds(event.get("ms"))
+                judge.answers.append(Answer(trial, event["label"], event.get("control"), seconds))
 
     def _replay_judge(self, event: dict[str, Any]) -> None:
         # Batches are redrawn from their seeds: a changed dataset would silently pair old
@@ -203,7 +211,7 @@ class JudgingStore:
                     "at": datetime.now(UTC).isoformat(),
                 }
             )
-            judge.answers.append(Answer(trial, label, control))
+            judge.answers.append(Answer(trial, label, control, _seconds(ms)))
             if judge.done:
                 self._export()
 

@@ -198,8 +198,9 @@ def live_itt_setup_for(
 def live_itt_judgements(finished: list[dict[str, Any]]) -> list[JudgementRow]:
     """Finished live-itt study sessions as ITT judgements: per session, one row for the human
     agent and one for the AI agent, labelled H for the side the judge called human and M for
-    the other. `length` is the number of exchanges the judge saw; `task` is live-<condition>.
-    Practice, flagged and unfinished sessions are left out."""
+    the other. `length` is the number of exchanges the judge saw; `task` is live-<condition>;
+    `rt` the seconds from the last answer of the last exchange to the verdict (for `itt score
+    --min-rt`). Practice, flagged and unfinished sessions are left out."""
     rows = []
     for game in finished:
         trial = game.get("trial") or {}
@@ -210,6 +211,7 @@ def live_itt_judgements(finished: list[dict[str, Any]]) -> list[JudgementRow]:
             continue
         seats, params = trial["seats"], trial["params"]
         called_human = verdicts[-1]["verdict"]
+        rt = _verdict_seconds(game, verdicts[-1].get("created_at"))
         for seat in SIDES:
             human = seat == params["human_seat"]
             rows.append(
@@ -222,6 +224,16 @@ def live_itt_judgements(finished: list[dict[str, Any]]) -> list[JudgementRow]:
                     label="H" if seat == called_human else "M",
                     task=f"live-{params['condition']}",
                     length=int(params["exchanges"]),
+                    rt=rt,
                 )
             )
     return rows
+
+
+def _verdict_seconds(game: dict[str, Any], made: float | None) -> float | None:
+    """Seconds from the last message before the verdict (the last answer the judge saw) to
+    the verdict; None when the record lacks the times."""
+    if made is None:
+        return None
+    said = [m["at"] for m in game["messages"] if m.get("at") is not None and m["at"] <= made]
+    return round(made - max(said), 3) if said else None

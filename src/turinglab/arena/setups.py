@@ -16,6 +16,7 @@ from turinglab.arena.engine_modes import interrogation_mode
 from turinglab.arena.matchmaking_wait import MatchDesign
 from turinglab.arena.modes import ArenaMode, ArenaSettings, ArenaSetup
 from turinglab.config import EMBEDDED_AGENTS, AgentConfig, ExperimentConfig, GTTExperiment
+from turinglab.games.conversation import ConversationExperiment
 from turinglab.games.interrogation_setup import InterrogationExperiment
 from turinglab.games.kinds import kinds
 from turinglab.games.live_itt import LiveITTExperiment
@@ -67,6 +68,10 @@ def setup_from_config(config: ExperimentConfig) -> ArenaSetup:
         from turinglab.arena.gtt_mode import gtt_setup_for
 
         return gtt_setup_for(experiment, config.all_agents())
+    if isinstance(experiment, ConversationExperiment):  # people in ITT conversations
+        from turinglab.arena.itt_chat_mode import itt_chat_setup_for
+
+        return itt_chat_setup_for(experiment, config.all_agents())
     if isinstance(experiment, LiveITTExperiment):
         from turinglab.arena.live_itt_mode import live_itt_setup_for
 

@@ -308,6 +308,49 @@ def llm_judge(
     _echo_json({"judgements": len(run.judgements), "unparsed": run.unparsed, "errors": run.errors})
 
 
+@itt_app.command("vision-judge")
+def vision_judge(
+    dataset: Annotated[Path, typer.Argument(help="dataset with image-task responses")],
+    agent: Annotated[str, typer.Option(help="a vision agent from --config (kind: openai)")],
+    out: Annotated[Path, typer.Option(help="judgements file to write")],
+    config: Annotated[Path | None, typer.Option(help="experiment config naming agents")] = None,
+    limit: Annotated[
+        int | None, typer.Option(help="judge at most this many responses, human and machine")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="seed of the --limit draw")] = 0,
+) -> None:
+    """A vision model as judge: shown each image (captioning, colour estimation, object
+    detection) and one answer, it says whether a human or a machine gave it."""
+    if out.exists():
+        _fail(f"{out} exists; choose a new --out (nothing overwritten)")
+    import asyncio
+
+    from turinglab.agents.registry import AgentSetupError, build_agent
+    from turinglab.config import EMBEDDED_AGENTS, ConfigError, load_config
+    from turinglab.itt.dataset import load_dataset
+    from turinglab.itt.judgements import save_judgements
+    from turinglab.itt.vision_judges import balanced, image_rows, judge_images
+
+    try:
+        configs = dict(EMBEDDED_AGENTS)
+        if config is not None:
+            configs.update(load_config(config).all_agents())
+        if agent not in configs:
+            _fail(f"unknown agent {agent!r} (known: {', '.join(sorted(configs))})")
+        rows = image_rows(load_dataset(dataset))
+        if not rows:
+            _fail(f"{dataset}: no captioning, colour or object answers with an image")
+        chosen = rows if limit is None else balanced(rows, limit, seed)
+        run = asyncio.run(
+            judge_images(build_agent(agent, configs[agent]), chosen, dataset.parent, seed=seed)
+        )
+    except (ValueError, ConfigError, AgentSetupError) as err:
+        _fail(str(err))
+        return
+    save_judgements(out, run.judgements)
+    _echo_json({"judgements": len(run.judgements), "unparsed": run.unparsed, "errors": run.errors})
+
+
 @itt_app.command()
 def batch(
     dataset: Annotated[Path, typer.Argument(help="dataset to draw responses from")],

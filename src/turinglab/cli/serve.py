@@ -16,7 +16,7 @@ def serve(
         Path | None,
         typer.Argument(
             metavar="[CONFIG]",
-            help="a three-/two-party, strong, gtt or live-itt config; "
+            help="a three-/two-party, strong, gtt, live-itt or conversation config; "
             "none: play the embedded agents",
         ),
     ] = None,

@@ -51,7 +51,7 @@ CHAT_ROLE_PROMPT = (
 CHAT_OPENS = "You write first: greet your friend and bring up the topic."
 CHAT_ANSWERS = "Your friend wrote first; their message follows."
 HUMAN_BRIEF = (
-    "Chat with the other person about {topic}. Write one message at a time; the chat ends "
+    "Chat with your partner about {topic}. Write one message at a time; the chat ends "
     "after {n} messages in all."
 )
 # The paper's base-model framing, in our words, from the speaking model's side (it is SELF_NAME).
@@ -240,4 +240,11 @@ def _conversation_game(config: Any, context: GameContext) -> ConversationGame:
     return ConversationGame(config, context)
 
 
-KIND = register(GameKind("conversation", ConversationExperiment, _conversation_game))
+KIND = register(
+    GameKind(
+        "conversation",
+        ConversationExperiment,
+        _conversation_game,
+        arena_modes=("itt-conversation",),  # people in conversations (arena/itt_chat_mode.py)
+    )
+)

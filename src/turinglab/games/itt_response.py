@@ -1,13 +1,15 @@
-"""One agent answers one stimulus (Zhang et al., captioning and word association): the machine
-side of an ITT dataset, played by the runner (concurrency, retries, resume, several workers).
+"""One agent answers one stimulus (Zhang et al., captioning, word association, colour estimation,
+object detection): the machine side of an ITT dataset, played by the runner (concurrency,
+retries, resume, several workers).
 
 Each responder answers each stimulus `responses_per_stimulus` times. A word-association cue
-gets the paper's prompt-based procedure (three worked examples, then the cue); an image gets the
-captioning instructions with the image attached, so only agents that see images (OpenAI-
-compatible vision models) can caption. The reply goes through the task's controls
-(itt/tasks.py): an association is post-processed, a caption checked for the rules that apply to
-machines. A reply the controls refuse is sampled again (a fresh seed), up to `max_resamples`
-times, each refusal recorded; a trial whose every reply was refused ends `flagged`.
+gets the paper's prompt-based procedure (three worked examples, then the cue); an image gets its
+task's question (a caption, the dominant colour, three things seen) with the image attached, so
+only agents that see images (OpenAI-compatible vision models) answer image tasks. The reply
+goes through the task's controls (itt/tasks.py): an association is post-processed, a caption
+checked for the rules that apply to machines, a colour or three objects checked for form.
+A reply the controls refuse is sampled again (a fresh seed), up to `max_resamples` times,
+each refusal recorded; a trial whose every reply was refused ends `flagged`.
 """
 
 from __future__ import annotations
@@ -27,10 +29,12 @@ from turinglab.itt.stimuli import StimulusSet, load_stimuli, text_stimuli
 from turinglab.itt.tasks import (
     CAPTION_AGENT_SUFFIX,
     CAPTION_PROMPT,
+    VISION_TASKS,
     WORD_EXAMPLES,
     WORD_PROMPT,
     association_history,
     check_agent,
+    image_prompt,
 )
 
 RESPONDER = "responder"
@@ -45,7 +49,7 @@ class ITTResponseExperiment(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     game: Literal["itt-response"]
-    task: Literal["word-association", "captioning"]
+    task: Literal["word-association", "captioning", "color-estimation", "object-detection"]
     responders: list[str] = Field(min_length=1, description="agents that answer every stimulus")
     stimuli: Path | None = Field(
         default=None, description="stimuli file (CSV/JSONL) or folder with stimuli.csv"
@@ -60,7 +64,7 @@ class ITTResponseExperiment(BaseModel):
         if (self.stimuli is None) == (not self.cues):
             raise ValueError("give either stimuli (a file) or cues (a list), not both or neither")
         if self.cues and self.task != "word-association":
-            raise ValueError("cues are word-association stimuli; captioning needs a stimuli file")
+            raise ValueError("cues are word-association stimuli; image tasks need a stimuli file")
         if len(set(self.responders)) != len(self.responders):
             raise ValueError("responders lists an agent more than once")
         return self
@@ -145,6 +149,7 @@ class ITTResponseGame:
     def identity(self) -> dict[str, Any]:
         """Prompt texts and what the stimuli say (their file and images hashed), so a changed
         stimulus makes a new run rather than mixing answers to two versions."""
+        vision = self.config.task in VISION_TASKS
         digest = hashlib.sha256()
         for s in self.stimuli.stimuli:
             digest.update(s.model_dump_json().encode())
@@ -153,6 +158,8 @@ class ITTResponseGame:
                 digest.update(hashlib.sha256(image.read_bytes()).digest())
         return {
             "caption_prompt": CAPTION_PROMPT + CAPTION_AGENT_SUFFIX,
+            # only image tasks other than captioning: their runs' identities change, no other
+            **({"image_prompt": image_prompt(self.config.task)} if vision else {}),
             "word_prompt": WORD_PROMPT,
             "word_examples": [list(e) for e in WORD_EXAMPLES],
             "stimuli_sha256": digest.hexdigest(),
@@ -168,7 +175,7 @@ class ITTResponseGame:
             return history
         image = self.stimuli.image(_stimulus_of(self.stimuli, spec))
         images = () if image is None else (image,)
-        text = CAPTION_PROMPT + CAPTION_AGENT_SUFFIX
+        text = image_prompt(task)
         table.post(GAME, text, visible_to=(RESPONDER,), phase="stimulus", images=images)
         return table.view(RESPONDER)
 

@@ -128,6 +128,9 @@ class Answer:
     trial: BatchTrial
     label: str  # "H" | "M"
     control_answer: str | None = None
+    # Seconds from the trial being shown to the answer (the judge page measures it), so the
+    # paper's rule of keeping responses over 3 s (`itt score --min-rt 3`) applies.
+    seconds: float | None = None
 
 
 @dataclass
@@ -168,6 +171,7 @@ def screen(
                         "label": a.label,
                         "task": a.trial.task,
                         "length": a.trial.length,
+                        "rt": a.seconds,
                         **((demographics or {}).get(judge, {})),
                     }
                 )

@@ -7,8 +7,9 @@ responses file of an ITT dataset, machine source, flagged trials left out:
   folder `turinglab serve --itt-study` can show.
 
 Human responses are added beside it (chitchat-dataset conversations, `/respond` in the arena).
-An arena run's live integrative-test sessions are already judged: they become a judgements
-file (one row per answerer) for `turinglab itt score`."""
+An arena run's topic conversations (people with people, or with an AI) become the responses
+file too (itt/arena_conversations.py); its live integrative-test sessions are already judged:
+they become a judgements file (one row per answerer) for `turinglab itt score`."""
 
 from __future__ import annotations
 
@@ -129,11 +130,71 @@ def export_live_itt(store: Store, run: RunInfo, out: Path) -> JudgementsExport:
     return JudgementsExport(path, len(rows), len({r.item.rsplit("/", 1)[0] for r in rows}))
 
 
-def export_itt(store: Store, run: RunInfo, out: Path) -> DatasetExport | JudgementsExport:
+@dataclass(frozen=True)
+class ConversationsExport:
+    path: Path
+    responses: int
+    conversations: int
+    kinds: dict[str, int]
+    left_out: int
+
+    def summary(self) -> str:
+        kinds = ", ".join(f"{n} {k}" for k, n in sorted(self.kinds.items()))
+        return (
+            f"wrote {self.path}: {self.responses} messages from {self.conversations} arena "
+            f"conversations ({kinds}; {self.left_out} unfinished, flagged or practice ones "
+            "left out)"
+        )
+
+
+@dataclass(frozen=True)
+class ArenaExport:
+    parts: list[ConversationsExport | JudgementsExport]
+
+    def summary(self) -> str:
+        return "\n".join(p.summary() for p in self.parts)
+
+
+def export_arena(store: Store, run: RunInfo, out: Path) -> ArenaExport:
+    """An arena run's topic conversations as `responses.csv` and its live-itt sessions as
+    `judgements.csv` in `out` (whichever it has)."""
+    from turinglab.arena.live_itt_mode import live_itt_judgements
+    from turinglab.arena.store_bridge import arena_records
+    from turinglab.itt.arena_conversations import arena_conversations
+
+    records = arena_records(store, run.id)
+    judged = live_itt_judgements(records)
+    talks = arena_conversations(records, prefix=f"arena-{run.id.removeprefix('arena-')[:8]}")
+    if not judged and not talks.rows:
+        raise NotAnITTRun(
+            f"run {run.id}: no finished topic conversation or live-itt study session to "
+            "export (practice, flagged and unfinished ones are left out)"
+        )
+    parts: list[ConversationsExport | JudgementsExport] = []
+    out.mkdir(parents=True, exist_ok=True)
+    if talks.rows:
+        path = out / RESPONSES
+        save_dataset(path, talks.rows)
+        parts.append(
+            ConversationsExport(
+                path, len(talks.rows), talks.conversations, talks.kinds(), talks.left_out
+            )
+        )
+    if judged:
+        path = out / JUDGEMENTS
+        save_judgements(path, judged)
+        sessions = len({r.item.rsplit("/", 1)[0] for r in judged})
+        parts.append(JudgementsExport(path, len(judged), sessions))
+    return ArenaExport(parts)
+
+
+def export_itt(
+    store: Store, run: RunInfo, out: Path
+) -> DatasetExport | JudgementsExport | ArenaExport:
     """What `turinglab export --format itt` writes: an ITT game run's responses, or an arena
-    run's live-itt judgements."""
+    run's topic conversations (responses) and live-itt sessions (judgements)."""
     from turinglab.arena.store_bridge import ARENA_GAME
 
     if run.game == ARENA_GAME:
-        return export_live_itt(store, run, out)
+        return export_arena(store, run, out)
     return export_itt_run(store, run, out)

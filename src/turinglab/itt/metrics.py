@@ -20,10 +20,11 @@ import numpy as np
 
 from turinglab.itt.bootstrap import (
     DEFAULT_REPLICATES,
+    Replicates,
+    cluster_totals,
     intervals,
     judged,
-    percentile,
-    replicate_totals,
+    t_interval,
 )
 from turinglab.itt.judgements import JudgementRow
 
@@ -306,22 +307,49 @@ def _four_way_intervals(
         [True] * len(pairs),
         [True] * len(pairs),
     )
-    totals = replicate_totals(
-        data.unit, data.judge, data.weight, np.asarray(category), 16, replicates, seed
-    ).reshape(-1, 4, 4)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rates = totals / totals.sum(axis=2, keepdims=True)
-        accuracy = np.trace(totals, axis1=1, axis2=2) / totals.sum(axis=(1, 2))
+    cat = np.asarray(category)
+    units, judges = int(data.unit.max()) + 1, int(data.judge.max()) + 1
+    observed = np.bincount(cat, minlength=16).astype(float)[None]
+    by_unit = cluster_totals(data.unit, data.weight, cat, 16, replicates, seed)
+    by_judge = None
+    if judges > 1:
+        by_judge = cluster_totals(data.judge, data.weight, cat, 16, replicates, seed + 1)
 
-    def rounded(got: tuple[float, float] | None) -> list[float] | None:
+    def rates_of(totals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        t = totals.reshape(-1, 4, 4)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return t / t.sum(axis=2, keepdims=True), np.trace(t, axis1=1, axis2=2) / t.sum(
+                axis=(1, 2)
+            )
+
+    point, unit_reps = rates_of(observed), rates_of(by_unit)
+    judge_reps = None if by_judge is None else rates_of(by_judge)
+
+    # a truth row's rates rest on the conversations of that truth only
+    row_units = [len(np.unique(data.unit[cat // 4 == i])) for i in range(4)]
+
+    def ci(
+        pick: Callable[[tuple[np.ndarray, np.ndarray]], np.ndarray], units: int = units
+    ) -> list[float] | None:
+        reps = Replicates(
+            float(pick(point)[0]),
+            pick(unit_reps),
+            None if judge_reps is None else pick(judge_reps),
+            units,
+            judges,
+        )
+        got = t_interval(reps)
         return None if got is None else [round(got[0], 4), round(got[1], 4)]
 
     return {
         "rates": {
-            t: {a: rounded(percentile(rates[:, i, j])) for j, a in enumerate(FOUR_WAY)}
+            t: {
+                a: ci(lambda r, i=i, j=j: r[0][:, i, j], row_units[i])  # type: ignore[misc]
+                for j, a in enumerate(FOUR_WAY)
+            }
             for i, t in enumerate(FOUR_WAY)
         },
-        "accuracy": rounded(percentile(accuracy)),
+        "accuracy": ci(lambda r: r[1]),
     }
 
 
@@ -350,8 +378,10 @@ def score(
     by_type = split_rows(rows, lambda r: r.judge_type)
     out: dict[str, object] = {
         "intervals": (
-            f"95% cluster bootstrap, {replicates} replicates, seed {seed}: stimuli or "
-            "conversations and judges resampled; AI cross-validation seeds averaged per response"
+            f"95% studentized cluster bootstrap, {replicates} replicates, seed {seed}: stimuli "
+            "or conversations and judges resampled, estimate ± t(df) × SE with G/(G−1) "
+            "variances and G−1 degrees of freedom per dimension; AI cross-validation seeds "
+            "averaged per response"
         ),
         "overall": summarise(rows, replicates, seed),
         "per_model": model_table(rows, replicates, seed),

@@ -19,7 +19,7 @@ from turinglab.agents.base import ImagePart
 from turinglab.itt.tables import RowError, raw_rows
 
 STIMULI_FILE = "stimuli.csv"  # the stimuli of a folder given instead of a file
-IMAGE_TASKS = frozenset({"captioning"})
+IMAGE_TASKS = frozenset({"captioning", "color-estimation", "object-detection"})
 TEXT_TASKS = frozenset({"word-association"})
 RESPONSE_TASKS = IMAGE_TASKS | TEXT_TASKS  # the tasks people and agents answer one at a time
 

@@ -12,6 +12,13 @@ checks from here. The wording is ours; the rules are the paper's (Zhang et al., 
   question and must type one word; agents get the same question after three worked examples
   (the paper's prompt-based version, which it merged with the free one), so that chat and base
   models answer with a bare word, and their first word is taken ("limited to one word").
+- Colour estimation: "What is the dominant color in this image?", one of the paper's 11
+  colours (people picked from a drop-down list; an agent's first colour word is taken).
+- Object detection: "What do you see in this image?", three single words, all distinct (the
+  paper's rules: no empty answer, three distinct valid words; its spell checker is our
+  letters-only rule). Agents are asked for three words separated by commas.
+Colour estimation and object detection answers come from vision agents (`game: itt-response`
+with an OpenAI-compatible vision model); the /respond page collects captions and words only.
 """
 
 from __future__ import annotations
@@ -40,6 +47,28 @@ WORD_PROMPT = (
 # models alike answer with a bare word.
 WORD_EXAMPLES = (("sun", "moon"), ("cold", "ice"), ("teacher", "school"))
 _WORD = re.compile(r"[A-Za-z'-]+")
+
+COLOURS = (
+    *("red", "pink", "orange", "yellow", "purple", "green"),
+    *("blue", "brown", "gray", "black", "white"),
+)
+COLOUR_PROMPT = (
+    "What is the dominant color in this image? Choose one of: " + ", ".join(COLOURS) + "."
+)
+COLOUR_AGENT_SUFFIX = "\nAnswer with the color only."
+_COLOUR_WORDS = {"grey": "gray", **{c: c for c in COLOURS}}
+OBJECTS_PROMPT = "What do you see in this image? Name three different things, one word each."
+OBJECTS_AGENT_SUFFIX = "\nAnswer with the three words only, separated by commas."
+VISION_TASKS = ("color-estimation", "object-detection")
+
+
+def image_prompt(task: str) -> str:
+    """What an agent is asked beside the image of an image task."""
+    if task == "color-estimation":
+        return COLOUR_PROMPT + COLOUR_AGENT_SUFFIX
+    if task == "object-detection":
+        return OBJECTS_PROMPT + OBJECTS_AGENT_SUFFIX
+    return CAPTION_PROMPT + CAPTION_AGENT_SUFFIX
 
 
 def association_history(cue: str) -> list[ChatMessage]:
@@ -78,6 +107,10 @@ def check_person(
         if len(words) != 1 or words[0] != text:
             return Checked(None, [Violation("one-word", "type exactly one word, letters only")])
         return _association(stimulus or "", text)
+    if task == "color-estimation":
+        return _colour(text.lower(), first_only=False)
+    if task == "object-detection":
+        return _objects(text)
     raise ValueError(f"task {task!r} takes no typed answers")
 
 
@@ -90,7 +123,35 @@ def check_agent(task: str, stimulus: str | None, reply: str) -> Checked:
     if task == "word-association":
         first = (_WORD.findall(reply) or [""])[0]  # the first word said
         return _association(stimulus or "", first)
+    if task == "color-estimation":
+        return _colour(reply.lower(), first_only=True)
+    if task == "object-detection":
+        return _objects(reply)
     raise ValueError(f"task {task!r} takes no single answers")
+
+
+def _colour(text: str, *, first_only: bool) -> Checked:
+    """One of the 11 colours ("grey" is gray); an agent's first colour word is its answer."""
+    words = _WORD.findall(text)
+    named = [_COLOUR_WORDS[w] for w in words if w in _COLOUR_WORDS]
+    if named and (first_only or (len(words) == 1 and len(named) == 1)):
+        return Checked(named[0])
+    rule = Violation("colour", "name one of the colours: " + ", ".join(COLOURS))
+    return Checked(None, [rule])
+
+
+def _objects(text: str) -> Checked:
+    """Three distinct single words (letters only), stored lower-case as "a, b, c"."""
+    parts = [p.strip() for p in re.split(r"[,;\n]+", text.strip().rstrip(".")) if p.strip()]
+    words = [p.lower() for p in parts]
+    broken = []
+    if len(words) != 3:
+        broken.append(Violation("three-words", "give exactly three answers"))
+    if any(not re.fullmatch(r"[a-z'-]+", w) for w in words):
+        broken.append(Violation("one-word", "each answer is one word, letters only"))
+    if len(set(words)) != len(words):
+        broken.append(Violation("distinct", "the three answers must differ"))
+    return Checked(None, broken) if broken else Checked(", ".join(words))
 
 
 def _association(cue: str, word: str) -> Checked:

@@ -351,8 +351,9 @@ def itt_report(path: Path, out: Path, *, anova: list[str] | None = None) -> Path
         "no conversation or stimulus is in both training and test folds."
     )
     summary.paragraph(
-        "Intervals: 95% cluster bootstrap (1000 replicates) resampling stimuli or "
-        "conversations and judges; an AI judge's cross-validation seeds count once per response."
+        "Intervals: 95% studentized cluster bootstrap (1000 replicates) resampling stimuli or "
+        "conversations and judges, with t quantiles on G−1 degrees of freedom (honest with few "
+        "clusters); an AI judge's cross-validation seeds count once per response."
     )
     overall = split_rows(study.judgements, lambda r: r.judge_type)
     summary.table(CONFUSION_COLUMNS, _confusion_rows(overall))

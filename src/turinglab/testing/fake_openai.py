@@ -140,11 +140,69 @@ def image_parts(messages: list[dict[str, Any]]) -> list[tuple[str, int]]:
     return seen
 
 
+# A stand-in for a vision model: the named colour nearest each image's mean pixel (the ITT
+# colour-estimation answers; the 11 colours of Zhang et al.).
+_NAMED = {
+    "red": (200, 30, 30), "pink": (240, 150, 190), "orange": (240, 140, 20),
+    "yellow": (240, 230, 40), "purple": (130, 40, 160), "green": (40, 160, 60),
+    "blue": (30, 60, 200), "brown": (120, 75, 30), "gray": (128, 128, 128),
+    "black": (15, 15, 15), "white": (245, 245, 245),
+}  # fmt: skip
+
+
+def image_colours(messages: list[dict[str, Any]]) -> list[str]:
+    """The named colour nearest the mean pixel of every image_url part, in order."""
+    import io
+
+    from PIL import Image
+
+    out = []
+    for m in messages:
+        content = m.get("content")
+        for part in content if isinstance(content, list) else []:
+            if isinstance(part, dict) and part.get("type") == "image_url":
+                payload = str(part["image_url"]["url"]).partition(",")[2]
+                with Image.open(io.BytesIO(base64.b64decode(payload))) as img:
+                    small = img.convert("RGB").resize((1, 1), Image.Resampling.BOX)
+                    mean: tuple[int, int, int] = small.getpixel((0, 0))  # type: ignore[assignment]
+
+                def distance(name: str, mean: tuple[int, int, int] = mean) -> int:
+                    return sum((a - b) ** 2 for a, b in zip(_NAMED[name], mean, strict=True))
+
+                out.append(min(_NAMED, key=distance))
+    return out
+
+
+def _asked(messages: list[dict[str, Any]]) -> str:
+    """The text of the last user message, whatever its parts."""
+    last: dict[str, Any] = next((m for m in reversed(messages) if m.get("role") == "user"), {})
+    content = last.get("content")
+    if isinstance(content, list):
+        return " ".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return str(content or "")
+
+
+def vision_reply(messages: list[dict[str, Any]], images: list[tuple[str, int]]) -> str:
+    """What the stand-in vision model says about the images it was shown: the dominant colour
+    when asked for it, three things when asked what it sees, a human-or-machine guess when
+    asked to judge an answer (by the answer's length: a deterministic, learnable rule), and
+    otherwise what arrived, so a test can tell the image reached the "model"."""
+    asked = _asked(messages).lower()
+    if "human or a machine" in asked:  # first: a judge's prompt quotes the task's question
+        answer = asked.rpartition("answer:")[2]
+        return "machine" if len(answer.split()) % 2 else "human"
+    if "dominant color" in asked:
+        return f"The dominant color is {image_colours(messages)[0]}."
+    if "what do you see" in asked:
+        return f"{image_colours(messages)[0]}, square, picture"
+    return "I see " + ", ".join(f"an {t} image of {n} bytes" for t, n in images) + "."
+
+
 def reply_text(messages: list[dict[str, Any]], answer_after: int) -> str:
     """The deterministic reply to a conversation (see the module docstring)."""
     images = image_parts(messages)
-    if images:  # say what arrived, so a test can tell the image reached the "model"
-        return "I see " + ", ".join(f"an {t} image of {n} bytes" for t, n in images) + "."
+    if images:
+        return vision_reply(messages, images)
     first_user = next((m.get("content") for m in messages if m.get("role") == "user"), None)
     said = sum(1 for m in messages if m.get("role") == "assistant")
     if isinstance(first_user, str) and "<answer>" in first_user and said >= answer_after:

@@ -70,6 +70,7 @@ function onFrame(f) {
     case "error": return toast(f.message);
     case "strong": return onStrong(f); // the Strong Turing Test (strong.js)
     case "gtt": return onGTT(f); // people in the GTT (gtt.js)
+    case "itt-chat": return onITTChat(f); // people in ITT conversations (itt_chat.js)
   }
 }
 

@@ -1,0 +1,113 @@
+"""Two people hold an ITT topic conversation in two real browsers (Debian's chromium through
+Playwright), set up from a conversation config as `turinglab serve` does (open matching here,
+so the two are paired at once). Four messages, A first; the page shows the topic, refuses a
+message out of turn, shows the partner typing, and tells both who the partner was at the end;
+the stored conversation holds exactly what was typed.
+
+Screenshots (1280 and 390 px) go to $TURINGLAB_SCREENSHOTS when set, e.g. docs/screenshots.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+
+from arena_fixtures import running_arena
+from test_arena_strong_browser import ARGS, CHROMIUM, DESKTOP, XSS, _shoot
+from turinglab.arena import ArenaSettings
+from turinglab.arena.itt_chat_mode import itt_chat_setup_for
+from turinglab.config import parse_config
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.server,
+    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian chromium is not installed"),
+]
+
+LINES = [
+    "hi! so, books — read anything good lately?",
+    "just finished a mystery novel, could not put it down",
+    XSS,
+    "ha, sunny days are for reading outside anyway",
+]
+
+
+def chat_setup() -> Any:
+    config = parse_config(
+        {
+            "name": "people-talk",
+            "agents": {"pat": {"kind": "scripted", "replies": ["hello"]}},
+            "experiment": {
+                "game": "conversation",
+                "pairs": [["pat", "pat"]],
+                "exchanges": len(LINES),
+                "topics": ["books"],
+            },
+        }
+    )
+    settings = ArenaSettings(seed=2, ai_after_s=600)  # open matching: two people, at once
+    return itt_chat_setup_for(config.experiment, config.all_agents(), settings)  # type: ignore[arg-type]
+
+
+def _say(page: Any, text: str) -> None:
+    box = page.locator("#c-text")
+    page.wait_for_function("() => !document.getElementById('c-text').readOnly")
+    box.fill(text)
+    box.press("Enter")
+
+
+def test_two_people_chat_about_a_topic_in_two_browsers() -> None:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with running_arena(chat_setup()) as (base, app), sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        errors: list[str] = []
+        pages = [browser.new_context(viewport=DESKTOP).new_page() for _ in range(2)]
+        for page in pages:
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(base + "/")
+        # The lobby explains this game once the server's first status frame has arrived.
+        pages[0].locator("#how-itt-chat").wait_for(state="visible")
+        assert pages[0].locator("#how-chat").is_hidden()
+        _shoot(pages[0], "lobby", prefix="itt-chat")
+        for page in pages:
+            page.locator("#consent").check()
+            page.get_by_role("button", name="Chat about a topic").click()
+        for page in pages:
+            page.locator("#v-itt-chat").wait_for(state="visible")
+        a, b = pages if pages[0].locator("#c-role").inner_text() == "You are A" else pages[::-1]
+        assert b.locator("#c-role").inner_text() == "You are B"
+        for page in (a, b):
+            assert page.locator("#c-topic").inner_text().lower() == "topic: books"
+            page.locator(".msg.game", has_text="Chat with your partner about books").wait_for()
+        assert "You write first" in a.locator("#c-hint").inner_text()
+        assert b.locator("#c-text").get_attribute("readonly") is not None  # B waits for A
+        _shoot(b, "waiting", prefix="itt-chat")
+
+        for n, text in enumerate(LINES):
+            writer, reader = (a, b) if n % 2 == 0 else (b, a)
+            if n == 1:
+                writer.locator("#c-text").press_sequentially("just")
+                reader.locator("#c-typing", has_text="Your partner is typing").wait_for()
+                writer.locator("#c-text").fill("")
+            _say(writer, text)
+            reader.locator(".msg.them", has_text=text.split(">")[-1].strip()).wait_for()
+            if n == 1:
+                assert "Message 3 of 4" in a.locator("#c-count").inner_text()
+                _shoot(a, "talking", prefix="itt-chat")
+
+        for page in (a, b):
+            page.locator("#c-end").wait_for(state="visible")
+            assert page.locator("#c-outcome").inner_text() == "Your partner was a person."
+        assert LINES[0] in a.locator(".msg.you").all_inner_texts()[0]
+        _shoot(a, "end", prefix="itt-chat")
+        for page in pages:
+            assert page.evaluate("window.__pwned") is None
+        assert errors == []
+        browser.close()
+
+    (record,) = app.state.arena.finished
+    assert record["status"] == "finished" and record["trial"]["params"]["topic"] == "books"
+    said = [m["text"] for m in record["messages"] if m["sender"] in ("A", "B")]
+    assert said == LINES
