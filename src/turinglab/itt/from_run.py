@@ -16,11 +16,14 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from turinglab.games.live_itt_judgements import live_itt_judgements
 from turinglab.games.spec import GameResult, TrialSpec
 from turinglab.itt.dataset import save_dataset
 from turinglab.itt.generate import Played, conversation_rows, response_rows
 from turinglab.itt.judgements import save_judgements
 from turinglab.itt.study import JUDGEMENTS, RESPONSES
+from turinglab.store import arena_games
+from turinglab.store.arena_records import ARENA_GAME
 from turinglab.store.database import RunInfo, Store
 
 ITT_GAMES = ("conversation", "itt-response")
@@ -112,12 +115,9 @@ class JudgementsExport:
 
 def export_live_itt(store: Store, run: RunInfo, out: Path) -> JudgementsExport:
     """An arena run's finished live-itt study sessions as `judgements.csv` in `out`."""
-    from turinglab.arena.live_itt_mode import live_itt_judgements
-    from turinglab.arena.store_bridge import ARENA_GAME, arena_records
-
     if run.game != ARENA_GAME:
         raise NotAnITTRun(f"run {run.id} plays {run.game!r}, not live sessions")
-    rows = live_itt_judgements(arena_records(store, run.id))
+    rows = live_itt_judgements(arena_games.records(store, run.id))
     if not rows:
         raise NotAnITTRun(
             f"run {run.id}: no finished live-itt study session to export "
@@ -132,8 +132,6 @@ def export_live_itt(store: Store, run: RunInfo, out: Path) -> JudgementsExport:
 def export_itt(store: Store, run: RunInfo, out: Path) -> DatasetExport | JudgementsExport:
     """What `turinglab export --format itt` writes: an ITT game run's responses, or an arena
     run's live-itt judgements."""
-    from turinglab.arena.store_bridge import ARENA_GAME
-
     if run.game == ARENA_GAME:
         return export_live_itt(store, run, out)
     return export_itt_run(store, run, out)
