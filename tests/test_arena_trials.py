@@ -193,3 +193,29 @@ async def test_arena_games_are_trials_ended_through_the_batch_path(tmp_path: Pat
         kept.close()
     run = Store(str(tmp_path / "arena.db")).find_run(kept.run_id)
     assert run is not None and run.n_planned == 3  # counted when the server stops
+
+
+def test_export_format_study_reads_an_arena_run_as_the_admin_page_does(tmp_path: Path) -> None:
+    """`turinglab export RUN --format study` on an arena run: the rows of the admin page's
+    study.jsonl (old store included), as CSV, titled after the run."""
+    import csv
+
+    from turinglab.study_export import export_study
+
+    db = tmp_path / "old.db"
+    shutil.copyfile(FIXTURES / "arena_store_v5.db", db)
+    expected = json.loads((FIXTURES / "arena_store_v5.json").read_text(encoding="utf-8"))
+    store = Store(str(db))
+    run = store.find_run(expected["run_id"])
+    assert run is not None
+    done = export_study(store, run, tmp_path / "out")
+    with done.path.open(encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    want = [json.loads(line) for line in expected["study_jsonl"].splitlines()]
+    assert len(rows) == len(want) == done.rows == 4  # 2 + 1 witnesses, 1 abandoned game
+    assert done.games == 3 and done.skipped == 1
+    for row, wanted in zip(rows, want, strict=True):
+        assert row["study"] == "arena"
+        assert row["game"] == wanted["game"]
+        assert row.get("transcript", "") == wanted.get("transcript", "")
+        assert row.get("excluded_reason", "") == wanted.get("excluded_reason", "")
