@@ -76,12 +76,58 @@ def test_a_store_written_before_arena_games_were_trials_reads_and_exports_the_sa
     db = tmp_path / "old.db"
     shutil.copyfile(FIXTURES / "arena_store_v5.db", db)
     expected = json.loads((FIXTURES / "arena_store_v5.json").read_text(encoding="utf-8"))
-    kept = ArenaStore(Store(str(db)), fixture_setup())
+    kept = ArenaStore(Store(str(db)), fixture_setup())  # upgraded in place (0005_arena_trials)
     try:
         got = _snapshot(kept)
+        # The run now counts its games, as a batch run does: the only number that changes.
+        assert expected.pop("run") == {"finished": 0, "planned": 0, "failed": 0}
+        assert got.pop("run") == {"finished": 2, "planned": 4, "failed": 0}
         assert got == expected
         statuses = sorted(str(g["status"]) for g in got["records"])
         assert statuses == [ABANDONED, "finished", "finished", "flagged"]  # not vacuous
+        # Each old game is a trial now, its result where batch results are.
+        store = kept.store
+        with store.engine.connect() as conn:
+            rows = conn.execute(
+                select(games.c.id, games.c.setup, trials.c.idx, outcomes.c.status)
+                .join(trials, trials.c.id == games.c.trial_id)
+                .join(outcomes, outcomes.c.game_id == games.c.id)
+                .where(games.c.run_id == kept.run_id)
+            ).all()
+        assert len(rows) == 4 and all(r.idx == r.id for r in rows)
+        assert all("status" not in r.setup and "correct" not in r.setup for r in rows)
+        assert sorted(r.status for r in rows) == ["finished", "finished", "flagged", "flagged"]
+        finished = {r["attempt_id"]: r for r in store.results(kept.run_id)}
+        records = {g["game"]: g for g in got["records"]}
+        for r in rows:
+            game = records[r.setup["arena_game"]]
+            if r.status == "finished":
+                assert finished[r.id]["correct"] == game["correct"]
+    finally:
+        kept.close()
+
+
+def test_the_arena_trials_migration_goes_back_to_the_old_form(tmp_path: Path) -> None:
+    """Downgraded, the store is what the old code wrote: it reads the same again."""
+    from alembic import command
+
+    from turinglab.store import migrations
+
+    db = tmp_path / "old.db"
+    shutil.copyfile(FIXTURES / "arena_store_v5.db", db)
+    expected = json.loads((FIXTURES / "arena_store_v5.json").read_text(encoding="utf-8"))
+    store = Store(str(db))
+    with store.writing() as conn:
+        command.downgrade(migrations._config(conn), "0004_fencing")
+    with store.engine.connect() as conn:
+        setups = [s for (s,) in conn.execute(select(games.c.setup).where(games.c.id > 0))]
+        assert conn.execute(select(trials.c.id)).all() == []
+    assert sorted(str(s["status"]) for s in setups) == [ABANDONED, "finished", "finished", "flagged"]
+    kept = ArenaStore(store, fixture_setup())  # not upgraded again: the same store object
+    try:
+        got = _snapshot(kept)
+        got.pop("run"), expected.pop("run")
+        assert got == expected
     finally:
         kept.close()
 
@@ -110,8 +156,7 @@ def test_a_game_left_playing_by_the_old_code_gets_its_trial_when_it_ends(tmp_pat
         assert trial.idx == gid and trial.key == spec["key"]
         (found,) = [g for g in kept.records() if g["game"] == "g-old"]
         assert found["status"] == "finished" and found["correct"] is False
-        (result_row,) = store.results(kept.run_id)
-        assert result_row["attempt_id"] == gid
+        assert gid in [r["attempt_id"] for r in store.results(kept.run_id)]
     finally:
         kept.close()
 
