@@ -122,7 +122,12 @@ def test_the_arena_trials_migration_goes_back_to_the_old_form(tmp_path: Path) ->
     with store.engine.connect() as conn:
         setups = [s for (s,) in conn.execute(select(games.c.setup).where(games.c.id > 0))]
         assert conn.execute(select(trials.c.id)).all() == []
-    assert sorted(str(s["status"]) for s in setups) == [ABANDONED, "finished", "finished", "flagged"]
+    assert sorted(str(s["status"]) for s in setups) == [
+        ABANDONED,
+        "finished",
+        "finished",
+        "flagged",
+    ]
     kept = ArenaStore(store, fixture_setup())  # not upgraded again: the same store object
     try:
         got = _snapshot(kept)
@@ -264,3 +269,65 @@ def test_export_format_study_reads_an_arena_run_as_the_admin_page_does(tmp_path:
         assert row["game"] == wanted["game"]
         assert row.get("transcript", "") == wanted.get("transcript", "")
         assert row.get("excluded_reason", "") == wanted.get("excluded_reason", "")
+
+
+def test_arena_games_go_down_and_up_the_migration_in_place(store_location: str) -> None:
+    """On SQLite and PostgreSQL: games written as trials, taken back to the old form and up
+    again, read the same at every step (a finished game, an abandoned one, one still playing)."""
+    from alembic import command
+
+    from turinglab.games.spec import Judgement, TrialSpec
+    from turinglab.store import arena_games, migrations
+
+    kept = ArenaStore(Store(store_location), fixture_setup())
+    store = kept.store
+
+    def start(n: int, status: GameResult | None) -> None:
+        spec = TrialSpec(
+            n,
+            f"arena:three-party#{n}",
+            "three-party-test",
+            7 + n,
+            {"interrogator": f"person:p-{n}", "seat_left": "eliza"},
+            {"solo": False},
+        )
+        begun = GameStart(
+            kept.run_id, None, 1, "three-party-test", 100.0 + n,
+            [SeatRecord("interrogator", f"person:p-{n}", "human", f"p-{n}"),
+             SeatRecord("seat_left", "eliza")],
+            None, kept.worker,
+            {"arena_game": f"g-{n}", "mode": "three-party", "solo": False,
+             "trial": spec.to_json()},
+        )  # fmt: skip
+        gid = kept.writer.submit(
+            lambda conn: arena_games.start_game(store, conn, begun, spec)
+        ).result(30)
+        if status is not None:
+            kept.writer.submit(lambda conn: kept.end(conn, gid, status, 200.0 + n)).result(30)
+
+    verdict = Judgement("interrogator", "verdict", verdict="seat_left", confidence=80.0)
+    left = "arena: abandoned: the witness left (no reconnect within 30 s)"
+    try:
+        start(1, GameResult(FINISHED, correct=True, judgements=[verdict]))
+        start(2, GameResult(ABANDONED, flags=[left]))
+        start(3, None)
+        before = json.loads(json.dumps(kept.records()))
+        assert [g["status"] for g in before] == ["finished", ABANDONED, None]
+        for target in ("0004_fencing", "head"):
+            with store.writing() as conn:
+                if target == "head":
+                    command.upgrade(migrations._config(conn), target)
+                else:
+                    command.downgrade(migrations._config(conn), target)
+            with store.engine.connect() as conn:
+                linked = conn.execute(select(games.c.trial_id).order_by(games.c.id)).all()
+                ended = conn.execute(select(outcomes.c.status).order_by(outcomes.c.game_id))
+                ended_statuses = [s for (s,) in ended]
+            if target == "head":
+                assert all(t is not None for (t,) in linked)
+                assert ended_statuses == ["finished", "flagged"]
+            else:
+                assert all(t is None for (t,) in linked) and ended_statuses == []
+            assert json.loads(json.dumps(kept.records())) == before, target
+    finally:
+        kept.close()
