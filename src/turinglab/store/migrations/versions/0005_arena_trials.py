@@ -122,8 +122,9 @@ def downgrade() -> None:
     bind = op.get_bind()
     arena_runs = sa.select(runs.c.id).where(runs.c.game == ARENA_GAME)
     rows = bind.execute(
-        sa.select(games, outcomes.c.status.label("o_status"), outcomes.c.correct,
-                  outcomes.c.details)  # fmt: skip
+        sa.select(
+            games, outcomes.c.status.label("o_status"), outcomes.c.correct, outcomes.c.details
+        )
         .outerjoin(outcomes, outcomes.c.game_id == games.c.id)
         .where(games.c.run_id.in_(arena_runs), games.c.trial_id.is_not(None))
     ).all()
