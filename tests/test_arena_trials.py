@@ -300,7 +300,7 @@ def test_arena_games_go_down_and_up_the_migration_in_place(store_location: str) 
              "trial": spec.to_json()},
         )  # fmt: skip
         gid = kept.writer.submit(
-            lambda conn: arena_games.start_game(store, conn, begun, spec)
+            lambda conn: arena_games.start_games(store, conn, [(begun, spec)])[0]
         ).result(30)
         if status is not None:
             kept.writer.submit(lambda conn: kept.end(conn, gid, status, 200.0 + n)).result(30)

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from turinglab.agents.base import ImagePart
 from turinglab.arena.commit_gate import CommitGate
-from turinglab.games.spec import GameResult
+from turinglab.games.spec import GameResult, TrialSpec
 from turinglab.games.table import TranscriptMessage
 from turinglab.store import arena_games
 from turinglab.store.arena_games import StoredGame
@@ -112,6 +112,53 @@ class _LoopInbox:
 @dataclass
 class _StoredId:
     value: int | None = None
+
+
+class _Starts:
+    """Games started since the writer last took them, written by one op in its next commit
+    (arena_games.start_games: a few statements per commit, not per game). A retried commit
+    runs the op again on the same batch; games added meanwhile go to the next op."""
+
+    def __init__(self, writer: StoreWriter, store: Store) -> None:
+        self.writer = writer
+        self.store = store
+        self._lock = threading.Lock()
+        self._pending: list[tuple[GameStart, TrialSpec, Future[int]]] = []
+        self._queued = False
+
+    def add(self, start: GameStart, spec: TrialSpec) -> Future[int]:
+        """The game's id once its row is committed."""
+        future: Future[int] = Future()
+        with self._lock:
+            self._pending.append((start, spec, future))
+            if self._queued:
+                return future
+            self._queued = True
+        batch: list[tuple[GameStart, TrialSpec, Future[int]]] = []
+
+        def op(conn: Connection) -> list[int]:
+            if not batch:
+                batch.extend(self._take())
+            return arena_games.start_games(self.store, conn, [(st, sp) for st, sp, _ in batch])
+
+        def settle(done: Future[Any]) -> None:
+            if not batch:  # the op never ran (its commit failed for good first)
+                batch.extend(self._take())
+            err = done.exception()
+            for i, (_, _, game) in enumerate(batch):
+                if err is None:
+                    game.set_result(done.result()[i])
+                else:
+                    game.set_exception(err)
+
+        self.writer.submit(op).add_done_callback(settle)
+        return future
+
+    def _take(self) -> list[tuple[GameStart, TrialSpec, Future[int]]]:
+        with self._lock:
+            taken, self._pending = self._pending, []
+            self._queued = False
+        return taken
 
 
 class GameRecorder:
@@ -195,6 +242,7 @@ class ArenaStore:
         self.writer = writer or StoreWriter(
             store, min_commit_interval_s=commit_interval_s(), retry_for_s=max_outage_s
         )
+        self._starts = _Starts(self.writer, store)
 
     def inbox(self) -> _LoopInbox:
         loop = asyncio.get_running_loop()
@@ -228,7 +276,7 @@ class ArenaStore:
         people = {seat: v.participant.id for seat, v in game.views.items()}
         start = GameStart(
             run_id=self.run_id,
-            trial_id=None,  # appended with the game (arena_games.start_game)
+            trial_id=None,  # appended with the game (arena_games.start_games)
             attempt_no=1,
             game=game.mode.game.name,
             started_at=game.started_at,
@@ -250,8 +298,7 @@ class ArenaStore:
 
         spec = game.spec
         self.attach(recorder, game, saved_through=-1)
-        op = functools.partial(arena_games.start_game, self.store, start=start, spec=spec)
-        recorder._report(self.writer.submit(lambda conn: op(conn)), -1)  # before any message
+        recorder._report(self._starts.add(start, spec), -1)  # queued before any message
 
     def attach(self, recorder: GameRecorder, game: LiveGame, saved_through: int) -> None:
         """Show `game`'s people only what is stored, and save its end before the reveal."""

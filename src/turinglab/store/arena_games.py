@@ -1,7 +1,7 @@
 """Arena games in the store: every statement the arena makes, and nothing the arena runs itself.
 
 An arena study is a run (runs.game "arena") whose trials are not planned ahead: each game a
-lobby forms appends its trial as it starts (`start_game`), as adaptive sampling appends trials
+lobby forms appends its trial as it starts (`start_games`), as adaptive sampling appends trials
 to a batch run, and links its game row to it. Its index is the game row's id, which is unique
 in the store, so processes serving one study never collide. The game ends through the batch
 path (`Store.end_game`): one outcome row for the trial, its judgements in `judgements`, so
@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from sqlalchemy import Connection, func, insert, select, update
+from sqlalchemy import Connection, bindparam, func, insert, select, update
 
 from turinglab.agents.base import ImagePart
 from turinglab.games.spec import GameResult, TrialSpec
@@ -60,15 +60,28 @@ class StoredGame:
 # ---- writing (functions of the writer's connection: group-committed) ---------------------------
 
 
-def start_game(store: Store, conn: Connection, start: GameStart, spec: TrialSpec) -> int:
-    """The game's row and seats, and its trial appended to the run; returns the game id."""
-    gid = store.start_game(conn, start)
-    _add_trial(conn, start.run_id, gid, spec)
-    return gid
+def start_games(
+    store: Store, conn: Connection, starts: Sequence[tuple[GameStart, TrialSpec]]
+) -> list[int]:
+    """Games' rows and seats, each with its trial appended to its run; returns the game ids.
+    Four statements for the whole batch (the writer's group commit), however many games."""
+    if not starts:
+        return []
+    ids = store.start_games(conn, [start for start, _ in starts])
+    rows = [
+        _trial_row(start.run_id, gid, spec) for (start, spec), gid in zip(starts, ids, strict=True)
+    ]
+    found = conn.execute(insert(trials).returning(trials.c.id, sort_by_parameter_order=True), rows)
+    links = [{"gid": gid, "tid": int(r.id)} for gid, r in zip(ids, found, strict=True)]
+    conn.execute(
+        update(games).where(games.c.id == bindparam("gid")).values(trial_id=bindparam("tid")),
+        links,
+    )
+    return ids
 
 
-def _add_trial(conn: Connection, run_id: str, gid: int, spec: TrialSpec) -> int:
-    row = {
+def _trial_row(run_id: str, gid: int, spec: TrialSpec) -> dict[str, Any]:
+    return {
         "run_id": run_id,
         "idx": gid,  # unique in the store: no two processes can append the same index
         "key": spec.key,
@@ -77,6 +90,10 @@ def _add_trial(conn: Connection, run_id: str, gid: int, spec: TrialSpec) -> int:
         "seats": dict(spec.seats),
         "params": dict(spec.params),
     }
+
+
+def _add_trial(conn: Connection, run_id: str, gid: int, spec: TrialSpec) -> int:
+    row = _trial_row(run_id, gid, spec)
     tid = int(conn.execute(insert(trials).values(row).returning(trials.c.id)).scalar_one())
     conn.execute(update(games).where(games.c.id == gid).values(trial_id=tid))
     return tid
