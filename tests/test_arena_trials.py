@@ -10,6 +10,7 @@ code read and exported it.
 
 from __future__ import annotations
 
+import csv
 import json
 import shutil
 import time
@@ -25,6 +26,7 @@ from turinglab.arena.modes import ArenaSetup
 from turinglab.arena.store_bridge import ArenaStore
 from turinglab.games.spec import FINISHED, GameResult
 from turinglab.store.database import GameStart, SeatRecord, Store
+from turinglab.store.export import export_run
 from turinglab.store.schema import games, outcomes, trials
 from turinglab.study_export import flag_exclusions, study_jsonl
 
@@ -239,6 +241,13 @@ async def test_arena_games_are_trials_ended_through_the_batch_path(tmp_path: Pat
         assert verdict["game_id"] == by_arena[gj["game"]] and verdict["confidence"] == 70
         run = store.find_run(kept.run_id)
         assert run is not None and run.finished == 1
+        # `turinglab export RUN` (csv): the arena run's result rows and transcripts.
+        results, transcripts = export_run(store, kept.run_id, tmp_path / "out", "csv")
+        with results.open(encoding="utf-8") as f:
+            (exported,) = list(csv.DictReader(f))
+        assert exported["trial"] == str(by_arena[gj["game"]])  # the index is the game id
+        said = json.loads(transcripts.read_text(encoding="utf-8").splitlines()[0])
+        assert "just me, hi" in json.dumps(said)
     finally:
         kept.close()
     run = Store(str(tmp_path / "arena.db")).find_run(kept.run_id)
@@ -248,8 +257,6 @@ async def test_arena_games_are_trials_ended_through_the_batch_path(tmp_path: Pat
 def test_export_format_study_reads_an_arena_run_as_the_admin_page_does(tmp_path: Path) -> None:
     """`turinglab export RUN --format study` on an arena run: the rows of the admin page's
     study.jsonl (old store included), as CSV, titled after the run."""
-    import csv
-
     from turinglab.study_export import export_study
 
     db = tmp_path / "old.db"
