@@ -27,6 +27,7 @@ from turinglab.agents.human import MESSAGE, HumanAgent, HumanInput
 from turinglab.agents.scripted import ScriptedAgent
 from turinglab.arena import ArenaMode, ArenaSettings, ArenaSetup, create_app
 from turinglab.arena.engine_modes import interrogation_mode
+from turinglab.games.events import TalkEnded, Typing
 from turinglab.games.spec import FINISHED, GameResult, Judgement, TrialSpec
 from turinglab.games.table import Seat, Table
 from turinglab.games.three_party import ThreePartyExperiment
@@ -74,23 +75,22 @@ class ChatGame:
                 try:
                     seat, item = await asyncio.wait_for(inbox.get(), timeout)
                 except TimeoutError:
-                    playing = self._stop(humans)
+                    playing = self._stop(table)
                     continue
                 if isinstance(item, BaseException):
                     raise item
                 if item.kind == MESSAGE and playing:
                     self._message(table, seat, item, tasks, inbox)
                 elif item.kind == "end" and seat == "interrogator":
-                    playing = self._stop(humans)
+                    playing = self._stop(table)
                 elif item.kind == "verdict" and seat == "interrogator":
                     return self._result(table, item)
         finally:
             for task in tasks:
                 task.cancel()
 
-    def _stop(self, humans: Mapping[str, HumanAgent]) -> bool:
-        for agent in humans.values():
-            agent.deliver({"type": "phase", "phase": "verdict"})
+    def _stop(self, table: Table) -> bool:
+        table.announce(TalkEnded("interrogator-ended"))
         return False
 
     def _message(self, table: Table, seat: str, item: HumanInput, tasks: set, inbox: Any) -> None:
@@ -105,9 +105,7 @@ class ChatGame:
             table.post(seat, item.text, visible_to=(seat, "interrogator"), channel=channel)
 
     async def _ai_reply(self, table: Table, witness: str, channel: str, inbox: Any) -> None:
-        judge = table.seats["interrogator"].agent
-        assert isinstance(judge, HumanAgent)
-        judge.deliver({"type": "typing", "channel": channel})
+        table.show(Typing(channel), "interrogator")
         try:
             await table.clock.sleep(self.typing_s)
             reply = await table.ask(witness, table.view(witness, channel))

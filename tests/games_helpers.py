@@ -9,6 +9,7 @@ from turinglab.agents.base import Agent, AgentReply, CallContext, ChatMessage, R
 from turinglab.agents.errors import FatalError
 from turinglab.agents.human import HumanAgent, HumanInput, type_at
 from turinglab.games.clock import SimulatedClock
+from turinglab.games.events import GameObserver
 from turinglab.games.kinds import GameContext
 from turinglab.games.spec import TrialSpec
 from turinglab.games.table import Table
@@ -81,10 +82,14 @@ class Silent:
 
 
 def table_for(
-    game: Any, spec: TrialSpec, agents: Mapping[str, Agent], clock: SimulatedClock
+    game: Any,
+    spec: TrialSpec,
+    agents: Mapping[str, Agent],
+    clock: SimulatedClock,
+    observer: GameObserver | None = None,
 ) -> Table:
     seats = game.seats(spec, agents)
-    return Table(seats=seats, caller=direct_caller, seed=spec.seed, clock=clock)
+    return Table(seats=seats, caller=direct_caller, seed=spec.seed, clock=clock, observer=observer)
 
 
 async def play_with_people(
@@ -93,12 +98,14 @@ async def play_with_people(
     agents: Mapping[str, Agent],
     scripts: Mapping[str, Sequence[tuple[float, HumanInput]]],
     clock: SimulatedClock | None = None,
+    observer: GameObserver | None = None,
 ) -> tuple[Any, Table]:
-    """Play one game with scripted people typing at given times on a simulated clock."""
+    """Play one game with scripted people typing at given times on a simulated clock; what
+    the people may see goes to `observer` (an EventLog, say)."""
     import asyncio
 
     clock = clock or SimulatedClock()
-    table = table_for(game, spec, agents, clock)
+    table = table_for(game, spec, agents, clock, observer)
     people = [
         asyncio.ensure_future(type_at(agents[name], clock.sleep, clock.now, steps))
         for name, steps in scripts.items()

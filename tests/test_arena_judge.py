@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from judge_fixtures import ADMIN_PASSWORD, XSS, conversation_study, image_study
 from turinglab.arena.judging import create_judging_app, open_judging
 from turinglab.arena.judging_store import HUMAN_JUDGEMENTS, LOG
-from turinglab.cli_itt import itt_app
+from turinglab.cli.itt import itt_app
 
 FORM = {"age": 34, "gender": "female", "education": "master", "english": "fluent"}
 cli = typer.Typer()

@@ -237,8 +237,8 @@ async def test_arena_games_are_trials_ended_through_the_batch_path(tmp_path: Pat
         assert finished["correct"] == records[gj["game"]]["correct"]
         assert finished["histories"]["interrogator"]  # the transcript, as batch rows carry it
         assert len(store.results(kept.run_id, include_flagged=True)) == 3
-        (verdict,) = [j for j in store.judgements(kept.run_id) if j["kind"] == "verdict"]
-        assert verdict["game_id"] == by_arena[gj["game"]] and verdict["confidence"] == 70
+        (verdict,) = [j for j in store.judgements(kept.run_id) if j.judgement.kind == "verdict"]
+        assert verdict.game_id == by_arena[gj["game"]] and verdict.judgement.confidence == 70
         run = store.find_run(kept.run_id)
         assert run is not None and run.finished == 1
         # `turinglab export RUN` (csv): the arena run's result rows and transcripts.

@@ -9,7 +9,7 @@ from scipy.stats import binomtest
 from statsmodels.stats.multitest import multipletests
 from typer.testing import CliRunner
 
-from turinglab.cli_stats import stats_app
+from turinglab.cli.stats import stats_app
 
 runner = CliRunner()
 

@@ -142,7 +142,7 @@ def test_public_api_stays_available_lazily() -> None:
 
 
 def test_tagger_mode_names_match_the_tagger() -> None:
-    from turinglab.cli_tagging import TAGGER_MODE_NAMES
+    from turinglab.cli.tagging import TAGGER_MODE_NAMES
     from turinglab.tagging.llm_tagger import TAGGER_MODES
 
     assert TAGGER_MODE_NAMES == TAGGER_MODES

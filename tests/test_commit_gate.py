@@ -4,13 +4,14 @@ follows; an outage is announced, and ends the game past its bounds; a fenced wri
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
 from typing import Any
 
 import pytest
 
 from turinglab.arena import frames as F
 from turinglab.arena.commit_gate import STORE_LOST, CommitGate
+from turinglab.games.events import GameEvent, MessageSaid, TalkEnded
+from turinglab.games.table import TranscriptMessage
 from turinglab.store.fencing import Fenced
 
 
@@ -21,8 +22,9 @@ class Game:
         self.aborted: list[str] = []
         self.was_fenced = False
 
-    def show(self, seat: str, event: Mapping[str, Any]) -> None:
-        self.shown.append((seat, event.get("seq", event["type"])))
+    def show(self, event: GameEvent, to: tuple[str, ...]) -> None:
+        (seat,) = to
+        self.shown.append((seat, event.message.seq if isinstance(event, MessageSaid) else "end"))
 
     def tell_everyone(self, frame: F.ServerFrame) -> None:
         assert isinstance(frame, F.Error)
@@ -35,8 +37,8 @@ class Game:
         self.was_fenced = True
 
 
-def _message(seq: int) -> dict[str, Any]:
-    return {"type": "message", "seq": seq}
+def _message(seq: int) -> MessageSaid:
+    return MessageSaid(TranscriptMessage(seq, "j", "hi", ("j", "w"), "main", 0.0))
 
 
 async def test_events_wait_in_order_for_the_commit_of_the_message_they_follow() -> None:
@@ -45,18 +47,18 @@ async def test_events_wait_in_order_for_the_commit_of_the_message_they_follow() 
     gate = CommitGate(game, notice_after_s=60)
     for seq in (0, 1):
         gate.writing(seq)
-    for seat, event in [("j", _message(0)), ("w", _message(0)), ("j", {"type": "phase"}),
+    for seat, event in [("j", _message(0)), ("w", _message(0)), ("j", TalkEnded("time")),
                         ("j", _message(1))]:  # fmt: skip
-        assert gate.hold(seat, event)
+        assert gate.hold(event, (seat,))
     gate.saved(0)
-    assert shown == [("j", 0), ("w", 0), ("j", "phase")]
+    assert shown == [("j", 0), ("w", 0), ("j", "end")]
     settled = asyncio.ensure_future(gate.settled())
     await asyncio.sleep(0)
     assert not settled.done()
     gate.saved(1)
     await settled
     assert shown[-1] == ("j", 1) and not gate.held
-    assert not gate.hold("j", _message(1))  # committed already: shown at once
+    assert not gate.hold(_message(1), ("j",))  # committed already: shown at once
 
 
 async def test_an_outage_is_announced_then_ends_the_game_past_its_bound() -> None:

@@ -1,11 +1,11 @@
-"""A person as an agent: inputs through a queue, deliveries to listeners, scripted typing."""
+"""A person as an agent: inputs through a queue, scripted typing."""
 
 from __future__ import annotations
 
 import asyncio
 
 from turinglab.agents.base import CallContext
-from turinglab.agents.human import EventLog, HumanAgent, HumanInput, say, type_at
+from turinglab.agents.human import HumanAgent, HumanInput, say, type_at
 from turinglab.games.clock import SimulatedClock
 
 
@@ -29,15 +29,3 @@ async def test_scripted_person_types_at_given_times() -> None:
     second = await person.next_input()
     assert (second.text, clock.now()) == ("b", 40)
     await typing
-
-
-def test_event_log_and_unsubscribe() -> None:
-    person = HumanAgent("p", "anon-3")
-    log = EventLog(person)
-    seen: list[object] = []
-    stop = person.subscribe(seen.append)
-    person.deliver({"type": "message", "text": "x"})
-    stop()
-    person.deliver({"type": "reveal"})
-    assert [e["type"] for e in log.events] == ["message", "reveal"] and len(seen) == 1
-    assert log.of_type("reveal") == [{"type": "reveal"}]

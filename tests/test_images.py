@@ -20,6 +20,7 @@ from turinglab.agents.base import (
 from turinglab.agents.eliza import ElizaAgent
 from turinglab.agents.human import HumanAgent
 from turinglab.agents.openai_compat import OpenAIChatAgent
+from turinglab.games.events import EventLog
 from turinglab.games.table import Seat, Table
 from turinglab.testing.fake_openai import FakeOpenAIServer
 
@@ -119,8 +120,7 @@ async def test_table_views_images_per_agent_and_delivers_them_to_people(
     vision = OpenAIChatAgent(name="vision", base_url=server.base_url, model="m")
     blind = OpenAIChatAgent(name="blind", base_url=server.base_url, model="m", sees_images=False)
     person = HumanAgent("person:p1", "p1")
-    seen: list[dict[str, object]] = []
-    person.subscribe(lambda e: seen.append(dict(e)))
+    seen = EventLog()
     table = Table(
         seats={
             "asker": Seat("asker", "person:p1", person, "human"),
@@ -130,6 +130,7 @@ async def test_table_views_images_per_agent_and_delivers_them_to_people(
         },
         caller=_no_call,  # type: ignore[arg-type]
         seed=3,
+        observer=seen,
     )
     image = ImagePart.from_bytes(picture("JPEG"))
     everyone = tuple(table.seats)
@@ -148,7 +149,7 @@ async def test_table_views_images_per_agent_and_delivers_them_to_people(
         # ELIZA answers the text it was given, marker and all, without failing.
         reply = await ElizaAgent().reply(table.view("eliza"), CallContext(seed=1))
         assert reply.text
-        assert seen[0]["images"] == [image.data_url]
-        assert "images" not in seen[1]  # plain messages: the event is exactly as before
+        first, second = seen.messages_to("asker")
+        assert first.images == (image,) and second.images == ()
     finally:
         await asyncio.gather(vision.aclose(), blind.aclose())

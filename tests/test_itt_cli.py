@@ -9,7 +9,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from turinglab.cli_itt import itt_app
+from turinglab.cli.itt import itt_app
 from turinglab.itt.dataset import conversations, load_dataset
 from turinglab.itt.tables import RowError
 

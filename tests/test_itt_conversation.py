@@ -144,11 +144,11 @@ def test_shipped_configs_are_valid_conversation_experiments(name: str) -> None:
 async def test_a_person_in_the_seat_is_briefed_sees_messages_and_is_never_resampled() -> None:
     from turinglab.agents.human import MESSAGE, HumanAgent, HumanInput
     from turinglab.agents.retry import Caller, RetryPolicy
+    from turinglab.games.events import EventLog
     from turinglab.games.table import Table
 
     person = HumanAgent("person", "p-1")
-    seen: list[str] = []
-    person.subscribe(lambda event: seen.append(str(event.get("text"))))
+    log = EventLog()
     for text in ("hey! love movies", "hey! love movies"):  # people may repeat themselves
         person.push(HumanInput(MESSAGE, text))
     exp = experiment(exchanges=4, conversations_per_pair=1)
@@ -158,7 +158,7 @@ async def test_a_person_in_the_seat_is_briefed_sees_messages_and_is_never_resamp
         "a": ScriptedAgent("a", ["Hi, seen a film lately?", "Which one was best?"]),
         "b": person,
     }
-    table = Table(game.seats(spec, agents), Caller(RetryPolicy(), 1), spec.seed)
+    table = Table(game.seats(spec, agents), Caller(RetryPolicy(), 1), spec.seed, observer=log)
     result = await asyncio.wait_for(game.play(table, spec), timeout=5)
     texts = [m["text"] for m in result.details["transcript"]]
     assert texts == [
@@ -168,5 +168,6 @@ async def test_a_person_in_the_seat_is_briefed_sees_messages_and_is_never_resamp
         "hey! love movies",
     ]
     assert result.details["resamples"] == [] and result.flags == []
+    seen = [m.text for m in log.messages_to("B")]
     assert seen[0].startswith("Chat with the other person about " + spec.params["topic"])
     assert "Hi, seen a film lately?" in seen

@@ -113,7 +113,7 @@ async def test_any_game_flagged_judgements_channels_clock(store_location: str) -
     await runner.run()
     runner.close()
     games = store.games("tc")
-    assert sorted(g["status"] for g in games) == ["finished"] * 3 + [FLAGGED]
+    assert sorted(g.status for g in games) == ["finished"] * 3 + [FLAGGED]
     rows = store.results("tc")
     assert [r["idx"] for r in rows] == [0, 1, 2]  # the flagged game is excluded...
     flagged = store.results("tc", include_flagged=True)[-1]
@@ -127,16 +127,14 @@ async def test_any_game_flagged_judgements_channels_clock(store_location: str) -
     ]  # the witness never sees channel b
     assert len(row["histories"]["judge"]) == 3
     game_id = row["attempt_id"]
-    assert [m["text"] for m in store.transcript(game_id, channel="b")] == ["note to self"]
-    assert {m["created_at"] for m in store.transcript(game_id)} == {1000.0}  # the game's clock
-    assert {(s["seat"], s["kind"]) for s in store.seats(game_id)} == {
+    assert [m.text for m in store.transcript(game_id, channel="b")] == ["note to self"]
+    assert {m.created_at for m in store.transcript(game_id)} == {1000.0}  # the game's clock
+    assert {(s.seat, s.kind) for s in store.seats(game_id)} == {
         ("judge", "agent"),
         ("w", "stand-in"),
     }
-    js = store.judgements("tc")
-    assert len(js) == 4 and {(j["verdict"], j["confidence"], j["tie"]) for j in js} == {
-        ("w", 80.0, False)
-    }
+    js = [j.judgement for j in store.judgements("tc")]
+    assert len(js) == 4 and {(j.verdict, j.confidence, j.tie) for j in js} == {("w", 80.0, False)}
     store.close()
 
 
@@ -150,7 +148,7 @@ async def test_messages_are_durable_while_the_game_is_played(store_location: str
     for _ in range(200):
         await asyncio.sleep(0.02)
         playing = store.games("tc", status="playing")
-        if len(playing) == 4 and all(len(store.transcript(g["id"])) == 3 for g in playing):
+        if len(playing) == 4 and all(len(store.transcript(g.id)) == 3 for g in playing):
             break
     else:
         raise AssertionError("messages of games in play were not written")
@@ -165,7 +163,7 @@ async def test_messages_are_durable_while_the_game_is_played(store_location: str
     again = make_runner(store, game, "tc")
     await again.run()
     again.close()
-    statuses = sorted(g["status"] for g in store.games("tc"))
+    statuses = sorted(g.status for g in store.games("tc"))
     assert statuses == ["finished"] * 3 + ["flagged"] + ["interrupted"] * 4
     assert len(store.results("tc", include_flagged=True)) == 4
     store.close()

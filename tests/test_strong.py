@@ -9,9 +9,10 @@ import pytest
 
 from games_helpers import CONTEXT, Failing, Recording, play_with_people, table_for
 from turinglab.agents.errors import FatalError
-from turinglab.agents.human import EventLog, HumanAgent, HumanInput, say
+from turinglab.agents.human import HumanAgent, HumanInput, say
 from turinglab.agents.scripted import ScriptedAgent
 from turinglab.games.clock import SimulatedClock
+from turinglab.games.events import EventLog, GameFlagged, InputRefused
 from turinglab.games.kinds import game_for
 from turinglab.games.spec import FINISHED, FLAGGED
 from turinglab.games.strong import StrongExperiment, StrongGame
@@ -104,7 +105,7 @@ async def test_people_play_and_a_failing_system_flags_a_live_session() -> None:
     game = make_game(humans=["person"], stand_ins=[], turns=2)
     spec = game.plan()[0]
     inv, person = HumanAgent("inv", "p1"), HumanAgent("person", "p2")
-    inv_log, person_log = EventLog(inv), EventLog(person)
+    log = EventLog()
     agents = {"inv": inv, "person": person, "sys": ScriptedAgent("sys", ["a fine answer"])}
     scripts = {
         "inv": [
@@ -115,23 +116,23 @@ async def test_people_play_and_a_failing_system_flags_a_live_session() -> None:
         ],
         "person": [(5, say("hi from a person"))],
     }
-    result, table = await play_with_people(game, spec, agents, scripts)
+    result, table = await play_with_people(game, spec, agents, scripts, observer=log)
     assert result.status == FINISHED and result.details["end_reason"] == "investigator-ended"
     assert [j.tie for j in result.judgements] == [True]
-    assert "choose a reply 1–2" in inv_log.of_type("refused")[0]["reason"]
-    seen = [e["text"] for e in person_log.of_type("message")]
+    assert "choose a reply 1–2" in log.seen_by("investigator", InputRefused)[0].reason
+    seen = [m.text for m in log.messages_to("human_1")]
     assert "hello both" in seen and any("a fine answer" in t for t in seen)
     assert table.seats["human_1"].kind == "human"
 
     agents["sys"] = Failing("sys")
     inv, person = HumanAgent("inv", "p1"), HumanAgent("person", "p2")
     agents.update(inv=inv, person=person)
-    log = EventLog(person)
+    log = EventLog()
     result, _ = await play_with_people(
-        game, spec, agents, {"inv": [(1, say("q"))], "person": [(2, say("a"))]}
+        game, spec, agents, {"inv": [(1, say("q"))], "person": [(2, say("a"))]}, observer=log
     )
     assert result.status == FLAGGED and "system" in result.flags[0]
-    assert log.of_type("flagged")
+    assert log.seen_by("human_1", GameFlagged)
 
 
 async def test_batch_errors_propagate() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 from typer.testing import CliRunner
 
-from turinglab.cli_tagging import tag_app
+from turinglab.cli.tagging import tag_app
 
 runner = CliRunner()
 

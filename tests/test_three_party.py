@@ -12,9 +12,10 @@ from pydantic import ValidationError
 from games_helpers import CONTEXT, Failing, Recording, Silent, play_with_people, table_for
 from turinglab.agents.eliza import ElizaAgent
 from turinglab.agents.errors import FatalError
-from turinglab.agents.human import EventLog, HumanAgent, HumanInput, say
+from turinglab.agents.human import HumanAgent, HumanInput, say
 from turinglab.agents.scripted import ScriptedAgent
 from turinglab.games.clock import SimulatedClock
+from turinglab.games.events import EventLog, GameFlagged, InputRefused, Revealed
 from turinglab.games.spec import FINISHED, FLAGGED
 from turinglab.games.three_party import ThreePartyExperiment, ThreePartyGame
 from turinglab.human.schema import load_study
@@ -81,7 +82,7 @@ def test_config_errors_name_the_problem() -> None:
 
 async def test_channel_privacy_and_reveal() -> None:
     game, spec, agents, human, ai = people_game()
-    judge_log, person_log = EventLog(agents["judge"]), EventLog(agents["person"])
+    log = EventLog()
     scripts = {
         "judge": [
             (3, say("hi who are you", ai)),
@@ -91,14 +92,14 @@ async def test_channel_privacy_and_reveal() -> None:
         ],
         "person": [(20, say("hey im in ohio", human)), (60, say("PERSON-TEXT pizza", human))],
     }
-    result, table = await play_with_people(game, spec, agents, scripts)
+    result, table = await play_with_people(game, spec, agents, scripts, observer=log)
     assert result.status == FINISHED and result.correct is True
     (judgement,) = result.judgements
     assert judgement.verdict == human and judgement.confidence == 80 and judgement.reason == "typos"
     # The person (a witness) saw only its own channel, never the AI's conversation.
-    messages = person_log.of_type("message")
-    assert messages and all(e["channel"] == human for e in messages)
-    assert not any("SECRET-FOR-AI" in e["text"] or e["text"] in ("hey", "nm u") for e in messages)
+    messages = log.messages_to(human)
+    assert messages and all(m.channel == human for m in messages)
+    assert not any("SECRET-FOR-AI" in m.text or m.text in ("hey", "nm u") for m in messages)
     # The AI witness's every view lacks the other channel.
     bot = agents["bot"]
     assert isinstance(bot, Recording) and bot.histories
@@ -109,24 +110,24 @@ async def test_channel_privacy_and_reveal() -> None:
         if m.channel in ("witness_a", "witness_b"):
             assert set(m.visible_to) == {"interrogator", m.channel}
     # The interrogator saw both channels; after the verdict everyone learns who was who.
-    assert {e["channel"] for e in judge_log.of_type("message")} == {human, ai}
-    for log in (judge_log, person_log):
-        (reveal,) = log.of_type("reveal")
-        assert reveal["seats"][human]["human"] is True and reveal["seats"][ai]["human"] is False
+    assert {m.channel for m in log.messages_to("interrogator")} == {human, ai}
+    for seat in ("interrogator", human):
+        (reveal,) = log.seen_by(seat, Revealed)
+        assert reveal.side(human).human is True and reveal.side(ai).human is False
 
 
 async def test_300_character_rule_refuses_without_truncating() -> None:
     game, spec, agents, human, ai = people_game()
-    judge_log, person_log = EventLog(agents["judge"]), EventLog(agents["person"])
+    log = EventLog()
     long_text = "x" * 301
     scripts = {
         "judge": [(1, say(long_text, ai)), (2, say("y" * 300, human)), (50, verdict(ai))],
         "person": [(10, say("z" * 400, human)), (12, say("ok fine", human))],
     }
-    result, table = await play_with_people(game, spec, agents, scripts)
-    refused = judge_log.of_type("refused")
-    assert refused[0]["reason"] == "the message has 301 characters; the limit is 300"
-    assert "400 characters" in person_log.of_type("refused")[0]["reason"]
+    result, table = await play_with_people(game, spec, agents, scripts, observer=log)
+    refused = log.seen_by("interrogator", InputRefused)
+    assert refused[0].reason == "the message has 301 characters; the limit is 300"
+    assert "400 characters" in log.seen_by(human, InputRefused)[0].reason
     texts = [m.text for m in table.messages]
     assert long_text not in texts and "z" * 400 not in texts and "z" * 300 not in texts
     assert "y" * 300 in texts and "ok fine" in texts
@@ -135,7 +136,7 @@ async def test_300_character_rule_refuses_without_truncating() -> None:
 
 async def test_turns_alternate_on_each_channel() -> None:
     game, spec, agents, human, _ai = people_game()
-    judge_log, person_log = EventLog(agents["judge"]), EventLog(agents["person"])
+    log = EventLog()
     scripts = {
         "judge": [(1, say("first", human)), (2, say("again", human)), (30, verdict(human))],
         "person": [
@@ -144,17 +145,17 @@ async def test_turns_alternate_on_each_channel() -> None:
             (11, say("more", human)),
         ],
     }
-    _result, table = await play_with_people(game, spec, agents, scripts)
+    _result, table = await play_with_people(game, spec, agents, scripts, observer=log)
     sent = [(m.sender, m.text) for m in table.messages if m.channel == human]
     assert sent == [("interrogator", "first"), (human, "answer")]
-    assert "wait for the witness" in judge_log.of_type("refused")[0]["reason"]
-    reasons = [e["reason"] for e in person_log.of_type("refused")]
+    assert "wait for the witness" in log.seen_by("interrogator", InputRefused)[0].reason
+    reasons = [e.reason for e in log.seen_by(human, InputRefused)]
     assert len(reasons) == 2 and all("wait for the interrogator" in r for r in reasons)
 
 
 async def test_time_limit_on_the_simulated_clock_runs_fast() -> None:
     game, spec, agents, human, ai = people_game(time_limit_s=300)
-    judge_log = EventLog(agents["judge"])
+    log = EventLog()
     scripts = {
         "judge": [
             (3, say("hi", ai)),
@@ -165,12 +166,12 @@ async def test_time_limit_on_the_simulated_clock_runs_fast() -> None:
         "person": [(320, say("after the end", human))],
     }
     real = time.perf_counter()
-    result, table = await play_with_people(game, spec, agents, scripts)
+    result, table = await play_with_people(game, spec, agents, scripts, observer=log)
     assert time.perf_counter() - real < 2.0
     assert result.details["end_reason"] == "time" and result.details["duration_s"] == 300
     texts = [m.text for m in table.messages]
     assert "last words" in texts and "too late" not in texts and "after the end" not in texts
-    assert "the game is over" in judge_log.of_type("refused")[0]["reason"]
+    assert "the game is over" in log.seen_by("interrogator", InputRefused)[0].reason
     assert result.judgements[0].created_at == pytest.approx(table.clock.now())
     assert table.clock.now() - result.details["started_at"] == pytest.approx(330)
 
@@ -195,28 +196,28 @@ async def test_interrogator_may_end_early_and_verdict_times_out() -> None:
 )
 async def test_verdict_is_validated(bad: HumanInput, reason: str) -> None:
     game, spec, agents, human, _ai = people_game()
-    judge_log = EventLog(agents["judge"])
+    log = EventLog()
     label = spec.params["witnesses"][human]["label"]
     scripts = {"judge": [(5, bad), (6, verdict(label, 100))]}
-    result, _ = await play_with_people(game, spec, agents, scripts)
-    assert reason in judge_log.of_type("refused")[0]["reason"]
+    result, _ = await play_with_people(game, spec, agents, scripts, observer=log)
+    assert reason in log.seen_by("interrogator", InputRefused)[0].reason
     assert result.judgements[0].verdict == human and result.judgements[0].confidence == 100
 
 
 @pytest.mark.parametrize("bot", [Failing("bot"), Silent("bot")])
 async def test_failing_ai_witness_flags_the_live_game(bot: object) -> None:
     game, spec, agents, human, ai = people_game(bot=bot, message_deadline_s=20)
-    logs = [EventLog(agents["judge"]), EventLog(agents["person"])]
+    log = EventLog()
     scripts = {"judge": [(3, say("hi", ai)), (200, verdict(human))]}
-    result, table = await play_with_people(game, spec, agents, scripts)
+    result, table = await play_with_people(game, spec, agents, scripts, observer=log)
     assert result.status == FLAGGED and result.judgements == [] and result.correct is None
     assert result.flags and ai in result.flags[0]
     if isinstance(bot, Silent):
         assert "20 s deadline" in result.flags[0] and bot.cancelled
         assert result.details["duration_s"] == 23
-    for log in logs:
-        (flagged,) = log.of_type("flagged")
-        assert "stopped" in flagged["reason"]
+    for seat in ("interrogator", human):
+        (flagged,) = log.seen_by(seat, GameFlagged)
+        assert "stopped" in flagged.reason
     assert "hi" in [m.text for m in table.messages]
 
 
@@ -399,3 +400,87 @@ def test_confidence_and_choice_reading() -> None:
     assert read_confidence("I'm 85% sure") == (85.0, None)
     assert read_confidence("Confidence: 250") == (None, None)
     assert read_choice(" b.", ("A", "B")) == "B" and read_choice("maybe A", ("A", "B")) is None
+
+
+async def test_min_messages_each_makes_an_ai_interrogator_question_both_witnesses() -> None:
+    """Every game of a shipped config must survive the studies' exclusion (at least two
+    messages to each witness): an AI interrogator that keeps writing to A is told to write to
+    B once its messages left are just enough, and may not END before."""
+    game = make_game(
+        ai_witnesses=[{"agent": "eliza", "persona": "none"}],
+        stand_ins=["person"],
+        max_interrogator_messages=4,
+        min_messages_each=2,
+    )
+    spec = game.plan()[0]
+    judge = Recording(
+        ScriptedAgent(
+            "judge",
+            [
+                "A: hey",
+                "END",  # refused: B has had nothing yet
+                "A: and you?",
+                "A: one more",  # refused: the last two must go to B
+                "B: hi there",
+                "B: where are you",
+                "A",
+                "Confidence: 60",
+            ],
+        )
+    )
+    agents = {
+        "judge": judge,
+        "person": ScriptedAgent("person", ["hi", "ok", "yes", "no"]),
+        "eliza": ElizaAgent("eliza"),
+    }
+    table = table_for(game, spec, agents, SimulatedClock())
+    result = await game.play(table, spec)
+    assert result.status == FINISHED and result.details["end_reason"] == "message-limit"
+    counts = result.details["message_counts"]
+    assert counts["witness_a"]["interrogator"] == 2 and counts["witness_b"]["interrogator"] == 2
+    assert result.details["refusals"] == 2
+    told = " ".join(m.content for h in judge.histories for m in h)
+    assert "write to Witness B" in told and "not yet" in told
+    # Without the rule the same script ends at once.
+    plain = make_game(
+        ai_witnesses=[{"agent": "eliza", "persona": "none"}],
+        stand_ins=["person"],
+        max_interrogator_messages=4,
+    )
+    judge2 = ScriptedAgent("judge", ["A: hey", "END", "A", "Confidence: 60"])
+    agents2 = {**agents, "judge": judge2}
+    spec2 = plain.plan()[0]
+    result2 = await plain.play(table_for(plain, spec2, agents2, SimulatedClock()), spec2)
+    assert result2.details["end_reason"] == "interrogator-ended"
+
+
+async def test_alternate_addressing_sends_each_message_to_the_witness_written_to_least() -> None:
+    """A model too small to pick a witness (it writes "A:" every time): under "alternate"
+    addressing the game picks, so both witnesses are questioned and the game survives the
+    studies' exclusion rule."""
+    game = make_game(
+        ai_witnesses=[{"agent": "eliza", "persona": "none"}],
+        stand_ins=["person"],
+        max_interrogator_messages=4,
+        min_messages_each=2,
+        addressing="alternate",
+    )
+    spec = game.plan()[0]
+    judge = Recording(
+        ScriptedAgent("judge", ["A: one", "A: two", "END", "A: three", "A: four", "B", "50"])
+    )
+    agents = {
+        "judge": judge,
+        "person": ScriptedAgent("person", ["hi", "ok", "yes", "no"]),
+        "eliza": ElizaAgent("eliza"),
+    }
+    table = table_for(game, spec, agents, SimulatedClock())
+    result = await game.play(table, spec)
+    assert result.status == FINISHED and result.details["end_reason"] == "message-limit"
+    sent = [(m.channel, m.text) for m in table.messages if m.sender == "interrogator"]
+    to_witnesses = [(c, t) for c, t in sent if c.startswith("witness")]
+    assert to_witnesses == [
+        ("witness_a", "one"), ("witness_b", "two"), ("witness_a", "three"), ("witness_b", "four")
+    ]  # fmt: skip
+    assert result.details["refusals"] == 1  # END before each witness had 2
+    assert "the game sends it there" in judge.histories[0][-1].content

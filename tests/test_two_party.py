@@ -9,9 +9,10 @@ import pandas as pd
 from games_helpers import CONTEXT, play_with_people, table_for
 from turinglab.agents.base import AgentReply, CallContext, ChatMessage
 from turinglab.agents.eliza import ElizaAgent
-from turinglab.agents.human import EventLog, HumanAgent, HumanInput, say
+from turinglab.agents.human import HumanAgent, HumanInput, say
 from turinglab.agents.scripted import ScriptedAgent
 from turinglab.games.clock import SimulatedClock
+from turinglab.games.events import EventLog, InputRefused, Revealed
 from turinglab.games.kinds import game_for
 from turinglab.games.spec import FINISHED
 from turinglab.games.two_party import TwoPartyExperiment, TwoPartyGame
@@ -69,7 +70,7 @@ async def test_person_interrogator_with_ai_witness_verdict_validation() -> None:
     )
     spec = game.plan()[0]
     judge = HumanAgent("judge", "p1")
-    log = EventLog(judge)
+    log = EventLog()
     bot = ScriptedAgent("bot", ["sup", "nm"])
     scripts = {
         "judge": [
@@ -83,12 +84,13 @@ async def test_person_interrogator_with_ai_witness_verdict_validation() -> None:
             ),
         ],
     }
-    result, table = await play_with_people(game, spec, {"judge": judge, "bot": bot}, scripts)
-    assert 'say "human" or "ai"' in log.of_type("refused")[0]["reason"]
+    agents = {"judge": judge, "bot": bot}
+    result, table = await play_with_people(game, spec, agents, scripts, observer=log)
+    assert 'say "human" or "ai"' in log.seen_by("interrogator", InputRefused)[0].reason
     assert result.correct is True and result.verdict == 0
     assert result.judgements[0].reason == "too chill"
     assert [m.text for m in table.messages if m.channel == "witness"] == ["hello", "sup"]
-    assert log.of_type("reveal")[0]["seats"]["witness"]["human"] is False
+    assert log.seen_by("interrogator", Revealed)[0].side("witness").human is False
 
 
 async def test_eliza_gets_no_prompt_even_under_a_persona_condition() -> None:

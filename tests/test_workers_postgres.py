@@ -88,9 +88,9 @@ def check_workers(tmp_path: Path, store: str, reference_db: Path) -> None:
         games = s.games(run.id)
         s.close()
         assert len(rows) == len({r["trial_id"] for r in rows}) == 4 * N_PER_PAIR
-        assert sum(g["status"] == "finished" for g in games) == 4 * N_PER_PAIR
-        assert {g["status"] for g in games} <= {"finished", "interrupted", "superseded"}
-        assert len({g["worker"] for g in games}) == 3  # all three took part
+        assert sum(g.status == "finished" for g in games) == 4 * N_PER_PAIR
+        assert {g.status for g in games} <= {"finished", "interrupted", "superseded"}
+        assert len({g.worker for g in games}) == 3  # all three took part
 
         single = start_worker(config, str(reference_db))
         _out, err = single.communicate(timeout=120)

@@ -38,8 +38,8 @@ from turinglab.config import ExperimentConfig
 from turinglab.games.kinds import PREFERENCE_ROWS, STUDY_ROWS, game_for, kinds
 from turinglab.games.spec import GameResult, Judgement, TrialSpec
 from turinglab.store import arena_games
-from turinglab.store.arena_records import ARENA_GAME, judgement_from_row
-from turinglab.store.database import RunInfo, Store
+from turinglab.store.arena_records import ARENA_GAME
+from turinglab.store.database import JudgementRecord, RunInfo, Store
 
 
 class NotAStudyRun(ValueError):
@@ -147,12 +147,10 @@ def _conversations(
     witnesses = set(spec.params.get("witnesses", {}))
     said: dict[str, list[dict[str, Any]]] = {seat: [] for seat in witnesses}
     for m in store.transcript(game_id):
-        seat = m["channel"]
-        if seat not in said or m["sender"] not in (interrogator, seat) or m["phase"] in _NOT_SAID:
+        seat = m.channel
+        if seat not in said or m.sender not in (interrogator, seat) or m.phase in _NOT_SAID:
             continue
-        said[seat].append(
-            _said_entry(m["sender"] == interrogator, m["text"], m["created_at"] - started_at)
-        )
+        said[seat].append(_said_entry(m.sender == interrogator, m.text, m.created_at - started_at))
     return said
 
 
@@ -165,10 +163,10 @@ def _said_entry(by_interrogator: bool, text: str, seconds_in: float) -> dict[str
     }
 
 
-def _judgements_by_game(found: Iterable[dict[str, Any]]) -> dict[int, list[Judgement]]:
+def _judgements_by_game(found: Iterable[JudgementRecord]) -> dict[int, list[Judgement]]:
     by_game: dict[int, list[Judgement]] = defaultdict(list)
     for j in found:
-        by_game[j["game_id"]].append(judgement_from_row(j))
+        by_game[j.game_id].append(j.judgement)
     return by_game
 
 

@@ -1,9 +1,11 @@
-"""A person as an agent: what they type arrives from outside, what they may see goes out.
+"""A person as an agent: what they type arrives from outside.
 
-Transport-agnostic: the arena connects a websocket to `push` and `subscribe`; tests connect
-scripted people who type at given moments on a simulated clock. Turn-based games call `reply()`
+Transport-agnostic: the arena pushes what a person does over its websocket (`push`); tests push
+scripted people's inputs at given moments on a simulated clock. Turn-based games call `reply()`
 like any agent's (it waits for the person's next message); event-driven games read `next_input`
-so that a person can write whenever they want, give a verdict, or end the game early.
+so that a person can write whenever they want, give a verdict, or end the game early. What a
+person may see does not go through here: games report it to the table's observer
+(games/events.py), which the arena renders for the person's browser.
 """
 
 from __future__ import annotations
@@ -28,9 +30,6 @@ class HumanInput:
     data: Mapping[str, Any] = field(default_factory=dict)
 
 
-Listener = Callable[[Mapping[str, Any]], None]
-
-
 class HumanAgent:
     """A participant in a live game. `participant` is the person's anonymous id."""
 
@@ -38,7 +37,6 @@ class HumanAgent:
         self.name = name
         self.participant = participant
         self.inbox: asyncio.Queue[HumanInput] = asyncio.Queue()
-        self._listeners: list[Listener] = []
 
     @property
     def endpoint(self) -> str | None:
@@ -65,19 +63,8 @@ class HumanAgent:
             for item in held:  # keep what was not a message for the game to read
                 self.inbox.put_nowait(item)
 
-    # ---- output: from the game to the person ---------------------------------------------------
-
-    def subscribe(self, listener: Listener) -> Callable[[], None]:
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener)
-
-    def deliver(self, event: Mapping[str, Any]) -> None:
-        """Show the person something they may see (a message, the clock, a reveal)."""
-        for listener in list(self._listeners):
-            listener(event)
-
     async def aclose(self) -> None:
-        self._listeners.clear()
+        return None
 
 
 Sleep = Callable[[float], Awaitable[None]]
@@ -99,14 +86,3 @@ async def type_at(
 
 def say(text: str, channel: str | None = None) -> HumanInput:
     return HumanInput(MESSAGE, text, channel)
-
-
-class EventLog:
-    """Everything delivered to a person, in order (tests and transcripts of what people saw)."""
-
-    def __init__(self, agent: HumanAgent) -> None:
-        self.events: list[Mapping[str, Any]] = []
-        agent.subscribe(self.events.append)
-
-    def of_type(self, kind: str) -> list[Mapping[str, Any]]:
-        return [e for e in self.events if e.get("type") == kind]

@@ -276,11 +276,35 @@ class Cluster:
             try:
                 data = json.loads(item["data"])
                 if item["channel"].startswith(self.ns + "to:"):
-                    self._deliver(data)
+                    if not await self._stale(data):
+                        self._deliver(data)
                 else:
                     await self._forwarded(data)
             except Exception:
                 log.exception("redis: bad message on %s", item.get("channel"))
+
+    async def _stale(self, data: dict[str, Any]) -> bool:
+        """Whether a frame comes from a process that no longer plays the person's game: one
+        paused past its TTL wakes up with frames still queued, and must not show them to
+        people whose game has moved on elsewhere (they may hold words never stored)."""
+        pid, sender = data["p"], data["o"]
+        if sender == self.me:
+            return False
+        game = self.arena.games.get(self.person(pid).game or "")
+        if game is not None and game.result is None:
+            return True  # their game is played here now
+        known = self.owners.get(pid)
+        if data["f"].get("type") != "game":
+            return known is not None and known != sender
+        if known is None or known == sender:
+            return False
+        # A snapshot from a new owner (a takeover) or from a stale one: the route says which.
+        assert self.redis is not None
+        try:
+            route = await self.redis.get(self.ns + "player:" + pid)
+        except Exception:  # Redis unreachable: the owner we know is still our best guess
+            return True
+        return route is not None and json.loads(route)["owner"] != sender
 
     def _deliver(self, data: dict[str, Any]) -> None:
         if data["o"] == self.me:

@@ -20,10 +20,10 @@ import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Protocol
 
 from turinglab.arena import frames as F
+from turinglab.games.events import GameEvent, MessageSaid
 from turinglab.store.fencing import Fenced
 
 log = logging.getLogger(__name__)
@@ -37,7 +37,7 @@ STORE_LOST = "arena: store unreachable"  # the flag of a game ended because savi
 
 
 class GatedGame(Protocol):
-    def show(self, seat: str, event: Mapping[str, Any]) -> None: ...
+    def show(self, event: GameEvent, to: tuple[str, ...]) -> None: ...
     def tell_everyone(self, frame: F.ServerFrame) -> None: ...
     def abort(self, flag: str) -> None: ...
     def fenced(self) -> None: ...
@@ -59,7 +59,7 @@ class CommitGate:
         self.max_unsaved = max_unsaved
         self.max_outage_s = max_outage_s
         self.notice_after_s = notice_after_s
-        self.held: deque[tuple[str, Mapping[str, Any]]] = deque()
+        self.held: deque[tuple[GameEvent, tuple[str, ...]]] = deque()
         self.delayed = False  # people were told saving is delayed
         self.failed: BaseException | None = None
         self._waiting_since: float | None = None  # monotonic: last progress while unsaved
@@ -68,20 +68,23 @@ class CommitGate:
 
     # ---- what the game shows -----------------------------------------------------------------
 
-    def hold(self, seat: str, event: Mapping[str, Any]) -> bool:
+    def hold(self, event: GameEvent, to: tuple[str, ...]) -> bool:
         """True when the event must wait (the game shows it later, through `show`)."""
-        if self.held or (event.get("type") == "message" and int(event["seq"]) > self.through):
-            self.held.append((seat, event))
+        if self.held or self._unsaved(event):
+            self.held.append((event, to))
             return True
         return False
 
+    def _unsaved(self, event: GameEvent) -> bool:
+        return isinstance(event, MessageSaid) and event.message.seq > self.through
+
     def _release(self) -> None:
         while self.held:
-            seat, event = self.held[0]
-            if event.get("type") == "message" and int(event["seq"]) > self.through:
+            event, to = self.held[0]
+            if self._unsaved(event):
                 return
             self.held.popleft()
-            self.game.show(seat, event)
+            self.game.show(event, to)
 
     async def settled(self, seq: int | None = None) -> None:
         """Wait until every message up to `seq` (default: all said so far) is committed;

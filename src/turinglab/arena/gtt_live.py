@@ -1,29 +1,30 @@
 """One GTT game in the arena (modes in arena/gtt_mode.py): the engine's game at a table, a person
 in one seat (or watching), and the one frame each viewer gets, `GTTState`.
 
-The state is rebuilt from the table's transcript whenever a message is appended, so a refresh
-shows everything so far and a client that only renders the last state cannot drift. What a
-person sees is what their seat sees at the table, with two changes: the game's instructions to
-the models (prompts) are never sent, and the actor is shown the distinguisher's first message,
-which a model receives inside its instruction. Who X was, and the name of any model the viewer
-is not told about, come only with the end.
+The state is rebuilt from the messages shown so far whenever one more is, so a refresh shows
+everything so far and a client that only renders the last state cannot drift. A message is
+shown once the store has committed it (the commit gate, arena/live.py), and the end once it is
+saved. What a person sees is what their seat sees at the table, with two changes: the game's
+instructions to the models (prompts) are never sent, and the actor is shown the distinguisher's
+first message, which a model receives inside its instruction. Who X was, and the name of any
+model the viewer is not told about, come only with the end.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, Literal
 
 from turinglab.agents.human import MESSAGE, HumanAgent, HumanInput
 from turinglab.arena import frames as F
 from turinglab.arena.live import InputRejected, LiveGame, PersonView
 from turinglab.arena.sessions import Participant
+from turinglab.games.events import GameEvent, MessageSaid
 from turinglab.games.gtt import ANSWERED, DISTINGUISHER, UNKNOWN, GTTRules
 from turinglab.games.gtt_plan import gtt_trial
 from turinglab.games.query_phase import PHASE as STUDY_PHASE
 from turinglab.games.query_phase import SPECIMEN
 from turinglab.games.spec import FLAGGED, Judgement
-from turinglab.games.table import GAME, MAIN, MessageSink, TranscriptMessage
+from turinglab.games.table import GAME, MAIN, TranscriptMessage
 
 SPECTATOR = "spectator"  # the seat a watcher of an AI-only game is recorded in; never addressed
 TIME_LIMIT_S = 1800.0  # a game nobody finishes is flagged after this long
@@ -50,8 +51,8 @@ class GTTLiveGame(LiveGame):
         self.trial = gtt_trial(self.spec)
         self.rules: GTTRules = getattr(self.mode.game, "rules", GTTRules())
         self.pending: set[str] = set()  # seats whose message the game has not taken yet
-        self.decision: dict[str, Any] | None = None  # the person's verdict form
-        self.table.sink = _also(self.table.sink, self._on_table)
+        self.decision: Judgement | None = None  # the person's verdict form
+        self.shown: list[TranscriptMessage] = []  # the table's messages, as far as stored
 
     # ---- seats -----------------------------------------------------------------------------
 
@@ -70,17 +71,19 @@ class GTTLiveGame(LiveGame):
 
     # ---- what the game does ----------------------------------------------------------------
 
-    def _on_table(self, msg: TranscriptMessage) -> None:
-        self.pending.discard(msg.sender)
-        self._push()
-
-    def _on_event(self, seat: str, event: Mapping[str, Any]) -> None:
-        return  # everything a viewer sees is built from the transcript (_on_table)
+    def show(self, event: GameEvent, to: tuple[str, ...]) -> None:
+        """Everything a viewer sees is built from the messages (whoever they were for)."""
+        if isinstance(event, MessageSaid):
+            self.shown.append(event.message)
+            self.pending.discard(event.message.sender)
+            self._push()
 
     async def _run(self) -> None:
         result = await self._play(TIME_LIMIT_S, "arena: the game ran out of time")
         if self.decision is not None and result.status == ANSWERED:
-            result.judgements.append(Judgement(DISTINGUISHER, "gtt-verdict", **self.decision))
+            result.judgements.append(self.decision)
+        if self.gate is not None:  # everything said, and the end, stored before it is shown
+            result = await self._saved(result)
         self._ended(result)
         self._push()
         self._on_finish(self)
@@ -98,7 +101,7 @@ class GTTLiveGame(LiveGame):
         """(phase, chat): whether the game waits for this seat now, and in which chat."""
         if self.result is not None:
             return "ended", None
-        seen = [m for m in self.table.messages if seat in m.visible_to]
+        seen = [m for m in self.shown if seat in m.visible_to]
         if seat in self.pending or not seen or seen[-1].sender == seat:
             return "waiting", None
         last = seen[-1]
@@ -115,7 +118,7 @@ class GTTLiveGame(LiveGame):
         if role != "spectator":
             phase, chat = self._turn(view.seat)
         said = sum(
-            1 for m in self.table.messages if m.sender == view.seat and m.phase == MAIN
+            1 for m in self.shown if m.sender == view.seat and m.phase == MAIN
         )  # the distinguisher's messages so far (the verdict is one more)
         judge = role == "distinguisher"
         return F.GTTState(
@@ -169,11 +172,8 @@ class GTTLiveGame(LiveGame):
     def _chats(self, seat: str, role: Role) -> list[F.GTTChat]:
         study: list[F.GTTLine] = []
         test: list[F.GTTLine] = []
-        first = next(
-            (m for m in self.table.messages if m.sender == DISTINGUISHER and m.phase == MAIN),
-            None,
-        )
-        for m in self.table.messages:
+        first = next((m for m in self.shown if m.sender == DISTINGUISHER and m.phase == MAIN), None)
+        for m in self.shown:
             if role != "spectator" and seat not in m.visible_to:
                 continue
             lines = study if m.phase == STUDY_PHASE else test
@@ -257,12 +257,14 @@ class GTTLiveGame(LiveGame):
                 raise InputRejected("not-now", "You cannot give a verdict now.")
             if frame.choice not in ANSWERS:
                 raise InputRejected("bad-verdict", "Choose 'target' or 'imitator'.")
-            self.decision = {
-                "verdict": frame.choice,
-                "confidence": float(frame.confidence),
-                "reason": frame.reason.strip(),
-                "created_at": self.clock.now(),
-            }
+            self.decision = Judgement(
+                judge=DISTINGUISHER,
+                kind="gtt-verdict",
+                verdict=frame.choice,
+                confidence=float(frame.confidence),
+                reason=frame.reason.strip(),
+                created_at=self.clock.now(),
+            )
             self._give(view, ANSWERS[frame.choice])
         else:
             raise InputRejected("not-now", "That is not part of this game.")
@@ -282,14 +284,3 @@ class GTTLiveGame(LiveGame):
         self.pending.add(view.seat)
         view.agent.push(HumanInput(MESSAGE, text, channel=MAIN))
         view.send(self._state(view))
-
-
-def _also(first: MessageSink | None, then: MessageSink) -> MessageSink:
-    """A message sink that calls `first` (the store's, if any), then `then`."""
-
-    def sink(msg: TranscriptMessage) -> None:
-        if first is not None:
-            first(msg)
-        then(msg)
-
-    return sink

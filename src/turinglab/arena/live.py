@@ -2,15 +2,16 @@
 
 The server is authoritative: a person's message is only shown (to them too) once the game has
 posted it to the table, and each seat's view — the frames it has been sent — is kept here, so
-a refresh or a new connection gets a snapshot with every message so far. Everything a person
-sees passes through `_on_event`, which renames channels to per-viewer aliases and senders to
-"you"/"them"/"game": seat ids, agent names and sides stay on the server until the reveal.
+a refresh or a new connection gets a snapshot with every message so far. The game live here is
+the table's observer: every event it reports (games/events.py) waits at the commit gate for
+the message it follows, then `show` renders it into frames, renaming channels to per-viewer
+aliases and senders to "you"/"them"/"game": seat ids, agent names and sides stay on the server
+until the reveal.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import secrets
 from collections.abc import Awaitable, Callable, Mapping
@@ -24,6 +25,14 @@ from turinglab.arena.commit_gate import RECONNECT, STORE_LOST, CommitGate
 from turinglab.arena.modes import ArenaMode
 from turinglab.arena.sessions import Participant
 from turinglab.games.clock import Clock
+from turinglab.games.events import (
+    GameEvent,
+    InputRefused,
+    MessageSaid,
+    TalkEnded,
+    Typing,
+    VerdictAsked,
+)
 from turinglab.games.spec import FLAGGED, GameResult, TrialSpec
 from turinglab.games.table import GAME, MessageSink, Table, TranscriptMessage
 from turinglab.store.arena_records import game_record, message_entry, seat_entry
@@ -111,7 +120,6 @@ class LiveGame:
             human = HumanAgent(spec.seats[seat], person.id)
             humans[human.name] = human
             self.views[seat] = self._view(seat, person, human)
-            human.subscribe(functools.partial(self._gated, seat))
         table_agents = {**agents, **humans}
         self.table = Table(
             seats=mode.game.seats(spec, table_agents),
@@ -119,6 +127,7 @@ class LiveGame:
             seed=spec.seed,
             clock=clock,
             sink=sink,
+            observer=self,
         )
         self.started_at = clock.now()
         self.deadline = self.started_at + mode.duration_s if mode.duration_s else None
@@ -302,49 +311,47 @@ class LiveGame:
 
     # ---- what people see -------------------------------------------------------------------
 
-    def _gated(self, seat: str, event: Mapping[str, Any]) -> None:
-        if self.gate is None or not self.gate.hold(seat, event):
-            self._on_event(seat, event)
+    def observe(self, event: GameEvent, to: tuple[str, ...]) -> None:
+        """What the table reports: shown now, or once the message it follows is stored."""
+        if self.gate is None or not self.gate.hold(event, to):
+            self.show(event, to)
 
-    def show(self, seat: str, event: Mapping[str, Any]) -> None:
-        """An event the gate held, now that the message it follows is stored."""
-        self._on_event(seat, event)
+    def show(self, event: GameEvent, to: tuple[str, ...]) -> None:
+        """Render an event for the people at the seats it is for (the gate let it through)."""
+        for seat in to:
+            if seat in self.views:
+                self._render(self.views[seat], event)
 
-    def _on_event(self, seat: str, event: Mapping[str, Any]) -> None:
-        view = self.views[seat]
-        kind = event.get("type")
+    def _render(self, view: PersonView, event: GameEvent) -> None:
         aliases = view.channel_to_alias
-        if kind == "message":
-            sender = str(event.get("from"))
-            alias = aliases.get(str(event.get("channel")))
+        if isinstance(event, MessageSaid):
+            msg = event.message
+            alias = aliases.get(msg.channel)
             if alias is None:  # an instruction on a channel this person has no window for
-                if sender != GAME:
+                if msg.sender != GAME:
                     return
                 alias = next(iter(view.alias_to_channel))
-            who: F.Sender = "you" if sender == "you" else "game" if sender == GAME else "them"
+            who: F.Sender = (
+                "you" if msg.sender == view.seat else "game" if msg.sender == GAME else "them"
+            )
             if who != "game":
                 view.last_sender[view.alias_to_channel[alias]] = who
             frame = F.Message(
-                n=len(view.messages), channel=alias, sender=who, text=str(event.get("text", "")),
-                at=float(event.get("at", self.clock.now())),
-            )  # fmt: skip
+                n=len(view.messages), channel=alias, sender=who, text=msg.text, at=msg.created_at
+            )
             view.messages.append(frame)
             view.send(frame)
-        elif kind == "typing" and str(event.get("channel")) in aliases:
+        elif isinstance(event, Typing) and event.channel in aliases:
             # One frame per event: an AI's typing comes on a person's timeline from the game
             # (games/typing_timeline.py), a person's as their browser sends it.
-            view.send(F.TypingShown(channel=aliases[str(event["channel"])]))
-        elif kind == "phase" and event.get("phase") in ("playing", "verdict"):
-            view.phase = event["phase"]
-            view.send(F.Phase(phase=view.phase))
-        elif kind in ("ended", "verdict-request") and view.phase == "playing":
+            view.send(F.TypingShown(channel=aliases[event.channel]))
+        elif isinstance(event, TalkEnded | VerdictAsked) and view.phase == "playing":
             view.phase = "verdict"  # the talk is over; the verdict (or waiting for it) follows
             view.send(F.Phase(phase="verdict"))
-        elif kind == "refused":  # the game's rules said no: tell the person why, in our names
-            self._recount(view, str(event.get("channel")))  # their send did not count
-            message = self._scrub(view, str(event.get("reason", "not allowed")))
-            view.send(F.Error(code="refused", message=message))
-        # Anything else a game delivers ("reveal": the arena makes its own from the result) is
+        elif isinstance(event, InputRefused):  # the rules said no: tell the person, in our names
+            self._recount(view, str(event.channel))  # their send did not count
+            view.send(F.Error(code="refused", message=self._scrub(view, event.reason)))
+        # Anything else a game reports (its reveal: the arena makes its own from the result) is
         # not part of the protocol and is not forwarded.
 
     def _recount(self, view: PersonView, channel: str) -> None:

@@ -9,6 +9,8 @@ sees the chosen reply and all replies). The end shows each side's win rate.
 Unlike the chat games, each person gets one frame, `StrongState`, with everything they may see
 now, sent again whenever it changes: the state is small, and a client that only renders the
 last state cannot drift. Seat ids, agent names and kinds stay on the server until the end.
+The state is built from the game's events as the commit gate lets them through (arena/live.py):
+a message, and whatever follows it, is shown only once it is stored; the end once it is saved.
 Images are uploaded over HTTP (`POST /arena/image`, checked by their bytes, kept per game and
 person) because a websocket frame is limited to a few KB; the message frame names the upload.
 """
@@ -28,10 +30,19 @@ from turinglab.agents.base import MAX_IMAGE_BYTES, Agent, BadImage, ImagePart
 from turinglab.agents.human import MESSAGE, HumanAgent, HumanInput
 from turinglab.agents.registry import build_agent, display_names
 from turinglab.arena import frames as F
-from turinglab.arena.live import LOST_TEXT, SERVER_LOST, InputRejected, LiveGame, PersonView
+from turinglab.arena.commit_gate import STORE_LOST
+from turinglab.arena.live import (
+    LOST_TEXT,
+    SERVER_LOST,
+    STORE_LOST_TEXT,
+    InputRejected,
+    LiveGame,
+    PersonView,
+)
 from turinglab.arena.modes import ArenaMode, ArenaSettings, ArenaSetup
 from turinglab.arena.sessions import COOKIE, Participant
 from turinglab.config import AgentConfig
+from turinglab.games.events import GameEvent, InputRefused, MessageSaid, RepliesGiven, ReplyChosen
 from turinglab.games.kinds import GameContext, game_for
 from turinglab.games.spec import FLAGGED, TrialSpec
 from turinglab.games.strong import INVESTIGATOR, SYSTEM, TIE, StrongExperiment
@@ -66,14 +77,6 @@ class StrongLiveGame(LiveGame):
         self.chose: int = 0  # the last turn the investigator (a person) gave a preference for
         self.uploads: dict[tuple[str, str], ImagePart] = {}
         self.flagged: str | None = None
-        downstream = self.table.sink
-
-        def sink(msg: TranscriptMessage) -> None:
-            if downstream is not None:
-                downstream(msg)
-            self._on_table(msg)
-
-        self.table.sink = sink
 
     # ---- seats and state -------------------------------------------------------------------
 
@@ -183,7 +186,29 @@ class StrongLiveGame(LiveGame):
 
     # ---- what the game does ----------------------------------------------------------------
 
-    def _on_table(self, msg: TranscriptMessage) -> None:
+    def show(self, event: GameEvent, to: tuple[str, ...]) -> None:
+        """The session as the gate lets it through: every message (whoever may see it) updates
+        the turns; the game's reveal is not forwarded (the end state comes from the result)."""
+        if isinstance(event, MessageSaid):
+            self._said(event.message)
+        elif isinstance(event, RepliesGiven):
+            turn = self.turns.get(event.turn)
+            if turn is not None and not turn.order:
+                turn.order = list(event.order)
+                turn.replies = dict(event.replies)
+                self._push()
+        elif isinstance(event, ReplyChosen):
+            turn = self.turns.get(event.turn)
+            if turn is not None and turn.label is None:
+                turn.label = event.label
+                self._push()
+        elif isinstance(event, InputRefused):  # the game said no: the person's send did not count
+            for view in (self.views[s] for s in to if s in self.views):
+                self.sent.pop(view.seat, None)
+                view.send(F.Error(code="refused", message=self._scrub(view, event.reason)))
+                view.send(self._state(view))
+
+    def _said(self, msg: TranscriptMessage) -> None:
         if not msg.phase.startswith("turn-"):
             return
         n = int(msg.phase.removeprefix("turn-"))
@@ -194,28 +219,18 @@ class StrongLiveGame(LiveGame):
             self.turns[n].own[msg.sender] = msg.text
             self._push((msg.sender,))  # nobody else learns when a side replied
 
-    def _on_event(self, seat: str, event: Mapping[str, Any]) -> None:
-        kind = event.get("type")
-        turn = self.turns.get(int(event.get("turn") or 0))
-        if kind == "replies" and turn is not None and not turn.order:
-            turn.order = [str(s) for s in event["order"]]
-            turn.replies = {str(s): str(t) for s, t in dict(event["replies"]).items()}
-            self._push()
-        elif kind == "chosen" and turn is not None and turn.label is None:
-            turn.label = str(event["label"])
-            self._push()
-        elif kind == "refused":  # the game said no: the person's send did not count
-            self.sent.pop(seat, None)
-            view = self.views[seat]
-            view.send(F.Error(code="refused", message=self._scrub(view, str(event["reason"]))))
-            view.send(self._state(view))
-        # Messages arrive through the table's sink; the game's own "reveal" is not forwarded
-        # (the end state is built here from the result).
-
     async def _run(self) -> None:
         result = await self._play(self._time_limit(), "arena: the session ran out of time")
+        if self.gate is not None:  # everything said, and the end, stored before it is shown
+            result = await self._saved(result)
         if result.status == FLAGGED or result.flags:
-            self.flagged = LOST_TEXT if SERVER_LOST in result.flags else FLAGGED_TEXT
+            self.flagged = (
+                LOST_TEXT
+                if SERVER_LOST in result.flags
+                else STORE_LOST_TEXT
+                if STORE_LOST in result.flags
+                else FLAGGED_TEXT
+            )
         self._ended(result)
         self._push()
         self._on_finish(self)

@@ -67,6 +67,7 @@ class SimulatedClock:
         self._sleepers: list[tuple[float, int, asyncio.Future[None]]] = []
         self._order = itertools.count()
         self._holds = 0
+        self._activity = 0  # bumped as time is held and let go
         self._released = asyncio.Event()
         self._released.set()
         self._advancer: asyncio.Task[None] | None = None
@@ -79,6 +80,7 @@ class SimulatedClock:
         future: asyncio.Future[None] = loop.create_future()
         wake = self._now + max(0.0, seconds)
         heapq.heappush(self._sleepers, (wake, next(self._order), future))
+        self._activity += 1
         if self._advancer is None or self._advancer.done():
             self._advancer = loop.create_task(self._advance())
         await future
@@ -86,11 +88,13 @@ class SimulatedClock:
     @asynccontextmanager
     async def hold(self) -> AsyncIterator[None]:
         self._holds += 1
+        self._activity += 1
         self._released.clear()
         try:
             yield
         finally:
             self._holds -= 1
+            self._activity += 1
             if self._holds == 0:
                 self._released.set()
 
@@ -107,9 +111,13 @@ class SimulatedClock:
 
     async def _settle(self) -> None:
         # Let everything runnable run; wait (without spinning) while time is held.
+        # The passes start again after any hold came and went during them: a call that held
+        # time and returned at once (ELIZA) starts a chain of hand-offs (the reply, the game's
+        # step, the next task) that must run before time may jump.
         while True:
+            seen = self._activity
             for _ in range(_SETTLE_PASSES):
                 await asyncio.sleep(0)
-            if self._holds == 0:
+            if self._holds == 0 and self._activity == seen:
                 return
             await self._released.wait()

@@ -28,21 +28,32 @@ from __future__ import annotations
 import asyncio
 import random
 from collections import Counter
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from turinglab.agents.base import ChatMessage
-from turinglab.agents.human import MESSAGE, HumanAgent, HumanInput
+from turinglab.agents.human import MESSAGE, HumanInput
+from turinglab.games.events import (
+    GameFlagged,
+    GameStarted,
+    InputRefused,
+    Revealed,
+    SideRevealed,
+    TalkEnded,
+    Typing,
+    VerdictAsked,
+)
 from turinglab.games.interrogation_text import (
     INTERROGATOR,
     Refused,
     parse_action,
     read_choice,
     read_confidence,
+    unaddressed,
     validate_verdict,
 )
 from turinglab.games.live import MissedCall, call_seat
+from turinglab.games.people import is_person, person_at
 from turinglab.games.spec import FINISHED, FLAGGED, GameResult, Judgement
 from turinglab.games.table import GAME, Table
 from turinglab.games.typing_delay import TypingDelay
@@ -65,6 +76,12 @@ class InterrogationRules:
     typing_delay: TypingDelay | None = None  # None: messages appear as soon as they exist
     max_interrogator_messages: int = 10  # AI interrogators only; people have the clock
     verdict_timeout_s: float = 120.0
+    # AI interrogators in three-party games: each witness gets at least this many of their
+    # messages before they may end (the studies' exclusion rule; 0: no such rule).
+    min_messages_each: int = 0
+    # AI interrogators, three-party: "free" (they choose the witness, as people do) or
+    # "alternate" (the game chooses: the waiting witness they have written to least).
+    addressing: str = "free"
 
 
 @dataclass(frozen=True)
@@ -92,7 +109,7 @@ class Interrogation:
         return len(self.witnesses) == 2
 
     def _is_person(self, seat: str) -> bool:
-        return isinstance(self.table.seats[seat].agent, HumanAgent)
+        return is_person(self.table.seats[seat].agent)
 
     @property
     def live(self) -> bool:
@@ -119,13 +136,13 @@ class Interrogation:
             "timer": asyncio.ensure_future(self.table.clock.sleep(max(0.0, left)))
         }
         if resume_from is None:
-            self._announce({"type": "start", "time_limit_s": self.rules.time_limit_s})
+            self.table.announce(GameStarted(self.rules.time_limit_s))
         else:
             self._pick_up(tasks, rng)
         for seat in [INTERROGATOR, *(w.seat for w in self.witnesses)]:
             if self._is_person(seat):
                 tasks[f"input:{seat}"] = asyncio.ensure_future(self._input(seat))
-        if not self._is_person(INTERROGATOR) and not all(self._waiting.values()):
+        if not self._is_person(INTERROGATOR) and self._may_write():
             tasks["ai:interrogator"] = asyncio.ensure_future(self._ai_interrogator_move())
         verdict: Judgement | None = None
         end_reason = ""
@@ -191,9 +208,9 @@ class Interrogation:
         return self._talk_over()
 
     async def _input(self, seat: str) -> HumanInput:
-        agent = self.table.seats[seat].agent
-        assert isinstance(agent, HumanAgent)
-        return await agent.next_input()
+        person = person_at(self.table.seats, seat)
+        assert person is not None
+        return await person.next_input()
 
     # ---- the interrogator ------------------------------------------------------------------
 
@@ -240,11 +257,13 @@ class Interrogation:
         rng: random.Random,
     ) -> str | None:
         kind, channel, text, raw = action
-        if kind == "end":
-            return "interrogator-ended"
         try:
+            if kind == "end":
+                self._may_end()
+                return "interrogator-ended"
             if kind == "invalid":
                 raise Refused(text)
+            self._keeps_balance(channel)
             self._send_to_witness(channel, text, tasks, rng)
             self._ai_refusals = 0
         except Refused as refused:
@@ -257,9 +276,56 @@ class Interrogation:
             self.table.tell(INTERROGATOR, f"Not sent: {refused}.", channel=CONTROL, phase=REFUSED)
         if self._at_limit():
             return self._talk_over()
-        if self._ai_refusals <= _MAX_AI_REFUSALS and not all(self._waiting.values()):
+        if self._ai_refusals <= _MAX_AI_REFUSALS and self._may_write():
             tasks["ai:interrogator"] = asyncio.ensure_future(self._ai_interrogator_move())
         return None
+
+    # ---- balance: every witness questioned (AI interrogators, three-party) ------------------
+
+    def _asked(self, seat: str) -> int:
+        """The interrogator's messages to `seat` so far (refused attempts not counted)."""
+        return sum(
+            1
+            for m in self.table.messages
+            if m.sender == INTERROGATOR and m.channel == seat and m.phase != REFUSED
+        )
+
+    def _owed(self) -> dict[str, int]:
+        """Messages each witness still needs under `min_messages_each` (0 when the rule
+        does not apply: a person interrogates, or one witness)."""
+        least = self.rules.min_messages_each
+        if not least or not self.three_party or self._is_person(INTERROGATOR):
+            return {}
+        return {w.seat: max(0, least - self._asked(w.seat)) for w in self.witnesses}
+
+    def _required(self) -> list[str]:
+        """Witnesses the interrogator must write to next: its remaining messages are just
+        enough for what they are owed."""
+        owed = self._owed()
+        left = self.rules.max_interrogator_messages - self._sent[INTERROGATOR]
+        if not owed or left > sum(owed.values()):
+            return []
+        return [seat for seat, n in owed.items() if n > 0]
+
+    def _keeps_balance(self, channel: str) -> None:
+        required = self._required()
+        if required and channel not in required:
+            names = " or ".join(f"Witness {self._side(s).label}" for s in required)
+            least = self.rules.min_messages_each
+            raise Refused(f"write to {names}: each Witness must get at least {least} messages")
+
+    def _may_end(self) -> None:
+        short = [s for s, n in self._owed().items() if n > 0]
+        if short:
+            names = " and ".join(f"Witness {self._side(s).label}" for s in short)
+            least = self.rules.min_messages_each
+            raise Refused(f"not yet: write to {names} first (at least {least} messages each)")
+
+    def _may_write(self) -> bool:
+        """Some witness the interrogator may write to awaits it."""
+        free = [seat for seat, waiting in self._waiting.items() if not waiting]
+        required = self._required()
+        return any(seat in required for seat in free) if required else bool(free)
 
     def _at_limit(self) -> bool:
         return (
@@ -275,9 +341,21 @@ class Interrogation:
 
     async def _ai_interrogator_move(self) -> tuple[str, str, str, str]:
         history = self._interrogator_history(status=True)
+        addressed = self._addressed()  # fixed as it is asked: only the interrogator's own
         reply = await call_seat(self.table, INTERROGATOR, history, deadline_s=self._deadline())
-        labels = {w.label: w.seat for w in self.witnesses}
-        return (*parse_action(reply.text, labels), reply.text)
+        if addressed is None:
+            labels = {w.label: w.seat for w in self.witnesses}
+            return (*parse_action(reply.text, labels), reply.text)
+        # The game chose the witness: a label the model writes anyway is dropped, not obeyed.
+        return (*parse_action(unaddressed(reply.text), {"": addressed}), reply.text)
+
+    def _addressed(self) -> str | None:
+        """Under "alternate" addressing, the witness the next message goes to: of those
+        awaiting the interrogator, the one it has written to least (then the first)."""
+        if self.rules.addressing != "alternate" or not self.three_party:
+            return None
+        free = [w.seat for w in self.witnesses if not self._waiting[w.seat]]
+        return min(free, key=self._asked) if free else None
 
     def _interrogator_history(self, *, status: bool) -> list[ChatMessage]:
         template = "interrogator_three_party" if self.three_party else "interrogator_two_party"
@@ -303,7 +381,21 @@ class Interrogation:
         for w in self.witnesses:
             name = f"Witness {w.label}" if w.label else "The Witness"
             parts.append(f"{name} is typing." if self._waiting[w.seat] else f"{name} awaits you.")
-        if self.three_party:
+        required = [self._side(s).label for s in self._required()]
+        addressed = self._addressed()
+        if addressed is not None:
+            ask = f"Write one line: your message to Witness {self._side(addressed).label}"
+            ask += " (the game sends it there)"
+            ask += "." if any(self._owed().values()) else ", or END."
+        elif self.three_party and required:
+            first = " or ".join(f'"{label}: ..."' for label in required)
+            ask = f"Write one line: {first}. Each Witness must get at least "
+            ask += f"{self.rules.min_messages_each} of your messages."
+        elif self.three_party and any(self._owed().values()):
+            ask = 'Write one line: "A: ..." or "B: ..." to a Witness who awaits you. Each '
+            ask += f"Witness must get at least {self.rules.min_messages_each} of your messages "
+            ask += "before you may END."
+        elif self.three_party:
             ask = 'Write one line: "A: ..." or "B: ..." to a Witness who awaits you, or END.'
         else:
             ask = "Write your next message to the Witness, or END."
@@ -335,19 +427,19 @@ class Interrogation:
             not self._is_person(INTERROGATOR)
             and "ai:interrogator" not in tasks
             and not self._at_limit()
+            and self._may_write()
         ):
             self._ai_refusals = 0
             tasks["ai:interrogator"] = asyncio.ensure_future(self._ai_interrogator_move())
 
     async def _ai_witness_reply(self, seat: str, rng: random.Random) -> str:
-        judge = self.table.seats[INTERROGATOR].agent
-        if self.rules.typing_delay is None or not isinstance(judge, HumanAgent):
+        if self.rules.typing_delay is None or not self._is_person(INTERROGATOR):
             return await self._ai_witness_text(seat, rng)
         # A person is watching: typing shown on a person's timeline, generation inside it.
         view = self.table.view(seat, channel=seat)
         plan = TypingPlan.draw(self.rules.typing_delay, len(view[-1].content if view else ""), rng)
         shown = ShownTyping(
-            plan, self.table.clock, lambda: judge.deliver({"type": "typing", "channel": seat})
+            plan, self.table.clock, lambda: self.table.show(Typing(seat), INTERROGATOR)
         )
         try:
             text = await self._generate(seat)
@@ -397,9 +489,7 @@ class Interrogation:
 
     def _refuse(self, seat: str, reason: str, channel: str | None) -> None:
         self._refusals += 1
-        agent = self.table.seats[seat].agent
-        if isinstance(agent, HumanAgent):
-            agent.deliver({"type": "refused", "channel": channel, "reason": reason})
+        self.table.show(InputRefused(reason, channel), seat)
 
     def _verdict_from(self, item: HumanInput) -> Judgement:
         return validate_verdict(
@@ -411,7 +501,7 @@ class Interrogation:
 
     async def _finish(self, end_reason: str, verdict: Judgement | None) -> GameResult:
         duration = self.table.clock.now() - self.started
-        self._announce({"type": "ended", "reason": end_reason})
+        self.table.announce(TalkEnded(end_reason))
         status = FINISHED
         try:
             if verdict is None:
@@ -422,7 +512,7 @@ class Interrogation:
         if verdict is not None:
             result.judgements.append(verdict)
             result.correct, result.verdict = self._score(verdict)
-        self._announce({"type": "reveal", **self._reveal()})
+        self.table.announce(self._reveal())
         return result
 
     async def _ask_verdict(self) -> tuple[Judgement | None, str]:
@@ -431,9 +521,9 @@ class Interrogation:
         return await self._ai_verdict()
 
     async def _person_verdict(self) -> tuple[Judgement | None, str]:
-        agent = self.table.seats[INTERROGATOR].agent
-        assert isinstance(agent, HumanAgent)
-        agent.deliver({"type": "verdict-request", "sides": [w.seat for w in self.witnesses]})
+        agent = person_at(self.table.seats, INTERROGATOR)
+        assert agent is not None
+        self.table.show(VerdictAsked(tuple(w.seat for w in self.witnesses)), INTERROGATOR)
         timer = asyncio.ensure_future(self.table.clock.sleep(self.rules.verdict_timeout_s))
         try:
             while True:
@@ -500,7 +590,7 @@ class Interrogation:
         return judged_human == self.witnesses[0].human, int(judged_human)
 
     def _flag(self, reason: str) -> GameResult:
-        self._announce({"type": "flagged", "reason": "the game was stopped: " + reason})
+        self.table.announce(GameFlagged("the game was stopped: " + reason))
         duration = self.table.clock.now() - self.started
         return GameResult(
             status=FLAGGED, details=self._details("flagged", duration), flags=[reason]
@@ -516,18 +606,13 @@ class Interrogation:
             "human_seats": [w.seat for w in self.witnesses if w.human],
         }
 
-    def _reveal(self) -> dict[str, Any]:
-        return {
-            "seats": {
-                w.seat: {"label": w.label, "human": w.human, "kind": self.table.seats[w.seat].kind}
+    def _reveal(self) -> Revealed:
+        return Revealed(
+            tuple(
+                SideRevealed(w.seat, self.table.seats[w.seat].kind, w.label, w.human)
                 for w in self.witnesses
-            }
-        }
-
-    def _announce(self, event: Mapping[str, Any]) -> None:
-        for seat in self.table.seats.values():
-            if isinstance(seat.agent, HumanAgent):
-                seat.agent.deliver(event)
+            )
+        )
 
 
 class _LongReply(Exception):

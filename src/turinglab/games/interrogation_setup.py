@@ -11,15 +11,15 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from turinglab.agents.base import Agent
-from turinglab.agents.human import HumanAgent
 from turinglab.games.clock import REAL_CLOCK, Clock, SimulatedClock
 from turinglab.games.interrogation import Interrogation, InterrogationRules, WitnessSide
 from turinglab.games.kinds import GameContext
+from turinglab.games.people import is_person
 from turinglab.games.spec import FINISHED, GameResult, TrialSpec
 from turinglab.games.table import Seat, Table
 from turinglab.games.typing_delay import TypingDelay
@@ -69,6 +69,18 @@ class InterrogationExperiment(BaseModel):
     max_chars: int = Field(default=300, ge=1)
     message_deadline_s: float = Field(default=60.0, gt=0, description="per AI call in live games")
     max_interrogator_messages: int = Field(default=10, ge=1, description="AI interrogators only")
+    addressing: Literal["free", "alternate"] = Field(
+        default="free",
+        description="AI interrogators, three-party: 'free' (they pick the witness, as in the "
+        "studies) or 'alternate' (the game sends each message to the waiting witness written "
+        "to least; for models too small to pick)",
+    )
+    min_messages_each: int = Field(
+        default=0,
+        ge=0,
+        description="AI interrogators, three-party: messages each witness must get before END "
+        "(2 keeps games inside the studies' exclusion rule; 0: no rule)",
+    )
     verdict_timeout_s: float = Field(default=120.0, gt=0)
     typing_delay: bool | None = Field(
         None, description="delay AI messages as typed; default: on when a person plays"
@@ -107,7 +119,7 @@ def seed_of(*parts: object) -> int:
 
 
 def seat_kind(agent_name: str, agent: Agent, cfg: InterrogationExperiment, ctx: GameContext) -> str:
-    if isinstance(agent, HumanAgent):
+    if is_person(agent):
         return "human"
     if agent_name in cfg.stand_ins or ctx.agent_kinds.get(agent_name) == "stand-in":
         return "stand-in"
@@ -203,7 +215,7 @@ class InterrogationGame:
 
     def clock_for(self, seats: Mapping[str, Seat]) -> Clock:
         """Real time when a person plays, simulated time for batch runs."""
-        if any(isinstance(s.agent, HumanAgent) for s in seats.values()):
+        if any(is_person(s.agent) for s in seats.values()):
             return REAL_CLOCK
         return SimulatedClock()
 
@@ -216,6 +228,8 @@ class InterrogationGame:
             deadline_s=cfg.message_deadline_s,
             typing_delay=cfg.delay if delayed else None,
             max_interrogator_messages=cfg.max_interrogator_messages,
+            min_messages_each=cfg.min_messages_each,
+            addressing=cfg.addressing,
             verdict_timeout_s=cfg.verdict_timeout_s,
         )
 
@@ -239,12 +253,12 @@ class InterrogationGame:
                 max_chars=self.cfg.max_chars,
                 three_party=len(spec.params["witnesses"]) == 2,
             )
-            if info["human"] and not isinstance(agent, HumanAgent):
+            if info["human"] and not is_person(agent):
                 prompt = WitnessPrompt(persona="none", stand_in=True, **common)  # type: ignore[arg-type]
             elif not info["human"] and info["persona"] != "none" and not _is_eliza(agent):
                 prompt = WitnessPrompt(persona=info["persona"], **common)  # type: ignore[arg-type]
             sides.append(WitnessSide(seat, info["label"], bool(info["human"]), prompt))
-        live = any(isinstance(s.agent, HumanAgent) for s in table.seats.values())
+        live = any(is_person(s.agent) for s in table.seats.values())
         return Interrogation(table, self.rules(live), sides, seed=spec.seed)
 
     def identity(self) -> dict[str, Any]:

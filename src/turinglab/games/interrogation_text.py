@@ -28,6 +28,16 @@ class Refused(ValueError):
     """An input the game does not accept; the text is the reason given to the sender."""
 
 
+def unaddressed(text: str) -> str:
+    """The reply without the witness it names on its first line ("B: hi" -> "hi"): for a game
+    that chose the witness itself."""
+    lines = text.strip().splitlines()
+    match = _ADDRESSED.match(lines[0].strip()) if lines else None
+    if match is None:
+        return text
+    return "\n".join([match.group(2), *lines[1:]])
+
+
 def parse_action(text: str, labels: Mapping[str, str]) -> tuple[str, str, str]:
     """An AI interrogator's move: ("send", seat, message), ("end", "", "") or
     ("invalid", "", reason). `labels` maps "A"/"B" to seats; one entry with label "" is a

@@ -23,9 +23,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from turinglab.agents.base import Agent, ChatMessage
-from turinglab.agents.human import MESSAGE, HumanAgent, HumanInput
+from turinglab.agents.human import MESSAGE, HumanInput
+from turinglab.games.events import RepliesGiven, VerdictAsked
 from turinglab.games.kinds import GameContext, GameKind, register
 from turinglab.games.live import call_seat
+from turinglab.games.people import Person, is_person, person_at
 from turinglab.games.spec import FINISHED, FLAGGED, GameResult, Judgement, TrialSpec
 from turinglab.games.table import Seat, Table
 
@@ -147,16 +149,14 @@ class LiveITTGame:
         out = {}
         for seat, name in spec.seats.items():
             agent = agents[name]
-            out[seat] = Seat(
-                seat, name, agent, "human" if isinstance(agent, HumanAgent) else "agent"
-            )
+            out[seat] = Seat(seat, name, agent, "human" if is_person(agent) else "agent")
         return out
 
     async def play(self, table: Table, spec: TrialSpec) -> GameResult:
         p = spec.params
         human, ai, limit = p["human_seat"], p["ai_seat"], int(p["exchanges"])
-        judge = table.seats[JUDGE].agent
-        assert isinstance(judge, HumanAgent)
+        judge = person_at(table.seats, JUDGE)
+        assert judge is not None
         table.tell(human, human_brief(p["condition"], self.cfg.max_words), phase="brief")
         prompt = ChatMessage(
             "system", ai_prompt(p["condition"], p["life_story"], self.cfg.max_words)
@@ -174,10 +174,8 @@ class LiveITTGame:
             by_seat = {human: answers[0], ai: answers[1]}
             for seat in SIDES:
                 table.post(seat, by_seat[seat], visible_to=(JUDGE, seat), phase=f"turn-{turn}")
-            judge.deliver(
-                {"type": "replies", "turn": turn, "order": list(SIDES), "replies": by_seat}
-            )
-        judge.deliver({"type": "verdict-request"})
+            table.show(RepliesGiven(turn, SIDES, by_seat), JUDGE)
+        table.show(VerdictAsked(), JUDGE)
         item = await self._input(judge, "verdict")
         if item is None:
             return GameResult(FLAGGED, flags=["live-itt: no verdict in time"])
@@ -198,7 +196,7 @@ class LiveITTGame:
             details={"condition": p["condition"], "exchanges": limit, "human_seat": human},
         )
 
-    async def _input(self, person: HumanAgent, kind: str) -> HumanInput | None:
+    async def _input(self, person: Person, kind: str) -> HumanInput | None:
         while True:
             try:
                 item = await asyncio.wait_for(person.next_input(), self.cfg.input_timeout_s)
@@ -209,8 +207,8 @@ class LiveITTGame:
 
     async def _human_answer(self, table: Table, seat: str) -> str | None:
         """A person's typed answer (None: they stopped), or a practice stand-in's."""
-        person = table.seats[seat].agent
-        if not isinstance(person, HumanAgent):  # the brief was told: it is in the stand-in's view
+        person = person_at(table.seats, seat)
+        if person is None:  # the brief was told: it is in the stand-in's view
             return await self._agent_answer(table, seat, None)
         item = await self._input(person, MESSAGE)
         return None if item is None else item.text

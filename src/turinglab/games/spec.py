@@ -76,6 +76,37 @@ class Judgement:
     created_at: float | None = None
     details: Mapping[str, Any] = field(default_factory=dict)
 
+    def to_json(self) -> dict[str, Any]:
+        """The one plain form of a judgement: what the store writes, records and exports."""
+        return {
+            "judge": self.judge,
+            "kind": self.kind,
+            "verdict": self.verdict,
+            "confidence": self.confidence,
+            "reason": self.reason,
+            "choice": self.choice,
+            "tie": self.tie,
+            "turn": self.turn,
+            "created_at": self.created_at,
+            "details": dict(self.details),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Judgement:
+        """Back from `to_json`'s form, or from a stored row (its other columns are ignored)."""
+        return cls(
+            judge=str(data["judge"]),
+            kind=str(data["kind"]),
+            verdict=data["verdict"],
+            confidence=data["confidence"],
+            reason=data["reason"],
+            choice=data["choice"],
+            tie=bool(data["tie"]),
+            turn=data["turn"],
+            created_at=data["created_at"],
+            details=dict(data["details"] or {}),
+        )
+
 
 @dataclass
 class GameResult:

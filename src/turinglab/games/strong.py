@@ -4,7 +4,7 @@ investigator sees the replies in a seeded random order under neutral labels ("Re
 and prefers one, or declares a tie; then every participant is shown the chosen reply and all
 replies. Any number of turns.
 
-Seats: `investigator`, `system`, `human_1` … `human_k`. People (HumanAgent) type their messages
+Seats: `investigator`, `system`, `human_1` … `human_k`. People (games/people.py) type their messages
 and preferences; any agent can play any seat (stand-ins for humans are marked "stand-in").
 A person investigator may end the session early with an "end" input. Live sessions flag on an
 AI seat's missed deadline, as the interrogation games do; batch sessions propagate errors.
@@ -22,8 +22,17 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from turinglab.agents.base import Agent, ChatMessage, ImagePart
-from turinglab.agents.human import MESSAGE, HumanAgent
+from turinglab.agents.human import MESSAGE, HumanInput
 from turinglab.games.clock import REAL_CLOCK, Clock, SimulatedClock
+from turinglab.games.events import (
+    GameFlagged,
+    InputRefused,
+    PreferenceAsked,
+    RepliesGiven,
+    ReplyChosen,
+    Revealed,
+    SideRevealed,
+)
 from turinglab.games.interrogation import message_counts
 from turinglab.games.interrogation_setup import seed_of
 from turinglab.games.kinds import (
@@ -34,6 +43,7 @@ from turinglab.games.kinds import (
     register,
 )
 from turinglab.games.live import MissedCall, call_seat
+from turinglab.games.people import Person, is_person, person_at
 from turinglab.games.spec import FINISHED, FLAGGED, GameResult, Judgement, TrialSpec
 from turinglab.games.table import Seat, Table
 from turinglab.prompts import builtin_prompt, render
@@ -118,7 +128,7 @@ class StrongGame:
         out = {}
         for seat_id, name in spec.seats.items():
             agent = agents[name]
-            if isinstance(agent, HumanAgent):
+            if is_person(agent):
                 kind = "human"
             elif name in self.cfg.stand_ins:
                 kind = "stand-in"
@@ -128,7 +138,7 @@ class StrongGame:
         return out
 
     def clock_for(self, seats: Mapping[str, Seat]) -> Clock:
-        if any(isinstance(s.agent, HumanAgent) for s in seats.values()):
+        if any(is_person(s.agent) for s in seats.values()):
             return REAL_CLOCK
         return SimulatedClock()
 
@@ -166,12 +176,11 @@ class _Session:
         self.cfg = cfg
         self.respondents = [s for s in table.seats if s != INVESTIGATOR]
         self.everyone = tuple(table.seats)
-        self.live = any(isinstance(s.agent, HumanAgent) for s in table.seats.values())
+        self.live = any(is_person(s.agent) for s in table.seats.values())
         self.deadline = cfg.message_deadline_s if self.live else None
 
-    def _person(self, seat: str) -> HumanAgent | None:
-        agent = self.table.seats[seat].agent
-        return agent if isinstance(agent, HumanAgent) else None
+    def _person(self, seat: str) -> Person | None:
+        return person_at(self.table.seats, seat)
 
     async def run(self) -> GameResult:
         started = self.table.clock.now()
@@ -187,16 +196,15 @@ class _Session:
             status = over.status if over.status != FINISHED else FINISHED
             reason = str(over)
         except MissedCall as missed:
-            self._announce({"type": "flagged", "reason": f"the session was stopped: {missed}"})
+            self.table.announce(GameFlagged(f"the session was stopped: {missed}"))
             return GameResult(
                 status=FLAGGED,
                 judgements=judgements,
                 flags=[str(missed)],
                 details=self._details("flagged", started, orders),
             )
-        self._announce(
-            {"type": "reveal", "seats": {s: self.table.seats[s].kind for s in self.respondents}}
-        )
+        sides = (SideRevealed(s, self.table.seats[s].kind) for s in self.respondents)
+        self.table.announce(Revealed(tuple(sides)))
         return GameResult(
             status=status, judgements=judgements, details=self._details(reason, started, orders)
         )
@@ -223,14 +231,14 @@ class _Session:
         random.Random(seed_of(self.spec.seed, "order", turn)).shuffle(order)
         listing = "\n".join(f"Reply {k + 1}: {replies[s]}" for k, s in enumerate(order))
         # For a transport (the arena): the replies in the order shown, by seat (never sent on).
-        self._announce({"type": "replies", "turn": turn, "order": order, "replies": replies})
+        self.table.announce(RepliesGiven(turn, tuple(order), replies))
         ask = render(builtin_prompt("investigator_strong_choose"), turn=turn, replies=listing)
         self.table.tell(INVESTIGATOR, ask, phase=f"choose-{turn}")
         choice, raw = await self._preference(turn, len(order))
         self.table.post(INVESTIGATOR, raw, visible_to=(INVESTIGATOR,), phase=f"choose-{turn}")
         chosen = None if choice == TIE else order[int(choice) - 1]
         outcome = "a tie" if chosen is None else f"Reply {choice}"
-        self._announce({"type": "chosen", "turn": turn, "label": choice, "seat": chosen})
+        self.table.announce(ReplyChosen(turn, choice, chosen))
         self.table.post(
             "game",
             f"Turn {turn}: the investigator chose {outcome}.\n{listing}",
@@ -257,7 +265,7 @@ class _Session:
                     raise _Over(FINISHED, "investigator-ended")
                 if item.kind == MESSAGE and item.text.strip():
                     return item.text, tuple(item.data.get("images", ()))
-                person.deliver({"type": "refused", "reason": "send a message for this turn"})
+                self.table.show(InputRefused("send a message for this turn"), INVESTIGATOR)
         name = "investigator_strong" if turn == 1 else "investigator_strong_next"
         intro = render(
             builtin_prompt(name), turns=self.cfg.turns, turn=turn, max_chars=self.cfg.max_chars
@@ -275,7 +283,7 @@ class _Session:
                 item = await self._wait_input(person)
                 if item.kind == MESSAGE and item.text.strip():
                     return item.text
-                person.deliver({"type": "refused", "reason": "send your reply to this turn"})
+                self.table.show(InputRefused("send your reply to this turn"), seat)
         human = seat != SYSTEM
         prompt = render(
             builtin_prompt("respondent_strong_human" if human else "respondent_strong"),
@@ -289,7 +297,7 @@ class _Session:
         labels = tuple(str(k) for k in range(1, n + 1))
         person = self._person(INVESTIGATOR)
         if person is not None:
-            person.deliver({"type": "preference-request", "turn": turn, "replies": n})
+            self.table.show(PreferenceAsked(turn, n), INVESTIGATOR)
             while True:
                 item = await self._wait_input(person)
                 data = item.data
@@ -297,7 +305,8 @@ class _Session:
                     return TIE, TIE
                 if item.kind == "preference" and str(data.get("reply")) in labels:
                     return str(data["reply"]), str(data["reply"])
-                person.deliver({"type": "refused", "reason": f"choose a reply 1–{n} or a tie"})
+                refused = InputRefused(f"choose a reply 1–{n} or a tie")
+                self.table.show(refused, INVESTIGATOR)
         choices = (*labels, TIE)
         history = self.table.view(INVESTIGATOR)
         reply = await call_seat(
@@ -314,7 +323,7 @@ class _Session:
             )
         return choice, reply.text
 
-    async def _wait_input(self, person: HumanAgent) -> Any:
+    async def _wait_input(self, person: Person) -> HumanInput:
         timer = asyncio.ensure_future(self.table.clock.sleep(self.cfg.input_timeout_s))
         item = asyncio.ensure_future(person.next_input())
         try:
@@ -325,11 +334,6 @@ class _Session:
             item.cancel()
             raise _Over(NO_PREFERENCE, f"{person.participant} did not answer in time")
         return item.result()
-
-    def _announce(self, event: Mapping[str, Any]) -> None:
-        for seat in self.table.seats.values():
-            if isinstance(seat.agent, HumanAgent):
-                seat.agent.deliver(event)
 
 
 def _read_preference(text: str, labels: tuple[str, ...]) -> str | None:

@@ -8,12 +8,15 @@ table, which goes through the runner's retrying caller.
 
 Messages can also be *pushed* (`post`): a person writes when they want, not only when the game
 asks. Every appended message goes to `sink` at once, which is how the runner makes a message
-durable the moment it is said, and how the arena relays it to the people who may see it.
+durable the moment it is said. What people may see is reported to `observer` as events
+(games/events.py): each message as `MessageSaid` to the seats that may see it, and whatever
+else the game `show`s or `announce`s. The table knows no transport: the arena's observer
+renders the events for browsers, after the store has committed the message they follow.
 
 A message may carry images (PNG/JPEG, checked by their bytes). An agent sees them only if it
 says it can (`sees_images = True`, e.g. the OpenAI-compatible agent); every other agent (local
 GGUF models, ELIZA, scripted replies) gets the text with an "[image]" marker per image, so its
-view stays plain text. People get the images as data URLs with the message.
+view stays plain text. People's transports get the images with the message.
 """
 
 from __future__ import annotations
@@ -32,8 +35,8 @@ from turinglab.agents.base import (
     Route,
     with_image_markers,
 )
-from turinglab.agents.human import HumanAgent
 from turinglab.games.clock import REAL_CLOCK, Clock
+from turinglab.games.events import GameEvent, GameObserver, MessageSaid
 
 GAME = "game"  # sender id of instructions the game itself gives
 MAIN = "main"  # the channel of games that have only one
@@ -81,6 +84,16 @@ class Table:
     calls: int = 0
     clock: Clock = REAL_CLOCK
     sink: MessageSink | None = None  # called with every message the moment it is appended
+    observer: GameObserver | None = None  # told what people may see (None: nobody watches)
+
+    def show(self, event: GameEvent, *seats: str) -> None:
+        """Report an event for the given seats (a refusal, a request, typing shown)."""
+        if self.observer is not None:
+            self.observer.observe(event, seats)
+
+    def announce(self, event: GameEvent) -> None:
+        """Report an event for every seat at the table."""
+        self.show(event, *self.seats)
 
     def tell(
         self, seat_id: str, text: str, *, phase: str = "main", channel: str = MAIN
@@ -219,18 +232,6 @@ class Table:
         return msg
 
     def _deliver(self, msg: TranscriptMessage) -> None:
-        """People see a message the moment it exists (agents see it in their next view)."""
-        for seat_id in msg.visible_to:
-            seat = self.seats.get(seat_id)
-            if seat is not None and isinstance(seat.agent, HumanAgent):
-                event = {
-                    "type": "message",
-                    "seq": msg.seq,
-                    "channel": msg.channel,
-                    "from": "you" if msg.sender == seat_id else msg.sender,
-                    "text": msg.text,
-                    "at": msg.created_at,
-                }
-                if msg.images:  # only then: events of plain messages stay as they were
-                    event["images"] = [image.data_url for image in msg.images]
-                seat.agent.deliver(event)
+        """Those who may see a message are told the moment it exists (agents see it in their
+        next view)."""
+        self.show(MessageSaid(msg), *msg.visible_to)

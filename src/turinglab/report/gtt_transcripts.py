@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Protocol
 
 from turinglab.report.html import Filter, Panel, RecordBrowser
+from turinglab.store.records import MessageRecord
 from turinglab.variants import FD_VARIANTS
 
 MESSAGE_FIELDS = ("seq", "phase", "sender", "visible_to", "text")
@@ -22,7 +23,7 @@ LAZY_FIELDS = ("histories", "messages")
 class TranscriptSource(Protocol):
     """The one store call the browser makes (store.database.Store has it)."""
 
-    def transcript(self, attempt_id: int) -> list[dict[str, Any]]: ...
+    def transcript(self, attempt_id: int) -> list[MessageRecord]: ...
 
 
 def pair_label(record: Mapping[str, Any]) -> str:
@@ -32,9 +33,7 @@ def pair_label(record: Mapping[str, Any]) -> str:
     return f"{record['actor']} → {record['distinguisher']}"
 
 
-def transcript_view(
-    record: Mapping[str, Any], messages: Iterable[Mapping[str, Any]]
-) -> dict[str, Any]:
+def transcript_view(record: Mapping[str, Any], messages: Iterable[MessageRecord]) -> dict[str, Any]:
     """What the browser needs of one finished trial: its result row (store.results) and its
     message rows (store.transcript); environment blocks left out."""
     routes = record.get("routes") or {}
@@ -60,10 +59,9 @@ def transcript_view(
     }
 
 
-def _message(row: Mapping[str, Any]) -> dict[str, Any]:
-    out = {k: row.get(k) for k in MESSAGE_FIELDS}
-    if isinstance(out["visible_to"], str):  # stored as "seat,seat"
-        out["visible_to"] = out["visible_to"].split(",")
+def _message(m: MessageRecord) -> dict[str, Any]:
+    out = {k: getattr(m, k) for k in MESSAGE_FIELDS}
+    out["visible_to"] = list(m.visible_to)  # JSON in the page
     return out
 
 

@@ -62,6 +62,10 @@ def identity_document(config: ExperimentConfig, game: Game | None = None) -> dic
         agents[name] = doc
     game = game or game_of(config)
     experiment = config.experiment.model_dump(mode="json", exclude={"prompts"})
+    # Rules added later, left at their defaults: the same run ids as before they existed.
+    for rule, default in (("min_messages_each", 0), ("addressing", "free")):
+        if experiment.get(rule) == default:
+            experiment.pop(rule)
     return {"agents": agents, "experiment": experiment, **game.identity()}
 
 

@@ -24,14 +24,13 @@ from typing import Any
 from sqlalchemy import Connection, bindparam, func, insert, select, update
 
 from turinglab.agents.base import ImagePart
-from turinglab.games.spec import GameResult, TrialSpec
+from turinglab.games.spec import GameResult, Judgement, TrialSpec
 from turinglab.games.table import TranscriptMessage
 from turinglab.store.arena_records import (
     RESULT_STATUS,
     SURVEY_GAME,
     Record,
     game_record,
-    judgement_from_row,
     message_entry,
     seat_entry,
 )
@@ -332,7 +331,7 @@ def records(store: Store, run_id: str) -> list[Record]:
         )
     judged: dict[int, list[Any]] = {gid: [] for gid in ids}
     for j in judge_rows:
-        judged[j.game_id].append(judgement_from_row(dict(j._mapping)))
+        judged[j.game_id].append(Judgement.from_json(dict(j._mapping)))
     out = []
     for r in rows:
         record = game_record(

@@ -9,10 +9,9 @@ None; `stored_status` (the game row's own status) is there only when read from t
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import fields
 from typing import Any
 
-from turinglab.games.spec import GameResult, Judgement, TrialSpec
+from turinglab.games.spec import GameResult, TrialSpec
 
 ARENA_GAME = "arena"  # runs.game of an arena study's run
 SURVEY_GAME = "arena-survey"  # games.game of the row holding a never-seated person's survey
@@ -54,20 +53,6 @@ def message_entry(
     return row
 
 
-def judgement_entry(j: Judgement) -> dict[str, Any]:
-    entry = {f.name: getattr(j, f.name) for f in fields(Judgement)}
-    entry["details"] = dict(j.details or {})
-    return entry
-
-
-def judgement_from_row(row: Mapping[str, Any]) -> Judgement:
-    """A `judgements` row (or a record's entry) as the game made it: every field by name."""
-    found = {f.name: row[f.name] for f in fields(Judgement) if f.name in row}
-    found["tie"] = bool(found.get("tie"))
-    found["details"] = dict(found.get("details") or {})
-    return Judgement(**found)
-
-
 def game_record(
     *,
     game: str,
@@ -92,6 +77,6 @@ def game_record(
         "messages": list(messages),
         "status": None if result is None else result.status,
         "correct": None if result is None else result.correct,
-        "judgements": [] if result is None else [judgement_entry(j) for j in result.judgements],
+        "judgements": [] if result is None else [j.to_json() for j in result.judgements],
         "flags": [] if result is None else list(result.flags),
     }

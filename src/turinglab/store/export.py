@@ -98,18 +98,18 @@ def transcript_records(store: Store, run_id: str) -> list[dict[str, Any]]:
             envs[env_id] = store.environment(env_id)
         messages = [
             {
-                "seq": m["seq"],
-                "channel": m["channel"],
-                "sender": m["sender"],
-                "visible_to": m["visible_to"].split(","),
-                "phase": m["phase"],
-                "text": m["text"],
-                "created_at": _iso(m["created_at"]),
-                "latency_s": m["latency_s"],
-                "tokens_in": m["tokens_in"],
-                "tokens_out": m["tokens_out"],
-                "model": m["model"],
-                "provider": m["provider"],
+                "seq": m.seq,
+                "channel": m.channel,
+                "sender": m.sender,
+                "visible_to": list(m.visible_to),
+                "phase": m.phase,
+                "text": m.text,
+                "created_at": _iso(m.created_at),
+                "latency_s": m.latency_s,
+                "tokens_in": m.tokens_in,
+                "tokens_out": m.tokens_out,
+                "model": m.model,
+                "provider": m.provider,
             }
             for m in store.transcript(r["attempt_id"])
         ]

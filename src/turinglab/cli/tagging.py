@@ -12,6 +12,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from turinglab.cli.errors import fail
+
 if TYPE_CHECKING:
     from turinglab.tagging.probe_rules import ProbeShares
 
@@ -25,13 +27,7 @@ tag_app = typer.Typer(
     add_completion=False,
 )
 console = Console(width=120)
-err_console = Console(stderr=True, soft_wrap=True)
 JsonOption = Annotated[bool, typer.Option("--json", help="print JSON instead of tables")]
-
-
-def _fail(message: str) -> typer.Exit:
-    err_console.print(f"[red]error:[/] {message}", highlight=False)
-    return typer.Exit(code=2)
 
 
 def _clean(x: Any) -> Any:
@@ -56,7 +52,7 @@ def codebook(
     try:
         book = load_codebook(name)
     except CodebookError as err:
-        raise _fail(str(err)) from None
+        raise fail(str(err)) from None
     if as_json:
         codes = [
             {"id": c.id, "label": c.label, "category": c.category, "description": c.description}
@@ -73,7 +69,7 @@ def codebook(
 def _read_rows(path: Path) -> list[dict[str, Any]]:
     """GTT result rows from a JSONL export (one row per line) or a JSON list."""
     if not path.is_file():
-        raise _fail(f"{path}: no such file")
+        raise fail(f"{path}: no such file")
     text = path.read_text(encoding="utf-8")
     try:
         if text.lstrip().startswith("["):
@@ -81,9 +77,9 @@ def _read_rows(path: Path) -> list[dict[str, Any]]:
         else:
             rows = [json.loads(line) for line in text.splitlines() if line.strip()]
     except json.JSONDecodeError as err:
-        raise _fail(f"{path}: not JSON or JSON lines: {err}") from None
+        raise fail(f"{path}: not JSON or JSON lines: {err}") from None
     if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
-        raise _fail(f"{path}: expected GTT result rows (JSON objects)")
+        raise fail(f"{path}: expected GTT result rows (JSON objects)")
     return rows
 
 
@@ -97,15 +93,15 @@ def probes(
 
     rows = _read_rows(results)
     if not rows:
-        raise _fail(
+        raise fail(
             f"{results}: no result rows (the file is empty); export a run with --format jsonl"
         )
     try:
         report = probe_report(rows)
     except (ValueError, KeyError) as err:
-        raise _fail(f"{results}: {err}") from None
+        raise fail(f"{results}: {err}") from None
     if report.overall.n_units == 0:
-        raise _fail(f"{results}: {len(rows)} rows but no distinguisher question in any of them")
+        raise fail(f"{results}: {len(rows)} rows but no distinguisher question in any of them")
     if as_json:
         print(json.dumps(_clean(report.as_dict()), indent=2))
         return
@@ -127,13 +123,13 @@ def _agent(name: str, config: Path | None) -> Any:
     try:
         known = load_config(config).all_agents() if config else dict(EMBEDDED_AGENTS)
     except ConfigError as err:
-        raise _fail(str(err)) from None
+        raise fail(str(err)) from None
     if name not in known:
-        raise _fail(f"unknown agent {name!r}; known: {', '.join(sorted(known))}")
+        raise fail(f"unknown agent {name!r}; known: {', '.join(sorted(known))}")
     try:
         return build_agent(name, known[name])
     except AgentSetupError as err:
-        raise _fail(str(err)) from None
+        raise fail(str(err)) from None
 
 
 def _correct(row: dict[str, Any]) -> bool | None:
@@ -200,7 +196,7 @@ def games(
             for r in rows
         ]
     except ValueError as err:
-        raise _fail(str(err)) from None
+        raise fail(str(err)) from None
     agent = _agent(agent_name, config)
 
     async def tag_all() -> list[Any]:
@@ -212,7 +208,7 @@ def games(
     try:
         results = asyncio.run(tag_all())
     except (AgentError, ValueError) as err:
-        raise _fail(str(err)) from None
+        raise fail(str(err)) from None
     summaries = code_summaries(
         [r.codes for r in results],
         [_correct(r) for r in rows],
@@ -275,7 +271,7 @@ def games(
         )
     if results and all(s.n_games == 0 for s in summaries):
         first = next((t.error for t in results if t.error), None)
-        raise _fail(
+        raise fail(
             f"no reply of agent {agent_name!r} could be read for any code of {len(results)} rows"
             + (f" (first error: {first})" if first else "")
         )

@@ -7,15 +7,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
+
+from turinglab.cli.errors import err_console, fail
 
 bench_app = typer.Typer(help="Benchmarks that print figures as JSON.", no_args_is_help=True)
-err_console = Console(stderr=True, soft_wrap=True)
-
-
-def fail(message: str) -> typer.Exit:
-    err_console.print(f"[red]error:[/] {message}", highlight=False)
-    return typer.Exit(code=2)
 
 
 def _emit(report: Any, out: Path | None) -> None:

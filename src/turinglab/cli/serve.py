@@ -1,0 +1,65 @@
+"""`turinglab serve`: the browser arena (needs the `[arena]` extra)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from turinglab.cli.errors import fail
+from turinglab.cli.options import StoreOption
+
+
+def serve(
+    config_path: Annotated[
+        Path | None,
+        typer.Argument(
+            metavar="[CONFIG]",
+            help="a three-/two-party, strong, gtt or live-itt config; "
+            "none: play the embedded agents",
+        ),
+    ] = None,
+    host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="port to listen on")] = 8000,
+    store: StoreOption = None,
+    redis: Annotated[
+        str | None, typer.Option(help="redis://… shared by several server processes")
+    ] = None,
+    itt_study: Annotated[
+        Path | None, typer.Option(help="an ITT study folder for people to judge, at /judge")
+    ] = None,
+    itt_batch_size: Annotated[int, typer.Option(help="trials per ITT judge")] = 20,
+    itt_collect: Annotated[
+        Path | None,
+        typer.Option(
+            help="an ITT stimuli file (or folder with stimuli.csv) for people to "
+            "answer, at /respond"
+        ),
+    ] = None,
+) -> None:
+    """Start the browser arena: people play Turing tests with each other and with AI witnesses.
+
+    The lobby is at /, the admin pages at /admin (password from TURINGLAB_ADMIN_PASSWORD, or
+    generated and printed)."""
+    from turinglab.extras import require_extra
+
+    require_extra("arena")
+    from turinglab.arena.serve import serve as serve_arena
+
+    if not 0 < port < 65536:
+        raise fail(f"--port must be between 1 and 65535, not {port}")
+    if config_path is not None and not config_path.is_file():
+        raise fail(f"config {config_path}: no such file")
+    if itt_batch_size < 1:
+        raise fail(f"--itt-batch-size must be at least 1, not {itt_batch_size}")
+    serve_arena(
+        config_path,
+        host=host,
+        port=port,
+        store=store,
+        redis=redis,
+        itt_study=itt_study,
+        itt_batch_size=itt_batch_size,
+        itt_collect=itt_collect,
+    )
