@@ -338,3 +338,51 @@ def test_arena_games_go_down_and_up_the_migration_in_place(store_location: str) 
             assert json.loads(json.dumps(kept.records())) == before, target
     finally:
         kept.close()
+
+
+def test_games_started_together_survive_a_retried_commit_once_each(tmp_path: Path) -> None:
+    """Starts are written by one op per commit; a commit that fails for a moment (the database
+    unreachable) is retried on the same batch: every game gets one row, one trial, its id."""
+    from sqlalchemy.exc import OperationalError
+
+    from turinglab.games.spec import TrialSpec
+
+    store = Store(str(tmp_path / "arena.db"))
+    kept = ArenaStore(store, fixture_setup())
+    real = store.start_games
+    failures = [OperationalError("INSERT", {}, Exception("server closed the connection"))]
+
+    def flaky(conn: Any, starts: Any) -> list[int]:
+        ids = real(conn, starts)  # written, then lost with the transaction
+        if failures:
+            raise failures.pop()
+        return ids
+
+    store.start_games = flaky  # type: ignore[method-assign]
+
+    def begin(n: int) -> Any:
+        spec = TrialSpec(n, f"k#{n}", "three-party-test", n, {"interrogator": "eliza"}, {})
+        start = GameStart(
+            kept.run_id, None, 1, "three-party-test", 1.0 * n,
+            [SeatRecord("interrogator", "eliza")], None, kept.worker,
+            {"arena_game": f"g-{n}", "mode": "three-party", "solo": False,
+             "trial": spec.to_json()},
+        )  # fmt: skip
+        return kept._starts.add(start, spec)
+
+    try:
+        ids = [f.result(30) for f in [begin(n) for n in range(20)]]
+        ids += [f.result(30) for f in [begin(n) for n in range(20, 25)]]  # the next batch
+        assert failures == [] and len(set(ids)) == 25
+        with store.engine.connect() as conn:
+            rows = conn.execute(
+                select(games.c.id, games.c.setup, trials.c.idx).join(
+                    trials, trials.c.id == games.c.trial_id
+                )
+            ).all()
+            n_trials = len(conn.execute(select(trials.c.id)).all())
+        assert sorted(r.id for r in rows) == sorted(ids) and n_trials == 25
+        assert all(r.idx == r.id for r in rows)
+        assert [r.setup["arena_game"] for r in sorted(rows)] == [f"g-{n}" for n in range(25)]
+    finally:
+        kept.close()
