@@ -16,10 +16,10 @@ from turinglab.agents.scripted import ScriptedAgent
 from turinglab.arena import ArenaSettings, ArenaSetup
 from turinglab.arena.gtt_mode import gtt_modes
 from turinglab.arena.store_bridge import ArenaStore
-from turinglab.arena.study_export import study_jsonl, study_rows
 from turinglab.config import GTTExperiment
 from turinglab.games.kinds import GameContext
 from turinglab.store.database import Store
+from turinglab.study_export import arena_study_rows, study_jsonl
 
 ZORBLAX, QUILLON = "zorblax-model-7", "quillon-model-3"  # agent names hidden until the end
 NAMES = {ZORBLAX: "Zorblax-7B", QUILLON: "Quillon-3B"}
@@ -132,7 +132,9 @@ async def test_a_person_distinguishes_after_studying_the_target() -> None:
         assert (verdict["kind"], verdict["verdict"], verdict["confidence"], verdict["reason"]) == (
             "gtt-verdict", "imitator", 70.0, "too eager",
         )  # fmt: skip
-        assert record["solo"] and study_rows([record], {}) == []  # never three-party study data
+        assert (
+            record["solo"] and arena_study_rows([record], {}) == []
+        )  # never three-party study data
         await person.send(type="message", channel="test", text="again?")
         assert (await person.until("error"))["code"] == "game-over"
         await person.close()

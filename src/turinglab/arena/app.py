@@ -41,10 +41,10 @@ from turinglab.arena.sessions import COOKIE
 from turinglab.arena.store_bridge import ArenaStore
 from turinglab.arena.strong_mode import add_image_route
 from turinglab.arena.study_admin import AdminFormError, open_study, read_form
-from turinglab.arena.study_export import flag_exclusions, study_jsonl
 from turinglab.games.clock import REAL_CLOCK, Clock
 from turinglab.itt.judgements import judgements_csv
 from turinglab.store.media import MediaError
+from turinglab.study_export import flag_exclusions, study_jsonl
 
 log = logging.getLogger(__name__)
 

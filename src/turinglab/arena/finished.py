@@ -12,7 +12,7 @@ from collections import Counter, deque
 from collections.abc import Iterator
 from typing import Any
 
-from turinglab.arena.study_export import witness_label
+from turinglab.study_export import witness_label
 
 Record = dict[str, Any]
 

@@ -34,7 +34,8 @@ from turinglab.games.events import (
     VerdictAsked,
 )
 from turinglab.games.spec import FLAGGED, GameResult, TrialSpec
-from turinglab.games.table import GAME, MessageSink, Table
+from turinglab.games.table import GAME, MessageSink, Table, TranscriptMessage
+from turinglab.store.arena_records import game_record, message_entry, seat_entry
 from turinglab.store.fencing import Fenced
 
 log = logging.getLogger(__name__)
@@ -473,35 +474,31 @@ class LiveGame:
     # ---- what is kept ----------------------------------------------------------------------
 
     def record(self) -> dict[str, Any]:
-        """The game as the admin export gives it (participants by anonymous id only)."""
-        seats = {
-            seat: {"kind": "human", "participant": self.views[seat].participant.id}
-            if seat in self.views
-            else {"kind": "ai", "agent": agent}
-            for seat, agent in self.spec.seats.items()
-        }
-        result = self.result
-        return {
-            "game": self.id,
-            "mode": self.mode.name,
-            "solo": self.mode.solo,
-            "trial": self.spec.to_json(),
-            "seats": seats,
-            "started_at": self.started_at,
-            "ended_at": self.ended_at,
-            "messages": [
-                {
-                    "seq": m.seq,
-                    "sender": m.sender,
-                    "channel": m.channel,
-                    "text": m.text,
-                    "at": m.created_at,
-                    "visible_to": list(m.visible_to),
-                }
-                for m in self.table.messages
-            ],
-            "status": None if result is None else result.status,
-            "correct": None if result is None else result.correct,
-            "judgements": [] if result is None else [j.to_json() for j in result.judgements],
-            "flags": [] if result is None else list(result.flags),
-        }
+        """The game as the admin export gives it (participants by anonymous id only), in the
+        one shape the store's reader gives too (store/arena_records.py)."""
+        return game_record(
+            game=self.id,
+            mode=self.mode.name,
+            solo=self.mode.solo,
+            spec=self.spec,
+            seats={
+                seat: seat_entry(
+                    agent, self.views[seat].participant.id if seat in self.views else None
+                )
+                for seat, agent in self.spec.seats.items()
+            },
+            started_at=self.started_at,
+            ended_at=self.ended_at,
+            messages=[self._message_entry(m) for m in self.table.messages],
+            result=self.result,
+        )
+
+    def _message_entry(self, m: TranscriptMessage) -> dict[str, Any]:
+        return message_entry(
+            seq=m.seq,
+            sender=m.sender,
+            channel=m.channel,
+            text=m.text,
+            at=m.created_at,
+            visible_to=m.visible_to,
+        )

@@ -5,8 +5,9 @@ labels A and B, no per-turn choice and a verdict at the end. Two matched people:
 other is the human agent; the AI agent comes from the config. A practice mode, when the config
 names stand-ins, seats one person as the judge and a stand-in agent as the human agent.
 
-Finished study sessions become ITT judgements (`live_itt_judgements`): one row per answerer, so
-`turinglab itt score` reads the live test as it reads offline judging.
+Finished study sessions become ITT judgements (`live_itt_judgements`, in the games layer so
+that the ITT export reads them without the arena): one row per answerer, so `turinglab itt
+score` reads the live test as it reads offline judging.
 """
 
 from __future__ import annotations
@@ -33,8 +34,10 @@ from turinglab.games.live_itt import (
     human_brief,
     life_story,
 )
-from turinglab.games.spec import FINISHED, TrialSpec
-from turinglab.itt.judgements import JudgementRow
+from turinglab.games.live_itt_judgements import live_itt_judgements
+from turinglab.games.spec import TrialSpec
+
+__all__ = ["live_itt_judgements", "live_itt_mode", "live_itt_setup_for"]
 
 
 class LiveITTLiveGame(StrongLiveGame):
@@ -193,47 +196,3 @@ def live_itt_setup_for(
         modes.append(live_itt_mode("live-itt-practice", title, experiment, solo=True))
     settings = settings or ArenaSettings(seed=experiment.seed)
     return ArenaSetup(modes, agents, display_names(used), settings)
-
-
-def live_itt_judgements(finished: list[dict[str, Any]]) -> list[JudgementRow]:
-    """Finished live-itt study sessions as ITT judgements: per session, one row for the human
-    agent and one for the AI agent, labelled H for the side the judge called human and M for
-    the other. `length` is the number of exchanges the judge saw; `task` is live-<condition>;
-    `rt` the seconds from the last answer of the last exchange to the verdict (for `itt score
-    --min-rt`). Practice, flagged and unfinished sessions are left out."""
-    rows = []
-    for game in finished:
-        trial = game.get("trial") or {}
-        if game.get("solo") or game.get("flags") or trial.get("game") != LiveITTGame.name:
-            continue
-        verdicts = [j for j in game["judgements"] if j["kind"] == "verdict"]
-        if game.get("status") != FINISHED or not verdicts:
-            continue
-        seats, params = trial["seats"], trial["params"]
-        called_human = verdicts[-1]["verdict"]
-        rt = _verdict_seconds(game, verdicts[-1].get("created_at"))
-        for seat in SIDES:
-            human = seat == params["human_seat"]
-            rows.append(
-                JudgementRow(
-                    judge=seats[JUDGE],
-                    judge_type="human",
-                    item=f"{trial['key']}/{LABELS[SIDES.index(seat)]}",
-                    source="human" if human else "machine",
-                    model=None if human else seats[seat],
-                    label="H" if seat == called_human else "M",
-                    task=f"live-{params['condition']}",
-                    length=int(params["exchanges"]),
-                    rt=rt,
-                )
-            )
-    return rows
-
-
-def _verdict_seconds(game: dict[str, Any], made: float | None) -> float | None:
-    """Seconds from the last message before the verdict (the last answer the judge saw) to
-    the verdict; None when the record lacks the times."""
-    if made is None:
-        return None
-    said = [m["at"] for m in game["messages"] if m.get("at") is not None and m["at"] <= made]
-    return round(made - max(said), 3) if said else None

@@ -20,6 +20,7 @@ from turinglab.arena.setups import default_setup, setup_from_config
 from turinglab.arena.store_bridge import ArenaStore
 from turinglab.config import ExperimentConfig, load_config
 from turinglab.heap import settle_heap
+from turinglab.store import arena_games
 from turinglab.store.database import DEFAULT_STORE, Store
 
 PASSWORD_ENV = "TURINGLAB_ADMIN_PASSWORD"
@@ -139,7 +140,7 @@ def serve(
             f"stimuli; answers in {collecting.output})",
             file=sys.stderr,
         )
-    shown = kept.store.engine.url.render_as_string(hide_password=True)
+    shown = arena_games.address(kept.store)
     print(f"store: {shown} (run {kept.run_id})", file=sys.stderr)
     settle_heap()
     try:

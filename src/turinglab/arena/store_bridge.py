@@ -1,18 +1,16 @@
 """Arena games in the generic store, message by message.
 
-Every live game is a `games` row (status playing) from its first moment, with its seats (kind
-human/agent, people by anonymous participant id only); every message is queued to the store's
-group-committing writer the moment the table appends it, so a crash or restart loses at most
-the last few milliseconds; the verdict, flags and the exit survey land at the end.
+Every live game is a trial of its study's run and a `games` row (status playing) from its
+first moment, with its seats (kind human/agent, people by anonymous participant id only);
+every message is queued to the store's group-committing writer the moment the table appends
+it, so a crash or restart loses at most the last few milliseconds; the game ends as a batch
+game ends (its trial's outcome and judgements), and the exit survey lands on the seats. The
+statements themselves are the store's (store/arena_games.py); this module decides when.
 
-Arena games have no planned trial, but a game row needs a run: each study (the arena's modes
-and their games, plus its seed) gets one "arena" run, so `turinglab runs` lists it, the store's
-readers work on it unchanged, and two studies on one store stay apart. Its id is a hash of that
-identity, so every server process of one study writes to the same run.
-
-The exit survey is kept on the person's seats. Someone who never played (no partner in time)
-has no seat, so their survey gets a game row of its own (game "arena-survey", one human seat,
-no messages), which the readers below skip as a game and read as a participant.
+Each study (the arena's modes and their games, plus its seed) gets one "arena" run, so
+`turinglab runs` lists it, the store's readers and exports work on it unchanged, and two
+studies on one store stay apart. Its id is a hash of that identity, so every server process of
+one study writes to the same run; its trials are appended as games start.
 
 All writes go through the writer in the order they happen, group-committed with every other
 game's. Messages said before the game's row has landed wait here for its id. Each message
@@ -38,28 +36,28 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, func, select, update
-
 from turinglab.agents.base import ImagePart
 from turinglab.arena.commit_gate import CommitGate
 from turinglab.games.spec import GameResult, TrialSpec
 from turinglab.games.table import TranscriptMessage
-from turinglab.store.database import PLAYING, GameEnd, GameStart, SeatRecord, Store
-from turinglab.store.fencing import Refused, claim_games, hold
-from turinglab.store.media import load_images
-from turinglab.store.schema import games, judgements, messages, seats
+from turinglab.store import arena_games
+from turinglab.store.arena_games import StoredGame
+from turinglab.store.arena_records import ARENA_GAME
+from turinglab.store.database import GameStart, SeatRecord, Store
+from turinglab.store.fencing import Refused
 from turinglab.store.writer import StoreWriter
 
 if TYPE_CHECKING:
+    from sqlalchemy import Connection
+
     from turinglab.arena.live import LiveGame
     from turinglab.arena.modes import ArenaSetup
 
+__all__ = ["ARENA_GAME", "ArenaStore", "GameRecorder", "StoredGame"]
 log = logging.getLogger(__name__)
-ARENA_GAME = "arena"
 # A message is shown once committed, so this interval is most of what showing it costs (see
 # benchmarks/README.md); shorter buys latency with more transactions.
-COMMIT_INTERVAL_ENV = "TURINGLAB_ARENA_COMMIT_INTERVAL_S"  # runs.game of an arena run
-SURVEY_GAME = "arena-survey"  # games.game of the row holding a never-seated person's survey
+COMMIT_INTERVAL_ENV = "TURINGLAB_ARENA_COMMIT_INTERVAL_S"
 
 
 def commit_interval_s() -> float:
@@ -116,18 +114,51 @@ class _StoredId:
     value: int | None = None
 
 
-@dataclass
-class StoredGame:
-    """A live game as the store holds it: enough to rebuild it in another process."""
+class _Starts:
+    """Games started since the writer last took them, written by one op in its next commit
+    (arena_games.start_games: a few statements per commit, not per game). A retried commit
+    runs the op again on the same batch; games added meanwhile go to the next op."""
 
-    store_id: int
-    game: str  # the arena's id of it ("g-…"), what people's clients know
-    mode: str
-    spec: TrialSpec
-    started_at: float
-    people: dict[str, str]  # seat -> participant id
-    messages: list[TranscriptMessage]
-    epoch: int = 0  # the ownership epoch this process claimed it with
+    def __init__(self, writer: StoreWriter, store: Store) -> None:
+        self.writer = writer
+        self.store = store
+        self._lock = threading.Lock()
+        self._pending: list[tuple[GameStart, TrialSpec, Future[int]]] = []
+        self._queued = False
+
+    def add(self, start: GameStart, spec: TrialSpec) -> Future[int]:
+        """The game's id once its row is committed."""
+        future: Future[int] = Future()
+        with self._lock:
+            self._pending.append((start, spec, future))
+            if self._queued:
+                return future
+            self._queued = True
+        batch: list[tuple[GameStart, TrialSpec, Future[int]]] = []
+
+        def op(conn: Connection) -> list[int]:
+            if not batch:
+                batch.extend(self._take())
+            return arena_games.start_games(self.store, conn, [(st, sp) for st, sp, _ in batch])
+
+        def settle(done: Future[Any]) -> None:
+            if not batch:  # the op never ran (its commit failed for good first)
+                batch.extend(self._take())
+            err = done.exception()
+            for i, (_, _, game) in enumerate(batch):
+                if err is None:
+                    game.set_result(done.result()[i])
+                else:
+                    game.set_exception(err)
+
+        self.writer.submit(op).add_done_callback(settle)
+        return future
+
+    def _take(self) -> list[tuple[GameStart, TrialSpec, Future[int]]]:
+        with self._lock:
+            taken, self._pending = self._pending, []
+            self._queued = False
+        return taken
 
 
 class GameRecorder:
@@ -205,11 +236,13 @@ class ArenaStore:
         store.create_run(
             self.run_id, "arena", ARENA_GAME, {"modes": modes}, {"seed": setup.settings.seed}, []
         )  # False when another process (or an earlier start) made it: the same run
+        arena_games.sync_planned(store, self.run_id)  # the trials earlier starts appended
         # Live games write a message or two at a time from many games at once: commit them
         # together, at most every 20 ms (a message is durable that long after it is said).
         self.writer = writer or StoreWriter(
             store, min_commit_interval_s=commit_interval_s(), retry_for_s=max_outage_s
         )
+        self._starts = _Starts(self.writer, store)
 
     def inbox(self) -> _LoopInbox:
         loop = asyncio.get_running_loop()
@@ -229,6 +262,10 @@ class ArenaStore:
 
     def close(self) -> None:
         self.writer.close()
+        try:
+            arena_games.sync_planned(self.store, self.run_id)
+        except Exception as err:  # the counts only; every game is saved already
+            log.warning("arena: run %s: planned count not updated: %s", self.run_id, err)
 
     # ---- writing ---------------------------------------------------------------------------
 
@@ -239,7 +276,7 @@ class ArenaStore:
         people = {seat: v.participant.id for seat, v in game.views.items()}
         start = GameStart(
             run_id=self.run_id,
-            trial_id=None,
+            trial_id=None,  # appended with the game (arena_games.start_games)
             attempt_no=1,
             game=game.mode.game.name,
             started_at=game.started_at,
@@ -259,8 +296,9 @@ class ArenaStore:
             },
         )
 
+        spec = game.spec
         self.attach(recorder, game, saved_through=-1)
-        recorder._report(self.writer.start_game(start), -1)  # queued before any message
+        recorder._report(self._starts.add(start, spec), -1)  # queued before any message
 
     def attach(self, recorder: GameRecorder, game: LiveGame, saved_through: int) -> None:
         """Show `game`'s people only what is stored, and save its end before the reveal."""
@@ -274,13 +312,26 @@ class ArenaStore:
         await self.writer.wait(self.writer.submit(self._end_op(recorder, result, ended_at)))
 
     def _end_op(self, recorder: GameRecorder, result: GameResult, ended_at: float) -> Any:
-        def op(conn: Connection) -> None:
+        def op(conn: Connection) -> str:
             if recorder.id.value is None:
                 raise Refused("the game's row was never saved")
-            hold(conn, recorder.id.value, recorder.epoch)
-            self.end(conn, recorder.id.value, result, ended_at)
+            return self.end(conn, recorder.id.value, result, ended_at, epoch=recorder.epoch)
 
         return op
+
+    def end(
+        self,
+        conn: Connection,
+        gid: int,
+        result: GameResult,
+        ended_at: float,
+        epoch: int | None = None,
+    ) -> str:
+        """End game `gid` on the writer's connection `conn` (only while `epoch` is its own,
+        when given): the outcome of its trial, its judgements, its row's status."""
+        return arena_games.end_game(
+            self.store, conn, gid, result, ended_at, worker=self.worker, epoch=epoch
+        )
 
     def ended(self, recorder: GameRecorder, game: LiveGame) -> None:
         """After the game: its end, unless it was saved before the reveal. Kept trying while
@@ -305,42 +356,13 @@ class ArenaStore:
                 log.error("arena: end of game %s not saved yet (%s); trying again", game, err)
                 await asyncio.sleep(1.0)
 
-    def end(self, conn: Connection, gid: int, result: GameResult, ended_at: float) -> None:
-        end = GameEnd(gid, None, ended_at, 0, 0, 0, worker=self.worker, result=result)
-        self.store.end_game(conn, end)
-        # No trial, so no outcome row: the result's own summary goes with the game.
-        setup = conn.execute(select(games.c.setup).where(games.c.id == gid)).scalar_one()
-        setup = {**setup, "status": result.status, "correct": result.correct}
-        conn.execute(update(games).where(games.c.id == gid).values(setup=setup))
-
     def survey(self, participant: str, answers: Mapping[str, Any]) -> None:
         """Kept on each of the person's seats in this study (there is no participant table)."""
-        answers = dict(answers)
-
-        def op(conn: Connection) -> None:
-            in_run = select(games.c.id).where(games.c.run_id == self.run_id)
-            rows = conn.execute(
-                select(seats.c.id, seats.c.details).where(
-                    seats.c.participant == participant, seats.c.game_id.in_(in_run)
-                )
-            ).all()
-            for sid, details in rows:
-                new = {**details, "survey": answers}
-                conn.execute(update(seats).where(seats.c.id == sid).values(details=new))
-            if not rows:  # never seated (no partner in time): the survey is kept on its own
-                self._survey_only(conn, participant, answers)
-
-        self.writer.submit(op)
-
-    def _survey_only(self, conn: Connection, participant: str, answers: dict[str, Any]) -> None:
-        now = time.time()
-        seat = SeatRecord("participant", "person", "human", participant, {"survey": answers})
-        start = GameStart(
-            self.run_id, None, 1, SURVEY_GAME, now, [seat], None, self.worker, {"survey": True}
-        )
-        gid = self.store.start_game(conn, start)
-        done = update(games).where(games.c.id == gid).values(status="finished", finished_at=now)
-        conn.execute(done)
+        op = functools.partial(
+            arena_games.save_survey, self.store, run_id=self.run_id, participant=participant,
+            answers=dict(answers), worker=self.worker,
+        )  # fmt: skip
+        self.writer.submit(lambda conn: op(conn))
 
     async def flush(self) -> None:
         """Wait until everything queued so far is committed."""
@@ -351,113 +373,30 @@ class ArenaStore:
     def records(self) -> list[dict[str, Any]]:
         """Every game of this study, in `LiveGame.record()`'s shape, unfinished ones included
         (status None)."""
-        return arena_records(self.store, self.run_id)
+        return arena_games.records(self.store, self.run_id)
 
     def live(self) -> list[dict[str, Any]]:
-        """Every game of this study still playing, whichever process owns it (`worker`)."""
-        said = (
-            select(messages.c.game_id, func.count().label("n"))
-            .group_by(messages.c.game_id)
-            .subquery()
-        )
-        query = (
-            select(games.c.id, games.c.worker, games.c.started_at, games.c.setup, said.c.n)
-            .outerjoin(said, said.c.game_id == games.c.id)
-            .where(games.c.run_id == self.run_id, games.c.status == PLAYING)
-            .order_by(games.c.id)
-        )
-        with self.store.engine.connect() as conn:
-            rows = conn.execute(query).all()
-        return [
-            {
-                "game": r.setup.get("arena_game"),
-                "mode": r.setup.get("mode"),
-                "owner": r.worker,
-                "messages": r.n or 0,
-                "started_at": r.started_at,
-                "seats": {s: a for s, a in (r.setup.get("trial") or {}).get("seats", {}).items()},
-            }
-            for r in rows
-        ]
+        """Every game of this study still playing, whichever process owns it (`owner`)."""
+        return arena_games.live_games(self.store, self.run_id)
 
     def take_over(self, lost: str) -> list[StoredGame]:
         """Claim every game still playing under the process `lost` for this process, and load
         each with all it committed. One UPDATE … WHERE worker = lost that also bumps each
         game's ownership epoch: when several processes try at once, the database gives each
         game to exactly one of them, and `lost`, should it wake up, can write nothing more."""
-        with self.store.writing() as conn:
-            # A paused process may hold a game's row lock mid-transaction: end its sessions.
-            if self.store.end_sessions(conn, lost):
-                log.warning("takeover: ended the database sessions of %s", lost)
-            claimed = claim_games(conn, self.run_id, lost, self.worker)
-            return [self._stored(conn, c.game_id, c.epoch) for c in claimed]
-
-    def _stored(self, conn: Connection, gid: int, epoch: int) -> StoredGame:
-        row = conn.execute(select(games).where(games.c.id == gid)).one()
-        people = {
-            s.seat: s.participant
-            for s in conn.execute(select(seats).where(seats.c.game_id == gid))
-            if s.kind == "human"
-        }
-        rows = conn.execute(
-            select(messages).where(messages.c.game_id == gid).order_by(messages.c.seq)
-        ).all()
-        images = load_images(conn, [ref for m in rows for ref in (m.images or ())])
-        said = [
-            TranscriptMessage(
-                seq=m.seq,
-                sender=m.sender,
-                text=m.text,
-                visible_to=tuple(m.visible_to.split(",")) if m.visible_to else (),
-                phase=m.phase,
-                created_at=m.created_at,
-                latency_s=m.latency_s,
-                tokens_in=m.tokens_in,
-                tokens_out=m.tokens_out,
-                channel=m.channel,
-                images=tuple(images[ref] for ref in (m.images or ())),
-            )
-            for m in rows
-        ]
-        return StoredGame(
-            store_id=gid,
-            game=str(row.setup["arena_game"]),
-            mode=str(row.setup["mode"]),
-            spec=TrialSpec.from_json(row.setup["trial"]),
-            started_at=row.started_at,
-            people=people,
-            messages=said,
-            epoch=epoch,
-        )
+        return arena_games.take_over(self.store, self.run_id, lost, self.worker)
 
     def owners(self, ids: list[int]) -> dict[int, str | None]:
         """store game id -> the process that owns it now (`games.worker`)."""
-        with self.store.engine.connect() as conn:
-            rows = conn.execute(select(games.c.id, games.c.worker).where(games.c.id.in_(ids)))
-            return {int(gid): worker for gid, worker in rows}
+        return arena_games.owners(self.store, ids)
 
     def image(self, ref: str) -> ImagePart:
         """One stored image by reference (MediaError when it is not one of this store's)."""
-        with self.store.engine.connect() as conn:
-            return load_images(conn, [ref])[ref]
+        return arena_games.image(self.store, ref)
 
     def participants(self) -> dict[str, dict[str, Any]]:
         """participant id -> {games, survey} from the seats of this study."""
-        query = (
-            select(seats.c.participant, seats.c.details, games.c.setup)
-            .join(games, games.c.id == seats.c.game_id)
-            .where(games.c.run_id == self.run_id, seats.c.kind == "human")
-            .order_by(seats.c.id)
-        )
-        out: dict[str, dict[str, Any]] = {}
-        with self.store.engine.connect() as conn:
-            for pid, details, setup in conn.execute(query):
-                entry = out.setdefault(pid, {"games": [], "survey": None})
-                if setup.get("arena_game") is not None:  # not a survey-only row
-                    entry["games"].append(setup.get("arena_game"))
-                if (details or {}).get("survey") is not None:
-                    entry["survey"] = details["survey"]
-        return out
+        return arena_games.participants(self.store, self.run_id)
 
     def export(self) -> dict[str, Any]:
         records = self.records()
@@ -471,76 +410,3 @@ class ArenaStore:
                 for pid, entry in self.participants().items()
             ],
         }
-
-
-def arena_records(store: Store, run_id: str) -> list[dict[str, Any]]:
-    """Every game of an arena run, in `LiveGame.record()`'s shape, unfinished ones included
-    (status None)."""
-    with store.engine.connect() as conn:
-        rows = conn.execute(
-            select(games)
-            .where(games.c.run_id == run_id, games.c.game != SURVEY_GAME)
-            .order_by(games.c.id)
-        ).all()
-        ids = [r.id for r in rows]
-        seat_rows = conn.execute(select(seats).where(seats.c.game_id.in_(ids))).all()
-        msg_rows = conn.execute(
-            select(messages)
-            .where(messages.c.game_id.in_(ids))
-            .order_by(messages.c.game_id, messages.c.seq)
-        ).all()
-        judge_rows = conn.execute(
-            select(judgements).where(judgements.c.game_id.in_(ids)).order_by(judgements.c.id)
-        ).all()
-    by_game: dict[int, dict[str, Any]] = {}
-    for r in rows:
-        playing = r.status == "playing"
-        by_game[r.id] = {
-            "game": r.setup.get("arena_game"),
-            "mode": r.setup.get("mode"),
-            "solo": bool(r.setup.get("solo")),
-            "trial": r.setup.get("trial"),
-            "seats": {},
-            "started_at": r.started_at,
-            "ended_at": r.finished_at,
-            "messages": [],
-            "status": None if playing else r.setup.get("status", r.status),
-            "stored_status": r.status,
-            "correct": r.setup.get("correct"),
-            "judgements": [],
-            "flags": list(r.flags or []),
-        }
-    for s in seat_rows:
-        by_game[s.game_id]["seats"][s.seat] = (
-            {"kind": "human", "participant": s.participant}
-            if s.kind == "human"
-            else {"kind": "ai", "agent": s.agent}
-        )
-    for m in msg_rows:
-        row = {
-            "seq": m.seq,
-            "sender": m.sender,
-            "channel": m.channel,
-            "text": m.text,
-            "at": m.created_at,
-            "visible_to": m.visible_to.split(",") if m.visible_to else [],
-        }
-        if m.images:  # fetched with the admin password: /admin/media/<ref>
-            row["images"] = list(m.images)
-        by_game[m.game_id]["messages"].append(row)
-    for j in judge_rows:
-        by_game[j.game_id]["judgements"].append(
-            {
-                "judge": j.judge,
-                "kind": j.kind,
-                "verdict": j.verdict,
-                "confidence": j.confidence,
-                "reason": j.reason,
-                "choice": j.choice,
-                "tie": j.tie,
-                "turn": j.turn,
-                "created_at": j.created_at,
-                "details": dict(j.details or {}),
-            }
-        )
-    return list(by_game.values())

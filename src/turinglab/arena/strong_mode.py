@@ -304,12 +304,11 @@ class StrongLiveGame(LiveGame):
 
     # ---- what is kept ----------------------------------------------------------------------
 
-    def record(self) -> dict[str, Any]:
-        record = super().record()
-        for row, msg in zip(record["messages"], self.table.messages, strict=True):
-            if msg.images:
-                row["images"] = [image.data_url for image in msg.images]
-        return record
+    def _message_entry(self, m: TranscriptMessage) -> dict[str, Any]:
+        entry = super()._message_entry(m)
+        if m.images:  # in memory the images themselves; the store's record gives references
+            entry["images"] = [image.data_url for image in m.images]
+        return entry
 
 
 @dataclass(frozen=True)

@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING
 
 from turinglab.arena.live import SERVER_LOST, VERDICT_GRACE_S, LiveGame
 from turinglab.arena.sessions import Participant
-from turinglab.arena.store_bridge import StoredGame
 from turinglab.games.kinds import RESUMABLE
 from turinglab.games.spec import FLAGGED, GameResult, TrialSpec
 from turinglab.games.table import Table
+from turinglab.store.arena_games import StoredGame
 
 if TYPE_CHECKING:
     from turinglab.arena.hub import Arena

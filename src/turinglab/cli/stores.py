@@ -26,9 +26,8 @@ def open_store(
 ) -> Store:
     """The store the user named, checked first so that a bad location is one line (exit 2).
     Read-only commands leave `create` False: they never create a store."""
-    from sqlalchemy.exc import SQLAlchemyError
-
     from turinglab.store.database import Store, StoreError
+    from turinglab.store.errors import DatabaseError
 
     location = store or os.environ.get("TURINGLAB_STORE") or config_store
     try:
@@ -38,7 +37,7 @@ def open_store(
         raise fail(str(err)) from None
     except StoreError as err:
         raise fail(str(err)) from None
-    except SQLAlchemyError as err:
+    except DatabaseError as err:
         first = (str(getattr(err, "orig", None) or err).splitlines() or ["unknown error"])[0]
         raise fail(f"store {location or DEFAULT_STORE} cannot be opened: {first}") from None
 

@@ -17,11 +17,14 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from turinglab.games.live_itt_judgements import live_itt_judgements
 from turinglab.games.spec import GameResult, TrialSpec
 from turinglab.itt.dataset import save_dataset
 from turinglab.itt.generate import Played, conversation_rows, response_rows
 from turinglab.itt.judgements import save_judgements
 from turinglab.itt.study import JUDGEMENTS, RESPONSES
+from turinglab.store import arena_games
+from turinglab.store.arena_records import ARENA_GAME
 from turinglab.store.database import RunInfo, Store
 
 ITT_GAMES = ("conversation", "itt-response")
@@ -113,12 +116,9 @@ class JudgementsExport:
 
 def export_live_itt(store: Store, run: RunInfo, out: Path) -> JudgementsExport:
     """An arena run's finished live-itt study sessions as `judgements.csv` in `out`."""
-    from turinglab.arena.live_itt_mode import live_itt_judgements
-    from turinglab.arena.store_bridge import ARENA_GAME, arena_records
-
     if run.game != ARENA_GAME:
         raise NotAnITTRun(f"run {run.id} plays {run.game!r}, not live sessions")
-    rows = live_itt_judgements(arena_records(store, run.id))
+    rows = live_itt_judgements(arena_games.records(store, run.id))
     if not rows:
         raise NotAnITTRun(
             f"run {run.id}: no finished live-itt study session to export "
@@ -158,11 +158,9 @@ class ArenaExport:
 def export_arena(store: Store, run: RunInfo, out: Path) -> ArenaExport:
     """An arena run's topic conversations as `responses.csv` and its live-itt sessions as
     `judgements.csv` in `out` (whichever it has)."""
-    from turinglab.arena.live_itt_mode import live_itt_judgements
-    from turinglab.arena.store_bridge import arena_records
     from turinglab.itt.arena_conversations import arena_conversations
 
-    records = arena_records(store, run.id)
+    records = arena_games.records(store, run.id)
     judged = live_itt_judgements(records)
     talks = arena_conversations(records, prefix=f"arena-{run.id.removeprefix('arena-')[:8]}")
     if not judged and not talks.rows:
@@ -193,8 +191,6 @@ def export_itt(
 ) -> DatasetExport | JudgementsExport | ArenaExport:
     """What `turinglab export --format itt` writes: an ITT game run's responses, or an arena
     run's topic conversations (responses) and live-itt sessions (judgements)."""
-    from turinglab.arena.store_bridge import ARENA_GAME
-
     if run.game == ARENA_GAME:
         return export_arena(store, run, out)
     return export_itt_run(store, run, out)

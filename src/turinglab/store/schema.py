@@ -83,7 +83,7 @@ games = Table(
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("run_id", String(32), ForeignKey("runs.id"), nullable=False),
-    Column("trial_id", Integer, ForeignKey("trials.id")),  # NULL for arena games
+    Column("trial_id", Integer, ForeignKey("trials.id")),  # NULL: an arena survey-only row
     Column("attempt_no", Integer, nullable=False),
     Column("game", String(40), nullable=False),
     # playing | finished | failed | flagged | superseded | interrupted
