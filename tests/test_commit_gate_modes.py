@@ -207,7 +207,9 @@ async def test_live_itt_question_waits_for_its_commit(postgres_url: str) -> None
             await person.connect()
             await person.send(type="join", mode="live-itt-practice", consent=True)
             first = await until(person, "strong", lambda s: s["phase"] == "asking")
-            assert await stored(postgres_url, first["game"]) == []
+            # Only the game's brief to the stand-in may be stored yet (it is written as the
+            # game starts), never a question.
+            assert HELD not in await stored(postgres_url, first["game"])
 
             proxy.stall()
             await person.send(type="message", channel="A", text=HELD)
