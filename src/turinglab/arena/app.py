@@ -26,7 +26,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocketDisconnect
 
 from turinglab.arena import frames as F
-from turinglab.arena.admin import StudyForm, admin_page
+from turinglab.arena.admin import StudyForm, admin_page, transcript_page
+from turinglab.arena.admin_guard import GuessThrottle
 from turinglab.arena.cluster import Cluster, SignedSessions, health_checks
 from turinglab.arena.collect import collect_router
 from turinglab.arena.collect_store import CollectStore
@@ -37,12 +38,15 @@ from turinglab.arena.limits import FrameLimiter
 from turinglab.arena.live import InputRejected
 from turinglab.arena.live_itt_mode import live_itt_judgements
 from turinglab.arena.modes import ArenaSetup
-from turinglab.arena.sessions import COOKIE
+from turinglab.arena.sessions import COOKIE, set_session_cookie
 from turinglab.arena.store_bridge import ArenaStore
 from turinglab.arena.strong_mode import add_image_route
 from turinglab.arena.study_admin import AdminFormError, open_study, read_form
+from turinglab.arena.study_config import recruitment_ids
 from turinglab.arena.study_export import flag_exclusions, study_jsonl
+from turinglab.arena.study_page import PageCache
 from turinglab.games.clock import REAL_CLOCK, Clock
+from turinglab.games.spec import FLAGGED, GameResult
 from turinglab.itt.judgements import judgements_csv
 from turinglab.store.media import MediaError
 
@@ -50,7 +54,11 @@ log = logging.getLogger(__name__)
 
 STATIC = Path(__file__).parent / "static"
 TICK_S = 0.5
-FrameLog = Callable[[str, dict[str, Any]], None]  # (participant id, frame) for every frame sent
+FrameLog = Callable[[str, dict[str, Any]], None]
+ADMIN_ENDED = (
+    "The researchers ended this game. Everything said so far is kept, but it will not count "
+    "as one of your rounds. Sorry — please choose another game."
+)  # (participant id, frame) for every frame sent
 BASIC = HTTPBasic(realm="Turing Lab admin")
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -115,23 +123,54 @@ def create_app(
             if cluster is not None:
                 await cluster.stop()
 
-    app = FastAPI(title="Turing Lab arena", lifespan=lifespan, docs_url=None, redoc_url=None)
+    # No OpenAPI schema or docs pages: nothing to hand a prober the admin routes.
+    app = FastAPI(
+        title="Turing Lab arena",
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+    )
     app.state.arena = arena
     add_image_route(app)  # Strong Turing Test: images are uploaded, then named in a message
 
     app.add_middleware(_SecurityHeaders)
 
-    # Read once: every person loads it, and a file response costs several thread hops each.
-    page = (STATIC / "index.html").read_bytes()
+    # Rendered once per study: every person loads it, and a file response costs several
+    # thread hops each.
+    pages = PageCache((STATIC / "index.html").read_text(encoding="utf-8"))
 
     @app.get("/")
     async def index(request: Request) -> Response:
-        response = HTMLResponse(page, headers={"Cache-Control": "no-store"})
-        if arena.sessions.get(request.cookies.get(COOKIE)) is None:
+        # No session yet: the page shows the consent form; POST /consent starts one.
+        session = arena.sessions.get(request.cookies.get(COOKIE)) is not None
+        page = pages.page(arena.setup, session)
+        return HTMLResponse(page, headers={"Cache-Control": "no-store"})
+
+    @app.post("/consent")
+    async def consent(request: Request) -> Response:
+        """A session, only once the person has agreed; with their recruitment ids (Prolific's
+        PROLIFIC_PID, STUDY_ID and SESSION_ID, or ?pid=) from the page's URL."""
+        if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+            raise HTTPException(status.HTTP_415_UNSUPPORTED_MEDIA_TYPE, "expected JSON")
+        body = await request.body()
+        try:
+            given = json.loads(body) if len(body) <= 4096 else None
+        except ValueError:
+            given = None
+        if not isinstance(given, dict) or given.get("consent") is not True:
+            raise HTTPException(status.HTTP_400_BAD_REQUEST, "consent is required")
+        person = arena.sessions.get(request.cookies.get(COOKIE))
+        if person is None:
             person = arena.sessions.new()
-            response.set_cookie(
-                COOKIE, person.token, httponly=True, samesite="strict", max_age=7 * 24 * 3600
-            )
+        person.consented = True
+        ids = recruitment_ids(given.get("ids"))
+        if ids and not person.recruitment:
+            person.recruitment = ids
+            if arena.store is not None:  # kept with the person, whichever process plays them
+                arena.store.consented(person.id, ids)
+        response = JSONResponse({"ok": True}, headers={"Cache-Control": "no-store"})
+        set_session_cookie(response, request, COOKIE, person.token)
         return response
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
@@ -155,9 +194,23 @@ def create_app(
 
     app.add_middleware(_SocketRoute, path="/ws", serve=play)
 
-    def admin(credentials: Annotated[HTTPBasicCredentials, Depends(BASIC)]) -> None:
+    guesses = GuessThrottle()
+
+    def admin(
+        request: Request, credentials: Annotated[HTTPBasicCredentials, Depends(BASIC)]
+    ) -> None:
+        address = request.client.host if request.client else "unknown"
+        now = time.monotonic()
+        wait = guesses.retry_after(address, now)
+        if wait is not None:
+            raise HTTPException(
+                status.HTTP_429_TOO_MANY_REQUESTS,
+                "too many wrong admin passwords; try again later",
+                headers={"Retry-After": str(int(wait) + 1)},
+            )
         given = credentials.password.encode()
         if not secrets.compare_digest(given, admin_password.encode()):
+            guesses.wrong(address, now)
             raise HTTPException(
                 status.HTTP_401_UNAUTHORIZED,
                 "wrong admin password",
@@ -217,6 +270,56 @@ def create_app(
             return await admin_html(str(err), getattr(err, "status", 400))
         study["source"] = "the start-up study"
         return RedirectResponse("/admin", status.HTTP_303_SEE_OTHER)
+
+    async def game_record(gid: str) -> dict[str, Any] | None:
+        """A game as the admin sees it: played here (live or recent), else from the store
+        (every process writes there), else None."""
+        game = arena.games.get(gid)
+        if game is not None:
+            return game.record()
+        store = arena.store
+        if store is not None:
+            await store.flush()
+            records = await asyncio.to_thread(store.records)
+            return next((g for g in records if g["game"] == gid), None)
+        return next((g for g in arena.finished if g["game"] == gid), None)
+
+    def why_not_end(gid: str) -> str | None:
+        game = arena.games.get(gid)
+        if game is not None and game.result is None:
+            return None
+        return (
+            "This game is played by another process; open /admin there to end it."
+            if cluster is not None
+            else "This game is not being played (any more)."
+        )
+
+    @app.get("/admin/game/{gid}", response_class=HTMLResponse, dependencies=guarded)
+    async def admin_game(gid: str) -> HTMLResponse:
+        """A game's live transcript (refreshing itself while the game runs)."""
+        record = await game_record(gid)
+        if record is None:
+            raise HTTPException(status.HTTP_404_NOT_FOUND, "no such game")
+        page = transcript_page(record, csrf, why_not_end(gid))
+        return HTMLResponse(page, headers={"Cache-Control": "no-store"})
+
+    @app.post("/admin/game/{gid}/end", response_class=HTMLResponse, dependencies=guarded)
+    async def admin_end_game(gid: str, request: Request) -> Response:
+        """End a stuck game: flagged with the admin's reason, everything said kept; the
+        people in it are told and get the round back (abandon.py's give_rounds_back)."""
+        try:
+            fields = await read_form(request, csrf)
+        except AdminFormError as err:
+            return HTMLResponse(str(err), err.status)
+        reason = " ".join(fields.get("reason", "").split())[:300]
+        why = why_not_end(gid) or (None if reason else "Give a reason for the record.")
+        if why is not None:
+            return HTMLResponse(why, status.HTTP_409_CONFLICT)
+        game = arena.games[gid]
+        log.warning("admin: game %s ended by the admin: %s", gid, reason)
+        result = GameResult(FLAGGED, flags=[f"arena: ended by the admin: {reason}"])
+        game.end_now(result, {seat: ADMIN_ENDED for seat in game.views})
+        return RedirectResponse(f"/admin/game/{gid}", status.HTTP_303_SEE_OTHER)
 
     @app.get("/admin/live.json", dependencies=guarded)
     async def admin_live() -> JSONResponse:

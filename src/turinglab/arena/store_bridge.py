@@ -328,13 +328,19 @@ class ArenaStore:
                 new = {**details, "survey": answers}
                 conn.execute(update(seats).where(seats.c.id == sid).values(details=new))
             if not rows:  # never seated (no partner in time): the survey is kept on its own
-                self._survey_only(conn, participant, answers)
+                self._survey_only(conn, participant, {"survey": answers})
 
         self.writer.submit(op)
 
-    def _survey_only(self, conn: Connection, participant: str, answers: dict[str, Any]) -> None:
+    def consented(self, participant: str, recruitment: Mapping[str, str]) -> None:
+        """The person's recruitment ids (PROLIFIC_PID…), kept as they consent in a row of their
+        own, like a never-seated person's survey: any process can read them back."""
+        details = {"recruitment": dict(recruitment)}
+        self.writer.submit(lambda conn: self._survey_only(conn, participant, details))
+
+    def _survey_only(self, conn: Connection, participant: str, details: dict[str, Any]) -> None:
         now = time.time()
-        seat = SeatRecord("participant", "person", "human", participant, {"survey": answers})
+        seat = SeatRecord("participant", "person", "human", participant, details)
         start = GameStart(
             self.run_id, None, 1, SURVEY_GAME, now, [seat], None, self.worker, {"survey": True}
         )
@@ -442,7 +448,7 @@ class ArenaStore:
             return load_images(conn, [ref])[ref]
 
     def participants(self) -> dict[str, dict[str, Any]]:
-        """participant id -> {games, survey} from the seats of this study."""
+        """participant id -> {games, survey, recruitment} from the seats of this study."""
         query = (
             select(seats.c.participant, seats.c.details, games.c.setup)
             .join(games, games.c.id == seats.c.game_id)
@@ -452,11 +458,13 @@ class ArenaStore:
         out: dict[str, dict[str, Any]] = {}
         with self.store.engine.connect() as conn:
             for pid, details, setup in conn.execute(query):
-                entry = out.setdefault(pid, {"games": [], "survey": None})
+                entry = out.setdefault(pid, {"games": [], "survey": None, "recruitment": {}})
                 if setup.get("arena_game") is not None:  # not a survey-only row
                     entry["games"].append(setup.get("arena_game"))
                 if (details or {}).get("survey") is not None:
                     entry["survey"] = details["survey"]
+                if (details or {}).get("recruitment"):
+                    entry["recruitment"] = details["recruitment"]
         return out
 
     def export(self) -> dict[str, Any]:
