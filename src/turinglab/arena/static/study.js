@@ -74,7 +74,8 @@ function handOff(end) {
   if (!to.url) return;
   link.href = to.url;
   const wait = Number(STUDY.recruitment.redirect_after_s || 0);
-  $("handoff-note").textContent = `Taking you back in ${Math.round(wait)} seconds…`;
+  const s = Math.round(wait);
+  $("handoff-note").textContent = `Taking you back in ${s} ${s === 1 ? "second" : "seconds"}…`;
   clearTimeout(handOff.timer);
   handOff.timer = setTimeout(() => { location.href = to.url; }, wait * 1000);
 }
