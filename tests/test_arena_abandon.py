@@ -105,7 +105,8 @@ async def test_a_verdict_only_after_the_end() -> None:
 async def test_the_survey_after_consent_once_with_known_questions_only() -> None:
     with running_arena(make_setup()) as (base, app):
         # Before consent there is no session, so no socket to send a survey on.
-        async with aiohttp.ClientSession() as s, s.ws_connect(base.replace("http", "ws") + "/ws") as ws:
+        url = base.replace("http", "ws") + "/ws"
+        async with aiohttp.ClientSession() as s, s.ws_connect(url) as ws:
             assert (await ws.receive_json(timeout=30))["code"] == "no-session"
         p = Person(base)
         await p.connect()

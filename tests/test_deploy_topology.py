@@ -78,9 +78,7 @@ async def _consent(person: Person) -> str:
         return r.headers["Set-Cookie"]
 
 
-async def test_the_local_topology_serves_a_game_over_tls(
-    tmp_path: Path, postgres_url: str
-) -> None:
+async def test_the_local_topology_serves_a_game_over_tls(tmp_path: Path, postgres_url: str) -> None:
     tls_port, ports = free_port(), [free_port(), free_port()]
     work = tmp_path / "work"
     with own_redis() as redis_url:

@@ -90,7 +90,9 @@ def _participant_rows(arena: Arena) -> str:
     for p in people:
         ids = " ".join(f"{k}={v}" for k, v in p.recruitment.items())
         survey = "done" if p.survey is not None else ""
-        rows.append([p.id, ids, f"{book.played(p.id)} of {book.rounds}", len(p.games_played), survey])
+        rows.append(
+            [p.id, ids, f"{book.played(p.id)} of {book.rounds}", len(p.games_played), survey]
+        )
     return _rows(rows)
 
 
@@ -173,7 +175,8 @@ def transcript_page(game: dict[str, Any], csrf: str, can_end: str | None) -> str
     elif can_end is not None:
         end = f'<p class="muted">{escape(can_end)}</p>'
     else:
-        end = f"""<form method="post" action="/admin/game/{escape(game['game'])}/end" class="study-form">
+        action = f"/admin/game/{escape(game['game'])}/end"
+        end = f"""<form method="post" action="{action}" class="study-form">
 <input type="hidden" name="csrf" value="{escape(csrf)}">
 <label><span>End this game now (it is flagged and does not count). Reason, for the record:</span>
 <input name="reason" required maxlength="300" autocomplete="off"></label>
@@ -181,13 +184,13 @@ def transcript_page(game: dict[str, Any], csrf: str, can_end: str | None) -> str
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">{refresh}
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Turing Lab arena · game {escape(game['game'])}</title>
+<title>Turing Lab arena · game {escape(game["game"])}</title>
 <link rel="stylesheet" href="/static/arena.css"></head>
 <body class="admin"><main class="card wide">
 <p><a href="/admin">← admin</a></p>
-<h1>Game {escape(game['game'])}</h1>
-<p>{escape(str(game.get('mode')))} · {escape(state)} · started {_since(start)}
-{f' · flags: {escape(flags)}' if flags else ''}</p>
+<h1>Game {escape(game["game"])}</h1>
+<p>{escape(str(game.get("mode")))} · {escape(state)} · started {_since(start)}
+{f" · flags: {escape(flags)}" if flags else ""}</p>
 {end}
 <h2>Seats</h2>
 <table><thead><tr><th>seat</th><th>kind</th><th>who</th></tr></thead><tbody>{seats}</tbody></table>

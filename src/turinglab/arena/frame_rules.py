@@ -1,9 +1,10 @@
 """What a participant may send outside a game's own rules, checked against where they are.
 
-The page sends the exit survey once, after consent, with the questions of the study's form (study_config.py); anything
-else (a script's survey before consent, a second one, made-up keys that would reach the
-export) is refused with one error frame. In-game frames are checked by `LiveGame.handle`
-(a verdict only once the talk is over, and so on).
+The page sends the exit survey once, after consent, with the questions of the study's form
+(study_config.py); anything else (a script's survey before consent, a second one, made-up keys
+that would reach the export, an answer of the wrong type) is refused with one error frame.
+In-game frames are checked by `LiveGame.handle` (a verdict only once the talk is over, and so
+on).
 """
 
 from __future__ import annotations

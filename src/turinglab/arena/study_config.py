@@ -53,7 +53,9 @@ class ScaleQuestion(_Question):
     @model_validator(mode="after")
     def _ordered(self) -> ScaleQuestion:
         if not self.min < self.max <= self.min + 100:
-            raise ValueError(f"a scale runs from min to max (up to 100 steps): {self.min}..{self.max}")
+            raise ValueError(
+                f"a scale runs from min to max (up to 100 steps): {self.min}..{self.max}"
+            )
         return self
 
 
@@ -93,26 +95,42 @@ DEFAULT_SURVEY: list[dict[str, Any]] = [
     {"kind": "birth-year", "key": "birth_year", "label": "Year of birth"},
     _choice("gender", "Gender", "Female", "Male", "Non-binary", "Prefer not to say"),
     _choice(
-        "education", "Highest education", "No formal qualification", "High school",
-        "Undergraduate degree", "Postgraduate degree", "Prefer not to say",
-    ),  # fmt: skip
+        "education",
+        "Highest education",
+        "No formal qualification",
+        "High school",
+        "Undergraduate degree",
+        "Postgraduate degree",
+        "Prefer not to say",
+    ),
     _choice("chatbot_use", "How often do you use chatbots?", "Never", "Monthly", "Weekly", "Daily"),
     _choice(
-        "llm_knowledge", "How much do you know about large language models?",
-        "Nothing", "A little", "Some", "A lot", "I build them",
-    ),  # fmt: skip
+        "llm_knowledge",
+        "How much do you know about large language models?",
+        "Nothing",
+        "A little",
+        "Some",
+        "A lot",
+        "I build them",
+    ),
     _choice(
-        "prior_awareness", "Had you heard of this experiment, or taken part in one like it?",
-        "No", "Heard of it", "Took part before",
-    ),  # fmt: skip
+        "prior_awareness",
+        "Had you heard of this experiment, or taken part in one like it?",
+        "No",
+        "Heard of it",
+        "Took part before",
+    ),
     {"kind": "text", "key": "strategy", "label": "What was your strategy as interrogator?"},
     {"kind": "text", "key": "strategy_change", "label": "Did your strategy change? How?"},
     _scale("ai_intelligence", "How intelligent do you think AI is?", "not at all", "very"),
     _scale("ai_feelings", "How do you feel about AI?", "very negative", "very positive"),
     {
-        "kind": "number", "key": "estimated_correct", "min": 0, "max": 20,
+        "kind": "number",
+        "key": "estimated_correct",
+        "min": 0,
+        "max": 20,
         "label": "How many of your interrogations do you think you got right?",
-    },  # fmt: skip
+    },
     {"kind": "text", "key": "comments", "label": "Anything else?"},
 ]
 

@@ -40,20 +40,24 @@ def _region(page: str, name: str, html: str) -> str:
     return pattern.sub(lambda _: html, page, count=1)
 
 
+def _select(label: str, key: str, need: str, options: str) -> str:
+    return f'<label>{label} <select name="{key}"{need}><option></option>{options}</select></label>'
+
+
 def _question(study: StudyConfig, q: object) -> str:
     assert hasattr(q, "key") and hasattr(q, "label")
     key, label = escape(q.key), escape(q.label)
     need = " required" if getattr(q, "required", False) else ""
     if isinstance(q, ChoiceQuestion):
         options = "".join(f"<option>{escape(o)}</option>" for o in q.options)
-        return f'<label>{label} <select name="{key}"{need}><option></option>{options}</select></label>'
+        return _select(label, key, need, options)
     if isinstance(q, ScaleQuestion):
         points = []
         for n in range(q.min, q.max + 1):
             tag = q.low_label if n == q.min else q.high_label if n == q.max else ""
             text = f"{n} · {tag}" if tag else str(n)
             points.append(f'<option value="{n}">{escape(text)}</option>')
-        return f'<label>{label} <select name="{key}"{need}><option></option>{"".join(points)}</select></label>'
+        return _select(label, key, need, "".join(points))
     if isinstance(q, TextQuestion):
         return (
             f'<label>{label} <textarea name="{key}" rows="2" '
