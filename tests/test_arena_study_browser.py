@@ -181,3 +181,21 @@ def test_declining_consent_sends_to_the_screened_out_url_without_a_session(
         assert seen == [PROLIFIC + "submissions/complete?cc=NOCONSENT"]
         assert context.cookies() == [] and len(app.state.arena.sessions) == 0
         browser.close()
+
+
+@pytest.mark.parametrize("kind", ["strong", "gtt"])
+def test_stt_and_gtt_lobbies_explain_their_own_game(kind: str) -> None:
+    from test_arena_gtt import gtt_setup
+    from test_arena_strong import strong_setup
+
+    sync_api = pytest.importorskip("playwright.sync_api")
+    setup = strong_setup() if kind == "strong" else gtt_setup()
+    with running_arena(setup) as (base, _app), sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_context(viewport=VIEWPORTS["390"], is_mobile=True).new_page()
+        page.goto(base + "/")
+        page.locator(f"#how-{kind}").wait_for(state="visible")
+        for other in {"chat", "live-itt", "strong", "gtt"} - {kind}:
+            assert page.locator(f"#how-{other}").is_hidden()
+        _shot(page, f"study-lobby-{kind}-390")
+        browser.close()

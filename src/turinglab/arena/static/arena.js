@@ -100,8 +100,7 @@ function renderModes(modes) {
   box.replaceChildren();
   // A live integrative test server explains its own game (judge, human agent, A and B).
   const liveItt = modes.every((m) => m.name.startsWith("live-itt"));
-  $("how-chat").hidden = liveItt;
-  $("how-live-itt").hidden = !liveItt;
+  showLobbyHow(modes); // study.js: the instructions of the game this server plays
   for (const m of modes) {
     const b = el("button", "mode" + (m.practice ? " practice" : ""));
     b.type = "button";

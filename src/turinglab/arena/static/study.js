@@ -51,6 +51,14 @@ function studyStatus(f) {
   if (f.state === "survey-saved") handOff(timedOut ? "timed_out" : "completion");
 }
 
+// The lobby's "how it works" for the kind of game this server plays: chat tests (the study's
+// own text, when it gives one), the live integrative test, the Strong Turing Test or the GTT.
+function showLobbyHow(modes) {
+  const all = (prefix) => modes.length > 0 && modes.every((m) => m.name.startsWith(prefix));
+  const kind = all("live-itt") ? "live-itt" : all("strong") ? "strong" : all("gtt-") ? "gtt" : "chat";
+  for (const k of ["chat", "live-itt", "strong", "gtt"]) $(`how-${k}`).hidden = k !== kind;
+}
+
 function roleHint(role) {
   return (STUDY.instructions && STUDY.instructions[role]) || "";
 }
