@@ -59,13 +59,11 @@ def _study(tmp_path: Path) -> Any:
     return setup_from_config(load_config(path))
 
 
-def _export(base: str) -> dict[str, Any]:
+def _admin(base: str, path: str) -> str:
     token = base64.b64encode(f"admin:{ADMIN_PASSWORD}".encode()).decode()
-    request = urllib.request.Request(
-        base + "/admin/export.json", headers={"Authorization": f"Basic {token}"}
-    )
+    request = urllib.request.Request(base + path, headers={"Authorization": f"Basic {token}"})
     with urllib.request.urlopen(request, timeout=30) as r:
-        return dict(json.load(r))
+        return str(r.read().decode())
 
 
 def _landed(page: Any, seen: list[str]) -> None:
@@ -155,13 +153,20 @@ def test_a_prolific_participant_consents_plays_answers_and_is_sent_back(
         assert errors == []
         browser.close()
 
-        export = _export(base)
+        export = json.loads(_admin(base, "/admin/export.json"))
+        rows = [
+            json.loads(line)
+            for line in _admin(base, "/admin/export/study.jsonl").split("\n")
+            if line
+        ]
     (person,) = export["participants"]
     assert person["recruitment"] == {"PROLIFIC_PID": PID, "STUDY_ID": "st-1", "SESSION_ID": "se-1"}
     assert person["survey"]["birth_year"] == 1990 and person["survey"]["chatbot_use"] == "Weekly"
     assert person["survey"]["confidence_overall"] == 5
     (game,) = export["games"]
     assert game["seats"]["interrogator"]["participant"] == person["participant"]
+    (row,) = rows  # the study file for `turinglab report`: the interrogator's Prolific id too
+    assert row["interrogator_prolific_pid"] == PID and row["survey_birth_year"] == 1990
 
 
 def test_declining_consent_sends_to_the_screened_out_url_without_a_session(

@@ -43,7 +43,7 @@ from turinglab.arena.store_bridge import ArenaStore
 from turinglab.arena.strong_mode import add_image_route
 from turinglab.arena.study_admin import AdminFormError, open_study, read_form
 from turinglab.arena.study_config import recruitment_ids
-from turinglab.arena.study_export import flag_exclusions, study_jsonl
+from turinglab.arena.study_export import flag_exclusions, study_rows
 from turinglab.arena.study_page import PageCache
 from turinglab.games.clock import REAL_CLOCK, Clock
 from turinglab.games.spec import FLAGGED, GameResult
@@ -367,10 +367,16 @@ def create_app(
         if store is not None:
             people = await asyncio.to_thread(store.participants)
             surveys = {pid: p["survey"] for pid, p in people.items()}
+            ids = {pid: p.get("recruitment") or {} for pid, p in people.items()}
         else:
             surveys = {p.id: p.survey for p in arena.sessions.by_id.values()}
+            ids = {p.id: p.recruitment for p in arena.sessions.by_id.values()}
+        rows = study_rows(finished, surveys)
+        for row in rows:  # the interrogator's recruitment ids (interrogator_prolific_pid, …)
+            given = ids.get(str(row.get("interrogator")), {})
+            row.update({f"interrogator_{k.lower()}": v for k, v in given.items()})
         return Response(
-            study_jsonl(finished, surveys),
+            "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
             media_type="application/x-ndjson",
             headers={"Content-Disposition": 'attachment; filename="arena-study.jsonl"'},
         )
