@@ -105,3 +105,26 @@ async def test_no_openapi_schema_or_docs() -> None:
     with running_arena(make_setup()) as (base, _app):
         for path in ("/openapi.json", "/docs", "/redoc"):
             assert (await _get(base, path))[0] == 404
+
+
+async def test_an_stt_session_is_ended_by_the_admin_too() -> None:
+    from test_arena_strong import strong_setup
+
+    with running_arena(strong_setup()) as (base, app):
+        person = Person(base)
+        await person.connect()
+        await person.send(type="join", mode="strong-practice", consent=True)
+        state = await person.until("strong")
+        status, page = await _get(base, f"/admin/game/{state['game']}", **AUTH)
+        csrf = re.search(r'name="csrf" value="([^"]+)"', page)
+        assert status == 200 and csrf is not None
+        async with aiohttp.ClientSession() as s:
+            form = {"csrf": csrf.group(1), "reason": "test run"}
+            url = f"{base}/admin/game/{state['game']}/end"
+            async with s.post(url, data=form, headers=AUTH, allow_redirects=False) as r:
+                assert r.status == 303
+        ended = await person.until("strong", phase="ended")
+        assert ended["flagged"]
+        (record,) = app.state.arena.finished
+        assert record["flags"] == ["arena: ended by the admin: test run"]
+        await person.close()

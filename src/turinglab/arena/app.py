@@ -317,8 +317,11 @@ def create_app(
             return HTMLResponse(why, status.HTTP_409_CONFLICT)
         game = arena.games[gid]
         log.warning("admin: game %s ended by the admin: %s", gid, reason)
-        result = GameResult(FLAGGED, flags=[f"arena: ended by the admin: {reason}"])
-        game.end_now(result, {seat: ADMIN_ENDED for seat in game.views})
+        flag = f"arena: ended by the admin: {reason}"
+        if getattr(game.mode, "live_game", None) is not None:
+            game.abort(flag)  # STT, GTT, live ITT: their own end screens say it is flagged
+        else:
+            game.end_now(GameResult(FLAGGED, flags=[flag]), dict.fromkeys(game.views, ADMIN_ENDED))
         return RedirectResponse(f"/admin/game/{gid}", status.HTTP_303_SEE_OTHER)
 
     @app.get("/admin/live.json", dependencies=guarded)
