@@ -121,6 +121,19 @@ def test_a_prolific_participant_consents_plays_answers_and_is_sent_back(
                 arg=1 if text.startswith("hello") else 2,
             )
         _shot(page, f"study-game-{width}")
+        if width == "1280":  # the researcher watches the game live from /admin
+            admin = browser.new_context(
+                viewport=VIEWPORTS[width],
+                http_credentials={"username": "admin", "password": ADMIN_PASSWORD},
+            ).new_page()
+            admin.goto(base + "/admin")
+            assert f"PROLIFIC_PID={PID}" in admin.locator("body").inner_text()
+            admin.locator("a[href^='/admin/game/']").first.click()
+            admin.locator(
+                "table.transcript", has_text="what did you have for breakfast?"
+            ).wait_for()
+            _shot(admin, "study-admin-transcript-1280")
+            admin.close()
         page.locator("#end").click()
         page.locator("#end").click()
         page.locator('input[name="choice"][value="ai"]').check()
