@@ -25,7 +25,7 @@ work="${WORKDIR:-$(mktemp -d -t turinglab-deploy-XXXXXX)}"
 turinglab="${TURINGLAB:-turinglab}"
 mkdir -p "$work"
 
-for tool in openssl nginx envsubst "$turinglab"; do
+for tool in openssl nginx envsubst curl "$turinglab"; do
   command -v "$tool" >/dev/null || { echo "error: $tool is not installed (deploy/README.md)" >&2; exit 1; }
 done
 if [[ -z "${STORE:-}" ]]; then  # the default database: made on first use
