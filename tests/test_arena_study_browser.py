@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-from arena_fixtures import ADMIN_PASSWORD, running_arena
+from arena_fixtures import ADMIN_PASSWORD, make_setup, running_arena
 from turinglab.arena.setups import setup_from_config
 from turinglab.arena.store_bridge import ArenaStore
 from turinglab.config import load_config
@@ -216,4 +216,24 @@ def test_stt_and_gtt_lobbies_explain_their_own_game(kind: str) -> None:
         for other in {"chat", "live-itt", "strong", "gtt"} - {kind}:
             assert page.locator(f"#how-{other}").is_hidden()
         _shot(page, f"study-lobby-{kind}-390")
+        browser.close()
+
+
+def test_nobody_to_play_with_ends_with_the_timed_out_code() -> None:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    timed_out = {"code": "TIMEOUT9", "url": PROLIFIC + "submissions/complete?cc=TIMEOUT9"}
+    study = {"recruitment": {"timed_out": timed_out, "redirect_after_s": 0}}
+    setup = make_setup(max_wait_s=0.5, ai_after_s=600, study=study)
+    with running_arena(setup) as (base, _app), sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_context(viewport=VIEWPORTS["390"]).new_page()
+        seen: list[str] = []
+        _landed(page, seen)
+        page.goto(f"{base}/?pid=sona-77")
+        page.locator("#consent").check()
+        page.get_by_role("button", name="Three-party").click()  # needs a second person
+        page.locator("#nomatch").wait_for()
+        page.locator("#survey button[type=submit]").click()
+        page.wait_for_url(PROLIFIC + "**", timeout=30_000)
+        assert seen == [PROLIFIC + "submissions/complete?cc=TIMEOUT9"]
         browser.close()
