@@ -460,6 +460,8 @@ async def _serve_socket(
         await ws.send_json(F.dump(err))
         await ws.close(code=4401)
         return
+    # Sessions start only at POST /consent: a valid token (on any process) means consent.
+    person.consented = True
     queue: asyncio.Queue[F.ServerFrame | dict[str, Any] | None] = asyncio.Queue()
 
     def outlet(frame: F.ServerFrame | dict[str, Any]) -> None:
