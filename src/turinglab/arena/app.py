@@ -54,11 +54,11 @@ log = logging.getLogger(__name__)
 
 STATIC = Path(__file__).parent / "static"
 TICK_S = 0.5
-FrameLog = Callable[[str, dict[str, Any]], None]
-ADMIN_ENDED = (
+FrameLog = Callable[[str, dict[str, Any]], None]  # (participant id, frame) for every frame sent
+ADMIN_ENDED = (  # what the people in a game the admin ended are told
     "The researchers ended this game. Everything said so far is kept, but it will not count "
     "as one of your rounds. Sorry — please choose another game."
-)  # (participant id, frame) for every frame sent
+)
 BASIC = HTTPBasic(realm="Turing Lab admin")
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
