@@ -5,6 +5,7 @@ and no OpenAPI schema or docs pages."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 
@@ -127,4 +128,31 @@ async def test_an_stt_session_is_ended_by_the_admin_too() -> None:
         assert ended["flagged"]
         (record,) = app.state.arena.finished
         assert record["flags"] == ["arena: ended by the admin: test run"]
+        await person.close()
+
+
+@pytest.mark.database
+async def test_the_admin_of_one_process_ends_a_game_played_by_another(postgres_url: str) -> None:
+    from test_arena_multiprocess import SERVER, arena_processes
+
+    async with arena_processes(SERVER, postgres_url) as procs:
+        person = Person(procs.bases[0])  # plays on process 0
+        await person.connect()
+        await person.send(type="join", mode="practice", consent=True)
+        game = await person.until("game")
+        other = procs.bases[1]  # the admin's page came from process 1
+        for _ in range(300):  # the game's row reaches the shared store as it starts
+            status, page = await _get(other, f"/admin/game/{game['game']}", **AUTH)
+            if status == 200 and "End the game" in page:
+                break
+            await asyncio.sleep(0.05)
+        csrf = re.search(r'name="csrf" value="([^"]+)"', page)
+        assert csrf is not None, page
+        async with aiohttp.ClientSession() as s:
+            form = {"csrf": csrf.group(1), "reason": "stuck on process 0"}
+            url = f"{other}/admin/game/{game['game']}/end"
+            async with s.post(url, data=form, headers=AUTH, allow_redirects=False) as r:
+                assert r.status == 303
+        reveal = await person.until("reveal")
+        assert "researchers ended this game" in reveal["flagged"]
         await person.close()

@@ -27,6 +27,7 @@ from starlette.websockets import WebSocketDisconnect
 
 from turinglab.arena import frames as F
 from turinglab.arena.admin import StudyForm, admin_page, transcript_page
+from turinglab.arena.admin_end import end_by_admin
 from turinglab.arena.admin_guard import GuessThrottle
 from turinglab.arena.cluster import Cluster, SignedSessions, health_checks
 from turinglab.arena.collect import collect_router
@@ -46,7 +47,6 @@ from turinglab.arena.study_config import recruitment_ids
 from turinglab.arena.study_export import flag_exclusions, study_rows
 from turinglab.arena.study_page import PageCache
 from turinglab.games.clock import REAL_CLOCK, Clock
-from turinglab.games.spec import FLAGGED, GameResult
 from turinglab.itt.judgements import judgements_csv
 from turinglab.store.media import MediaError
 
@@ -55,10 +55,6 @@ log = logging.getLogger(__name__)
 STATIC = Path(__file__).parent / "static"
 TICK_S = 0.5
 FrameLog = Callable[[str, dict[str, Any]], None]  # (participant id, frame) for every frame sent
-ADMIN_ENDED = (  # what the people in a game the admin ended are told
-    "The researchers ended this game. Everything said so far is kept, but it will not count "
-    "as one of your rounds. Sorry — please choose another game."
-)
 BASIC = HTTPBasic(realm="Turing Lab admin")
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -284,15 +280,15 @@ def create_app(
             return next((g for g in records if g["game"] == gid), None)
         return next((g for g in arena.finished if g["game"] == gid), None)
 
-    def why_not_end(gid: str) -> str | None:
+    async def owner_of(gid: str) -> str | None:
+        """Which process plays live game `gid`: "here", another live process, or None."""
         game = arena.games.get(gid)
         if game is not None and game.result is None:
+            return "here"
+        if cluster is None:
             return None
-        return (
-            "This game is played by another process; open /admin there to end it."
-            if cluster is not None
-            else "This game is not being played (any more)."
-        )
+        found = [g for g in await cluster.live_games() if g["game"] == gid]
+        return str(found[0]["owner"]) if found and found[0].get("owner_alive") else None
 
     @app.get("/admin/game/{gid}", response_class=HTMLResponse, dependencies=guarded)
     async def admin_game(gid: str) -> HTMLResponse:
@@ -300,7 +296,8 @@ def create_app(
         record = await game_record(gid)
         if record is None:
             raise HTTPException(status.HTTP_404_NOT_FOUND, "no such game")
-        page = transcript_page(record, csrf, why_not_end(gid))
+        why = None if await owner_of(gid) else "This game is not being played (any more)."
+        page = transcript_page(record, csrf, why)
         return HTMLResponse(page, headers={"Cache-Control": "no-store"})
 
     @app.post("/admin/game/{gid}/end", response_class=HTMLResponse, dependencies=guarded)
@@ -312,16 +309,15 @@ def create_app(
         except AdminFormError as err:
             return HTMLResponse(str(err), err.status)
         reason = " ".join(fields.get("reason", "").split())[:300]
-        why = why_not_end(gid) or (None if reason else "Give a reason for the record.")
-        if why is not None:
-            return HTMLResponse(why, status.HTTP_409_CONFLICT)
-        game = arena.games[gid]
-        log.warning("admin: game %s ended by the admin: %s", gid, reason)
-        flag = f"arena: ended by the admin: {reason}"
-        if getattr(game.mode, "live_game", None) is not None:
-            game.abort(flag)  # STT, GTT, live ITT: their own end screens say it is flagged
-        else:
-            game.end_now(GameResult(FLAGGED, flags=[flag]), dict.fromkeys(game.views, ADMIN_ENDED))
+        if not reason:
+            return HTMLResponse("Give a reason for the record.", status.HTTP_409_CONFLICT)
+        owner = await owner_of(gid)
+        if owner is None:
+            return HTMLResponse("This game is not being played.", status.HTTP_409_CONFLICT)
+        if owner == "here":
+            end_by_admin(arena, gid, reason)
+        elif cluster is not None:  # its owner ends it (admin_end.py, over Redis)
+            cluster.ask_to_end(owner, gid, reason)
         return RedirectResponse(f"/admin/game/{gid}", status.HTTP_303_SEE_OTHER)
 
     @app.get("/admin/live.json", dependencies=guarded)
