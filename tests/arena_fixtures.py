@@ -214,7 +214,8 @@ class Person:
 
     async def connect(self) -> dict[str, Any]:
         if not self.http.cookie_jar.filter_cookies(URL(self.base)):
-            async with self.http.get(self.base + "/") as r:
+            # A session starts only with consent (the page's POST /consent).
+            async with self.http.post(self.base + "/consent", json={"consent": True}) as r:
                 r.raise_for_status()
         self.ws = await self.http.ws_connect(self.base.replace("http", "ws") + "/ws")
         return await self.recv()

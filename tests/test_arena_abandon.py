@@ -16,6 +16,7 @@ from turinglab.arena.abandon import ABANDONED, TOLD_STAYED
 from turinglab.arena.app import STATIC
 from turinglab.arena.frame_rules import SURVEY_KEYS
 from turinglab.arena.store_bridge import ArenaStore
+from turinglab.arena.study_page import render_page
 from turinglab.human.exclusions import apply_exclusions
 from turinglab.human.schema import load_study
 from turinglab.store.database import Store
@@ -103,10 +104,12 @@ async def test_a_verdict_only_after_the_end() -> None:
 
 async def test_the_survey_after_consent_once_with_known_questions_only() -> None:
     with running_arena(make_setup()) as (base, app):
+        # Before consent there is no session, so no socket to send a survey on.
+        url = base.replace("http", "ws") + "/ws"
+        async with aiohttp.ClientSession() as s, s.ws_connect(url) as ws:
+            assert (await ws.receive_json(timeout=30))["code"] == "no-session"
         p = Person(base)
         await p.connect()
-        await p.send(type="survey", answers={"gender": "Female"})
-        assert (await p.until("error"))["code"] == "consent"
         await p.send(type="join", mode="practice", consent=True)
         await p.until("game")
         await p.send(type="survey", answers={"gender": "Female"})
@@ -129,7 +132,7 @@ async def test_the_survey_after_consent_once_with_known_questions_only() -> None
 
 
 def test_the_known_survey_questions_are_the_forms() -> None:
-    page = (STATIC / "index.html").read_text()
+    page = render_page((STATIC / "index.html").read_text(), make_setup(), False).decode()
     form = page[page.index('<form id="survey"') :]
     form = form[: form.index("</form>")]
     assert set(re.findall(r'name="([a-z_]+)"', form)) == SURVEY_KEYS

@@ -205,7 +205,7 @@ def test_three_party_game_in_two_browsers() -> None:
         people = app.state.arena.export()["participants"]
         surveyed = [p for p in people if p["survey"]]
         assert surveyed[0]["survey"]["strategy"] == "ask about the weather"
-        assert surveyed[0]["survey"]["birth_year"] == "1990"
+        assert surveyed[0]["survey"]["birth_year"] == 1990  # typed: a number question
 
         # Admin pages are closed without the password, even with a participant's cookie
         # (chromium's navigation would stop at the login prompt, so ask through its context).

@@ -8,6 +8,7 @@ import json
 import random
 
 from arena_fixtures import Person, running_arena
+from turinglab.agents.eliza import ElizaAgent
 from turinglab.agents.scripted import ScriptedAgent
 from turinglab.arena import ArenaSettings, ArenaSetup
 from turinglab.arena.live_itt_mode import live_itt_mode
@@ -94,3 +95,30 @@ async def test_live_itt_session_verdict_and_no_leaks() -> None:
 def test_life_stories_are_seeded() -> None:
     assert life_story(random.Random(4)) == life_story(random.Random(4))
     assert len({life_story(random.Random(s)) for s in range(20)}) > 10
+
+
+async def test_the_reveal_does_not_credit_eliza_with_a_persona() -> None:
+    """ELIZA seated as the AI of a deceitful-AI session: the outcome says it answered as
+    itself, not that it played a person from a life story (it follows no prompt)."""
+    eliza = setup("deceitful-ai", limit=1)
+    eliza.agents = {AI: ElizaAgent(AI)}
+    with running_arena(eliza) as (base, _app):
+        a, b = Person(base), Person(base)
+        try:
+            for p in (a, b):
+                await p.connect()
+                await p.send(type="join", mode="live-itt", consent=True)
+            sa, _sb = await _state(a), await _state(b)
+            judge, agent = (a, b) if sa["role"] == "investigator" else (b, a)
+            await judge.send(type="message", channel="A", text="what is your job?")
+            await _state(agent, phase="answering")
+            await agent.send(type="message", channel="A", text="I teach maths")
+            got = await _state(judge, phase="verdict")
+            human = "AB"[[r["text"] for r in got["history"][-1]["replies"]].index("I teach maths")]
+            await judge.send(type="verdict", choice=human, confidence=60, reason="")
+            end = await _state(judge, phase="ended")
+            assert "follows a fixed script, so it answered as itself" in end["outcome"]
+            assert "life story" not in end["outcome"]
+        finally:
+            await a.close()
+            await b.close()

@@ -116,7 +116,9 @@ def _export_arena_study(store: Store, run: RunInfo, out: Path) -> StudyExport:
     """An arena study's run as the study file its admin page gives (study.jsonl), as CSV."""
     finished = [g for g in arena_games.records(store, run.id) if g["status"] is not None]
     people = arena_games.participants(store, run.id)
-    rows = arena_study_rows(finished, {pid: p["survey"] for pid, p in people.items()})
+    surveys = {pid: p["survey"] for pid, p in people.items()}
+    recruited = {pid: p.get("recruitment") or {} for pid, p in people.items()}
+    rows = arena_study_rows(finished, surveys, recruited)
     for row in rows:
         row.setdefault("study", run.name)
     games = [g for g in finished if not g["solo"]]
@@ -260,9 +262,13 @@ def flag_exclusions(export: dict[str, Any]) -> dict[str, Any]:
 
 
 def arena_study_rows(
-    games: Iterable[Mapping[str, Any]], surveys: Mapping[str, Mapping[str, Any] | None]
+    games: Iterable[Mapping[str, Any]],
+    surveys: Mapping[str, Mapping[str, Any] | None],
+    recruited: Mapping[str, Mapping[str, str]] | None = None,
 ) -> list[dict[str, Any]]:
-    """An arena study's finished games as study rows (see the module docstring)."""
+    """An arena study's finished games as study rows (see the module docstring); with
+    `recruited` (participant -> ids from the recruitment link), the interrogator's ids as
+    `interrogator_prolific_pid`, … ."""
     rows: list[dict[str, Any]] = []
     rounds: dict[str, int] = {}
     for game in sorted(games, key=lambda g: g["started_at"]):
@@ -318,13 +324,16 @@ def arena_study_rows(
                     row["persona"] = persona
             for key, value in survey.items():
                 row[f"survey_{key}"] = value
+            given = (recruited or {}).get(judge, {})
+            row.update({f"interrogator_{k.lower()}": v for k, v in given.items()})
             rows.append(row)
     return rows
 
 
 def study_jsonl(
-    games: Iterable[Mapping[str, Any]], surveys: Mapping[str, Mapping[str, Any] | None]
+    games: Iterable[Mapping[str, Any]],
+    surveys: Mapping[str, Mapping[str, Any] | None],
+    recruited: Mapping[str, Mapping[str, str]] | None = None,
 ) -> str:
-    return "".join(
-        json.dumps(r, ensure_ascii=False) + "\n" for r in arena_study_rows(games, surveys)
-    )
+    rows = arena_study_rows(games, surveys, recruited)
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)

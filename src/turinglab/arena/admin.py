@@ -75,11 +75,38 @@ def _owner(game: dict[str, Any]) -> str:
     return owner if game.get("owner_alive", True) else f"{owner} (lost: being taken over)"
 
 
+MAX_PEOPLE_LISTED = 500
+
+
+def _game_link(game: str) -> str:
+    return f'<a href="/admin/game/{escape(game)}">{escape(game)}</a>'
+
+
+def _participant_rows(arena: Arena) -> str:
+    """This process's participants, newest first: ids, rounds done, games, survey."""
+    people = list(arena.sessions.by_id.values())[-MAX_PEOPLE_LISTED:][::-1]
+    book = arena.lobby.rounds
+    rows = []
+    for p in people:
+        ids = " ".join(f"{k}={v}" for k, v in p.recruitment.items())
+        survey = "done" if p.survey is not None else ""
+        rows.append(
+            [p.id, ids, f"{book.played(p.id)} of {book.rounds}", len(p.games_played), survey]
+        )
+    return _rows(rows)
+
+
 def admin_page(arena: Arena, form: StudyForm, live: list[dict[str, Any]]) -> str:
     """`live`: the live games to list (of every process, when there are several)."""
     done = arena.finished
-    live_rows = _rows(
-        [[g["game"], g["mode"], g["messages"], _since(g["started_at"]), _owner(g)] for g in live]
+    live_rows = "".join(
+        f"<tr><td>{_game_link(g['game'])}</td>"
+        + "".join(
+            f"<td>{escape(str(c))}</td>"
+            for c in (g["mode"], g["messages"], _since(g["started_at"]), _owner(g))
+        )
+        + "</tr>"
+        for g in live
     )
     count_rows = _rows([[m, a, n] for (m, a), n in sorted(done.per_witness.items())])
     memory = (
@@ -114,4 +141,60 @@ def admin_page(arena: Arena, form: StudyForm, live: list[dict[str, Any]]) -> str
 <h2>Finished games per AI witness</h2>
 <table><thead><tr><th>mode</th><th>AI witness</th><th>games</th></tr></thead>
 <tbody>{count_rows}</tbody></table>
+<h2>Participants</h2>
+<p class="muted">Those who consented on this process (newest first, at most
+{MAX_PEOPLE_LISTED}); recruitment ids as their link gave them.</p>
+<div class="table-scroll"><table><thead><tr><th>participant</th><th>recruitment ids</th>
+<th>study rounds</th><th>games</th><th>survey</th></tr></thead>
+<tbody>{_participant_rows(arena)}</tbody></table></div>
+</main></body></html>"""
+
+
+def transcript_page(game: dict[str, Any], csrf: str, can_end: str | None) -> str:
+    """One game as the admin sees it: every seat and message, refreshed every few seconds
+    while it is live, with a form to end it (`can_end`: why it cannot be ended here)."""
+    live = game.get("status") is None
+    seats = _rows(
+        [
+            [seat, who.get("kind", ""), who.get("participant") or who.get("agent") or ""]
+            for seat, who in game["seats"].items()
+        ]
+    )
+    start = float(game["started_at"])
+    said = _rows(
+        [
+            [f"{float(m['at']) - start:.1f} s", m["channel"], m["sender"], m["text"]]
+            for m in game["messages"]
+        ]
+    )
+    refresh = '<meta http-equiv="refresh" content="3">' if live else ""
+    state = "live" if live else f"ended: {game.get('status')}"
+    flags = "; ".join(str(f) for f in game.get("flags") or [])
+    if not live:
+        end = ""
+    elif can_end is not None:
+        end = f'<p class="muted">{escape(can_end)}</p>'
+    else:
+        action = f"/admin/game/{escape(game['game'])}/end"
+        end = f"""<form method="post" action="{action}" class="study-form">
+<input type="hidden" name="csrf" value="{escape(csrf)}">
+<label><span>End this game now (it is flagged and does not count). Reason, for the record:</span>
+<input name="reason" required maxlength="300" autocomplete="off"></label>
+<button type="submit" class="danger">End the game</button></form>"""
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8">{refresh}
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Turing Lab arena · game {escape(game["game"])}</title>
+<link rel="stylesheet" href="/static/arena.css"></head>
+<body class="admin"><main class="card wide">
+<p><a href="/admin">← admin</a></p>
+<h1>Game {escape(game["game"])}</h1>
+<p>{escape(str(game.get("mode")))} · {escape(state)} · started {_since(start)}
+{f" · flags: {escape(flags)}" if flags else ""}</p>
+{end}
+<h2>Seats</h2>
+<table><thead><tr><th>seat</th><th>kind</th><th>who</th></tr></thead><tbody>{seats}</tbody></table>
+<h2>Transcript</h2>
+<div class="table-scroll"><table class="transcript"><thead><tr><th>at</th><th>channel</th>
+<th>sender</th><th>text</th></tr></thead><tbody>{said}</tbody></table></div>
 </main></body></html>"""

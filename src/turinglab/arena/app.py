@@ -26,7 +26,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocketDisconnect
 
 from turinglab.arena import frames as F
-from turinglab.arena.admin import StudyForm, admin_page
+from turinglab.arena.admin import StudyForm, admin_page, transcript_page
+from turinglab.arena.admin_end import end_by_admin
+from turinglab.arena.admin_guard import GuessThrottle
 from turinglab.arena.cluster import Cluster, SignedSessions, health_checks
 from turinglab.arena.collect import collect_router
 from turinglab.arena.collect_store import CollectStore
@@ -37,10 +39,12 @@ from turinglab.arena.limits import FrameLimiter
 from turinglab.arena.live import InputRejected
 from turinglab.arena.live_itt_mode import live_itt_judgements
 from turinglab.arena.modes import ArenaSetup
-from turinglab.arena.sessions import COOKIE
+from turinglab.arena.sessions import COOKIE, set_session_cookie
 from turinglab.arena.store_bridge import ArenaStore
 from turinglab.arena.strong_mode import add_image_route
 from turinglab.arena.study_admin import AdminFormError, open_study, read_form
+from turinglab.arena.study_config import recruitment_ids
+from turinglab.arena.study_page import PageCache
 from turinglab.games.clock import REAL_CLOCK, Clock
 from turinglab.itt.judgements import judgements_csv
 from turinglab.store.media import MediaError
@@ -115,23 +119,54 @@ def create_app(
             if cluster is not None:
                 await cluster.stop()
 
-    app = FastAPI(title="Turing Lab arena", lifespan=lifespan, docs_url=None, redoc_url=None)
+    # No OpenAPI schema or docs pages: nothing to hand a prober the admin routes.
+    app = FastAPI(
+        title="Turing Lab arena",
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+    )
     app.state.arena = arena
     add_image_route(app)  # Strong Turing Test: images are uploaded, then named in a message
 
     app.add_middleware(_SecurityHeaders)
 
-    # Read once: every person loads it, and a file response costs several thread hops each.
-    page = (STATIC / "index.html").read_bytes()
+    # Rendered once per study: every person loads it, and a file response costs several
+    # thread hops each.
+    pages = PageCache((STATIC / "index.html").read_text(encoding="utf-8"))
 
     @app.get("/")
     async def index(request: Request) -> Response:
-        response = HTMLResponse(page, headers={"Cache-Control": "no-store"})
-        if arena.sessions.get(request.cookies.get(COOKIE)) is None:
+        # No session yet: the page shows the consent form; POST /consent starts one.
+        session = arena.sessions.get(request.cookies.get(COOKIE)) is not None
+        page = pages.page(arena.setup, session)
+        return HTMLResponse(page, headers={"Cache-Control": "no-store"})
+
+    @app.post("/consent")
+    async def consent(request: Request) -> Response:
+        """A session, only once the person has agreed; with their recruitment ids (Prolific's
+        PROLIFIC_PID, STUDY_ID and SESSION_ID, or ?pid=) from the page's URL."""
+        if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+            raise HTTPException(status.HTTP_415_UNSUPPORTED_MEDIA_TYPE, "expected JSON")
+        body = await request.body()
+        try:
+            given = json.loads(body) if len(body) <= 4096 else None
+        except ValueError:
+            given = None
+        if not isinstance(given, dict) or given.get("consent") is not True:
+            raise HTTPException(status.HTTP_400_BAD_REQUEST, "consent is required")
+        person = arena.sessions.get(request.cookies.get(COOKIE))
+        if person is None:
             person = arena.sessions.new()
-            response.set_cookie(
-                COOKIE, person.token, httponly=True, samesite="strict", max_age=7 * 24 * 3600
-            )
+        person.consented = True
+        ids = recruitment_ids(given.get("ids"))
+        if ids and not person.recruitment:
+            person.recruitment = ids
+            if arena.store is not None:  # kept with the person, whichever process plays them
+                arena.store.consented(person.id, ids)
+        response = JSONResponse({"ok": True}, headers={"Cache-Control": "no-store"})
+        set_session_cookie(response, request, COOKIE, person.token)
         return response
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
@@ -155,9 +190,23 @@ def create_app(
 
     app.add_middleware(_SocketRoute, path="/ws", serve=play)
 
-    def admin(credentials: Annotated[HTTPBasicCredentials, Depends(BASIC)]) -> None:
+    guesses = GuessThrottle()
+
+    def admin(
+        request: Request, credentials: Annotated[HTTPBasicCredentials, Depends(BASIC)]
+    ) -> None:
+        address = request.client.host if request.client else "unknown"
+        now = time.monotonic()
+        wait = guesses.retry_after(address, now)
+        if wait is not None:
+            raise HTTPException(
+                status.HTTP_429_TOO_MANY_REQUESTS,
+                "too many wrong admin passwords; try again later",
+                headers={"Retry-After": str(int(wait) + 1)},
+            )
         given = credentials.password.encode()
         if not secrets.compare_digest(given, admin_password.encode()):
+            guesses.wrong(address, now)
             raise HTTPException(
                 status.HTTP_401_UNAUTHORIZED,
                 "wrong admin password",
@@ -218,6 +267,59 @@ def create_app(
         study["source"] = "the start-up study"
         return RedirectResponse("/admin", status.HTTP_303_SEE_OTHER)
 
+    async def game_record(gid: str) -> dict[str, Any] | None:
+        """A game as the admin sees it: played here (live or recent), else from the store
+        (every process writes there), else None."""
+        game = arena.games.get(gid)
+        if game is not None:
+            return game.record()
+        store = arena.store
+        if store is not None:
+            await store.flush()
+            records = await asyncio.to_thread(store.records)
+            return next((g for g in records if g["game"] == gid), None)
+        return next((g for g in arena.finished if g["game"] == gid), None)
+
+    async def owner_of(gid: str) -> str | None:
+        """Which process plays live game `gid`: "here", another live process, or None."""
+        game = arena.games.get(gid)
+        if game is not None and game.result is None:
+            return "here"
+        if cluster is None:
+            return None
+        found = [g for g in await cluster.live_games() if g["game"] == gid]
+        return str(found[0]["owner"]) if found and found[0].get("owner_alive") else None
+
+    @app.get("/admin/game/{gid}", response_class=HTMLResponse, dependencies=guarded)
+    async def admin_game(gid: str) -> HTMLResponse:
+        """A game's live transcript (refreshing itself while the game runs)."""
+        record = await game_record(gid)
+        if record is None:
+            raise HTTPException(status.HTTP_404_NOT_FOUND, "no such game")
+        why = None if await owner_of(gid) else "This game is not being played (any more)."
+        page = transcript_page(record, csrf, why)
+        return HTMLResponse(page, headers={"Cache-Control": "no-store"})
+
+    @app.post("/admin/game/{gid}/end", response_class=HTMLResponse, dependencies=guarded)
+    async def admin_end_game(gid: str, request: Request) -> Response:
+        """End a stuck game: flagged with the admin's reason, everything said kept; the
+        people in it are told and get the round back (abandon.py's give_rounds_back)."""
+        try:
+            fields = await read_form(request, csrf)
+        except AdminFormError as err:
+            return HTMLResponse(str(err), err.status)
+        reason = " ".join(fields.get("reason", "").split())[:300]
+        if not reason:
+            return HTMLResponse("Give a reason for the record.", status.HTTP_409_CONFLICT)
+        owner = await owner_of(gid)
+        if owner is None:
+            return HTMLResponse("This game is not being played.", status.HTTP_409_CONFLICT)
+        if owner == "here":
+            end_by_admin(arena, gid, reason)
+        elif cluster is not None:  # its owner ends it (admin_end.py, over Redis)
+            cluster.ask_to_end(owner, gid, reason)
+        return RedirectResponse(f"/admin/game/{gid}", status.HTTP_303_SEE_OTHER)
+
     @app.get("/admin/live.json", dependencies=guarded)
     async def admin_live() -> JSONResponse:
         return JSONResponse(await live_games())
@@ -264,10 +366,12 @@ def create_app(
         if store is not None:
             people = await asyncio.to_thread(store.participants)
             surveys = {pid: p["survey"] for pid, p in people.items()}
+            ids = {pid: p.get("recruitment") or {} for pid, p in people.items()}
         else:
             surveys = {p.id: p.survey for p in arena.sessions.by_id.values()}
+            ids = {p.id: p.recruitment for p in arena.sessions.by_id.values()}
         return Response(
-            study_jsonl(finished, surveys),
+            study_jsonl(finished, surveys, ids),
             media_type="application/x-ndjson",
             headers={"Content-Disposition": 'attachment; filename="arena-study.jsonl"'},
         )
@@ -348,6 +452,8 @@ async def _serve_socket(
         await ws.send_json(F.dump(err))
         await ws.close(code=4401)
         return
+    # Sessions start only at POST /consent: a valid token (on any process) means consent.
+    person.consented = True
     queue: asyncio.Queue[F.ServerFrame | dict[str, Any] | None] = asyncio.Queue()
 
     def outlet(frame: F.ServerFrame | dict[str, Any]) -> None:

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 import redis.asyncio as aioredis
 
 from turinglab.arena import frames as F
+from turinglab.arena.admin_end import end_by_admin
 from turinglab.arena.live import SERVER_LOST, InputRejected, LiveGame, Outlet
 from turinglab.arena.sessions import Participant, Sessions
 from turinglab.arena.shared_rounds import SharedRounds
@@ -320,6 +321,9 @@ class Cluster:
                 outlet(data["f"])  # sockets take frames already dumped (app.py)
 
     async def _forwarded(self, data: dict[str, Any]) -> None:
+        if "admin_end" in data:  # the admin, on another process, ended a game played here
+            end_by_admin(self.arena, str(data["admin_end"]), str(data.get("reason", "")))
+            return
         participant = self.person(data["p"])
         if data.get("hello"):
             self.arena.send(participant, self.arena.state_frame(participant))
@@ -368,6 +372,10 @@ class Cluster:
         self._sockets.pop(participant.id, None)
         with contextlib.suppress(Exception):  # the process may be shutting down
             await self._pubsub.unsubscribe(self.ns + "to:" + participant.id)
+
+    def ask_to_end(self, owner: str, gid: str, reason: str) -> None:
+        """Have process `owner` end its game `gid` for the admin (admin_end.py)."""
+        self._forward(owner, {"admin_end": gid, "reason": reason})
 
     def _forward(self, owner: str, data: dict[str, Any]) -> None:
         self._out.put_nowait(("publish", self.ns + "proc:" + owner, json.dumps(data)))

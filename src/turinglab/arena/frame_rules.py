@@ -1,9 +1,10 @@
 """What a participant may send outside a game's own rules, checked against where they are.
 
-The page sends the exit survey once, after consent, with the questions of its form; anything
-else (a script's survey before consent, a second one, made-up keys that would reach the
-export) is refused with one error frame. In-game frames are checked by `LiveGame.handle`
-(a verdict only once the talk is over, and so on).
+The page sends the exit survey once, after consent, with the questions of the study's form
+(study_config.py); anything else (a script's survey before consent, a second one, made-up keys
+that would reach the export, an answer of the wrong type) is refused with one error frame.
+In-game frames are checked by `LiveGame.handle` (a verdict only once the talk is over, and so
+on).
 """
 
 from __future__ import annotations
@@ -11,30 +12,15 @@ from __future__ import annotations
 from turinglab.arena import frames as F
 from turinglab.arena.live import InputRejected
 from turinglab.arena.sessions import Participant
+from turinglab.arena.study_config import StudyConfig, SurveyProblem, check_answers
 
-# The exit survey's questions: the `name`s of the survey form in static/index.html (a test
-# keeps the two in step).
-SURVEY_KEYS = frozenset(
-    {
-        "birth_year",
-        "gender",
-        "education",
-        "chatbot_use",
-        "llm_knowledge",
-        "prior_awareness",
-        "strategy",
-        "strategy_change",
-        "ai_intelligence",
-        "ai_feelings",
-        "estimated_correct",
-        "comments",
-    }
-)
-MAX_ANSWER_CHARS = 1000  # the form's textareas' maxlength
+# The built-in exit survey's questions (study_config.DEFAULT_SURVEY): the `name`s of the form
+# the page renders when a study brings no survey of its own (a test keeps the two in step).
+SURVEY_KEYS = StudyConfig().survey_keys
 
 
 def check_survey(
-    participant: Participant, frame: F.Survey, in_game: bool
+    participant: Participant, frame: F.Survey, in_game: bool, study: StudyConfig | None = None
 ) -> dict[str, str | int | None]:
     """The answers to keep, or InputRejected saying what is wrong."""
     if not participant.consented:
@@ -43,12 +29,7 @@ def check_survey(
         raise InputRejected("survey-done", "Your survey answers are already saved.")
     if in_game:
         raise InputRejected("in-game", "Finish the game first.")
-    unknown = sorted(set(frame.answers) - SURVEY_KEYS)
-    if unknown:
-        raise InputRejected("bad-survey", f"Unknown survey question: {unknown[0][:40]!r}.")
-    for key, value in frame.answers.items():
-        if isinstance(value, str) and len(value) > MAX_ANSWER_CHARS:
-            raise InputRejected(
-                "bad-survey", f"The answer to {key!r} is over {MAX_ANSWER_CHARS} characters."
-            )
-    return dict(frame.answers)
+    try:  # the study's own questions, each answer checked against its type
+        return check_answers(study or StudyConfig(), dict(frame.answers))
+    except SurveyProblem as err:
+        raise InputRejected("bad-survey", str(err)) from None

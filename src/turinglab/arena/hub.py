@@ -106,7 +106,8 @@ class Arena:
         elif isinstance(frame, F.Survey):
             live = self.games.get(participant.game or "")
             in_game = live is not None and live.result is None
-            participant.survey = check_survey(participant, frame, in_game)
+            study = self.setup.settings.study  # its own questions, age bounds
+            participant.survey = check_survey(participant, frame, in_game, study)
             if self.store is not None:
                 self.store.survey(participant.id, participant.survey)
             self.send(participant, F.Status(state="survey-saved"))
@@ -284,6 +285,7 @@ class Arena:
                 {
                     "participant": p.id,
                     "consented": p.consented,
+                    "recruitment": dict(p.recruitment),
                     "games": list(p.games_played),
                     "survey": p.survey,
                 }

@@ -96,6 +96,7 @@ def page_with_session(request: Request, page: str, cookie: str) -> Response:
             httponly=True,
             samesite="strict",
             max_age=30 * 24 * 3600,
+            secure=request.url.scheme == "https",  # behind TLS (or a trusted TLS proxy)
         )
     return response
 

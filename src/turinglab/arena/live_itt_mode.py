@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from turinglab.agents.base import Agent
+from turinglab.agents.eliza import ElizaAgent
 from turinglab.agents.human import HumanInput
 from turinglab.agents.registry import build_agent, display_names
 from turinglab.arena import frames as F
@@ -87,7 +88,16 @@ class LiveITTLiveGame(StrongLiveGame):
         ai = LABELS[SIDES.index(p["ai_seat"])]
         right = "right" if self.result.correct else "wrong"
         _, name = self._side(p["ai_seat"])
-        if p["condition"] == "deceitful-ai":
+        seat = self.table.seats.get(p["ai_seat"])
+        if seat is not None and isinstance(seat.agent, ElizaAgent):
+            # ELIZA follows its script, not a prompt: it played no person, whatever the brief.
+            task = f"{name} follows a fixed script, so it answered as itself"
+            task += (
+                "; the person was answering honestly."
+                if p["condition"] == "deceitful-ai"
+                else "; the person was trying to pass as the AI."
+            )
+        elif p["condition"] == "deceitful-ai":
             task = (
                 "The AI was playing a person from an invented life story "
                 f"(“{p['life_story']}”); the person was answering honestly."

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from turinglab.agents.base import Agent
 from turinglab.arena.matchmaking_wait import MatchDesign
+from turinglab.arena.study_config import StudyConfig
 from turinglab.games.kinds import Game
 from turinglab.games.spec import TrialSpec
 
@@ -74,6 +75,8 @@ class ArenaSettings(BaseModel):
     rounds: int = Field(default=8, ge=1)
     # Finished games kept in memory when a store holds them all (no store: all are kept).
     finished_in_memory: int = Field(default=1000, ge=1)
+    # What the pages say (consent, instructions, exit survey) and where people go at the end.
+    study: StudyConfig = Field(default_factory=StudyConfig)
 
 
 @dataclass

@@ -74,6 +74,8 @@ def serve(
     itt_study: Path | None = None,
     itt_batch_size: int = 20,
     itt_collect: Path | None = None,
+    proxy_headers: bool = False,
+    forwarded_allow_ips: str = "127.0.0.1",
 ) -> None:
     """Serve the arena until interrupted.
 
@@ -83,7 +85,12 @@ def serve(
 
     With `redis` (a redis:// URL) this process is one of several serving one arena: they share
     the store (use PostgreSQL), Redis carries frames and matchmaking between them, and
-    TURINGLAB_ARENA_SECRET (the same in every process) signs the session cookies."""
+    TURINGLAB_ARENA_SECRET (the same in every process) signs the session cookies.
+
+    Behind a TLS reverse proxy (deploy/README.md) pass `proxy_headers` and the proxy's address
+    in `forwarded_allow_ips`: uvicorn then takes the client's address and scheme from the
+    proxy's X-Forwarded-For/-Proto, so session cookies are marked Secure and the admin
+    password throttle counts guesses per real client."""
     import uvicorn
 
     secret = os.environ.get(SECRET_ENV)
@@ -149,6 +156,8 @@ def serve(
             host=host,
             port=port,
             log_level="warning",
+            proxy_headers=proxy_headers,
+            forwarded_allow_ips=forwarded_allow_ips if proxy_headers else None,
             **uvicorn_options(),
         )
     finally:

@@ -10,7 +10,21 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass, field
 
+from starlette.requests import HTTPConnection
+from starlette.responses import Response
+
 COOKIE = "turinglab_session"
+COOKIE_MAX_AGE_S = 7 * 24 * 3600
+
+
+def set_session_cookie(response: Response, request: HTTPConnection, name: str, token: str) -> None:
+    """HttpOnly and SameSite=strict always; Secure when the page came over HTTPS, directly or
+    through a trusted TLS proxy (uvicorn's --proxy-headers sets the scheme from
+    X-Forwarded-Proto), so the token never travels in clear text after a TLS start."""
+    secure = request.url.scheme in ("https", "wss")
+    response.set_cookie(
+        name, token, httponly=True, samesite="strict", max_age=COOKIE_MAX_AGE_S, secure=secure
+    )
 
 
 @dataclass
@@ -21,6 +35,8 @@ class Participant:
     game: str | None = None  # the one active game, if any
     survey: dict[str, str | int | None] | None = None
     games_played: list[str] = field(default_factory=list)
+    # The recruitment platform's ids (PROLIFIC_PID, ?pid=…) given as the person consented.
+    recruitment: dict[str, str] = field(default_factory=dict)
 
 
 class Sessions:

@@ -8,7 +8,10 @@ agents serve a curious visitor: ELIZA (instant) and SmolLM2 (a local model) as A
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
+
+from pydantic import ValidationError
 
 from turinglab.agents.base import Agent
 from turinglab.agents.registry import build_agent, display_names
@@ -59,6 +62,25 @@ def setup_for(
 
 
 def setup_from_config(config: ExperimentConfig) -> ArenaSetup:
+    setup = _setup_for_game(config)
+    if not config.arena:
+        return setup
+    return replace(setup, settings=with_arena_section(setup.settings, config.arena))
+
+
+def with_arena_section(settings: ArenaSettings, section: dict[str, Any]) -> ArenaSettings:
+    """`settings` with what a config's `arena:` section sets (rounds, design, rate limits,
+    takeover delay, the study's pages); ValueError naming the field if it is wrong."""
+    try:
+        given = ArenaSettings.model_validate(section)
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ValueError(f"arena.{where}: {first['msg']}") from None
+    return settings.model_copy(update={k: getattr(given, k) for k in given.model_fields_set})
+
+
+def _setup_for_game(config: ExperimentConfig) -> ArenaSetup:
     experiment = config.experiment
     if isinstance(experiment, StrongExperiment):
         from turinglab.arena.strong_mode import strong_setup_for

@@ -364,6 +364,14 @@ class ArenaStore:
         )  # fmt: skip
         self.writer.submit(lambda conn: op(conn))
 
+    def consented(self, participant: str, recruitment: Mapping[str, str]) -> None:
+        """The person's recruitment ids, kept as they consent (store/arena_games.py)."""
+        op = functools.partial(
+            arena_games.save_consent, self.store, run_id=self.run_id, participant=participant,
+            recruitment=dict(recruitment), worker=self.worker,
+        )  # fmt: skip
+        self.writer.submit(lambda conn: op(conn))
+
     async def flush(self) -> None:
         """Wait until everything queued so far is committed."""
         await self.writer.call(lambda conn: None)
@@ -395,7 +403,7 @@ class ArenaStore:
         return arena_games.image(self.store, ref)
 
     def participants(self) -> dict[str, dict[str, Any]]:
-        """participant id -> {games, survey} from the seats of this study."""
+        """participant id -> {games, survey, recruitment} from the seats of this study."""
         return arena_games.participants(self.store, self.run_id)
 
     def export(self) -> dict[str, Any]:

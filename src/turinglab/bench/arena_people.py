@@ -96,7 +96,7 @@ class Script:
 
 
 async def _person(http: aiohttp.ClientSession, base: str) -> aiohttp.ClientWebSocketResponse:
-    async with http.get(base + "/") as r:
+    async with http.post(base + "/consent", json={"consent": True}) as r:  # starts a session
         cookie = r.cookies["turinglab_session"].value
     return await http.ws_connect(
         base.replace("http", "ws") + "/ws", headers={"Cookie": f"turinglab_session={cookie}"}

@@ -30,6 +30,12 @@ def serve(
         Path | None, typer.Option(help="an ITT study folder for people to judge, at /judge")
     ] = None,
     itt_batch_size: Annotated[int, typer.Option(help="trials per ITT judge")] = 20,
+    proxy_headers: Annotated[
+        bool, typer.Option(help="behind a reverse proxy: trust its X-Forwarded-For/-Proto")
+    ] = False,
+    forwarded_allow_ips: Annotated[
+        str, typer.Option(help="the proxies trusted with --proxy-headers (comma-separated)")
+    ] = "127.0.0.1",
     itt_collect: Annotated[
         Path | None,
         typer.Option(
@@ -62,4 +68,6 @@ def serve(
         itt_study=itt_study,
         itt_batch_size=itt_batch_size,
         itt_collect=itt_collect,
+        proxy_headers=proxy_headers,
+        forwarded_allow_ips=forwarded_allow_ips,
     )

@@ -155,10 +155,36 @@ def save_survey(
     for sid, details in rows:
         new = {**details, "survey": dict(answers)}
         conn.execute(update(seats).where(seats.c.id == sid).values(details=new))
-    if rows:
-        return
+    if not rows:
+        _participant_row(store, conn, run_id, participant, {"survey": dict(answers)}, worker)
+
+
+def save_consent(
+    store: Store,
+    conn: Connection,
+    run_id: str,
+    participant: str,
+    recruitment: Mapping[str, str],
+    worker: str | None,
+) -> None:
+    """A person's recruitment ids (PROLIFIC_PID…), kept as they consent in a row of their
+    own, as a never-seated person's survey is: any process can read them back."""
+    details = {"recruitment": dict(recruitment)}
+    _participant_row(store, conn, run_id, participant, details, worker)
+
+
+def _participant_row(
+    store: Store,
+    conn: Connection,
+    run_id: str,
+    participant: str,
+    details: dict[str, Any],
+    worker: str | None,
+) -> None:
+    """A game row of its own (SURVEY_GAME: one human seat, no messages, no trial), which
+    `records` skips, to keep what belongs to a person rather than to a game."""
     now = time.time()
-    seat = SeatRecord("participant", "person", "human", participant, {"survey": dict(answers)})
+    seat = SeatRecord("participant", "person", "human", participant, details)
     start = GameStart(run_id, None, 1, SURVEY_GAME, now, [seat], None, worker, {"survey": True})
     gid = store.start_game(conn, start)
     conn.execute(update(games).where(games.c.id == gid).values(status="finished", finished_at=now))
@@ -268,7 +294,7 @@ def image(store: Store, ref: str) -> ImagePart:
 
 
 def participants(store: Store, run_id: str) -> dict[str, dict[str, Any]]:
-    """participant id -> {games, survey} from the seats of the run."""
+    """participant id -> {games, survey, recruitment} from the seats of the run."""
     query = (
         select(seats.c.participant, seats.c.details, games.c.setup)
         .join(games, games.c.id == seats.c.game_id)
@@ -278,11 +304,13 @@ def participants(store: Store, run_id: str) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     with store.engine.connect() as conn:
         for pid, details, setup in conn.execute(query):
-            entry = out.setdefault(pid, {"games": [], "survey": None})
+            entry = out.setdefault(pid, {"games": [], "survey": None, "recruitment": {}})
             if setup.get("arena_game") is not None:  # not a survey-only row
                 entry["games"].append(setup.get("arena_game"))
             if (details or {}).get("survey") is not None:
                 entry["survey"] = details["survey"]
+            if (details or {}).get("recruitment"):
+                entry["recruitment"] = details["recruitment"]
     return out
 
 

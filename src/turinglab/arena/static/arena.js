@@ -75,6 +75,7 @@ function onFrame(f) {
 }
 
 function onStatus(f) {
+  studyStatus(f); // study.js: a join chosen before the session, the hand-off at the end
   if (f.modes && f.modes.length) renderModes(f.modes);
   if (f.rounds) renderProgress(f.rounds);
   if (f.state === "idle") { game = null; show("v-lobby"); }
@@ -100,8 +101,7 @@ function renderModes(modes) {
   box.replaceChildren();
   // A live integrative test server explains its own game (judge, human agent, A and B).
   const liveItt = modes.every((m) => m.name.startsWith("live-itt"));
-  $("how-chat").hidden = liveItt;
-  $("how-live-itt").hidden = !liveItt;
+  showLobbyHow(modes); // study.js: the instructions of the game this server plays
   for (const m of modes) {
     const b = el("button", "mode" + (m.practice ? " practice" : ""));
     b.type = "button";
@@ -113,7 +113,7 @@ function renderModes(modes) {
     b.append(title, el("small", "", note));
     b.addEventListener("click", () => {
       if (!$("consent").checked) { toast("Please tick the consent box first."); $("consent").focus(); return; }
-      send({ type: "join", mode: m.name, consent: true });
+      joinMode(m.name); // study.js: starts the session first if there is none
     });
     box.append(b);
   }
@@ -167,11 +167,11 @@ function buildChats() {
   $("round").hidden = !game.rounds;
   if (game.rounds) $("round").textContent = `Round ${game.rounds.played} of ${game.rounds.total}`;
   $("end").hidden = game.role !== "interrogator";
-  $("hint").textContent = game.role === "interrogator"
+  $("hint").textContent = roleHint(game.role) || (game.role === "interrogator"
     ? (game.channels.length > 1
       ? "One witness is a person, the other an AI. Chat with both, then decide which is human."
       : "Is this witness a person or an AI? Chat, then decide.")
-    : "Convince the interrogator that you are human. They write first.";
+    : "Convince the interrogator that you are human. They write first.");
   for (const alias of game.channels) {
     const chat = el("section", "chat");
     chat.setAttribute("aria-label", chatTitle(alias));
@@ -377,5 +377,5 @@ document.addEventListener("DOMContentLoaded", () => {
     send({ type: "survey", answers });
   });
   setInterval(tick, 250);
-  connect();
+  startStudyPage(); // study.js: connects once the person has a session
 });

@@ -1,0 +1,89 @@
+// The study around the games (arena.js plays them): consent before any session, the
+// recruitment platform's ids from the URL, per-role instructions, and the hand-off at the end
+// (completion, screened-out or timed-out code, then the platform's URL).
+"use strict";
+
+const STUDY = JSON.parse(document.getElementById("study-data").textContent);
+const RECRUITMENT_PARAMS = ["PROLIFIC_PID", "STUDY_ID", "SESSION_ID", "pid"];
+let pendingJoin = null; // a join chosen before the session existed: sent once connected
+let timedOut = false; // nobody to play with in time: the timed-out hand-off
+
+// Called once the page has loaded: a person who has consented before (a session cookie) is
+// connected at once; anyone else sees the consent form and the games, and no session exists
+// until they agree.
+function startStudyPage() {
+  $("decline").addEventListener("click", screenedOut);
+  if (STUDY.session) { connect(); return; }
+  $("conn").textContent = "";
+  renderModes(STUDY.modes);
+  show("v-lobby");
+}
+
+function recruitmentIds() {
+  const params = new URLSearchParams(location.search);
+  const ids = {};
+  for (const k of RECRUITMENT_PARAMS) if (params.get(k)) ids[k] = params.get(k).slice(0, 64);
+  return ids;
+}
+
+// A mode was chosen (the consent box is ticked): join now, or first start the session.
+async function joinMode(name) {
+  const frame = { type: "join", mode: name, consent: true };
+  if (STUDY.session) { send(frame); return; }
+  if (pendingJoin) return; // the session is being started
+  pendingJoin = frame;
+  let res;
+  try {
+    res = await fetch("/consent", {
+      method: "POST", headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ consent: true, ids: recruitmentIds() }),
+    });
+  } catch (err) { res = null; }
+  if (!res || !res.ok) { pendingJoin = null; toast("Could not start your session; please try again."); return; }
+  STUDY.session = true;
+  connect();
+}
+
+// Every status frame: a join chosen before the session is sent now; the ends are noted.
+function studyStatus(f) {
+  if (pendingJoin && f.state === "idle") { const j = pendingJoin; pendingJoin = null; send(j); }
+  if (f.state === "no-match") timedOut = true;
+  if (f.state === "survey-saved") handOff(timedOut ? "timed_out" : "completion");
+}
+
+// The lobby's "how it works" for the kind of game this server plays: chat tests (the study's
+// own text, when it gives one), the live integrative test, the Strong Turing Test or the GTT.
+function showLobbyHow(modes) {
+  const all = (prefix) => modes.length > 0 && modes.every((m) => m.name.startsWith(prefix));
+  const kind = all("live-itt") ? "live-itt" : all("strong") ? "strong" : all("gtt-") ? "gtt" : "chat";
+  for (const k of ["chat", "live-itt", "strong", "gtt"]) $(`how-${k}`).hidden = k !== kind;
+}
+
+function roleHint(role) {
+  return (STUDY.instructions && STUDY.instructions[role]) || "";
+}
+
+function screenedOut() {
+  show("v-thanks");
+  $("thanks-title").textContent = "Thank you for your time";
+  $("thanks-text").textContent = "You did not agree to take part, so no data of yours has been kept.";
+  handOff("screened_out");
+}
+
+// Show the platform's code for this end and, when the study names a URL, open it after a
+// pause long enough to note the code.
+function handOff(end) {
+  const to = (STUDY.recruitment || {})[end] || {};
+  if (!to.code && !to.url) return;
+  $("handoff").hidden = false;
+  $("handoff-code").textContent = to.code ? `Your code: ${to.code}` : "";
+  const link = $("handoff-link");
+  link.hidden = !to.url;
+  if (!to.url) return;
+  link.href = to.url;
+  const wait = Number(STUDY.recruitment.redirect_after_s || 0);
+  const s = Math.round(wait);
+  $("handoff-note").textContent = `Taking you back in ${s} ${s === 1 ? "second" : "seconds"}…`;
+  clearTimeout(handOff.timer);
+  handOff.timer = setTimeout(() => { location.href = to.url; }, wait * 1000);
+}
