@@ -294,7 +294,8 @@ def image(store: Store, ref: str) -> ImagePart:
 
 
 def participants(store: Store, run_id: str) -> dict[str, dict[str, Any]]:
-    """participant id -> {games, survey, recruitment} from the seats of the run."""
+    """participant id -> {games, survey} from the seats of the run, and `recruitment` (the
+    ids their link carried) for those who came with one."""
     query = (
         select(seats.c.participant, seats.c.details, games.c.setup)
         .join(games, games.c.id == seats.c.game_id)
@@ -304,7 +305,7 @@ def participants(store: Store, run_id: str) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     with store.engine.connect() as conn:
         for pid, details, setup in conn.execute(query):
-            entry = out.setdefault(pid, {"games": [], "survey": None, "recruitment": {}})
+            entry = out.setdefault(pid, {"games": [], "survey": None})
             if setup.get("arena_game") is not None:  # not a survey-only row
                 entry["games"].append(setup.get("arena_game"))
             if (details or {}).get("survey") is not None:
