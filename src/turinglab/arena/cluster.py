@@ -44,6 +44,8 @@ import redis.asyncio as aioredis
 
 from turinglab.arena import frames as F
 from turinglab.arena.live import SERVER_LOST, InputRejected, LiveGame, Outlet
+from turinglab.arena.metrics import fault
+from turinglab.arena.resume import ResumePoint
 from turinglab.arena.sessions import Participant, Sessions
 from turinglab.arena.shared_rounds import SharedRounds
 from turinglab.arena.takeover import restore
@@ -60,6 +62,7 @@ log = logging.getLogger(__name__)
 
 PLAYER_TTL_S = 6 * 3600
 SEND_RETRY_S = 30.0  # how long frames wait for an unreachable Redis before they are dropped
+CATCHUP_S = 30.0  # after Redis is back, how long a process keeps asking owners for missed frames
 
 
 def _end_lost(store: ArenaStore, gid: int, conn: Connection) -> None:
@@ -140,6 +143,10 @@ class Cluster:
         self._pubsub: Any = None
         self.listening = False  # the Redis listener is connected and subscribed (/healthz)
         self._mine = f'{{"o": "{self.me}",'  # how our own payloads begin
+        # pid -> the last frame of their game stream relayed here in order (resume.py), and
+        # people still to be caught up after Redis came back (pid -> when to stop asking).
+        self.seen: dict[str, ResumePoint] = {}
+        self._catchup: dict[str, float] = {}
         arena.on_game_start = self._game_started
         arena.on_game_end = self._game_ended
 
@@ -177,8 +184,12 @@ class Cluster:
         if outlet is None:
 
             def outlet(frame: F.ServerFrame) -> None:
-                # Spliced, not re-encoded: pydantic writes the frame's JSON itself.
-                payload = f'{self._mine} "p": {json.dumps(pid)}, "f": {frame.model_dump_json()}}}'
+                # Spliced, not re-encoded: pydantic writes the frame's JSON itself. "t": when
+                # it was sent, for the relay latency (metrics.py).
+                payload = (
+                    f'{self._mine} "p": {json.dumps(pid)}, "t": {time():.6f}, '
+                    f'"f": {frame.model_dump_json()}}}'
+                )
 
                 self._out.put_nowait(("publish", self.ns + "to:" + pid, payload))
 
@@ -219,7 +230,10 @@ class Cluster:
                 return
             except Exception as err:
                 if monotonic() + backoff > deadline:
-                    log.error("redis: %d commands lost after retrying for %.0f s", n, SEND_RETRY_S)
+                    self.arena.metrics.redis_commands_lost += n
+                    fault(
+                        log, "redis-commands-lost", logging.ERROR, commands=n, after_s=SEND_RETRY_S
+                    )
                     return
                 log.warning("redis: %d commands not sent yet (%s); retrying", n, err)
                 await asyncio.sleep(backoff * random.uniform(0.5, 1.5))
@@ -241,7 +255,7 @@ class Cluster:
                 raise
             except Exception as err:
                 self.listening = False
-                log.error("redis: listener lost its connection (%s); reconnecting", err)
+                fault(log, "redis-listener-lost", logging.ERROR, process=self.me, error=str(err))
             backoff = 0.1
             while True:
                 await asyncio.sleep(backoff * random.uniform(0.5, 1.5))
@@ -251,7 +265,8 @@ class Cluster:
                     break
                 except Exception as err:
                     log.warning("redis: still unreachable (%s)", err)
-            log.warning("redis: listener reconnected; this process registered again")
+            self.arena.metrics.redis_reconnects += 1
+            fault(log, "redis-listener-back", process=self.me, catching_up=len(self._catchup))
 
     async def _resubscribe(self) -> None:
         assert self.redis is not None
@@ -262,10 +277,27 @@ class Cluster:
         with contextlib.suppress(Exception):
             await old.aclose()
         await self._beat(force=True)
-        for pid in list(self._sockets):  # frames published while we were away are gone
-            owner = await self.owner(pid)
-            if owner is not None and owner != self.me:
-                self._forward(owner, {"p": pid, "hello": True})
+        # Frames published while we were away are gone, and so may be any sent before the
+        # owner's own listener is back: ask each owner for what we missed until it answers.
+        until = monotonic() + CATCHUP_S
+        for pid in list(self._sockets):
+            self._catchup[pid] = until
+            await self._ask_owner(pid)
+
+    async def _ask_owner(self, pid: str) -> None:
+        """Ask the owner of `pid`'s game (elsewhere) for the frames after the last relayed
+        here in order, or a fresh state; the answer (`resumed`, a snapshot or a status)
+        ends the catch-up."""
+        owner = await self.owner(pid)
+        if owner is None or owner == self.me:
+            self._catchup.pop(pid, None)
+            return
+        hello: dict[str, Any] = {"p": pid, "hello": True}
+        point = self.seen.get(pid)
+        if point is not None:
+            hello["resume"] = point.as_dict()
+        self.arena.metrics.catchups += 1
+        self._forward(owner, hello)
 
     async def _listen(self, pubsub: Any) -> None:
         async for item in pubsub.listen():
@@ -285,26 +317,47 @@ class Cluster:
     def _deliver(self, data: dict[str, Any]) -> None:
         if data["o"] == self.me:
             return
-        kind = data["f"].get("type")
+        if "t" in data:
+            self.arena.metrics.relay.observe(max(0.0, time() - float(data["t"])))
+        frame, pid = data["f"], data["p"]
+        kind = frame.get("type")
         if kind == "game":
-            self.owners[data["p"]] = data["o"]
+            self.owners[pid] = data["o"]
         elif kind == "reveal":
-            self.owners.pop(data["p"], None)  # over: the owner forgets the game too
+            self.owners.pop(pid, None)  # over: the owner forgets the game too
+        self._track(pid, frame)
         publisher = self._publishers.get(data["p"])
         for outlet in list(self.arena.outlets.get(data["p"], ())):
             if outlet is not publisher:
                 outlet(data["f"])  # sockets take frames already dumped (app.py)
 
+    def _track(self, pid: str, frame: dict[str, Any]) -> None:
+        """Where `pid` is in their game stream, as relayed here in order (for a catch-up)."""
+        kind, seen = frame.get("type"), self.seen.get(pid)
+        if kind in ("game", "resumed") and frame.get("stream"):
+            self.seen[pid] = ResumePoint(frame["game"], frame["stream"], int(frame.get("seq") or 0))
+        elif kind == "status":
+            self.seen.pop(pid, None)
+        elif seen is not None and frame.get("seq") == seen.seq + 1:
+            self.seen[pid] = ResumePoint(seen.game, seen.stream, seen.seq + 1)
+        if kind in ("game", "resumed", "status", "strong", "gtt"):
+            self._catchup.pop(pid, None)  # the owner answered
+
     async def _forwarded(self, data: dict[str, Any]) -> None:
         participant = self.person(data["p"])
         if data.get("hello"):
-            self.arena.send(participant, self.arena.state_frame(participant))
+            point = data.get("resume")
+            if point is None or not self.arena.resume(participant, ResumePoint(**point)):
+                self.arena.send(participant, self.arena.state_frame(participant))
             return
+        frame = None
         try:
-            await self.handle(participant, F.parse_client_frame(data["raw"]), forwarded=True)
+            frame = F.parse_client_frame(data["raw"])
+            await self.handle(participant, frame, forwarded=True)
         except (InputRejected, F.BadFrame) as err:
             code = getattr(err, "code", "bad-frame")
-            self.arena.send(participant, F.Error(code=code, message=str(err)))
+            ref = getattr(frame, "id", None)  # the input it answers, so the page stops resending
+            self.arena.send(participant, F.Error(code=code, message=str(err), ref=ref))
 
     # ---- what people do --------------------------------------------------------------------
 
@@ -316,7 +369,9 @@ class Cluster:
         found = await self.redis.get(self.ns + "player:" + pid)
         return None if found is None else str(json.loads(found)["owner"])
 
-    async def connect(self, participant: Participant, outlet: Outlet) -> None:
+    async def connect(
+        self, participant: Participant, outlet: Outlet, resume: ResumePoint | None = None
+    ) -> None:
         self.person(participant.id)
         self._sockets[participant.id] = self._sockets.get(participant.id, 0) + 1
         if self._sockets[participant.id] == 1:
@@ -331,9 +386,12 @@ class Cluster:
             owner = self.me  # a game taken over here while Redis was asked
         if owner is not None and owner != self.me:  # their game is elsewhere: ask for it
             self.arena.outlets.setdefault(participant.id, set()).add(outlet)
-            self._forward(owner, {"p": participant.id, "hello": True})
+            hello: dict[str, Any] = {"p": participant.id, "hello": True}
+            if resume is not None:
+                hello["resume"] = resume.as_dict()
+            self._forward(owner, hello)
         else:
-            self.arena.connect(participant, outlet)
+            self.arena.connect(participant, outlet, resume)
 
     async def disconnect(self, participant: Participant, outlet: Outlet) -> None:
         self.arena.disconnect(participant, outlet)
@@ -342,6 +400,8 @@ class Cluster:
             self._sockets[participant.id] = left
             return
         self._sockets.pop(participant.id, None)
+        self.seen.pop(participant.id, None)
+        self._catchup.pop(participant.id, None)
         with contextlib.suppress(Exception):  # the process may be shutting down
             await self._pubsub.unsubscribe(self.ns + "to:" + participant.id)
 
@@ -420,6 +480,13 @@ class Cluster:
         """The heartbeat and takeovers; a lone waiter meets AI witnesses, or is sent on, if
         nobody took them meanwhile."""
         await self._beat()
+        now_m = monotonic()
+        for pid, until in list(self._catchup.items()):  # owners not heard from yet: ask again
+            if now_m > until:
+                self._catchup.pop(pid, None)
+                fault(log, "catchup-unanswered", participant=pid, after_s=CATCHUP_S)
+            else:
+                await self._ask_owner(pid)
         try:
             await self.take_over_lost()
         except Exception:  # the store or Redis hiccuped: try again next tick, match people now
@@ -496,7 +563,11 @@ class Cluster:
         assert self.redis is not None
         adopted = []
         for lost in await self._lost_processes():
-            for stored in await asyncio.to_thread(store.take_over, lost):
+            claimed = await asyncio.to_thread(store.take_over, lost)
+            if claimed:
+                self.arena.metrics.takeovers += len(claimed)
+                fault(log, "takeover", lost=lost, by=self.me, games=len(claimed))
+            for stored in claimed:
                 # Routes first, at once (not queued): whoever reconnects now is sent here.
                 route = json.dumps({"game": stored.game, "owner": self.me})
                 for pid in stored.people.values():
@@ -543,7 +614,8 @@ class Cluster:
     def _fenced(self, game: LiveGame) -> None:
         """A write of `game` was refused: another process claimed it (this one was paused or
         cut off past its TTL). Stop playing it here; its people were told to reconnect."""
-        log.warning("game %s: ownership lost (fenced); stopped here", game.id)
+        self.arena.metrics.fenced += 1
+        fault(log, "fenced", game=game.id, process=self.me)
         for view in game.views.values():
             self.owners.pop(view.participant.id, None)
         self.arena.give_up(game)
