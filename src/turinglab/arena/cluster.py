@@ -41,6 +41,7 @@ from time import monotonic, time
 from typing import TYPE_CHECKING, Any
 
 import redis.asyncio as aioredis
+from redis.exceptions import RedisError
 
 from turinglab.arena import frames as F
 from turinglab.arena.live import SERVER_LOST, InputRejected, LiveGame, Outlet
@@ -147,6 +148,7 @@ class Cluster:
         # people still to be caught up after Redis came back (pid -> when to stop asking).
         self.seen: dict[str, ResumePoint] = {}
         self._catchup: dict[str, float] = {}
+        self._beat_failing = False
         arena.on_game_start = self._game_started
         arena.on_game_end = self._game_ended
 
@@ -479,7 +481,14 @@ class Cluster:
     async def tick(self) -> None:
         """The heartbeat and takeovers; a lone waiter meets AI witnesses, or is sent on, if
         nobody took them meanwhile."""
-        await self._beat()
+        try:
+            await self._beat()
+        except RedisError as err:  # Redis is down: said once (not a traceback each tick)
+            if not self._beat_failing:
+                fault(log, "redis-beat-failing", logging.ERROR, process=self.me, error=str(err))
+            self._beat_failing = True
+            return
+        self._beat_failing = False
         now_m = monotonic()
         for pid, until in list(self._catchup.items()):  # owners not heard from yet: ask again
             if now_m > until:
