@@ -30,6 +30,7 @@ from arena_fixtures import Person, free_port
 from fault_fixtures import audit, seat_pair, server_processes, shown_is_stored
 from resilient_talker import ResilientTalker
 from test_arena_faults import CHAT, SERVER, _until
+from test_arena_resume import AUTH, metric_values
 
 pytestmark = [pytest.mark.database, pytest.mark.slow]
 
@@ -169,6 +170,13 @@ async def test_games_across_two_processes_go_on_through_a_redis_restart(postgres
                 for t in talkers:
                     t.decide.set()
                 await asyncio.wait_for(asyncio.gather(*tasks), 120)
+                # What an operator scrapes says so: each process reconnected to Redis and
+                # asked owners for what it missed; frames were relayed between them.
+                for base in bases:
+                    values = await _metrics(base)
+                    assert values["turinglab_arena_redis_reconnects_total"] >= 1
+                    assert values["turinglab_arena_catchups_total"] >= 1
+                    assert values["turinglab_arena_relay_latency_seconds_count"] > 0
             finally:
                 for task in tasks:
                     task.cancel()
@@ -193,3 +201,9 @@ async def _each_progresses(talkers: list[ResilientTalker], timeout: float) -> No
         timeout,
         "every game to go on",
     )
+
+
+async def _metrics(base: str) -> dict[str, float]:
+    async with aiohttp.ClientSession(headers=AUTH) as http, http.get(base + "/metrics") as r:
+        assert r.status == 200
+        return metric_values(await r.text())
