@@ -56,9 +56,7 @@ class Arena:
         self.on_game_start: Callable[[LiveGame], None] | None = None
         self.on_game_end: Callable[[LiveGame], None] | None = None
         self._count = 0
-        self.metrics = ArenaMetrics()
-        self.resumes = 0  # streams resumed here (metrics.py); `snapshots`: of those, by snapshot
-        self.snapshots = 0
+        self.metrics = ArenaMetrics()  # what /metrics says (metrics.py)
 
     # ---- connections -----------------------------------------------------------------------
 
@@ -81,12 +79,12 @@ class Arena:
         game = self.games.get(participant.game or "")
         if game is None or game.id != point.game:
             return False
-        self.resumes += 1
+        self.metrics.resumes += 1
         view = game.view_of(participant)
         outlets = [only] if only is not None else list(view.outlets)
         missing = view.outbox.after(point)
         if missing is None:
-            self.snapshots += 1
+            self.metrics.resume_snapshots += 1
             frames: list[F.ServerFrame] = [self._snapshot(game, participant)]
         else:
             frames = list(missing)

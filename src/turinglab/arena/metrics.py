@@ -64,6 +64,8 @@ class ArenaMetrics:
         self.redis_commands_lost = 0  # commands dropped after retrying (SEND_RETRY_S)
         self.socket_connects = 0  # sockets opened; a reconnecting page opens another
         self.catchups = 0  # people asked their game's owner for missed frames (after Redis)
+        self.resumes = 0  # game streams resumed here (a reconnect, a gap, a catch-up)
+        self.resume_snapshots = 0  # of those, answered with a snapshot, not the frames
 
 
 def _metric(name: str, kind: str, about: str, value: float | int) -> list[str]:
@@ -98,13 +100,13 @@ def render_metrics(arena: Arena, cluster: Cluster | None) -> str:
             "resumes_total",
             "counter",
             "Game streams resumed after a reconnect or a gap (frames resent or a snapshot).",
-            arena.resumes,
+            m.resumes,
         ),
         _metric(
             "resume_snapshots_total",
             "counter",
             "Resumes answered with a snapshot (frames no longer kept, or a new stream).",
-            arena.snapshots,
+            m.resume_snapshots,
         ),
         _metric(
             "store_write_failures_total",
