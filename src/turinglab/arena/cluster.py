@@ -149,6 +149,9 @@ class Cluster:
         self.seen: dict[str, ResumePoint] = {}
         self._catchup: dict[str, float] = {}
         self._beat_failing = False
+        # pid -> the other processes holding a socket of theirs, as they told us (abandon.py).
+        self.holders: dict[str, set[str]] = {}
+        arena.abandon.present = self._present
         arena.on_game_start = self._game_started
         arena.on_game_end = self._game_ended
 
@@ -294,7 +297,7 @@ class Cluster:
         if owner is None or owner == self.me:
             self._catchup.pop(pid, None)
             return
-        hello: dict[str, Any] = {"p": pid, "hello": True}
+        hello: dict[str, Any] = {"p": pid, "hello": True, "from": self.me}
         point = self.seen.get(pid)
         if point is not None:
             hello["resume"] = point.as_dict()
@@ -324,6 +327,8 @@ class Cluster:
         frame, pid = data["f"], data["p"]
         kind = frame.get("type")
         if kind == "game":
+            if self.owners.get(pid) != data["o"] and pid in self._sockets:
+                self._forward(data["o"], {"p": pid, "here": True, "from": self.me})
             self.owners[pid] = data["o"]
         elif kind == "reveal":
             self.owners.pop(pid, None)  # over: the owner forgets the game too
@@ -345,8 +350,22 @@ class Cluster:
         if kind in ("game", "resumed", "status", "strong", "gtt"):
             self._catchup.pop(pid, None)  # the owner answered
 
+    def _present(self, view: Any) -> bool:
+        """Whether a person has a socket open here or on another (live) process."""
+        pid, relay = view.participant.id, self._publishers.get(view.participant.id)
+        return any(o is not relay for o in view.outlets) or bool(self.holders.get(pid))
+
     async def _forwarded(self, data: dict[str, Any]) -> None:
         participant = self.person(data["p"])
+        sender = data.get("from")
+        if sender is not None:  # a process holding a socket of theirs says so, or that it closed
+            held = self.holders.setdefault(participant.id, set())
+            if data.get("gone"):
+                held.discard(sender)
+                return
+            held.add(sender)
+            if data.get("here"):
+                return
         if data.get("hello"):
             point = data.get("resume")
             if point is None or not self.arena.resume(participant, ResumePoint(**point)):
@@ -388,7 +407,7 @@ class Cluster:
             owner = self.me  # a game taken over here while Redis was asked
         if owner is not None and owner != self.me:  # their game is elsewhere: ask for it
             self.arena.outlets.setdefault(participant.id, set()).add(outlet)
-            hello: dict[str, Any] = {"p": participant.id, "hello": True}
+            hello: dict[str, Any] = {"p": participant.id, "hello": True, "from": self.me}
             if resume is not None:
                 hello["resume"] = resume.as_dict()
             self._forward(owner, hello)
@@ -404,6 +423,9 @@ class Cluster:
         self._sockets.pop(participant.id, None)
         self.seen.pop(participant.id, None)
         self._catchup.pop(participant.id, None)
+        owner = self.owners.get(participant.id)
+        if owner is not None and owner != self.me:  # their game's owner counts them gone now
+            self._forward(owner, {"p": participant.id, "gone": True, "from": self.me})
         with contextlib.suppress(Exception):  # the process may be shutting down
             await self._pubsub.unsubscribe(self.ns + "to:" + participant.id)
 
@@ -418,7 +440,7 @@ class Cluster:
             owner = await self.owner(participant.id)
             if owner is not None and owner != self.me:
                 raw = frame.model_dump_json()
-                self._forward(owner, {"p": participant.id, "raw": raw})
+                self._forward(owner, {"p": participant.id, "raw": raw, "from": self.me})
                 return
         if isinstance(frame, F.Join):
             mode = self.arena.setup.mode(frame.mode)
@@ -587,6 +609,8 @@ class Cluster:
                     log.exception("takeover: game %s of %s could not be rebuilt", stored.game, lost)
                     await store.writer.call(functools.partial(_end_lost, store, stored.store_id))
             await self.redis.srem(self.ns + "procs", lost)  # its games are all claimed now
+            for held in self.holders.values():  # its sockets died with it
+                held.discard(lost)
             self.owners = {p: o for p, o in self.owners.items() if o != lost}
         return adopted
 
