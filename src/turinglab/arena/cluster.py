@@ -24,6 +24,12 @@ listed process's key has expired, any other process claims its games that are st
 the store — one `UPDATE games … WHERE worker = <lost>`, so each game goes to exactly one
 claimant — and rebuilds them from the stored messages (takeover.py); the claim also moves the
 people's `player:<id>` routes, so they land on the new owner wherever they reconnect.
+
+Pub/sub keeps nothing for a subscriber that is away, so after the listener reconnects (Redis
+restarted or cut off) a process asks the owner of each of its people's games for the frames
+after the last one it relayed in order (resume.py), again each tick until the owner answers;
+people's pages re-send inputs nobody answered, and the owner applies each input id once. The
+owner also learns which processes hold a socket of each of its people (abandon.py).
 """
 
 from __future__ import annotations
