@@ -456,13 +456,15 @@ class LiveGame:
         channel = view.alias_to_channel.get(frame.channel)
         if channel is not None and view.pending.get(channel) == key:
             return True  # on its way: the message frame that shows it is the answer
+        text = frame.text.strip()
         if frame.after is not None and any(
             m.n >= frame.after and m.sender == "you" and m.channel == frame.channel
+            and m.text == text
             for m in view.messages
-        ):
+        ):  # fmt: skip
             # Said since the client last saw its chat: the send it repeats was applied (before
             # a takeover, so not remembered here). A client sends one message at a time per
-            # chat, so the first of its own after `after` is this one.
+            # chat, so its own message after `after` with this text is this one.
             view.remember(key)
             view.send(F.Ack(ref=key))
             return True
