@@ -1,6 +1,7 @@
 """The shared round book's scripts (arena/shared_rounds.py) against a real Redis: whom
 TAKE_OR_WAIT pairs, which role it gives, what it counts; the AI witness groups' shared cycle.
-Two SharedRounds objects over one namespace stand for two arena processes."""
+Two SharedRounds objects over one namespace stand for two arena processes, P1 and P2, each
+with its heartbeat key (cluster.py); a queued person whose process has none is never paired."""
 
 from __future__ import annotations
 
@@ -23,8 +24,11 @@ MODE = "three-party"
 async def client() -> AsyncIterator[tuple[aioredis.Redis, str]]:
     ns = f"test-{uuid.uuid4().hex[:8]}"
     client = aioredis.Redis.from_url("redis://127.0.0.1:6379/0", decode_responses=True)
+    prefix = f"turinglab:arena:{ns}:"
+    for proc in ("P1", "P2"):  # both processes alive (their heartbeats, without the TTL)
+        await client.set(f"{prefix}alive:{proc}", "1")
     try:
-        yield client, f"turinglab:arena:{ns}:"
+        yield client, prefix
     finally:
         await client.aclose()
         drop_namespace(ns)
@@ -133,3 +137,13 @@ async def test_groups_cycle_per_interrogator_whichever_process_draws(client: tup
     assert len(await one.draw_groups(RUN, "b", MODE, groups, 4, book1.rng)) == 4
     assert sorted(await one.draw_groups(RUN, "a", "two-party", groups, 4, book1.rng)) == groups
     assert await one.draw_groups(RUN, "a", MODE, groups, 0, book1.rng) == []
+
+
+async def test_a_person_queued_by_a_process_that_died_is_dropped_not_paired(client: tuple) -> None:
+    redis, prefix = client
+    (one, book1), (two, book2) = process(client), process(client)
+    assert (await one.take_or_wait(RUN, MODE, "a", "P1", book1)).outcome == "waiting"
+    await redis.delete(f"{prefix}alive:P1")  # P1 died: its heartbeat expired
+    assert (await two.take_or_wait(RUN, MODE, "b", "P2", book2)).outcome == "waiting"
+    assert await queue(client) == ["b|P2"]  # a's entry went with its process
+    assert await counts(client, "a") == {} and await counts(client, "b") == {}

@@ -11,14 +11,15 @@ ends the game.
 Flagged games (an AI witness failed, no verdict in time) give their rounds back too: like an
 abandoned game, they are listed in the study export's exclusions, not counted.
 
-With several processes (cluster.py) a person's connections may be on another process; the
-owner keeps a relay outlet for them, so nobody there is ever taken for gone — departures are
-detected in single-process arenas only.
+With several processes (cluster.py) a person's connections may be on another process: the
+owner then asks the cluster (`present`), which knows which processes hold a socket of theirs
+(each tells the owner as it opens or closes the last one, and a process that dies takes its
+people's presence with it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from turinglab.games.spec import FINISHED, GameResult
@@ -42,6 +43,8 @@ class AbandonWatch:
     def __init__(self, grace_s: float) -> None:
         self.grace_s = grace_s
         self._gone_since: dict[tuple[str, str], float] = {}  # (game, seat) -> first seen gone
+        # Whether a person has a connection open anywhere; the cluster replaces it.
+        self.present: Callable[[PersonView], bool] = lambda view: bool(view.outlets)
 
     def tick(self, games: Iterable[LiveGame], now: float) -> None:
         for game in list(games):
@@ -49,7 +52,7 @@ class AbandonWatch:
                 continue  # over already; or a game kind with its own live class (STT, GTT)
             for seat, view in game.views.items():
                 key = (game.id, seat)
-                if not self._matters(view) or view.outlets:
+                if not self._matters(view) or self.present(view):
                     self._gone_since.pop(key, None)
                     continue
                 since = self._gone_since.setdefault(key, now)

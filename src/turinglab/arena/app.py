@@ -38,7 +38,9 @@ from turinglab.arena.judging_store import JudgingStore
 from turinglab.arena.limits import FrameLimiter
 from turinglab.arena.live import InputRejected
 from turinglab.arena.live_itt_mode import live_itt_judgements
+from turinglab.arena.metrics import CONTENT_TYPE, render_metrics
 from turinglab.arena.modes import ArenaSetup
+from turinglab.arena.resume import ResumePoint
 from turinglab.arena.sessions import COOKIE, set_session_cookie
 from turinglab.arena.store_bridge import ArenaStore
 from turinglab.arena.strong_mode import add_image_route
@@ -320,6 +322,11 @@ def create_app(
             cluster.ask_to_end(owner, gid, reason)
         return RedirectResponse(f"/admin/game/{gid}", status.HTTP_303_SEE_OTHER)
 
+    @app.get("/metrics", dependencies=guarded)
+    async def metrics() -> Response:
+        """Prometheus text format (arena/metrics.py), behind the admin password."""
+        return Response(render_metrics(arena, cluster), media_type=CONTENT_TYPE)
+
     @app.get("/admin/live.json", dependencies=guarded)
     async def admin_live() -> JSONResponse:
         return JSONResponse(await live_games())
@@ -469,13 +476,16 @@ async def _serve_socket(
             if frame_log is not None:
                 frame_log(person.id, data if isinstance(data, dict) else F.dump(data))
             await ws.send_text(text)
+            arena.metrics.frames_sent += 1
 
     sending = asyncio.create_task(writer())
     limiter = FrameLimiter.from_settings(setup.settings)
+    arena.metrics.socket_connects += 1
+    resume = ResumePoint.from_query(dict(ws.query_params))  # a page reconnecting (resume.py)
     if cluster is not None:
-        await cluster.connect(person, outlet)
+        await cluster.connect(person, outlet, resume)
     else:
-        arena.connect(person, outlet)
+        arena.connect(person, outlet, resume)
     try:
         while True:
             message = await ws.receive()
@@ -490,16 +500,19 @@ async def _serve_socket(
                 if limiter.exhausted:
                     break
                 continue
+            frame = None
             try:
                 frame = F.parse_client_frame(raw)
-                if cluster is not None:
+                if isinstance(frame, F.Ping):  # answered here: is this process alive?
+                    outlet(F.Pong())
+                elif cluster is not None:
                     await cluster.handle(person, frame)
                 else:
                     arena.handle(person, frame)
             except F.BadFrame as err:
                 outlet(F.Error(code="bad-frame", message=str(err)))
             except InputRejected as err:
-                outlet(F.Error(code=err.code, message=str(err)))
+                outlet(F.Error(code=err.code, message=str(err), ref=getattr(frame, "id", None)))
     except WebSocketDisconnect:
         pass
     finally:

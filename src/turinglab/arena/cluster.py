@@ -24,6 +24,12 @@ listed process's key has expired, any other process claims its games that are st
 the store — one `UPDATE games … WHERE worker = <lost>`, so each game goes to exactly one
 claimant — and rebuilds them from the stored messages (takeover.py); the claim also moves the
 people's `player:<id>` routes, so they land on the new owner wherever they reconnect.
+
+Pub/sub keeps nothing for a subscriber that is away, so after the listener reconnects (Redis
+restarted or cut off) a process asks the owner of each of its people's games for the frames
+after the last one it relayed in order (resume.py), again each tick until the owner answers;
+people's pages re-send inputs nobody answered, and the owner applies each input id once. The
+owner also learns which processes hold a socket of each of its people (abandon.py).
 """
 
 from __future__ import annotations
@@ -41,10 +47,13 @@ from time import monotonic, time
 from typing import TYPE_CHECKING, Any
 
 import redis.asyncio as aioredis
+from redis.exceptions import RedisError
 
 from turinglab.arena import frames as F
 from turinglab.arena.admin_end import end_by_admin
 from turinglab.arena.live import SERVER_LOST, InputRejected, LiveGame, Outlet
+from turinglab.arena.metrics import fault
+from turinglab.arena.resume import ResumePoint
 from turinglab.arena.sessions import Participant, Sessions
 from turinglab.arena.shared_rounds import SharedRounds
 from turinglab.arena.takeover import restore
@@ -61,6 +70,7 @@ log = logging.getLogger(__name__)
 
 PLAYER_TTL_S = 6 * 3600
 SEND_RETRY_S = 30.0  # how long frames wait for an unreachable Redis before they are dropped
+CATCHUP_S = 30.0  # after Redis is back, how long a process keeps asking owners for missed frames
 
 
 def _end_lost(store: ArenaStore, gid: int, conn: Connection) -> None:
@@ -141,6 +151,14 @@ class Cluster:
         self._pubsub: Any = None
         self.listening = False  # the Redis listener is connected and subscribed (/healthz)
         self._mine = f'{{"o": "{self.me}",'  # how our own payloads begin
+        # pid -> the last frame of their game stream relayed here in order (resume.py), and
+        # people still to be caught up after Redis came back (pid -> when to stop asking).
+        self.seen: dict[str, ResumePoint] = {}
+        self._catchup: dict[str, float] = {}
+        self._beat_failing = False
+        # pid -> the other processes holding a socket of theirs, as they told us (abandon.py).
+        self.holders: dict[str, set[str]] = {}
+        arena.abandon.present = self._present
         arena.on_game_start = self._game_started
         arena.on_game_end = self._game_ended
 
@@ -178,8 +196,12 @@ class Cluster:
         if outlet is None:
 
             def outlet(frame: F.ServerFrame) -> None:
-                # Spliced, not re-encoded: pydantic writes the frame's JSON itself.
-                payload = f'{self._mine} "p": {json.dumps(pid)}, "f": {frame.model_dump_json()}}}'
+                # Spliced, not re-encoded: pydantic writes the frame's JSON itself. "t": when
+                # it was sent, for the relay latency (metrics.py).
+                payload = (
+                    f'{self._mine} "p": {json.dumps(pid)}, "t": {time():.6f}, '
+                    f'"f": {frame.model_dump_json()}}}'
+                )
 
                 self._out.put_nowait(("publish", self.ns + "to:" + pid, payload))
 
@@ -220,7 +242,10 @@ class Cluster:
                 return
             except Exception as err:
                 if monotonic() + backoff > deadline:
-                    log.error("redis: %d commands lost after retrying for %.0f s", n, SEND_RETRY_S)
+                    self.arena.metrics.redis_commands_lost += n
+                    fault(
+                        log, "redis-commands-lost", logging.ERROR, commands=n, after_s=SEND_RETRY_S
+                    )
                     return
                 log.warning("redis: %d commands not sent yet (%s); retrying", n, err)
                 await asyncio.sleep(backoff * random.uniform(0.5, 1.5))
@@ -242,7 +267,7 @@ class Cluster:
                 raise
             except Exception as err:
                 self.listening = False
-                log.error("redis: listener lost its connection (%s); reconnecting", err)
+                fault(log, "redis-listener-lost", logging.ERROR, process=self.me, error=str(err))
             backoff = 0.1
             while True:
                 await asyncio.sleep(backoff * random.uniform(0.5, 1.5))
@@ -252,7 +277,8 @@ class Cluster:
                     break
                 except Exception as err:
                     log.warning("redis: still unreachable (%s)", err)
-            log.warning("redis: listener reconnected; this process registered again")
+            self.arena.metrics.redis_reconnects += 1
+            fault(log, "redis-listener-back", process=self.me, catching_up=len(self._catchup))
 
     async def _resubscribe(self) -> None:
         assert self.redis is not None
@@ -263,10 +289,27 @@ class Cluster:
         with contextlib.suppress(Exception):
             await old.aclose()
         await self._beat(force=True)
-        for pid in list(self._sockets):  # frames published while we were away are gone
-            owner = await self.owner(pid)
-            if owner is not None and owner != self.me:
-                self._forward(owner, {"p": pid, "hello": True})
+        # Frames published while we were away are gone, and so may be any sent before the
+        # owner's own listener is back: ask each owner for what we missed until it answers.
+        until = monotonic() + CATCHUP_S
+        for pid in list(self._sockets):
+            self._catchup[pid] = until
+            await self._ask_owner(pid)
+
+    async def _ask_owner(self, pid: str) -> None:
+        """Ask the owner of `pid`'s game (elsewhere) for the frames after the last relayed
+        here in order, or a fresh state; the answer (`resumed`, a snapshot or a status)
+        ends the catch-up."""
+        owner = await self.owner(pid)
+        if owner is None or owner == self.me:
+            self._catchup.pop(pid, None)
+            return
+        hello: dict[str, Any] = {"p": pid, "hello": True, "from": self.me}
+        point = self.seen.get(pid)
+        if point is not None:
+            hello["resume"] = point.as_dict()
+        self.arena.metrics.catchups += 1
+        self._forward(owner, hello)
 
     async def _listen(self, pubsub: Any) -> None:
         async for item in pubsub.listen():
@@ -310,29 +353,66 @@ class Cluster:
     def _deliver(self, data: dict[str, Any]) -> None:
         if data["o"] == self.me:
             return
-        kind = data["f"].get("type")
+        if "t" in data:
+            self.arena.metrics.relay.observe(max(0.0, time() - float(data["t"])))
+        frame, pid = data["f"], data["p"]
+        kind = frame.get("type")
         if kind == "game":
-            self.owners[data["p"]] = data["o"]
+            if self.owners.get(pid) != data["o"] and pid in self._sockets:
+                self._forward(data["o"], {"p": pid, "here": True, "from": self.me})
+            self.owners[pid] = data["o"]
         elif kind == "reveal":
-            self.owners.pop(data["p"], None)  # over: the owner forgets the game too
+            self.owners.pop(pid, None)  # over: the owner forgets the game too
+        self._track(pid, frame)
         publisher = self._publishers.get(data["p"])
         for outlet in list(self.arena.outlets.get(data["p"], ())):
             if outlet is not publisher:
                 outlet(data["f"])  # sockets take frames already dumped (app.py)
+
+    def _track(self, pid: str, frame: dict[str, Any]) -> None:
+        """Where `pid` is in their game stream, as relayed here in order (for a catch-up)."""
+        kind, seen = frame.get("type"), self.seen.get(pid)
+        if kind in ("game", "resumed") and frame.get("stream"):
+            self.seen[pid] = ResumePoint(frame["game"], frame["stream"], int(frame.get("seq") or 0))
+        elif kind == "status":
+            self.seen.pop(pid, None)
+        elif seen is not None and frame.get("seq") == seen.seq + 1:
+            self.seen[pid] = ResumePoint(seen.game, seen.stream, seen.seq + 1)
+        if kind in ("game", "resumed", "status", "strong", "gtt"):
+            self._catchup.pop(pid, None)  # the owner answered
+
+    def _present(self, view: Any) -> bool:
+        """Whether a person has a socket open here or on another (live) process."""
+        pid, relay = view.participant.id, self._publishers.get(view.participant.id)
+        return any(o is not relay for o in view.outlets) or bool(self.holders.get(pid))
 
     async def _forwarded(self, data: dict[str, Any]) -> None:
         if "admin_end" in data:  # the admin, on another process, ended a game played here
             end_by_admin(self.arena, str(data["admin_end"]), str(data.get("reason", "")))
             return
         participant = self.person(data["p"])
+        sender = data.get("from")
+        if sender is not None:  # a process holding a socket of theirs says so, or that it closed
+            held = self.holders.setdefault(participant.id, set())
+            if data.get("gone"):
+                held.discard(sender)
+                return
+            held.add(sender)
+            if data.get("here"):
+                return
         if data.get("hello"):
-            self.arena.send(participant, self.arena.state_frame(participant))
+            point = data.get("resume")
+            if point is None or not self.arena.resume(participant, ResumePoint(**point)):
+                self.arena.send(participant, self.arena.state_frame(participant))
             return
+        frame = None
         try:
-            await self.handle(participant, F.parse_client_frame(data["raw"]), forwarded=True)
+            frame = F.parse_client_frame(data["raw"])
+            await self.handle(participant, frame, forwarded=True)
         except (InputRejected, F.BadFrame) as err:
             code = getattr(err, "code", "bad-frame")
-            self.arena.send(participant, F.Error(code=code, message=str(err)))
+            ref = getattr(frame, "id", None)  # the input it answers, so the page stops resending
+            self.arena.send(participant, F.Error(code=code, message=str(err), ref=ref))
 
     # ---- what people do --------------------------------------------------------------------
 
@@ -344,7 +424,9 @@ class Cluster:
         found = await self.redis.get(self.ns + "player:" + pid)
         return None if found is None else str(json.loads(found)["owner"])
 
-    async def connect(self, participant: Participant, outlet: Outlet) -> None:
+    async def connect(
+        self, participant: Participant, outlet: Outlet, resume: ResumePoint | None = None
+    ) -> None:
         self.person(participant.id)
         self._sockets[participant.id] = self._sockets.get(participant.id, 0) + 1
         if self._sockets[participant.id] == 1:
@@ -359,9 +441,12 @@ class Cluster:
             owner = self.me  # a game taken over here while Redis was asked
         if owner is not None and owner != self.me:  # their game is elsewhere: ask for it
             self.arena.outlets.setdefault(participant.id, set()).add(outlet)
-            self._forward(owner, {"p": participant.id, "hello": True})
+            hello: dict[str, Any] = {"p": participant.id, "hello": True, "from": self.me}
+            if resume is not None:
+                hello["resume"] = resume.as_dict()
+            self._forward(owner, hello)
         else:
-            self.arena.connect(participant, outlet)
+            self.arena.connect(participant, outlet, resume)
 
     async def disconnect(self, participant: Participant, outlet: Outlet) -> None:
         self.arena.disconnect(participant, outlet)
@@ -370,6 +455,11 @@ class Cluster:
             self._sockets[participant.id] = left
             return
         self._sockets.pop(participant.id, None)
+        self.seen.pop(participant.id, None)
+        self._catchup.pop(participant.id, None)
+        owner = self.owners.get(participant.id)
+        if owner is not None and owner != self.me:  # their game's owner counts them gone now
+            self._forward(owner, {"p": participant.id, "gone": True, "from": self.me})
         with contextlib.suppress(Exception):  # the process may be shutting down
             await self._pubsub.unsubscribe(self.ns + "to:" + participant.id)
 
@@ -388,7 +478,7 @@ class Cluster:
             owner = await self.owner(participant.id)
             if owner is not None and owner != self.me:
                 raw = frame.model_dump_json()
-                self._forward(owner, {"p": participant.id, "raw": raw})
+                self._forward(owner, {"p": participant.id, "raw": raw, "from": self.me})
                 return
         if isinstance(frame, F.Join):
             mode = self.arena.setup.mode(frame.mode)
@@ -451,7 +541,21 @@ class Cluster:
     async def tick(self) -> None:
         """The heartbeat and takeovers; a lone waiter meets AI witnesses, or is sent on, if
         nobody took them meanwhile."""
-        await self._beat()
+        try:
+            await self._beat()
+        except RedisError as err:  # Redis is down: said once (not a traceback each tick)
+            if not self._beat_failing:
+                fault(log, "redis-beat-failing", logging.ERROR, process=self.me, error=str(err))
+            self._beat_failing = True
+            return
+        self._beat_failing = False
+        now_m = monotonic()
+        for pid, until in list(self._catchup.items()):  # owners not heard from yet: ask again
+            if now_m > until:
+                self._catchup.pop(pid, None)
+                fault(log, "catchup-unanswered", participant=pid, after_s=CATCHUP_S)
+            else:
+                await self._ask_owner(pid)
         try:
             await self.take_over_lost()
         except Exception:  # the store or Redis hiccuped: try again next tick, match people now
@@ -528,7 +632,11 @@ class Cluster:
         assert self.redis is not None
         adopted = []
         for lost in await self._lost_processes():
-            for stored in await asyncio.to_thread(store.take_over, lost):
+            claimed = await asyncio.to_thread(store.take_over, lost)
+            if claimed:
+                self.arena.metrics.takeovers += len(claimed)
+                fault(log, "takeover", lost=lost, by=self.me, games=len(claimed))
+            for stored in claimed:
                 # Routes first, at once (not queued): whoever reconnects now is sent here.
                 route = json.dumps({"game": stored.game, "owner": self.me})
                 for pid in stored.people.values():
@@ -539,6 +647,8 @@ class Cluster:
                     log.exception("takeover: game %s of %s could not be rebuilt", stored.game, lost)
                     await store.writer.call(functools.partial(_end_lost, store, stored.store_id))
             await self.redis.srem(self.ns + "procs", lost)  # its games are all claimed now
+            for held in self.holders.values():  # its sockets died with it
+                held.discard(lost)
             self.owners = {p: o for p, o in self.owners.items() if o != lost}
         return adopted
 
@@ -575,7 +685,8 @@ class Cluster:
     def _fenced(self, game: LiveGame) -> None:
         """A write of `game` was refused: another process claimed it (this one was paused or
         cut off past its TTL). Stop playing it here; its people were told to reconnect."""
-        log.warning("game %s: ownership lost (fenced); stopped here", game.id)
+        self.arena.metrics.fenced += 1
+        fault(log, "fenced", game=game.id, process=self.me)
         for view in game.views.values():
             self.owners.pop(view.participant.id, None)
         self.arena.give_up(game)

@@ -11,11 +11,40 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    TypeAdapter,
+    ValidationError,
+    model_serializer,
+)
 
 
 class _Frame(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+InputId = Field(default=None, min_length=1, max_length=40)  # chosen by the client, for resends
+
+
+class _Sequenced(_Frame):
+    """A frame of a participant's game stream (arena/resume.py): `seq` numbers the frames a
+    game sent this viewer, so a reconnecting client says the last one it saw and gets the rest.
+    `ref` names the client input (its `id`) the frame answers. Both are left out when unset,
+    so frames without them read exactly as before."""
+
+    seq: int | None = None
+    ref: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_unset(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        for key in ("seq", "ref"):
+            if data.get(key) is None:
+                data.pop(key, None)
+        return data
 
 
 # ---- browser -> server ---------------------------------------------------------------------
@@ -29,6 +58,8 @@ class Join(_Frame):
 
 class SendMessage(_Frame):
     type: Literal["message"]
+    id: str | None = InputId  # applied once, however often it is re-sent
+    after: int | None = Field(default=None, ge=0)  # messages the client had when it sent it
     channel: str = Field(max_length=8)
     text: str = Field(min_length=1, max_length=2000)  # the game's own limit is checked later
     image: str | None = Field(default=None, max_length=40)  # an upload id (POST /arena/image)
@@ -41,6 +72,7 @@ class Typing(_Frame):
 
 class Verdict(_Frame):
     type: Literal["verdict"]
+    id: str | None = InputId
     choice: str = Field(max_length=8)  # a channel alias (three-party) or "human"/"ai"
     confidence: int = Field(ge=0, le=100)
     reason: str = Field(default="", max_length=1000)
@@ -48,6 +80,7 @@ class Verdict(_Frame):
 
 class EndGame(_Frame):
     type: Literal["end"]
+    id: str | None = InputId
 
 
 class Survey(_Frame):
@@ -67,8 +100,23 @@ class Preference(_Frame):
     tie: bool = False
 
 
+class Resume(_Frame):
+    """After a gap in `seq` (or on reconnect): send me the frames of `game` after `seq`."""
+
+    type: Literal["resume"]
+    game: str = Field(max_length=40)
+    stream: str = Field(max_length=40)
+    seq: int = Field(ge=0)
+
+
+class Ping(_Frame):
+    """A client heartbeat; the process holding the socket answers `pong` at once."""
+
+    type: Literal["ping"]
+
+
 ClientFrame = Annotated[
-    Join | SendMessage | Typing | Verdict | EndGame | Survey | Leave | Preference,
+    Join | SendMessage | Typing | Verdict | EndGame | Survey | Leave | Preference | Resume | Ping,
     Field(discriminator="type"),
 ]
 _CLIENT = TypeAdapter(ClientFrame)
@@ -92,7 +140,7 @@ def parse_client_frame(raw: str) -> ClientFrame:
 Sender = Literal["you", "them", "game"]
 
 
-class Message(_Frame):
+class Message(_Sequenced):
     type: Literal["message"] = "message"
     n: int  # position in this viewer's own transcript (not the table's: gaps would leak)
     channel: str
@@ -101,12 +149,12 @@ class Message(_Frame):
     at: float
 
 
-class TypingShown(_Frame):
+class TypingShown(_Sequenced):
     type: Literal["typing"] = "typing"
     channel: str
 
 
-class Phase(_Frame):
+class Phase(_Sequenced):
     type: Literal["phase"] = "phase"
     phase: Literal["playing", "verdict", "ended"]
 
@@ -117,7 +165,7 @@ class Side(_Frame):
     name: str  # "a person", or the AI witness's display name
 
 
-class Reveal(_Frame):
+class Reveal(_Sequenced):
     """Who was who, sent to everybody in the game once it has ended. Channels are named as the
     interrogator saw them; `you` is the viewer's own channel there (None for the interrogator)."""
 
@@ -137,8 +185,9 @@ class Rounds(_Frame):
     total: int
 
 
-class GameSnapshot(_Frame):
-    """Everything a seat may know right now: sent on (re)connect and when a game starts."""
+class GameSnapshot(_Sequenced):
+    """Everything a seat may know right now: sent on (re)connect and when a game starts. It
+    replaces what the client had; `stream`/`seq` say which frames it already includes."""
 
     type: Literal["game"] = "game"
     game: str  # public game id (random; not the trial key, which names agents)
@@ -156,6 +205,7 @@ class GameSnapshot(_Frame):
     messages: list[Message]
     reveal: Reveal | None = None
     rounds: Rounds | None = None  # study games only (never practice)
+    stream: str | None = None
 
 
 class ModeInfo(_Frame):
@@ -178,10 +228,30 @@ class Status(_Frame):
     rounds: Rounds | None = None
 
 
-class Error(_Frame):
+class Error(_Sequenced):
     type: Literal["error"] = "error"
     code: str
     message: str
+
+
+class Ack(_Sequenced):
+    """An input (`ref`) that was already applied: re-sent after a reconnect, applied once."""
+
+    type: Literal["ack"] = "ack"
+
+
+class Resumed(_Frame):
+    """The answer to a resume: the frames after the client's `seq` have been sent (or a
+    snapshot, when they could not be); the client is now current as of `seq`."""
+
+    type: Literal["resumed"] = "resumed"
+    game: str
+    stream: str
+    seq: int
+
+
+class Pong(_Frame):
+    type: Literal["pong"] = "pong"
 
 
 # ---- Strong Turing Test (arena/strong_mode.py): one frame, the viewer's whole state -----------
@@ -318,6 +388,9 @@ ServerFrame = (
     | StrongState
     | GTTState
     | ITTChatState
+    | Ack
+    | Resumed
+    | Pong
 )
 
 

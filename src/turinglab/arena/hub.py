@@ -20,7 +20,9 @@ from turinglab.arena.finished import FinishedGames
 from turinglab.arena.frame_rules import check_survey
 from turinglab.arena.live import InputRejected, LiveGame, Outlet
 from turinglab.arena.lobby import Lobby
+from turinglab.arena.metrics import ArenaMetrics
 from turinglab.arena.modes import ArenaMode, ArenaSetup
+from turinglab.arena.resume import ResumePoint
 from turinglab.arena.sessions import Participant, Sessions
 from turinglab.arena.store_bridge import ArenaStore, GameRecorder
 from turinglab.games.clock import REAL_CLOCK, Clock
@@ -54,12 +56,43 @@ class Arena:
         self.on_game_start: Callable[[LiveGame], None] | None = None
         self.on_game_end: Callable[[LiveGame], None] | None = None
         self._count = 0
+        self.metrics = ArenaMetrics()  # what /metrics says (metrics.py)
 
     # ---- connections -----------------------------------------------------------------------
 
-    def connect(self, participant: Participant, outlet: Outlet) -> None:
+    def connect(
+        self, participant: Participant, outlet: Outlet, resume: ResumePoint | None = None
+    ) -> None:
+        """A socket of `participant`: sent where they are, or, when it resumes a game stream
+        (resume.py), only what it missed."""
         self.outlets.setdefault(participant.id, set()).add(outlet)
-        outlet(self.state_frame(participant))
+        if resume is None or not self.resume(participant, resume, only=outlet):
+            outlet(self.state_frame(participant))
+
+    def resume(
+        self, participant: Participant, point: ResumePoint, only: Outlet | None = None
+    ) -> bool:
+        """Send what `participant` missed in the game `point` names, to one socket (`only`) or
+        all of theirs: the frames after it, or a snapshot when they are no longer kept (or the
+        game was rebuilt elsewhere: a new stream); then `resumed`. False when that game is not
+        theirs here (over and forgotten, or never here): the caller sends the state."""
+        game = self.games.get(participant.game or "")
+        if game is None or game.id != point.game:
+            return False
+        self.metrics.resumes += 1
+        view = game.view_of(participant)
+        outlets = [only] if only is not None else list(view.outlets)
+        missing = view.outbox.after(point)
+        if missing is None:
+            self.metrics.resume_snapshots += 1
+            frames: list[F.ServerFrame] = [self._snapshot(game, participant)]
+        else:
+            frames = list(missing)
+        frames.append(F.Resumed(game=game.id, stream=view.outbox.stream, seq=view.outbox.seq))
+        for outlet in outlets:
+            for frame in frames:
+                outlet(frame)
+        return True
 
     def disconnect(self, participant: Participant, outlet: Outlet) -> None:
         self.outlets.get(participant.id, set()).discard(outlet)
@@ -103,6 +136,11 @@ class Arena:
             self._join(participant, frame)
         elif isinstance(frame, F.Leave):
             self._leave(participant)
+        elif isinstance(frame, F.Resume):
+            if not self.resume(participant, ResumePoint.of(frame)):
+                self.send(participant, self.state_frame(participant))
+        elif isinstance(frame, F.Ping):
+            self.send(participant, F.Pong())  # normally answered by the socket itself (app.py)
         elif isinstance(frame, F.Survey):
             live = self.games.get(participant.game or "")
             in_game = live is not None and live.result is None

@@ -23,6 +23,7 @@ from turinglab.agents.human import MESSAGE, HumanAgent, HumanInput
 from turinglab.arena import frames as F
 from turinglab.arena.commit_gate import RECONNECT, STORE_LOST, CommitGate
 from turinglab.arena.modes import ArenaMode
+from turinglab.arena.resume import Outbox
 from turinglab.arena.sessions import Participant
 from turinglab.games.clock import Clock
 from turinglab.games.events import (
@@ -42,6 +43,7 @@ log = logging.getLogger(__name__)
 
 Outlet = Callable[[F.ServerFrame], None]
 ALIASES = "ABCDEFGH"
+APPLIED_KEPT = 256  # input ids remembered per view (a client re-sends only its latest few)
 VERDICT_GRACE_S = 600.0  # after the deadline, how long a verdict may take before the game is void
 SERVER_LOST = "arena: server lost"  # the flag of a game its process died in, not rebuilt
 LOST_TEXT = (
@@ -77,14 +79,26 @@ class PersonView:
     asked_end: bool = False  # the interrogator has ended the talk (a verdict may follow)
     reveal: F.Reveal | None = None
     outlets: set[Outlet] = field(default_factory=set)
+    outbox: Outbox = field(default_factory=Outbox)  # this view's numbered frames (resume.py)
+    pending: dict[str, str] = field(default_factory=dict)  # channel -> id of the message sent
+    applied: dict[str, None] = field(default_factory=dict)  # input ids applied, oldest first
 
     @property
     def channel_to_alias(self) -> dict[str, str]:
         return {c: a for a, c in self.alias_to_channel.items()}
 
     def send(self, frame: F.ServerFrame) -> None:
+        if isinstance(frame, F._Sequenced) and not isinstance(frame, F.GameSnapshot):
+            frame = self.outbox.stamp(frame)
         for outlet in list(self.outlets):
             outlet(frame)
+
+    def remember(self, key: str | None) -> None:
+        if key is None:
+            return
+        self.applied[key] = None
+        if len(self.applied) > APPLIED_KEPT:
+            del self.applied[next(iter(self.applied))]
 
 
 class InputRejected(ValueError):
@@ -334,11 +348,15 @@ class LiveGame:
             who: F.Sender = (
                 "you" if msg.sender == view.seat else "game" if msg.sender == GAME else "them"
             )
+            channel = view.alias_to_channel[alias]
             if who != "game":
-                view.last_sender[view.alias_to_channel[alias]] = who
+                view.last_sender[channel] = who
+            ref = view.pending.pop(channel, None) if who == "you" else None
+            view.remember(ref)  # shown means committed: applied for good
             frame = F.Message(
-                n=len(view.messages), channel=alias, sender=who, text=msg.text, at=msg.created_at
-            )
+                n=len(view.messages), channel=alias, sender=who, text=msg.text,
+                at=msg.created_at, ref=ref,
+            )  # fmt: skip
             view.messages.append(frame)
             view.send(frame)
         elif isinstance(event, Typing) and event.channel in aliases:
@@ -350,7 +368,8 @@ class LiveGame:
             view.send(F.Phase(phase="verdict"))
         elif isinstance(event, InputRefused):  # the rules said no: tell the person, in our names
             self._recount(view, str(event.channel))  # their send did not count
-            view.send(F.Error(code="refused", message=self._scrub(view, event.reason)))
+            ref = view.pending.pop(str(event.channel), None)
+            view.send(F.Error(code="refused", message=self._scrub(view, event.reason), ref=ref))
         # Anything else a game reports (its reveal: the arena makes its own from the result) is
         # not part of the protocol and is not forwarded.
 
@@ -395,6 +414,8 @@ class LiveGame:
             phase=view.phase,
             messages=list(view.messages),
             reveal=view.reveal,
+            stream=view.outbox.stream,
+            seq=view.outbox.seq,
         )
 
     def view_of(self, participant: Participant) -> PersonView:
@@ -404,6 +425,8 @@ class LiveGame:
 
     def handle(self, participant: Participant, frame: F.ClientFrame) -> None:
         view = self.view_of(participant)
+        if self._already(view, frame):
+            return
         if view.phase == "ended":
             raise InputRejected("game-over", "This game has ended.")
         if isinstance(frame, F.SendMessage):
@@ -418,13 +441,43 @@ class LiveGame:
             if view.phase == "playing" and not view.asked_end:  # a second "end" changes nothing
                 view.asked_end = True
                 view.agent.push(HumanInput("end"))
+            view.remember(frame.id)
         elif isinstance(frame, F.Verdict):
             self._judge_only(view)
             if view.phase != "verdict" and not view.asked_end:  # the page asks only after "end"
                 raise InputRejected("not-now", "End the conversation before giving a verdict.")
             view.agent.push(HumanInput("verdict", data=self._verdict_data(view, frame)))
+            view.remember(frame.id)
         else:  # a frame of another kind of game (a preference, a survey mid-game)
             raise InputRejected("not-now", "That is not part of this game.")
+
+    def _already(self, view: PersonView, frame: F.ClientFrame) -> bool:
+        """Whether `frame` is an input re-sent after it was applied (or while it is being
+        applied): then it is not applied again, and its sender is told so (`ack`)."""
+        key = getattr(frame, "id", None)
+        if key is None:
+            return False
+        if key in view.applied:
+            view.send(F.Ack(ref=key))
+            return True
+        if not isinstance(frame, F.SendMessage):
+            return False
+        channel = view.alias_to_channel.get(frame.channel)
+        if channel is not None and view.pending.get(channel) == key:
+            return True  # on its way: the message frame that shows it is the answer
+        text = frame.text.strip()
+        if frame.after is not None and any(
+            m.n >= frame.after and m.sender == "you" and m.channel == frame.channel
+            and m.text == text
+            for m in view.messages
+        ):  # fmt: skip
+            # Said since the client last saw its chat: the send it repeats was applied (before
+            # a takeover, so not remembered here). A client sends one message at a time per
+            # chat, so its own message after `after` with this text is this one.
+            view.remember(key)
+            view.send(F.Ack(ref=key))
+            return True
+        return False
 
     def _message(self, view: PersonView, frame: F.SendMessage) -> None:
         if view.phase != "playing":
@@ -437,6 +490,8 @@ class LiveGame:
         if last is None and view.role == "witness":
             raise InputRejected("wait", "The interrogator writes first.")
         view.last_sender[channel] = "you"  # until the game posts it, a second send is refused
+        if frame.id is not None:
+            view.pending[channel] = frame.id
         view.agent.push(HumanInput(MESSAGE, text, channel=channel))
 
     def _text(self, frame: F.SendMessage) -> str:

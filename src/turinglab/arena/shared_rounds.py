@@ -37,7 +37,9 @@ BOOK_TTL_S = 30 * 24 * 3600
 # KEYS[1] the mode's queue, KEYS[2] the caller's book.
 # ARGV[1] the caller's entry "pid|process", ARGV[2] pid, ARGV[3] the book key prefix,
 # ARGV[4] the met-set key prefix, ARGV[5] interrogator quota, ARGV[6] witness quota,
-# ARGV[7] "1" when the caller interrogates if both ways fit, ARGV[8] met-set TTL, ARGV[9] book TTL.
+# ARGV[7] "1" when the caller interrogates if both ways fit, ARGV[8] met-set TTL, ARGV[9] book TTL,
+# ARGV[10] the heartbeat key prefix: an entry whose process's heartbeat has expired (the process
+# died, and its people's sockets with it) is dropped, never matched.
 # Returns {outcome, partner entry, caller's role, caller i, caller w, partner i, partner w}.
 TAKE_OR_WAIT = """
 local qi, qw = tonumber(ARGV[5]), tonumber(ARGV[6])
@@ -52,10 +54,14 @@ if ci >= qi and cw >= qw then
 end
 local met = ARGV[4] .. ARGV[2]
 local prefix = ARGV[2] .. '|'
-local n = redis.call('LLEN', KEYS[1])
-for k = 0, n - 1 do
+local k = 0
+while k < redis.call('LLEN', KEYS[1]) do
   local e = redis.call('LINDEX', KEYS[1], k)
-  if string.sub(e, 1, string.len(prefix)) ~= prefix then
+  local proc = string.match(e, '|(.*)$')
+  if proc and redis.call('EXISTS', ARGV[10] .. proc) == 0 then
+    redis.call('LREM', KEYS[1], 1, e)  -- its process is gone: the next entry moves up to k
+    k = k - 1
+  elseif string.sub(e, 1, string.len(prefix)) ~= prefix then
     local other = string.match(e, '^([^|]+)')
     if redis.call('SISMEMBER', met, other) == 0 then
       local book = ARGV[3] .. other
@@ -86,6 +92,7 @@ for k = 0, n - 1 do
       end
     end
   end
+  k = k + 1
 end
 redis.call('LREM', KEYS[1], 0, ARGV[1])
 redis.call('RPUSH', KEYS[1], ARGV[1])
@@ -157,6 +164,7 @@ class SharedRounds:
                 "1" if both_fit_caller_asks else "0",
                 self.met_ttl_s,
                 BOOK_TTL_S,
+                f"{self.prefix}alive:",
             ],
         )
         outcome, partner, role, ci, cw, oi, ow = found

@@ -6,9 +6,20 @@ const $ = (id) => document.getElementById(id);
 const VIEWS = ["v-lobby", "v-waiting", "v-game", "v-strong", "v-gtt", "v-survey", "v-thanks"];
 const TYPING_SHOW_MS = 3500;
 const TYPING_SEND_MS = 2000;
+// Heartbeats: a ping every PING_MS; a server silent for DEAD_MS is treated as gone (the socket
+// is closed and opened again). Reconnects back off exponentially with jitter, up to MAX_BACKOFF_MS.
+const PING_MS = 5000;
+const DEAD_MS = 15000;
+const MAX_BACKOFF_MS = 15000;
+const RESEND_MS = 5000; // an input not answered by then is sent again (the server applies it once)
 
 let ws = null;
 let retry = 0;
+let lastHeard = 0; // when the server last sent anything (Date.now())
+// Where this page is in its game's stream (server arena/resume.py): {game, stream, seq}.
+let resumeAt = null;
+// Inputs sent and not yet answered, by id: re-sent after a reconnect and when overdue.
+const unanswered = new Map();
 let game = null; // the last snapshot, updated by message/phase/reveal frames
 let clockSkew = 0; // server time − local time, seconds
 let lastTypingSent = 0;
@@ -33,45 +44,126 @@ function toast(text) {
   toast.timer = setTimeout(() => { t.hidden = true; }, 4000);
 }
 
+function connected() {
+  return ws && ws.readyState === WebSocket.OPEN;
+}
+
 function send(frame) {
-  if (ws && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(frame));
+  if (connected()) ws.send(JSON.stringify(frame));
   else toast("Not connected — reconnecting…");
+}
+
+function newId() {
+  const bytes = new Uint8Array(9);
+  crypto.getRandomValues(bytes);
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+// An input the server must apply exactly once (a message, ending, a verdict): it carries an id
+// and is kept until the server answers it (the message shown, an ack or an error naming it).
+// While the connection is down it waits; it is sent again after a reconnect, and when overdue.
+function sendInput(frame) {
+  const item = { ...frame, id: newId() };
+  unanswered.set(item.id, { frame: item, sentAt: Date.now() });
+  if (connected()) ws.send(JSON.stringify(item));
+  return item;
+}
+
+function answered(id) {
+  if (!unanswered.delete(id)) return;
+  if (game) updateComposers();
+}
+
+function resendInputs(overdueOnly) {
+  if (!connected()) return;
+  const now = Date.now();
+  for (const item of unanswered.values()) {
+    if (overdueOnly && now - item.sentAt < RESEND_MS) continue;
+    item.sentAt = now;
+    ws.send(JSON.stringify(item.frame));
+  }
 }
 
 function connect() {
   const proto = location.protocol === "https:" ? "wss:" : "ws:";
-  ws = new WebSocket(`${proto}//${location.host}/ws`);
-  ws.onopen = () => { retry = 0; setConn(true); };
-  ws.onmessage = (e) => onFrame(JSON.parse(e.data));
-  ws.onclose = (e) => {
+  const query = resumeAt ? `?${new URLSearchParams(resumeAt)}` : "";
+  const socket = new WebSocket(`${proto}//${location.host}/ws${query}`);
+  ws = socket;
+  socket.onopen = () => { retry = 0; lastHeard = Date.now(); setConn(true); };
+  socket.onmessage = (e) => { lastHeard = Date.now(); onFrame(JSON.parse(e.data)); };
+  socket.onclose = (e) => {
+    if (ws !== socket) return; // an old socket, already replaced
     setConn(false);
     if (e.code === 4401) { toast("Your session expired; reloading…"); setTimeout(() => location.reload(), 1500); return; }
-    retry = Math.min(retry + 1, 6);
-    setTimeout(connect, 300 * 2 ** retry);
+    retry = Math.min(retry + 1, 8);
+    const delay = Math.min(MAX_BACKOFF_MS, 250 * 2 ** retry) * (0.5 + Math.random());
+    setTimeout(connect, delay);
   };
+}
+
+// The heartbeat: ping; a server that has said nothing for DEAD_MS (not even pong) is gone.
+function heartbeat() {
+  if (!ws) return;
+  if (ws.readyState === WebSocket.OPEN) {
+    if (Date.now() - lastHeard > DEAD_MS) { ws.close(); ws.onclose({ code: 1006 }); ws = null; return; }
+    ws.send(JSON.stringify({ type: "ping" }));
+    resendInputs(true);
+  }
 }
 
 function setConn(ok) {
   const c = $("conn");
   c.textContent = ok ? "connected" : "reconnecting…";
   c.className = "conn " + (ok ? "ok" : "bad");
+  if (game) updateComposers();
 }
 
 // ---- frames from the server --------------------------------------------------------------
 
+// Frames of a game stream carry `seq`: one already shown is dropped; after a gap the page asks
+// for the rest (`resume`) and waits for them, instead of showing frames out of order.
+function inOrder(f) {
+  if (f.seq === undefined || !resumeAt) return true;
+  if (f.seq <= resumeAt.seq) return false;
+  if (f.seq > resumeAt.seq + 1) {
+    if (Date.now() - (inOrder.asked || 0) > 3000) { inOrder.asked = Date.now(); send({ type: "resume", ...resumeAt }); }
+    return false;
+  }
+  resumeAt.seq = f.seq;
+  return true;
+}
+
 function onFrame(f) {
+  if (f.ref) answered(f.ref);
+  if (!inOrder(f)) return;
+  // Ending and the verdict are answered by the game moving on.
+  if (f.type === "phase" || f.type === "reveal" || f.type === "status") {
+    for (const [id, item] of unanswered) {
+      const kind = item.frame.type;
+      if (kind === "end" || (kind === "verdict" && f.type !== "phase") || f.type === "status") unanswered.delete(id);
+    }
+  }
   switch (f.type) {
-    case "status": return onStatus(f);
+    case "status": resumeAt = null; return onStatus(f);
     case "game": return onSnapshot(f);
     case "message": return onMessage(f);
     case "typing": return onTyping(f);
     case "phase": game.phase = f.phase; return renderPhase();
     case "reveal": game.reveal = f; game.phase = "ended"; return renderPhase();
     case "error": return toast(f.message);
-    case "strong": return onStrong(f); // the Strong Turing Test (strong.js)
-    case "gtt": return onGTT(f); // people in the GTT (gtt.js)
-    case "itt-chat": return onITTChat(f); // people in ITT conversations (itt_chat.js)
+    case "resumed": return onResumed(f);
+    case "pong": case "ack": return;
+    case "strong": resumeAt = null; return onStrong(f); // the Strong Turing Test (strong.js)
+    case "gtt": resumeAt = null; return onGTT(f); // people in the GTT (gtt.js)
+    case "itt-chat": resumeAt = null; return onITTChat(f); // ITT conversations (itt_chat.js)
   }
+}
+
+// The server has sent what this page missed: inputs still unanswered go again (applied once).
+function onResumed(f) {
+  resumeAt = { game: f.game, stream: f.stream, seq: f.seq };
+  inOrder.asked = 0;
+  resendInputs(false);
 }
 
 function onStatus(f) {
@@ -121,6 +213,13 @@ function renderModes(modes) {
 
 function onSnapshot(f) {
   game = f;
+  if (f.stream) resumeAt = { game: f.game, stream: f.stream, seq: f.seq };
+  // A message this page sent and the snapshot shows (said before a takeover, say) is answered.
+  for (const [id, item] of unanswered) {
+    const m = item.frame;
+    if (m.type !== "message") continue;
+    if (f.messages.some((s) => s.sender === "you" && s.channel === m.channel && s.n >= m.after)) unanswered.delete(id);
+  }
   clockSkew = f.now - Date.now() / 1000;
   show("v-game");
   buildChats();
@@ -204,12 +303,10 @@ function buildChats() {
       const text = input.value.trim();
       if (!text) return;
       if (text.length > game.max_chars) { toast(`At most ${game.max_chars} characters.`); return; }
-      send({ type: "message", channel: alias, text });
+      sendInput({ type: "message", after: game.messages.length, channel: alias, text });
       input.value = "";
       input.focus();
       counter.textContent = `0/${game.max_chars}`;
-      game.pending = game.pending || {};
-      game.pending[alias] = true;
       updateComposers();
     });
     const side = el("div");
@@ -241,7 +338,11 @@ function appendMessage(m) {
   li.append(t);
   log.append(li);
   log.scrollTop = log.scrollHeight;
-  if (m.sender === "you" && game.pending) game.pending[m.channel] = false;
+}
+
+function sending(alias) {
+  for (const item of unanswered.values()) if (item.frame.type === "message" && item.frame.channel === alias) return true;
+  return false;
 }
 
 function speakerName(m) {
@@ -252,7 +353,7 @@ function speakerName(m) {
 
 function mayWrite(alias) {
   if (game.phase !== "playing") return [false, "The conversation is over."];
-  if (game.pending && game.pending[alias]) return [false, "Sending…"];
+  if (sending(alias)) return [false, connected() ? "Sending…" : "Reconnecting… (your message will be sent)"];
   const said = game.messages.filter((m) => m.channel === alias && m.sender !== "game");
   const last = said.length ? said[said.length - 1].sender : null;
   if (last === "you") return [false, "Wait for the reply…"];
@@ -355,7 +456,7 @@ document.addEventListener("DOMContentLoaded", () => {
   $("confidence").addEventListener("input", () => { $("conf-out").textContent = $("confidence").value; });
   $("end").addEventListener("click", () => {
     // Two clicks, not a dialog: ending is final, and dialogs trap keyboard and screen readers.
-    if ($("end").dataset.armed === "1") { send({ type: "end" }); return; }
+    if ($("end").dataset.armed === "1") { sendInput({ type: "end" }); return; }
     $("end").dataset.armed = "1";
     $("end").textContent = "Click again to end";
     setTimeout(() => { $("end").dataset.armed = ""; $("end").textContent = "End & decide"; }, 4000);
@@ -367,7 +468,7 @@ document.addEventListener("DOMContentLoaded", () => {
     e.preventDefault();
     const choice = document.querySelector('input[name="choice"]:checked');
     if (!choice) { toast("Choose an answer first."); return; }
-    send({ type: "verdict", choice: choice.value, confidence: Number($("confidence").value), reason: $("reason").value.trim() });
+    sendInput({ type: "verdict", choice: choice.value, confidence: Number($("confidence").value), reason: $("reason").value.trim() });
     $("verdict").querySelector("button").disabled = true;
   });
   $("survey").addEventListener("submit", (e) => {
@@ -377,5 +478,6 @@ document.addEventListener("DOMContentLoaded", () => {
     send({ type: "survey", answers });
   });
   setInterval(tick, 250);
+  setInterval(heartbeat, PING_MS);
   startStudyPage(); // study.js: connects once the person has a session
 });

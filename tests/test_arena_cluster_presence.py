@@ -1,0 +1,105 @@
+"""Who is there, across processes (PostgreSQL + Redis).
+
+* A person queued on a process that dies leaves the queue with it: process 1 is SIGKILLed
+  while someone waits there; once its heartbeat has expired, the next person to join on
+  process 2 is not matched with the person who is no longer there, but with the next arrival.
+* A person who leaves a game played on another process: the game's owner learns which
+  processes hold a socket of theirs, so while they stay (longer than the grace period) the game
+  goes on, and once they close their tab it ends `abandoned` and the other person is told.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+
+import pytest
+import redis
+
+from arena_fixtures import Person
+from test_arena_multiprocess import arena_processes
+from test_arena_takeover import SERVER
+from turinglab.arena.abandon import TOLD_STAYED
+
+pytestmark = [pytest.mark.database, pytest.mark.slow]
+
+
+async def _heartbeats(ns: str) -> int:
+    client = redis.Redis.from_url("redis://127.0.0.1:6379/0")
+    try:
+        return len(client.keys(f"turinglab:arena:{ns}:alive:*"))
+    finally:
+        client.close()
+
+
+async def test_a_person_queued_on_a_dead_process_is_not_matched(postgres_url: str) -> None:
+    async with arena_processes(SERVER, postgres_url) as arena:
+        one, two = arena.bases
+        gone, late, next_one = Person(one), Person(two), Person(two)
+        try:
+            for p in (gone, late, next_one):
+                assert (await p.connect())["type"] == "status"
+            await gone.send(type="join", mode="chat", consent=True)
+            assert (await gone.until("status"))["state"] == "waiting"
+            arena.procs[0].send_signal(signal.SIGKILL)
+            arena.procs[0].wait(10)
+            for _ in range(600):  # its heartbeat expires (takeover_after_s)
+                if await _heartbeats(arena.ns) == 1:
+                    break
+                await asyncio.sleep(0.05)
+            assert await _heartbeats(arena.ns) == 1
+
+            await late.send(type="join", mode="chat", consent=True)
+            first = await late.until_any(("status", "game"))
+            assert first["type"] == "status" and first["state"] == "waiting"
+            await next_one.send(type="join", mode="chat", consent=True)
+            games = [await p.until("game") for p in (late, next_one)]
+            assert games[0]["game"] == games[1]["game"]  # the two who are here
+        finally:
+            for p in (gone, late, next_one):
+                await p.close()
+
+
+GRACE_S = 1.0
+LEAVING = """
+import sys
+sys.path.insert(0, {tests!r})
+from arena_fixtures import ADMIN_PASSWORD, make_setup, serve_on_fd
+from turinglab.arena import create_app
+setup = make_setup(abandon_after_s=1.0, ai_after_s=600)  # GRACE_S
+app = create_app(setup, admin_password=ADMIN_PASSWORD, redis_url="redis://127.0.0.1:6379/0",
+                 secret="shared test secret", namespace={ns!r})
+serve_on_fd(app, {fd})
+"""
+
+
+async def test_a_person_who_leaves_a_game_owned_elsewhere_ends_it_abandoned() -> None:
+    async with arena_processes(LEAVING, "") as arena:
+        one, two = arena.bases
+        away, here = Person(one), Person(two)  # `here` takes the match: process 2 owns it
+        try:
+            for p in (away, here):
+                assert (await p.connect())["type"] == "status"
+            await away.send(type="join", mode="three-party", consent=True)
+            assert (await away.until("status"))["state"] == "waiting"
+            await here.send(type="join", mode="three-party", consent=True)
+            games = {p: await p.until("game") for p in (away, here)}
+            judge = away if games[away]["role"] == "interrogator" else here
+            witness = here if judge is away else away
+            # Several exchanges, together longer than the grace period: `away` is there all
+            # along (on process 1), so the game is not abandoned.
+            for turn in range(3):
+                await judge.send(type="message", channel="A", text=f"question {turn}")
+                await judge.send(type="message", channel="B", text=f"question {turn}")
+                heard = await witness.until("message", sender="them")
+                await witness.send(type="message", channel=heard["channel"], text=f"answer {turn}")
+                await judge.until("message", sender="them", text=f"answer {turn}")
+                await asyncio.sleep(GRACE_S / 2)  # (time passing is the point here)
+            assert not any(f["type"] == "reveal" for p in (away, here) for f in p.frames)
+
+            await away.close()  # closes the tab: no reconnect
+            reveal = await asyncio.wait_for(here.until("reveal"), 30)
+            assert reveal["flagged"] == TOLD_STAYED
+        finally:
+            for p in (away, here):
+                await p.close()
