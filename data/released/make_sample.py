@@ -1,9 +1,9 @@
-"""Rebuilds new_results_prolific_first6.csv: the first six participants (file order) of
+"""Rebuilds new_results_prolific_first8.csv: the first eight participants (file order) of
 kreimanlab/TuringTest "Conversations/Participants results - datasets/new_results_prolific.csv"
 (commit d6ef4de8955b774b0035f6ec08c58f3ee238dd3d), transcribed trial by trial from the file as
 read through the public GitHub index (every TEST trial, catch trials included). The first two
 are tests/fixtures/psiturk/sample.csv. Each transcription agrees with the participant's own
-tally in questiondata (correct_humanai: 7, 15, 12, 8, 7, 8 of 31). Left out for privacy and
+tally in questiondata (correct_humanai: 7, 15, 12, 8, 7, 8, 7, 10 of 31). Left out for privacy and
 size: IP addresses, Prolific ids, timestamps other than the start, and the focus/resize event
 log. Run: python make_sample.py"""
 
@@ -207,6 +207,71 @@ conv135_len21 AIH HH 135 21 13675 F F 2
 conv101_len9 AIH AIH 101 9 22605 M M 1"""
 
 
+P7 = """\
+conv101_len21 AIH AIH 101 21 122000 M F 1
+conv231_len15 HH AIAI 231 15 39476 M M 4
+conv84_len15 HH HAI 84 15 29723 F F 1
+conv175_len18 AIH HH 175 18 25391 M M 3
+catch/conv304 HAI HAI 304 24 22360 M M 3 catch
+conv62_len12 HAI HH 62 12 44745 M M 5
+conv213_len24 HH AIAI 213 24 31721 M M 3
+conversation_24long_AIAI_formatted/conv270 HH AIAI 270 24 28478 F F 4 fixed
+conv250_len18 AIAI AIAI 250 18 36125 M M 4
+conv87_len3 HAI AIH 87 3 18785 F F 1
+conv193_len9 HH AIAI 193 9 57634 F M 3
+catch/conv302 AIH AIH 302 18 16122 F M 3 catch
+conv261_len6 HAI AIAI 261 6 34385 M M 4
+conv80_len3 AIAI AIH 80 3 24057 M M 1
+conv105_len6 AIAI HAI 105 6 37647 M M 1
+conversations_24long_human_AI_formatted/conv161 HAI AIH 161 24 24927 M M 2 fixed
+conv131_len15 HAI HH 131 15 36421 F M 2
+conv229_len9 HH AIAI 229 9 42619 M M 4
+conv121_len21 HH AIH 121 21 54625 M M 2
+conv150_len6 AIAI AIH 150 6 26060 M M 2
+conv116_len3 HH HAI 116 3 28040 M M 2
+conv57_len9 HAI HAI 57 9 27432 M M 5
+catch/conv301 AIH HAI 301 3 30906 M M 3 catch
+conv130_len21 AIAI HH 130 21 63209 M M 4
+conv246_len12 HH AIAI 246 12 30102 M M 4
+conversations_24long_human_human_formatted/conv166 AIAI HH 166 24 34590 M M 2 fixed
+conv134_len24 HH HH 134 24 32896 M M 2
+conv120_len24 AIAI HAI 120 24 34242 M M 2
+conv174_len6 HAI HH 174 6 24092 M M 3
+conv46_len21 HH HH 46 21 27436 M M 5
+conv104_len12 HH AIH 104 12 39284 F M 1"""
+P8 = """\
+conv46_len6 HH HH 46 6 68974 M M 5
+conv127_len15 HAI HH 127 15 40523 M M 2
+conv138_len21 HH HH 138 21 54949 F M 2
+conv216_len12 HH AIAI 216 12 21125 M M 3
+catch/conv304 HAI HAI 304 24 21706 M M 3 catch
+conv132_len18 HH HH 132 18 34781 M F 2
+conv80_len21 HH AIH 80 21 27996 M F 1
+conversation_24long_AIAI_formatted/conv278 HH AIAI 278 24 32708 F M 5 fixed
+conv110_len6 HH HAI 110 6 47885 M F 2
+conv244_len24 HH AIAI 244 24 26340 M F 4
+conv162_len9 HH HH 162 9 32814 M F 2
+catch/conv302 AIH AIH 302 12 25380 M M 3 catch
+conv213_len3 HH AIAI 213 3 25589 F M 3
+conv257_len9 HH AIAI 257 9 22372 M F 4
+conv88_len12 HH AIH 88 12 23284 F F 1
+conversations_24long_human_AI_formatted/conv92 HH HAI 92 24 27276 M F 1 fixed
+conv103_len15 HH HAI 103 15 26957 F M 1
+conv91_len3 HH HAI 91 3 32132 M F 1
+conv79_len18 HH HAI 79 18 26236 M M 1
+conv85_len6 HH AIH 85 6 17436 M F 1
+conv228_len3 HH AIAI 228 3 16101 F M 4
+conv205_len21 HH AIAI 205 21 19197 M F 1
+catch/conv301 HAI HAI 301 18 24589 M M 3 catch
+conv99_len24 HH HAI 99 24 18629 M F 1
+conv101_len9 HH AIH 101 9 33581 M M 1
+conversations_24long_human_human_formatted/conv173 HH HH 173 24 14668 M F 2 fixed
+conv245_len9 HH AIAI 245 9 25261 M F 1
+conv61_len15 HH HH 61 15 24733 M F 5
+conv113_len6 HH AIH 113 6 19773 F M 2
+conv156_len18 HH HH 156 18 11244 F M 2
+conv104_len3 HH AIH 104 3 14778 M F 1"""
+
 PEOPLE = [
     ("debugsVqUk", "debugAfDfI", "debugCvCVR", 1748730946617, P1,
      {"age": "31-35", "gender": "female", "education": "high school", "country": "United States",
@@ -244,6 +309,18 @@ PEOPLE = [
       "fixed_trials": {"7": 274, "15": 55, "25": 163}, "engagement": "9", "difficulty": "4",
       "correct_topics": 29, "total_trials": 31, "topic_accuracy": "0.9355", "qualified": "yes",
       "correct_humanai": 8, "total_humanai": 31, "humanai_accuracy": "0.2581"}),
+    ("debugs5W4M", "debugLkDj5", "debugkr9f2", 1748737932575, P7,
+     {"age": "31-35", "gender": "female", "education": "high school", "country": "Tuvalu",
+      "native": "yes", "aiuse": "Often", "mode": "debug", "catch_trials": [304, 302, 301],
+      "fixed_trials": {"7": 270, "15": 161, "25": 166}, "engagement": "10", "difficulty": "7",
+      "correct_topics": 30, "total_trials": 31, "topic_accuracy": "0.9677", "qualified": "yes",
+      "correct_humanai": 7, "total_humanai": 31, "humanai_accuracy": "0.2258"}),
+    ("debugJYgli", "debugk3soA", "debugcf8D1", 1748737960894, P8,
+     {"age": "45-50", "gender": "female", "education": "master", "country": "United States",
+      "native": "yes", "aiuse": "Often", "mode": "debug", "catch_trials": [304, 302, 301],
+      "fixed_trials": {"7": 278, "15": 92, "25": 173}, "engagement": "8", "difficulty": "6",
+      "correct_topics": 29, "total_trials": 31, "topic_accuracy": "0.9355", "qualified": "yes",
+      "correct_humanai": 10, "total_humanai": 31, "humanai_accuracy": "0.3226"}),
 ]  # fmt: skip
 
 HEADER = [
@@ -278,7 +355,7 @@ def datastring(uid: str, worker: str, assignment: str, hit_id: str, start: int, 
         "questiondata": questions, "eventdata": [], "useragent": "", "mode": "debug"})  # fmt: skip
 
 
-with (Path(__file__).parent / "new_results_prolific_first6.csv").open(
+with (Path(__file__).parent / "new_results_prolific_first8.csv").open(
     "w", newline="", encoding="utf-8"
 ) as fh:
     writer = csv.writer(fh)
