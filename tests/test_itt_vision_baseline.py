@@ -103,3 +103,43 @@ async def test_the_route_says_baseline_and_no_image_is_not_invented() -> None:
     assert reply.route.backend == "vision-baseline" and "baseline" in reply.route.model
     blind = await agent.reply([ChatMessage("user", "What is the dominant color?")], CallContext(0))
     assert blind.text == "I was shown no image."
+
+
+async def test_itt_judge_takes_baseline_colours_and_scanpaths_together(tmp_path: Path) -> None:
+    """From the run to the score offline: the baseline's colours beside people's answers and
+    scanpaths in one dataset; `itt judge` trains one classifier per task (none refused)."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from turinglab.cli import app
+    from turinglab.itt.dataset import Response, save_dataset
+
+    machine = await play(tmp_path, "color-estimation")
+    people = [
+        Response(item=f"p-{r.stimulus_id}-{k}", task="color-estimation",
+                 stimulus_id=r.stimulus_id, source="human", agent=f"person{k}", text=word)
+        for r in machine for k, word in enumerate((r.text, "gray"))
+    ]  # fmt: skip
+
+    def path(i: int, shift: float) -> list[tuple[float, float]]:
+        return [(10.0 * j + shift, 5.0 * i) for j in range(8)]
+
+    scans = [
+        Response(item=f"s{src}{i}", task="attention", stimulus_id=f"scene{i}", source=src,
+                 agent="p" if src == "human" else "saliency",
+                 fixations=path(i, 40.0 if src == "machine" else 0.0))
+        for i in range(6) for src in ("human", "machine")
+    ]  # fmt: skip
+    data = tmp_path / "mixed.csv"
+    save_dataset(data, [*machine, *people, *scans])
+    out = tmp_path / "judged"
+    done = CliRunner().invoke(app, ["itt", "judge", str(data), "--out", str(out), "--folds", "3"])
+    assert done.exit_code == 0, done.output
+    scores = json.loads(done.stdout)["scores"]
+    assert scores["svm-minilm-color-estimation"]["n"] == 9  # 3 machine + 6 human answers
+    assert scores["svm-scanpath"]["n"] == 12
+    scored = CliRunner().invoke(app, ["itt", "score", str(out / "judgements.csv"), "--json"])
+    assert scored.exit_code == 0, scored.output
+    per_task = json.loads(scored.stdout)["per_task"]
+    assert set(per_task) >= {"color-estimation", "attention"}
