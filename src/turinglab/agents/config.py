@@ -104,8 +104,33 @@ class ScriptedAgentConfig(_TextOnly):
         return self
 
 
+class VisionBaselineAgentConfig(_Strict):
+    """An offline, clearly labelled baseline for colour estimation and object detection
+    (agents/vision_baseline.py): pixel statistics, no model and no endpoint."""
+
+    kind: Literal["vision-baseline"]
+    objects: list[str] | None = Field(
+        default=None,
+        description="three words to answer every object-detection image with (e.g. the three "
+        "most frequent object words of the human answers); unset: words from image statistics",
+    )
+
+    @model_validator(mode="after")
+    def _three_words(self) -> VisionBaselineAgentConfig:
+        words = [w.lower() for w in self.objects or []]
+        if self.objects is not None and (
+            len(set(words)) != 3 or not all(w.isalpha() for w in words)
+        ):
+            raise ValueError("objects: give three different one-word answers (letters only)")
+        return self
+
+
 AgentConfig = Annotated[
-    OpenAIAgentConfig | LocalAgentConfig | ElizaAgentConfig | ScriptedAgentConfig,
+    OpenAIAgentConfig
+    | LocalAgentConfig
+    | ElizaAgentConfig
+    | ScriptedAgentConfig
+    | VisionBaselineAgentConfig,
     Field(discriminator="kind"),
 ]
 
@@ -114,4 +139,5 @@ EMBEDDED_AGENTS: dict[str, AgentConfig] = {
     "eliza": ElizaAgentConfig(kind="eliza"),
     "smollm2": LocalAgentConfig(kind="local", model="smollm2", mode="chat"),
     "gemma3-base": LocalAgentConfig(kind="local", model="gemma3-base", mode="completion"),
+    "vision-baseline": VisionBaselineAgentConfig(kind="vision-baseline"),
 }

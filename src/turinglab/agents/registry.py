@@ -13,6 +13,7 @@ from turinglab.agents.config import (
     LocalAgentConfig,
     OpenAIAgentConfig,
     ScriptedAgentConfig,
+    VisionBaselineAgentConfig,
 )
 from turinglab.extras import require
 
@@ -80,11 +81,19 @@ def _scripted(name: str, cfg: ScriptedAgentConfig) -> Agent:
     return ScriptedAgent(name, replies, cycle=cfg.cycle, fallback=cfg.fallback)
 
 
+def _vision_baseline(name: str, cfg: VisionBaselineAgentConfig) -> Agent:
+    from turinglab.agents.vision_baseline import VisionBaselineAgent
+
+    objects = tuple(w.lower() for w in cfg.objects) if cfg.objects else None
+    return VisionBaselineAgent(name, objects)
+
+
 BUILDERS: dict[type, Callable[[str, Any], Agent]] = {
     OpenAIAgentConfig: _openai,
     LocalAgentConfig: _local,
     ElizaAgentConfig: _eliza,
     ScriptedAgentConfig: _scripted,
+    VisionBaselineAgentConfig: _vision_baseline,
 }
 
 
@@ -136,4 +145,6 @@ def describe(cfg: AgentConfig) -> str:
         return f"GGUF {cfg.model} ({cfg.mode or 'auto'} mode, llama.cpp)"
     if isinstance(cfg, ElizaAgentConfig):
         return "ELIZA, DOCTOR script (Weizenbaum 1966)"
+    if isinstance(cfg, VisionBaselineAgentConfig):
+        return "vision baseline: image statistics, not a vision model"
     return f"{len(cfg.replies)} scripted replies"

@@ -35,6 +35,8 @@ from typing import Any, Literal, get_args
 
 from aiohttp import web
 
+from turinglab.named_colours import dominant_colour
+
 FaultKind = Literal[
     "rate_limit", "server_error", "timeout", "malformed", "truncated", "bad_request", "error_body"
 ]
@@ -140,36 +142,16 @@ def image_parts(messages: list[dict[str, Any]]) -> list[tuple[str, int]]:
     return seen
 
 
-# A stand-in for a vision model: the named colour nearest each image's mean pixel (the ITT
-# colour-estimation answers; the 11 colours of Zhang et al.).
-_NAMED = {
-    "red": (200, 30, 30), "pink": (240, 150, 190), "orange": (240, 140, 20),
-    "yellow": (240, 230, 40), "purple": (130, 40, 160), "green": (40, 160, 60),
-    "blue": (30, 60, 200), "brown": (120, 75, 30), "gray": (128, 128, 128),
-    "black": (15, 15, 15), "white": (245, 245, 245),
-}  # fmt: skip
-
-
 def image_colours(messages: list[dict[str, Any]]) -> list[str]:
-    """The named colour nearest the mean pixel of every image_url part, in order."""
-    import io
-
-    from PIL import Image
-
+    """The named colour nearest the mean pixel of every image_url part, in order: a stand-in
+    for a vision model's colour-estimation answer (the shared rule of named_colours.py)."""
     out = []
     for m in messages:
         content = m.get("content")
         for part in content if isinstance(content, list) else []:
             if isinstance(part, dict) and part.get("type") == "image_url":
                 payload = str(part["image_url"]["url"]).partition(",")[2]
-                with Image.open(io.BytesIO(base64.b64decode(payload))) as img:
-                    small = img.convert("RGB").resize((1, 1), Image.Resampling.BOX)
-                    mean: tuple[int, int, int] = small.getpixel((0, 0))  # type: ignore[assignment]
-
-                def distance(name: str, mean: tuple[int, int, int] = mean) -> int:
-                    return sum((a - b) ** 2 for a, b in zip(_NAMED[name], mean, strict=True))
-
-                out.append(min(_NAMED, key=distance))
+                out.append(dominant_colour(base64.b64decode(payload)))
     return out
 
 
