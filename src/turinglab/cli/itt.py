@@ -7,9 +7,12 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+if TYPE_CHECKING:
+    from turinglab.agents.base import Agent
 
 itt_app = typer.Typer(
     help="Integrative Turing tests: human and machine responses, H/M judges, detectability.",
@@ -254,6 +257,19 @@ def judge(
     _echo_json({"study": str(out), "ai_judgements": len(result.judgements), **result.summary})
 
 
+def _judge_agent(name: str, config: Path | None) -> Agent:
+    """The agent a judging command names: an embedded one, or one from `--config`."""
+    from turinglab.agents.registry import build_agent
+    from turinglab.config import EMBEDDED_AGENTS, load_config
+
+    configs = dict(EMBEDDED_AGENTS)
+    if config is not None:
+        configs.update(load_config(config).all_agents())
+    if name not in configs:
+        _fail(f"unknown agent {name!r} (known: {', '.join(sorted(configs))})")
+    return build_agent(name, configs[name])
+
+
 @itt_app.command("llm-judge")
 def llm_judge(
     dataset: Annotated[Path, typer.Argument(help="dataset with conversations")],
@@ -276,25 +292,21 @@ def llm_judge(
         _fail(f"{out} exists; choose a new --out (nothing overwritten)")
     import asyncio
 
-    from turinglab.agents.registry import AgentSetupError, build_agent
-    from turinglab.config import EMBEDDED_AGENTS, ConfigError, load_config
+    from turinglab.agents.registry import AgentSetupError
+    from turinglab.config import ConfigError
     from turinglab.itt.dataset import conversations, load_dataset
     from turinglab.itt.judgements import save_judgements
     from turinglab.itt.llm_judges import judge_conversations, stratified
 
     try:
-        configs = dict(EMBEDDED_AGENTS)
-        if config is not None:
-            configs.update(load_config(config).all_agents())
-        if agent not in configs:
-            _fail(f"unknown agent {agent!r} (known: {', '.join(sorted(configs))})")
+        judge = _judge_agent(agent, config)
         convs = conversations(load_dataset(dataset))
         chosen = next((c for c in convs if c.id == example), None)
         if shots == 1 and chosen is None:
             _fail("--shots 1 needs --example naming a conversation of the dataset")
         run = asyncio.run(
             judge_conversations(
-                build_agent(agent, configs[agent]),
+                judge,
                 convs if limit is None else stratified(convs, limit, seed),
                 shots=shots,
                 example=chosen,
@@ -325,25 +337,19 @@ def vision_judge(
         _fail(f"{out} exists; choose a new --out (nothing overwritten)")
     import asyncio
 
-    from turinglab.agents.registry import AgentSetupError, build_agent
-    from turinglab.config import EMBEDDED_AGENTS, ConfigError, load_config
+    from turinglab.agents.registry import AgentSetupError
+    from turinglab.config import ConfigError
     from turinglab.itt.dataset import load_dataset
     from turinglab.itt.judgements import save_judgements
     from turinglab.itt.vision_judges import balanced, image_rows, judge_images
 
     try:
-        configs = dict(EMBEDDED_AGENTS)
-        if config is not None:
-            configs.update(load_config(config).all_agents())
-        if agent not in configs:
-            _fail(f"unknown agent {agent!r} (known: {', '.join(sorted(configs))})")
+        judge = _judge_agent(agent, config)
         rows = image_rows(load_dataset(dataset))
         if not rows:
             _fail(f"{dataset}: no captioning, colour or object answers with an image")
         chosen = rows if limit is None else balanced(rows, limit, seed)
-        run = asyncio.run(
-            judge_images(build_agent(agent, configs[agent]), chosen, dataset.parent, seed=seed)
-        )
+        run = asyncio.run(judge_images(judge, chosen, dataset.parent, seed=seed))
     except (ValueError, ConfigError, AgentSetupError) as err:
         _fail(str(err))
         return
