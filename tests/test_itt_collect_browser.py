@@ -106,3 +106,50 @@ def test_participant_answers_a_picture_and_a_word(tmp_path: Path, size: dict[str
     assert {t: r.model_extra["raw"] for t, r in rows.items()} == typed  # type: ignore[index]
     assert rows["captioning"].text == CAPTION and rows["word-association"].text == "wave"
     assert sorted(a["typed"] for a in saved(folder)) == sorted(typed.values())
+
+
+@pytest.mark.parametrize("size", [DESKTOP, PHONE], ids=["1280", "390"])
+def test_participant_picks_a_colour_and_names_three_objects(
+    tmp_path: Path, size: dict[str, int]
+) -> None:
+    """The paper's two image tasks people answer too: the dominant colour from its list of 11,
+    and three things seen, one word each (refused until they are three distinct words)."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    from test_itt_vision import vision_stimuli
+
+    width = size["width"]
+    answers = {}
+    for task in ("color-estimation", "object-detection"):
+        folder = tmp_path / task
+        store = CollectStore.open(vision_stimuli(folder, task), seed=1, batch_size=1)
+        with running_arena(collecting=store) as (base, _), sync_api.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            page = browser.new_page(viewport=size)
+            errors: list[str] = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(base + "/respond")
+            page.locator("#consent").check()
+            page.locator("#start").click()
+            wait_for_trial(page, 1)
+            page.locator("#stimulus img").evaluate("i => i.decode()")
+            if task == "color-estimation":
+                assert page.locator("#answer").is_hidden()
+                options = page.locator("#choice option").all_inner_texts()
+                assert len(options) == 12 and "gray" in options  # a prompt, then the 11
+                page.locator("#choice").select_option("blue")
+                shot(page, f"respond-colour-{width}")
+            else:
+                assert page.locator("#choice").is_hidden()
+                page.locator("#answer").fill("dog, dog")
+                page.locator("#submit").click()
+                page.locator("#violations").wait_for()
+                assert saved(folder) == []
+                page.locator("#answer").fill("Dog, frisbee, grass")
+                shot(page, f"respond-objects-{width}")
+            page.locator("#submit").click()
+            page.locator("#v-done").wait_for()
+            assert errors == []
+            browser.close()
+        (row,) = load_dataset(folder / HUMAN_RESPONSES)
+        answers[task] = row.text
+    assert answers == {"color-estimation": "blue", "object-detection": "dog, frisbee, grass"}

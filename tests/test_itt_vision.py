@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from turinglab.arena.collect_store import CollectStore
+from turinglab.arena.collect_store import CollectStore, Refused
 from turinglab.cli import app
 from turinglab.config import parse_config
 from turinglab.itt.dataset import load_dataset
@@ -110,10 +110,25 @@ def test_answers_are_checked_as_the_paper_asks() -> None:
     ]
 
 
-def test_the_respond_page_leaves_vision_tasks_to_agents(tmp_path: Path) -> None:
-    stimuli = vision_stimuli(tmp_path / "study", "color-estimation")
-    with pytest.raises(ValueError, match="not color-estimation"):
-        CollectStore.open(stimuli)
+def test_the_respond_page_collects_colours_and_objects_under_the_tasks_rules(
+    tmp_path: Path,
+) -> None:
+    """People's colour answers (one of the paper's 11, from a list) and object answers (three
+    distinct words), served with their image and checked on the server."""
+    for task, bad, good, stored in (
+        ("color-estimation", "blue and red", "Blue", "blue"),
+        ("object-detection", "dog, dog", "Dog, frisbee, grass", "dog, frisbee, grass"),
+    ):
+        folder = tmp_path / task
+        store = CollectStore.open(vision_stimuli(folder, task), seed=1, clock=lambda: 0.0)
+        p = store.register("token-" + task)
+        shown = store.current(p)
+        assert shown is not None and shown["task"] == task
+        assert shown["image"].startswith("/respond/media/")
+        assert ("choices" in shown) == (task == "color-estimation")
+        with pytest.raises(Refused):
+            store.answer(p, 0, bad)
+        assert store.answer(p, 0, good)["text"] == stored
 
 
 def test_a_vision_model_judges_image_answers(tmp_path: Path) -> None:

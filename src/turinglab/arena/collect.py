@@ -2,7 +2,8 @@
 the /respond page, its small JSON API, the stimulus images and the admin export.
 
 A participant consents, then answers one stimulus at a time — a caption for an image, one word
-for a cue — with the task's controls (itt/tasks.py) checked on the server. A participant is
+for a cue, an image's dominant colour from the paper's list, three things seen in an image —
+with the task's controls (itt/tasks.py) checked on the server. A participant is
 known by an HttpOnly cookie and by an anonymous id in the data; the page only ever gets the
 current stimulus. Stored answers download as dataset rows at /admin/export/responses.csv.
 """

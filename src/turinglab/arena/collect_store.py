@@ -32,7 +32,14 @@ from turinglab.agents.base import ImagePart
 from turinglab.itt.controls import Violation
 from turinglab.itt.dataset import Response, save_dataset
 from turinglab.itt.stimuli import Stimulus, StimulusSet, load_stimuli
-from turinglab.itt.tasks import CAPTION_RULES, VISION_TASKS, WORD_PROMPT, check_person
+from turinglab.itt.tasks import (
+    CAPTION_RULES,
+    COLOURS,
+    COLOUR_PROMPT,
+    OBJECTS_PROMPT,
+    WORD_PROMPT,
+    check_person,
+)
 
 PARTICIPANTS = Path("collect") / "participants"
 HUMAN_RESPONSES = "responses-human.csv"
@@ -122,13 +129,7 @@ class CollectStore:
     @classmethod
     def open(cls, given: Path, **kwargs: Any) -> CollectStore:
         """A stimuli file (or a folder with stimuli.csv) opened for collection."""
-        found = load_stimuli(given)
-        vision = sorted({s.task for s in found.stimuli} & set(VISION_TASKS))
-        if vision:  # the page asks for a caption or a word; these answers come from agents
-            raise ValueError(
-                f"/respond collects captions and word associations, not {', '.join(vision)}"
-            )
-        return cls(found, **kwargs)
+        return cls(load_stimuli(given), **kwargs)
 
     # -- records on disk --------------------------------------------------------------------
     def _load(self) -> None:
@@ -192,6 +193,13 @@ class CollectStore:
         view: dict[str, Any] = {"position": position, "task": s.task}
         if s.task == "captioning":
             view["rules"] = list(CAPTION_RULES)
+            view["image"] = f"/respond/media/{self.media_numbers[s.stimulus_id]}"
+        elif s.task == "color-estimation":  # the paper's drop-down of 11 colours
+            view["prompt"] = COLOUR_PROMPT
+            view["choices"] = list(COLOURS)
+            view["image"] = f"/respond/media/{self.media_numbers[s.stimulus_id]}"
+        elif s.task == "object-detection":
+            view["prompt"] = OBJECTS_PROMPT
             view["image"] = f"/respond/media/{self.media_numbers[s.stimulus_id]}"
         else:
             view["prompt"] = WORD_PROMPT.format(cue=s.stimulus)

@@ -35,6 +35,15 @@ function drawTrial(t) {
     $("rules").replaceChildren(...t.rules.map((r) => el("li", null, r)));
     box.className = "";
     box.rows = 3;
+  } else if (t.task === "color-estimation" || t.task === "object-detection") {
+    const img = el("img", "picture");
+    img.alt = "the picture to answer about";
+    img.src = t.image;
+    stim.append(img);
+    $("prompt").textContent = t.prompt;
+    $("rules").replaceChildren();
+    box.className = "word";
+    box.rows = 1;
   } else {
     stim.append(el("p", "cue", t.cue));
     $("prompt").textContent = t.prompt;
@@ -42,7 +51,14 @@ function drawTrial(t) {
     box.className = "word";
     box.rows = 1;
   }
-  box.focus();
+  const pick = $("choice");
+  pick.hidden = !t.choices;
+  box.hidden = Boolean(t.choices);
+  if (t.choices) {  // the colour task: one of the paper's colours, from a list
+    pick.replaceChildren(el("option", null, "choose a colour…"), ...t.choices.map((c) => el("option", null, c)));
+    pick.options[0].value = "";
+    pick.focus();
+  } else box.focus();
 }
 
 async function submit(event) {
@@ -51,7 +67,7 @@ async function submit(event) {
   busy = true;
   $("submit").disabled = true;
   try {
-    const {ok, status, data} = await api("answer", {position: trial.position, text: $("answer").value});
+    const {ok, status, data} = await api("answer", {position: trial.position, text: trial.choices ? $("choice").value : $("answer").value});
     if (status === 422) {
       const items = data.violations.map((v) => v.message);
       showViolations("Not saved yet: please change your answer.", items.length ? items : [data.error]);
