@@ -126,7 +126,7 @@ def test_participant_picks_a_colour_and_names_three_objects(
             browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
             page = browser.new_page(viewport=size)
             errors: list[str] = []
-            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.on("pageerror", lambda e, seen=errors: seen.append(str(e)))
             page.goto(base + "/respond")
             page.locator("#consent").check()
             page.locator("#start").click()

@@ -34,8 +34,8 @@ from turinglab.itt.dataset import Response, save_dataset
 from turinglab.itt.stimuli import Stimulus, StimulusSet, load_stimuli
 from turinglab.itt.tasks import (
     CAPTION_RULES,
-    COLOURS,
     COLOUR_PROMPT,
+    COLOURS,
     OBJECTS_PROMPT,
     WORD_PROMPT,
     check_person,
