@@ -73,7 +73,8 @@ class OpenAIChatAgent:
         loop = asyncio.get_running_loop()
         if self._session is None or self._session.closed or self._session_loop is not loop:
             self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300),
+                connector=_shared_connector(loop, self.base_url, self),
+                connector_owner=False,
                 timeout=aiohttp.ClientTimeout(total=self.timeout_s),
                 headers=self._headers,
             )
@@ -193,6 +194,36 @@ class OpenAIChatAgent:
         if self._session is not None and not self._session.closed:
             await self._session.close()
         self._session = None
+        await _release_connector(self.base_url, self)
+
+
+# Agents on one endpoint (a run's two sides often are) share one connection pool: each
+# keep-alive connection then serves every agent, so a run opens half the connections, and a
+# conversation's second call does not wait for a handshake. Keyed by base URL, per loop; closed
+# when the last agent using it closes.
+_CONNECTORS: dict[str, tuple[asyncio.AbstractEventLoop, aiohttp.TCPConnector, set[int]]] = {}
+
+
+def _shared_connector(
+    loop: asyncio.AbstractEventLoop, base_url: str, user: object
+) -> aiohttp.TCPConnector:
+    entry = _CONNECTORS.get(base_url)
+    if entry is None or entry[0] is not loop or entry[1].closed:
+        entry = (loop, aiohttp.TCPConnector(limit=0, ttl_dns_cache=300), set())
+        _CONNECTORS[base_url] = entry
+    entry[2].add(id(user))
+    return entry[1]
+
+
+async def _release_connector(base_url: str, user: object) -> None:
+    entry = _CONNECTORS.get(base_url)
+    if entry is None or id(user) not in entry[2]:
+        return
+    entry[2].discard(id(user))
+    if not entry[2]:
+        del _CONNECTORS[base_url]
+        if entry[0] is asyncio.get_running_loop():
+            await entry[1].close()
 
 
 def _message(m: ChatMessage) -> dict[str, Any]:

@@ -109,12 +109,12 @@ def run(
     ] = True,
 ) -> None:
     """Run (or resume) the experiment a config file describes, then print its results."""
-    import asyncio
 
     from turinglab.agents.registry import AgentSetupError, require_extras
     from turinglab.config import ConfigError, GTTExperiment, load_config
     from turinglab.games.kinds import kind_named
     from turinglab.report.console import print_gtt_report
+    from turinglab.runner.event_loop import run_on_fast_loop
     from turinglab.runner.execute import run_experiment
     from turinglab.runner.plan import PlanTooLarge
     from turinglab.runner.progress import RichProgress
@@ -142,7 +142,9 @@ def run(
     # Unwrapped: a line such as "Joining run …: 8/40 trials already finished." stays whole.
     say = lambda m: console.print(m, highlight=False, soft_wrap=True)  # noqa: E731
     try:
-        summary = asyncio.run(until_terminated(run_experiment(config, db, say=say, progress=view)))
+        summary = run_on_fast_loop(
+            until_terminated(run_experiment(config, db, say=say, progress=view))
+        )
     except (KeyboardInterrupt, Terminated) as stop:
         err_console.print(
             "\n[yellow]Stopped"

@@ -41,6 +41,50 @@ from turinglab.store.schema import (
     trials,
 )
 
+# Built once: constructing a statement and computing its cache key costs more CPU than
+# executing it on SQLite, and the writer runs these for every group commit.
+_INSERT_GAMES = insert(games).returning(games.c.id, sort_by_parameter_order=True)
+_INSERT_SEATS = insert(seats)
+_INSERT_MESSAGES = insert(messages)
+_INSERT_JUDGEMENTS = insert(judgements)
+_OUTCOME_OWNERS = select(outcomes.c.trial_id, outcomes.c.game_id).where(
+    outcomes.c.trial_id.in_(bindparam("trial_ids", expanding=True))
+)
+_END_GAMES = (
+    update(games)
+    .where(games.c.id == bindparam("gid"))
+    .values(
+        status=bindparam("status"),
+        finished_at=bindparam("finished_at"),
+        calls=bindparam("calls"),
+        tokens_in=bindparam("tokens_in"),
+        tokens_out=bindparam("tokens_out"),
+        error_kind=bindparam("error_kind"),
+        error_message=bindparam("error_message"),
+        flags=bindparam("flags", type_=games.c.flags.type),
+    )
+)
+_RELEASE_TRIALS = (
+    update(trials)
+    .where(trials.c.id == bindparam("tid"), trials.c.lease_owner == bindparam("owner"))
+    .values(lease_owner=None, lease_expires_at=None)
+)
+
+
+def _insert_outcome_unless_taken(dialect: str) -> Any:
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+        return pg_insert(outcomes).on_conflict_do_nothing(index_elements=["trial_id"])
+    if dialect == "sqlite":
+        from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+        return sqlite_insert(outcomes).on_conflict_do_nothing(index_elements=["trial_id"])
+    return insert(outcomes).prefix_with("IGNORE")  # MySQL-style fallback
+
+
+_OUTCOME_INSERTS: dict[str, Any] = {}
+
 
 class GameWritesMixin(StoreBase):
     def start_game(self, conn: Connection, start: GameStart) -> int:
@@ -66,15 +110,13 @@ class GameWritesMixin(StoreBase):
             }
             for st in starts
         ]
-        result = conn.execute(
-            insert(games).returning(games.c.id, sort_by_parameter_order=True), rows
-        )
+        result = conn.execute(_INSERT_GAMES, rows)
         ids = [int(row.id) for row in result]
         seat_rows = [
             seat_row(game_id, s) for game_id, st in zip(ids, starts, strict=True) for s in st.seats
         ]
         if seat_rows:
-            conn.execute(insert(seats), seat_rows)
+            conn.execute(_INSERT_SEATS, seat_rows)
         return ids
 
     @staticmethod
@@ -89,7 +131,7 @@ class GameWritesMixin(StoreBase):
             save_images(conn, parts)
             rows = [{k: v for k, v in row.items() if k != IMAGE_PARTS} for row in rows]
         if rows:
-            conn.execute(insert(messages), rows)
+            conn.execute(_INSERT_MESSAGES, rows)
 
     def end_game(self, conn: Connection, end: GameEnd) -> str:
         return self.end_games(conn, [end])[0]
@@ -144,13 +186,8 @@ class GameWritesMixin(StoreBase):
                 released.append({"tid": end.trial_id, "owner": end.worker})
         if outcome_rows:
             conn.execute(self._insert_outcome_unless_taken(), outcome_rows)
-            winners = dict(
-                conn.execute(
-                    select(outcomes.c.trial_id, outcomes.c.game_id).where(
-                        outcomes.c.trial_id.in_([r["trial_id"] for r in outcome_rows])
-                    )
-                ).all()
-            )
+            trial_ids = [r["trial_id"] for r in outcome_rows]
+            winners = dict(conn.execute(_OUTCOME_OWNERS, {"trial_ids": trial_ids}).all())
             lost = {
                 r["game_id"] for r in outcome_rows if winners.get(r["trial_id"]) != r["game_id"]
             }
@@ -161,41 +198,17 @@ class GameWritesMixin(StoreBase):
         for row, st in zip(game_rows, statuses, strict=True):
             row["status"] = st
         if judgement_rows:
-            conn.execute(insert(judgements), judgement_rows)
-        conn.execute(
-            update(games)
-            .where(games.c.id == bindparam("gid"))
-            .values(
-                status=bindparam("status"),
-                finished_at=bindparam("finished_at"),
-                calls=bindparam("calls"),
-                tokens_in=bindparam("tokens_in"),
-                tokens_out=bindparam("tokens_out"),
-                error_kind=bindparam("error_kind"),
-                error_message=bindparam("error_message"),
-                flags=bindparam("flags", type_=games.c.flags.type),
-            ),
-            game_rows,
-        )
+            conn.execute(_INSERT_JUDGEMENTS, judgement_rows)
+        conn.execute(_END_GAMES, game_rows)
         if released:
-            conn.execute(
-                update(trials)
-                .where(trials.c.id == bindparam("tid"), trials.c.lease_owner == bindparam("owner"))
-                .values(lease_owner=None, lease_expires_at=None),
-                released,
-            )
+            conn.execute(_RELEASE_TRIALS, released)
         return statuses
 
     def _insert_outcome_unless_taken(self) -> Any:
-        if self.dialect == "postgresql":
-            from sqlalchemy.dialects.postgresql import insert as pg_insert
-
-            return pg_insert(outcomes).on_conflict_do_nothing(index_elements=["trial_id"])
-        if self.dialect == "sqlite":
-            from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-
-            return sqlite_insert(outcomes).on_conflict_do_nothing(index_elements=["trial_id"])
-        return insert(outcomes).prefix_with("IGNORE")  # MySQL-style fallback
+        statement = _OUTCOME_INSERTS.get(self.dialect)
+        if statement is None:
+            statement = _OUTCOME_INSERTS[self.dialect] = _insert_outcome_unless_taken(self.dialect)
+        return statement
 
     def save_environment(self, data: dict[str, Any]) -> str:
         env_id = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
