@@ -8,7 +8,6 @@ and cancellation behave as under `asyncio.run`.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
@@ -16,7 +15,11 @@ T = TypeVar("T")
 
 
 def loop_name() -> str:
-    return "uvloop" if importlib.util.find_spec("uvloop") is not None else "asyncio"
+    try:  # an import, not a spec lookup: a package that is listed but broken counts as absent
+        import uvloop  # noqa: F401
+    except ImportError:
+        return "asyncio"
+    return "uvloop"
 
 
 def run_on_fast_loop(main: Coroutine[Any, Any, T]) -> T:
