@@ -10,7 +10,20 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from turinglab.testing.fake_openai import FakeOpenAIServer
+# One compute thread per process, set before numpy/torch/llama.cpp load and inherited by the
+# xdist workers and every subprocess: three workers share two cores, and the thread pools of
+# llama.cpp, OpenBLAS and torch spin at their barriers while a partner thread waits to be
+# scheduled. With 2 llama.cpp threads a busy machine spent 16x the CPU time on the same text.
+ONE_THREAD = (
+    "TURINGLAB_LOCAL_THREADS",
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+)
+for _var in ONE_THREAD:  # setdefault: `TURINGLAB_LOCAL_THREADS=2 make test` still measures 2
+    os.environ.setdefault(_var, "1")
+
+from turinglab.testing.fake_openai import FakeOpenAIServer  # noqa: E402
 
 PG_ADMIN_URL = os.environ.get("TURINGLAB_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 
