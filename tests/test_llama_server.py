@@ -46,6 +46,11 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             str(port),
             "--n_ctx",
             "4096",
+            # one thread: llama.cpp's spinning pool costs many times the CPU on shared cores
+            "--n_threads",
+            "1",
+            "--n_threads_batch",
+            "1",
             "--model_alias",
             "smollm2-135m",
         ],

@@ -14,7 +14,13 @@ from pathlib import Path
 import pytest
 
 from turinglab.agents.base import CallContext, ChatMessage
-from turinglab.agents.local_gguf import PREFIX_BLOCK, LocalGGUFAgent, reusable_prefix
+from turinglab.agents.local_gguf import (
+    PREFIX_BLOCK,
+    LocalGGUFAgent,
+    default_threads,
+    reusable_prefix,
+    usable_cores,
+)
 from turinglab.config import parse_config
 from turinglab.runner.execute import run_experiment
 from turinglab.store.database import Store
@@ -84,6 +90,14 @@ def test_thread_count_does_not_change_the_text() -> None:
         assert one == two
 
     asyncio.run(scenario())
+
+
+def test_default_threads_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TURINGLAB_LOCAL_THREADS", "3")
+    assert default_threads() == 3
+    for unusable in ("0", "two", ""):  # not a positive count: every usable core
+        monkeypatch.setenv("TURINGLAB_LOCAL_THREADS", unusable)
+        assert default_threads() == usable_cores()
 
 
 def test_reusable_prefix_leaves_a_batch_to_evaluate() -> None:

