@@ -4,11 +4,11 @@ estimation and object detection runs with no endpoint and no model, and what it 
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import pytest
 
+from test_itt_vision import vision_stimuli as stimuli
 from turinglab.agents.base import CallContext, ChatMessage, ImagePart
 from turinglab.agents.vision_baseline import VisionBaselineAgent
 from turinglab.config import ConfigError, parse_config
@@ -16,21 +16,6 @@ from turinglab.itt.dataset import load_dataset
 from turinglab.itt.from_run import export_itt_run
 from turinglab.runner.execute import run_experiment
 from turinglab.store.database import Store
-
-COLOURS = {"red": (210, 25, 30), "blue": (20, 50, 210), "white": (250, 250, 250)}
-
-
-def stimuli(folder: Path, task: str) -> Path:
-    from PIL import Image
-
-    (folder / "images").mkdir(parents=True, exist_ok=True)
-    with (folder / "stimuli.csv").open("w", newline="") as fh:
-        out = csv.writer(fh)
-        out.writerow(["stimulus_id", "task", "stimulus", "stimulus_file"])
-        for name, rgb in COLOURS.items():
-            Image.new("RGB", (64, 48), rgb).save(folder / "images" / f"{name}.png")
-            out.writerow([f"img-{name}", task, "", f"images/{name}.png"])
-    return folder / "stimuli.csv"
 
 
 async def play(tmp_path: Path, task: str, agents: dict[str, dict] | None = None) -> list:
