@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
+import time
 
 import pytest
 import redis.asyncio as aioredis
@@ -69,6 +70,14 @@ async def _until(predicate, timeout: float = 60.0, what: str = "") -> None:  # t
     raise AssertionError(f"timed out waiting for {what or predicate}")
 
 
+def _snapshot_after_resume(t: Talker) -> dict | None:  # type: ignore[type-arg]
+    """The game frame the person got once saving resumed, if any yet."""
+    frames = t.person.frames
+    resumed = [i for i, f in enumerate(frames) if f.get("code") == "saving-resumed"]
+    after = [f for f in frames[resumed[0] :] if f["type"] == "game"] if resumed else []
+    return after[0] if after else None
+
+
 def _snapshots(t: Talker) -> int:
     return sum(1 for f in t.person.frames if f["type"] == "game")
 
@@ -118,6 +127,12 @@ async def test_postgres_refusing_then_stalling_mid_game_loses_and_duplicates_not
             await asyncio.sleep(5.0 - 1.0)  # the rest of the 5 s refusal (the fault itself)
             await proxy.accept()
             await _until(lambda: all("saving-resumed" in t.notices for t in talkers), 60)
+            # The game's clock stood still meanwhile: each person got the game again, its
+            # clock behind the wall clock by the outage (less the 1 s before the notice).
+            await _until(lambda: all(_snapshot_after_resume(t) for t in talkers), 30)
+            for t in talkers:
+                snap = _snapshot_after_resume(t)
+                assert snap is not None and time.time() - snap["now"] >= 2.5, snap["now"]
             await _each_progresses(talkers)
 
             proxy.stall()  # every connection hangs, both ways, without being closed

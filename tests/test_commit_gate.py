@@ -36,6 +36,12 @@ class Game:
     def fenced(self) -> None:
         self.was_fenced = True
 
+    def pause_clock(self) -> None:
+        self.told.append("clock-paused")
+
+    def resume_clock(self) -> None:
+        self.told.append("clock-resumed")
+
 
 def _message(seq: int) -> MessageSaid:
     return MessageSaid(TranscriptMessage(seq, "j", "hi", ("j", "w"), "main", 0.0))
@@ -69,9 +75,10 @@ async def test_an_outage_is_announced_then_ends_the_game_past_its_bound() -> Non
         if game.told:
             break
         await asyncio.sleep(0.01)
-    assert game.told == ["saving-delayed"] and not game.aborted
+    # The game's clock stops as people are told; it goes on once saving caught up.
+    assert game.told == ["clock-paused", "saving-delayed"] and not game.aborted
     gate.saved(0)  # the store is back: people are told
-    assert game.told == ["saving-delayed", "saving-resumed"]
+    assert game.told == ["clock-paused", "saving-delayed", "saving-resumed", "clock-resumed"]
     gate.writing(1)
     for _ in range(300):
         if game.aborted:
@@ -102,3 +109,23 @@ async def test_a_fenced_write_stops_the_game_instead_of_flagging_it() -> None:
     assert game.was_fenced and not game.aborted
     with pytest.raises(Fenced):
         await waiting
+
+
+async def test_a_paused_game_clock_stands_still_and_its_sleepers_wait() -> None:
+    """The live game's own time (games/clock.py PausableClock over the real clock): while saving
+    is delayed a five-minute game loses nothing, and a timer due meanwhile waits."""
+    from turinglab.games.clock import REAL_CLOCK, PausableClock
+
+    clock = PausableClock(REAL_CLOCK)
+    start = clock.now()
+    timer = asyncio.ensure_future(clock.sleep(0.3))
+    await asyncio.sleep(0.1)
+    clock.pause()
+    stopped_at = clock.now()
+    await asyncio.sleep(0.4)  # past the timer's wall-clock due time: paused, it is not due
+    assert not timer.done()
+    assert clock.now() == stopped_at  # time stood still
+    clock.resume()
+    assert clock.now() - start < 0.25  # the pause is not counted
+    await asyncio.wait_for(timer, 2)  # the rest of its 0.3 s, then it fires
+    assert clock.now() - start >= 0.3

@@ -37,6 +37,8 @@ STORE_LOST = "arena: store unreachable"  # the flag of a game ended because savi
 
 
 class GatedGame(Protocol):
+    def pause_clock(self) -> None: ...
+    def resume_clock(self) -> None: ...
     def show(self, event: GameEvent, to: tuple[str, ...]) -> None: ...
     def tell_everyone(self, frame: F.ServerFrame) -> None: ...
     def abort(self, flag: str) -> None: ...
@@ -120,6 +122,7 @@ class CommitGate:
             if self.delayed:
                 self.delayed = False
                 self.game.tell_everyone(F.Error(code="saving-resumed", message=SAVING_RESUMED))
+                self.game.resume_clock()
         else:
             self._waiting_since = time.monotonic()  # progress: the outage clock starts again
 
@@ -163,7 +166,8 @@ class CommitGate:
             return
         if waited >= self.notice_after_s and not self.delayed:
             self.delayed = True
-            log.warning("saving delayed %.1f s; people told to wait", waited)
+            log.warning("saving delayed %.1f s; people told to wait; game clock stopped", waited)
+            self.game.pause_clock()
             self.game.tell_everyone(F.Error(code="saving-delayed", message=SAVING_DELAYED))
         due = self.max_outage_s if self.delayed else self.notice_after_s
         self._watch(max(0.02, due - waited))

@@ -25,7 +25,7 @@ from turinglab.arena.commit_gate import RECONNECT, STORE_LOST, CommitGate
 from turinglab.arena.modes import ArenaMode
 from turinglab.arena.resume import Outbox
 from turinglab.arena.sessions import Participant
-from turinglab.games.clock import Clock
+from turinglab.games.clock import Clock, PausableClock
 from turinglab.games.events import (
     GameEvent,
     InputRefused,
@@ -125,7 +125,9 @@ class LiveGame:
         self.id = f"g-{secrets.token_hex(6)}"
         self.mode = mode
         self.spec = spec
-        self.clock = clock
+        # The game's own time: it stands still while its messages cannot be saved, so an
+        # outage of the store does not eat the people's five minutes (commit_gate.py).
+        self.clock = PausableClock(clock)
         self.display_names = display_names
         self._on_finish = on_finish
         self.views: dict[str, PersonView] = {}
@@ -139,11 +141,11 @@ class LiveGame:
             seats=mode.game.seats(spec, table_agents),
             caller=self._call_when_saved,
             seed=spec.seed,
-            clock=clock,
+            clock=self.clock,
             sink=sink,
             observer=self,
         )
-        self.started_at = clock.now()
+        self.started_at = self.clock.now()
         self.deadline = self.started_at + mode.duration_s if mode.duration_s else None
         self.ended_at: float | None = None
         self.result: GameResult | None = None
@@ -239,6 +241,20 @@ class LiveGame:
     def tell_everyone(self, frame: F.ServerFrame) -> None:
         for view in self.views.values():
             view.send(frame)
+
+    def pause_clock(self) -> None:
+        """Saving is delayed: the game's time stands still until it resumes."""
+        self.clock.pause()
+
+    def resume_clock(self) -> None:
+        """Saving caught up: time goes on, and each person gets the game again with the
+        clock as it now stands (their countdown did not stop on its own)."""
+        if not self.clock.paused:
+            return
+        self.clock.resume()
+        if self.result is None:
+            for view in self.views.values():
+                view.send(self.snapshot(view.participant))
 
     def abort(self, flag: str) -> None:
         """End the game now, flagged (the store has been unreachable for too long)."""

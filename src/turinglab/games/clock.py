@@ -54,6 +54,63 @@ class RealClock:
 REAL_CLOCK = RealClock()
 
 
+class PausableClock:
+    """A game's own clock over another: it can stand still (the arena stops a live game's
+    time while its messages cannot be saved), and `now` then goes on from where it stopped.
+    Never paused, it is the clock beneath."""
+
+    def __init__(self, base: Clock) -> None:
+        self._base = base
+        self._stopped_for = 0.0  # seconds the clock stood still, all pauses together
+        self._paused_at: float | None = None
+        self._changed = asyncio.Event()  # set on every pause and resume
+
+    @property
+    def paused(self) -> bool:
+        return self._paused_at is not None
+
+    def now(self) -> float:
+        base = self._base.now()
+        since = 0.0 if self._paused_at is None else base - self._paused_at
+        return base - self._stopped_for - since
+
+    def pause(self) -> None:
+        if self._paused_at is None:
+            self._paused_at = self._base.now()
+            self._wake()
+
+    def resume(self) -> None:
+        if self._paused_at is not None:
+            self._stopped_for += self._base.now() - self._paused_at
+            self._paused_at = None
+            self._wake()
+
+    def _wake(self) -> None:
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    async def sleep(self, seconds: float) -> None:
+        wake = self.now() + max(0.0, seconds)
+        while True:
+            changed = self._changed
+            if self._paused_at is not None:
+                await changed.wait()
+                continue
+            left = wake - self.now()
+            if left <= 0:
+                return
+            sleeper = asyncio.ensure_future(self._base.sleep(left))
+            waker = asyncio.ensure_future(changed.wait())
+            try:
+                await asyncio.wait({sleeper, waker}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                sleeper.cancel()
+                waker.cancel()
+
+    def hold(self) -> AbstractAsyncContextManager[None]:
+        return self._base.hold()
+
+
 class SimulatedClock:
     """Virtual time: a sleep returns when every task that could run has run and no earlier
     sleeper is left, without any real waiting. Sleepers wake in deadline order (ties in call
