@@ -7,6 +7,14 @@ BIN := $(VENV)/bin
 
 setup: $(VENV)/.installed
 
+# llama.cpp builds from source with -march=native by default: on a CPU with AMX inside a
+# sandbox that does not grant AMX state (seen here) every generation dies with SIGILL. A
+# portable x86-64-v3 build (AVX2/FMA/F16C) runs everywhere we test; set CMAKE_ARGS to override.
+ifeq ($(shell uname -m),x86_64)
+CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
+export CMAKE_ARGS
+endif
+
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip

@@ -120,19 +120,28 @@ class Talker:
         if frame.get("reveal"):
             self.reveal = frame["reveal"]
 
+    recv_timeout_s: float = 60.0  # how long without a frame before `_idle`
+
     async def run(self) -> None:
         """Talk until the game reveals who was who."""
         await self._act_or_reconnect()
         while self.reveal is None:
             try:
-                frame = await self.person.recv(timeout=60)
+                frame = await self.person.recv(timeout=self.recv_timeout_s)
+            except TimeoutError:
+                await self._idle()
+                continue
             except (TypeError, aiohttp.ClientError, ConnectionError):
                 # The socket closed (its process died): go to the next process.
                 await self._reconnect()
                 continue
+            if not await self._accept(frame):
+                continue
             kind = frame["type"]
             if kind == "game":
                 self.snapshot(frame)
+            elif kind == "resumed":
+                await self._resumed(frame)
             elif kind == "message":
                 self.seen.append(frame["text"])
                 if frame["sender"] != "game":
@@ -146,6 +155,23 @@ class Talker:
                 self.reveal = frame
                 return
             await self._act_or_reconnect()
+
+    # The protocol's hooks: a plain talker sends each input once and takes every frame.
+    async def _idle(self) -> None:
+        raise TimeoutError(f"{self.name}: no frame for {self.recv_timeout_s} s")
+
+    async def _accept(self, frame: dict[str, Any]) -> bool:
+        return True
+
+    async def _resumed(self, frame: dict[str, Any]) -> None:
+        return None
+
+    async def _input(self, frame: dict[str, Any]) -> None:
+        await self.person.send(**frame)
+
+    def _deciding(self) -> bool:
+        """Whether an end and verdict are already on their way."""
+        return False
 
     async def _act_or_reconnect(self) -> None:
         try:
@@ -169,23 +195,31 @@ class Talker:
         await asyncio.sleep(self.pace_s)
         if self.role == "interrogator":
             if self.decide.is_set() and all(v == "them" for v in self.last.values()):
-                await self.person.send(type="end")  # the server takes a verdict only after "end"
-                await self.person.send(type="verdict", choice="A", confidence=50, reason="-")
+                if not self._deciding():  # the server takes a verdict only after "end"
+                    await self._input({"type": "end"})
+                    await self._input(
+                        {"type": "verdict", "choice": "A", "confidence": 50, "reason": "-"}
+                    )
                 return
             for ch in self.channels:
                 if self.last.get(ch) != "you" and not self.decide.is_set():
                     self.said += 1
                     self.last[ch] = "you"
-                    text = f"{self.name} q{self.said} on {ch}"
-                    await self.person.send(type="message", channel=ch, text=text)
+                    await self._say(ch, f"{self.name} q{self.said} on {ch}")
         elif self.role == "witness":
             for ch in self.channels:
                 if self.last.get(ch) == "them":
                     self.said += 1
                     self.last[ch] = "you"
                     await self.person.send(type="typing", channel=ch)
-                    text = f"{self.name} a{self.said}"
-                    await self.person.send(type="message", channel=ch, text=text)
+                    await self._say(ch, f"{self.name} a{self.said}")
+
+    async def _say(self, channel: str, text: str) -> None:
+        # `after`: how many messages were shown before it (the resilient talker's check that
+        # a snapshot holds it); the server ignores it.
+        await self._input(
+            {"type": "message", "channel": channel, "text": text, "after": len(self.seen)}
+        )
 
 
 async def seat_pair(waiter: Person, taker: Person, mode: str, bases: list[str], name: str):

@@ -11,7 +11,6 @@ frames, or to an input staying unanswered.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import secrets
 import time
@@ -44,41 +43,23 @@ class ResilientTalker(Talker):
             ):
                 del self.unanswered[key]
 
-    async def run(self) -> None:
-        await self._act_or_reconnect()
-        while self.reveal is None:
-            try:
-                frame = await self.person.recv(timeout=0.5)
-            except TimeoutError:
-                await self._resend(overdue=True)
-                continue
-            except (TypeError, aiohttp.ClientError, ConnectionError):
-                await self._reconnect()
-                continue
-            taken = self._take(frame)
-            if taken == "gap":
-                await self._send_quietly({"type": "resume", **(self.point or {})})
-            if taken != "take":
-                continue
-            kind = frame["type"]
-            if kind == "game":
-                self.snapshot(frame)
-            elif kind == "resumed":
-                self.point = {k: frame[k] for k in ("game", "stream", "seq")}
-                await self._resend(overdue=False)
-            elif kind == "message":
-                self.seen.append(frame["text"])
-                if frame["sender"] != "game":
-                    self.last[frame["channel"]] = frame["sender"]
-                self.progress.set()
-            elif kind == "error":
-                self.notices.append(frame["code"])
-                if frame["code"] == "reconnect":
-                    await self._reconnect()
-            elif kind == "reveal":
-                self.reveal = frame
-                return
-            await self._act_or_reconnect()
+    recv_timeout_s: float = 0.5  # wake up often to send overdue inputs again
+
+    async def _idle(self) -> None:
+        await self._resend(overdue=True)
+
+    async def _accept(self, frame: dict[str, Any]) -> bool:
+        taken = self._take(frame)
+        if taken == "gap":
+            await self._send_quietly({"type": "resume", **(self.point or {})})
+        return taken == "take"
+
+    async def _resumed(self, frame: dict[str, Any]) -> None:
+        self.point = {k: frame[k] for k in ("game", "stream", "seq")}
+        await self._resend(overdue=False)
+
+    def _deciding(self) -> bool:
+        return any(f["type"] in ("end", "verdict") for f, _ in self.unanswered.values())
 
     def _take(self, frame: dict[str, Any]) -> str:
         """Whether to act on `frame` ("take"), or not ("drop": already taken; "gap": frames
@@ -128,34 +109,3 @@ class ResilientTalker(Talker):
         url = self.person.base.replace("http", "ws") + "/ws"
         params = {k: str(v) for k, v in (self.point or {}).items()}
         self.person.ws = await self.person.http.ws_connect(url, params=params)
-
-    async def _act(self) -> None:
-        if self.reveal is not None or self.person.ws is None:
-            return
-        await asyncio.sleep(self.pace_s)
-        if self.role == "interrogator":
-            if self.decide.is_set() and all(v == "them" for v in self.last.values()):
-                if not any(f["type"] in ("end", "verdict") for f, _ in self.unanswered.values()):
-                    await self._input({"type": "end"})
-                    await self._input(
-                        {"type": "verdict", "choice": "A", "confidence": 50, "reason": "-"}
-                    )
-                return
-            for ch in self.channels:
-                if self.last.get(ch) != "you" and not self.decide.is_set():
-                    self.said += 1
-                    self.last[ch] = "you"
-                    text = f"{self.name} q{self.said} on {ch}"
-                    await self._input(
-                        {"type": "message", "channel": ch, "text": text, "after": len(self.seen)}
-                    )
-        elif self.role == "witness":
-            for ch in self.channels:
-                if self.last.get(ch) == "them":
-                    self.said += 1
-                    self.last[ch] = "you"
-                    await self.person.send(type="typing", channel=ch)
-                    text = f"{self.name} a{self.said}"
-                    await self._input(
-                        {"type": "message", "channel": ch, "text": text, "after": len(self.seen)}
-                    )

@@ -1,11 +1,13 @@
 """The paper's released judgements: a psiTurk export of the kreimanlab conversation-judging task
-(tests/fixtures/psiturk/sample.csv: its first two Prolific participants, transcribed) imported
+(the first two Prolific participants of data/released/, which transcribes them) imported
 and scored, against counts made by hand from the transcription."""
 
 from __future__ import annotations
 
 import csv
 import json
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -14,7 +16,20 @@ from typer.testing import CliRunner
 from turinglab.cli import app
 from turinglab.itt.psiturk import import_psiturk
 
-SAMPLE = Path(__file__).parent / "fixtures" / "psiturk" / "sample.csv"
+RELEASED = Path(__file__).parents[1] / "data" / "released" / "new_results_prolific_first8.csv"
+
+
+def _first_two_participants() -> Path:
+    """The header and the first two participants' rows of the released sample (one row
+    each), written once per test process."""
+    path = Path(tempfile.gettempdir()) / f"psiturk-sample-{os.getpid()}.csv"
+    if not path.exists():
+        lines = RELEASED.read_text(encoding="utf-8").splitlines(keepends=True)
+        path.write_text("".join(lines[:3]), encoding="utf-8")
+    return path
+
+
+SAMPLE = _first_two_participants()
 runner = CliRunner()
 
 

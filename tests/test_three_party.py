@@ -484,3 +484,13 @@ async def test_alternate_addressing_sends_each_message_to_the_witness_written_to
     ]  # fmt: skip
     assert result.details["refusals"] == 1  # END before each witness had 2
     assert "the game sends it there" in judge.histories[0][-1].content
+
+
+def test_min_messages_each_must_fit_the_message_limit() -> None:
+    """Two witnesses times the minimum must fit the AI interrogator's messages, else END
+    could never be allowed; the refusal names both settings."""
+    import pydantic
+
+    make_game(max_interrogator_messages=4, min_messages_each=2)
+    with pytest.raises(pydantic.ValidationError, match=r"max_interrogator_messages >= 6"):
+        make_game(max_interrogator_messages=5, min_messages_each=3)

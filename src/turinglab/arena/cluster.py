@@ -334,7 +334,9 @@ class Cluster:
         pid, sender = data["p"], data["o"]
         if sender == self.me:
             return False
-        game = self.arena.games.get(self.person(pid).game or "")
+        # A lookup, not `person()`: judging a frame must not create a session or an outlet.
+        known_person = self.arena.sessions.by_id.get(pid)
+        game = self.arena.games.get((known_person.game if known_person else None) or "")
         if game is not None and game.result is None:
             return True  # their game is played here now
         known = self.owners.get(pid)

@@ -44,6 +44,13 @@ class ThreePartyExperiment(InterrogationExperiment):
             raise ValueError(
                 "three-party needs at least one of each: ai_witnesses, human_witnesses"
             )
+        # Otherwise an AI interrogator runs out of messages before END is allowed.
+        if 2 * self.min_messages_each > self.max_interrogator_messages:
+            raise ValueError(
+                f"min_messages_each ({self.min_messages_each}) for both witnesses needs "
+                f"max_interrogator_messages >= {2 * self.min_messages_each} "
+                f"(it is {self.max_interrogator_messages})"
+            )
         return self
 
 
