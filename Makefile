@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup browser demo test lint bench clean
+.PHONY: setup browser nginx demo test lint bench clean
 
 setup: $(VENV)/.installed
 
@@ -32,11 +32,17 @@ browser:
 	  && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } \
 	  || echo "note: the browser tests need Debian's chromium at /usr/bin/chromium"
 
+# The deployment test puts nginx (TLS) in front of two arena processes.
+nginx:
+	@command -v nginx >/dev/null || test -x /usr/sbin/nginx || { command -v apt-get >/dev/null \
+	  && [ "$$(id -u)" = 0 ] && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx; } \
+	  || echo "note: the deployment test needs nginx (it is skipped without it)"
+
 # Tests in parallel: most wait on servers, browsers and clocks, not on the CPU (see README, Tests).
 # More options with PYTEST_ARGS, e.g. make test PYTEST_ARGS='-m "not slow"'.
 TEST_WORKERS ?= 3
 
-test: setup browser
+test: setup browser nginx
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
 
 lint: setup
