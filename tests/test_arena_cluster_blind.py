@@ -6,7 +6,8 @@
   apart (KS p > 0.01 over all of them, about 750 and 220; p = 0.64), and people are matched
   across processes.
 * The scripts' semantics: a witness offered by a dead process is dropped, never taken; a
-  three-party person taken by another process is seated there, once.
+  three-party person taken by another process is seated there, once; a person who joins again
+  on another process is seated once, by that one.
 * Two real server processes: two people joining a three-party study on different processes
   are matched under the design, after their drawn wait.
 """
@@ -198,6 +199,21 @@ async def test_a_three_party_person_taken_elsewhere_is_seated_once(namespace: tu
     await procs.tick()
     assert procs.seated == [["x", "y"]]
     assert await client.zrange(f"{prefix}blind:three-party", 0, -1) == ["z|P1"]
+
+
+async def test_who_joins_again_on_another_process_is_seated_once(namespace: tuple) -> None:
+    """A reconnect elsewhere, then a join there: only the second process may seat them."""
+    design = MatchDesign(human_witness_share=0.0, wait_min_s=0, wait_max_s=0)
+    settings = ArenaSettings(design=design)
+    mode = mode_named("two-party")
+    procs = Processes(*namespace, n=2, seed=1, rng_for=Drawn)
+    for i in (0, 1):
+        drawn(procs, i, PERSON)  # an interrogator of an AI (share 0)
+        await procs.join("r", i, mode, settings)
+    await procs.tick()
+    assert procs.seated == [["r"]] and not procs.waiting
+    client, prefix = namespace
+    assert await client.get(f"{prefix}blind-at:r") is None  # let go once seated
 
 
 SERVER = """

@@ -3,24 +3,27 @@ matchmaking_wait.py, with the list of people who may be taken as witnesses kept 
 
 Each process draws a person's wait and part as they join there, exactly as one process does
 (`MatchDesign`: the witness kind is decided before any matching, the wait comes from one
-distribution). Only who may be taken as a witness is shared: one sorted set per mode,
-`blind:<mode>`, of entries "pid|process", oldest offer first.
+distribution). What is shared, in Redis and changed only by Lua scripts (atomic there):
 
-* In one-witness modes people drawn to witness are offered as they join; in three-party modes
-  everyone waiting is (anyone there may witness).
-* At an interrogator's due time the TAKE script (atomic in Redis) takes the oldest offered
-  person who has not met them and whose quota allows witnessing, counts the round for both in
-  the shared round book (shared_rounds.py) and records that they met. In three-party modes it
-  also takes the caller out of the set, or answers `taken` when another process took the
-  caller first (that process seats them).
-* A witness nobody took by their own due time withdraws with ZREM, atomic too: 1 means they
-  were still free, so they interrogate instead as in one process; 0 means a process took them
-  meanwhile and is seating them (their frames come over Redis).
+* `blind-at:<pid>`: the process a person waits on, the only one that may seat them: set as
+  they join, deleted when they are seated or let go. A person who joins again on another
+  process (a reconnect elsewhere) is waited for there only; the first process's plan lapses;
+* `blind:<mode>`, a sorted set of entries "pid|process", oldest first: who may be taken as a
+  witness — in one-witness modes those drawn to witness, in three-party modes everyone waiting.
+
+At an interrogator's due time TAKE takes the oldest offered person who has not met them and
+whose quota allows witnessing, counts the round for both in the shared round book
+(shared_rounds.py), records that they met and deletes both `blind-at` keys; it answers `gone`
+when the caller is no longer waiting here (taken as a witness meanwhile: the taker seats them).
+A witness nobody took by their own due time withdraws (WITHDRAW): still theirs, they interrogate
+instead, as in one process. An AI game or a time-out first lets go of the person the same way,
+so nobody is seated twice.
 
 Entries expire with their process: TAKE drops any entry whose process's heartbeat key
 (`alive:<process>`, cluster.py) has gone, so nobody is matched with someone whose socket died
-with their process. Quotas are read from the shared book as a person joins; TAKE counts a
-person-to-person round, `count_alone` one with an AI witness.
+with their process; an entry dropped while its process was only silent is not lost, as its
+`blind-at` key still names that process. Quotas are read from the shared book as a person joins;
+TAKE counts a person-to-person round, `count_alone` one with an AI witness.
 """
 
 from __future__ import annotations
@@ -41,35 +44,46 @@ if TYPE_CHECKING:
     from turinglab.arena.shared_rounds import SharedRounds
     from turinglab.games.clock import Clock
 
-# KEYS[1] the mode's offer set, KEYS[2] the offer counter (oldest first), KEYS[3] the entry's
-# taken mark. ARGV[1] the entry.
-OFFER = """
-redis.call('DEL', KEYS[3])
-redis.call('ZADD', KEYS[1], redis.call('INCR', KEYS[2]), ARGV[1])
+# KEYS[1] the person's `blind-at` key, KEYS[2] the mode's offer set, KEYS[3] the offer counter
+# (oldest first). ARGV[1] this process, ARGV[2] the entry, ARGV[3] "1" to offer them, ARGV[4]
+# the key's TTL, ARGV[5] "1" as they join (else they must still be waiting here). 0: they are
+# not (taken, or waiting on another process).
+JOIN = """
+if ARGV[5] == '1' then
+  redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[4])
+elseif redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return 0
+end
+if ARGV[3] == '1' then
+  redis.call('ZADD', KEYS[2], redis.call('INCR', KEYS[3]), ARGV[2])
+end
 return 1
 """
 
-# KEYS[1] the mode's offer set, KEYS[2] the entry's taken mark. ARGV[1] the entry.
-# 'free': withdrawn; 'taken': a process took them. An entry dropped as a ghost (its process was
-# silent past its TTL, then came back) is free: its person must not be left waiting for nobody.
+# KEYS[1] the person's `blind-at` key, KEYS[2] the mode's offer set. ARGV[1] this process,
+# ARGV[2] the entry, ARGV[3] "1" when this process lets go of them (seated with an AI, timed
+# out, gone). 'free': withdrawn, still waiting here; 'gone': taken by a process, or waiting on
+# another. An entry dropped as a ghost (its process was silent past its TTL, then came back)
+# is free: its person must not be left waiting for nobody.
 WITHDRAW = """
-if redis.call('ZREM', KEYS[1], ARGV[1]) == 1 then return 'free' end
-if redis.call('DEL', KEYS[2]) == 1 then return 'taken' end
+redis.call('ZREM', KEYS[2], ARGV[2])
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 'gone' end
+if ARGV[3] == '1' then redis.call('DEL', KEYS[1]) end
 return 'free'
 """
 
-# KEYS[1] the mode's offer set, KEYS[2] the caller's book, KEYS[3] the caller's taken mark,
-# KEYS[4] the offer counter.
-# ARGV[1] the caller's entry, ARGV[2]
-# their pid, ARGV[3] the book key prefix, ARGV[4] the met-set prefix, ARGV[5] interrogator quota,
-# ARGV[6] witness quota, ARGV[7] met-set TTL, ARGV[8] book TTL, ARGV[9] the heartbeat key
-# prefix, ARGV[10] "1" when the caller is offered too (three-party), ARGV[11] the taken-mark
-# prefix: the partner's entry is marked taken, so their process knows (WITHDRAW).
+# KEYS[1] the mode's offer set, KEYS[2] the caller's book, KEYS[3] the caller's `blind-at` key,
+# KEYS[4] the offer counter. ARGV[1] the caller's entry, ARGV[2] their pid, ARGV[3] the book key
+# prefix, ARGV[4] the met-set prefix, ARGV[5] interrogator quota, ARGV[6] witness quota,
+# ARGV[7] met-set TTL, ARGV[8] book TTL, ARGV[9] the heartbeat key prefix, ARGV[10] "1" when
+# the caller is offered too (three-party), ARGV[11] the `blind-at` prefix, ARGV[12] this process.
+# An entry is taken only while its person's `blind-at` names its process: one who joined again
+# elsewhere, or was taken, is not there any more.
 # Returns {outcome, partner entry, caller i, caller w, partner i, partner w}.
 TAKE = """
-if ARGV[10] == '1' and not redis.call('ZSCORE', KEYS[1], ARGV[1])
-    and redis.call('DEL', KEYS[3]) == 1 then
-  return {'taken', '', 0, 0, 0, 0}
+if redis.call('GET', KEYS[3]) ~= ARGV[12] then
+  redis.call('ZREM', KEYS[1], ARGV[1])
+  return {'gone', '', 0, 0, 0, 0}
 end
 local qi, qw = tonumber(ARGV[5]), tonumber(ARGV[6])
 local function counts(book)
@@ -77,21 +91,20 @@ local function counts(book)
   return tonumber(c[1] or '0'), tonumber(c[2] or '0')
 end
 local ci, cw = counts(KEYS[2])
-if ci >= qi then
-  return {'none', '', ci, cw, 0, 0}
-end
 local met = ARGV[4] .. ARGV[2]
-for _, e in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+for _, e in ipairs(ci < qi and redis.call('ZRANGE', KEYS[1], 0, -1) or {}) do
   local other = string.match(e, '^([^|]+)')
   local proc = string.match(e, '|(.*)$')
-  if proc and redis.call('EXISTS', ARGV[9] .. proc) == 0 then
+  if redis.call('EXISTS', ARGV[9] .. proc) == 0 then
     redis.call('ZREM', KEYS[1], e)  -- its process died, and the person's socket with it
+  elseif redis.call('GET', ARGV[11] .. other) ~= proc then
+    redis.call('ZREM', KEYS[1], e)  -- taken, or waiting elsewhere now
   elseif other ~= ARGV[2] and redis.call('SISMEMBER', met, other) == 0 then
     local book = ARGV[3] .. other
     local oi, ow = counts(book)
     if ow < qw then
       redis.call('ZREM', KEYS[1], e, ARGV[1])
-      redis.call('SET', ARGV[11] .. e, '1', 'EX', ARGV[7])
+      redis.call('DEL', ARGV[11] .. other, KEYS[3])
       ci, ow = ci + 1, ow + 1
       redis.call('HSET', KEYS[2], 'i', ci, 'w', cw)
       redis.call('HSET', book, 'i', oi, 'w', ow)
@@ -153,7 +166,7 @@ class SharedBlind:
         self._timed_out = timed_out
         self.waiting: dict[str, Waiting] = {}
         self.fallbacks = 0  # interrogators drawn for a person who met an AI (no witness free)
-        self._offer = client.register_script(OFFER)
+        self._join = client.register_script(JOIN)
         self._withdraw_script = client.register_script(WITHDRAW)
         self._take = client.register_script(TAKE)
 
@@ -163,8 +176,9 @@ class SharedBlind:
     def _set(self, mode: ArenaMode) -> str:
         return f"{self.prefix}blind:{mode.name}"
 
-    def _mark(self, pid: str) -> str:
-        return f"{self.prefix}blind-taken:{self._entry(pid)}"
+    def _at(self, pid: str) -> str:
+        """Which process `pid` waits on: the one that may seat them."""
+        return f"{self.prefix}blind-at:{pid}"
 
     async def join(
         self, run: str, pid: str, mode: ArenaMode, settings: ArenaSettings, book: RoundBook
@@ -185,22 +199,26 @@ class SharedBlind:
         waiting = Waiting(mode, since, plan, design, settings.max_wait_s)
         self._within_quota(pid, waiting, book)
         self.waiting[pid] = waiting
-        if plan.kind == "witness" or not one_witness:
-            await self._offer_up(pid, waiting)
+        await self._register(pid, waiting, joining=True)
         return True
 
-    async def _offer_up(self, pid: str, waiting: Waiting) -> None:
+    async def _register(self, pid: str, waiting: Waiting, *, joining: bool) -> bool:
+        """Note that `pid` waits here, offered as a witness when their part says so."""
+        offer = waiting.plan.kind == "witness" or len(waiting.mode.witnesses) > 1
         key = self._set(waiting.mode)
-        await self._offer(keys=[key, key + ":n", self._mark(pid)], args=[self._entry(pid)])
-        waiting.offered = True
+        here = await self._join(
+            keys=[self._at(pid), key, key + ":n"],
+            args=[self.process, self._entry(pid), int(offer), self.books.met_ttl_s, int(joining)],
+        )
+        waiting.offered = offer and bool(here)
+        if not here:
+            self.waiting.pop(pid, None)
+        return bool(here)
 
     async def leave(self, pid: str) -> bool:
         """Stop waiting; False when another process took them as a witness meanwhile."""
         waiting = self.waiting.pop(pid, None)
-        if waiting is None or not waiting.offered:
-            return waiting is not None
-        keys = [self._set(waiting.mode), self._mark(pid)]
-        return bool(await self._withdraw_script(keys=keys, args=[self._entry(pid)]) == "free")
+        return waiting is not None and await self._withdraw(pid, waiting, release=True)
 
     async def tick(self, run: str, book: RoundBook) -> None:
         """Seat everyone due now; send on those who waited past `max_wait_s`."""
@@ -212,7 +230,7 @@ class SharedBlind:
             if now >= plan.due:
                 self._within_quota(pid, waiting, book)
                 if plan.kind == "witness" and not waiting.offered:  # may only witness now
-                    await self._offer_up(pid, waiting)
+                    await self._register(pid, waiting, joining=False)
                 elif plan.kind == "witness" and one_witness and book.may(pid, "interrogator"):
                     # Nobody took them as a witness in their time: they interrogate now instead,
                     # their witness drawn as anyone's is (as in one process).
@@ -222,7 +240,11 @@ class SharedBlind:
                 if plan.kind != "witness":
                     await self._due(run, pid, waiting, book)
             overdue = now - waiting.since >= waiting.max_wait_s
-            if overdue and self.waiting.get(pid) is waiting and await self._withdraw(pid, waiting):
+            if (
+                overdue
+                and self.waiting.get(pid) is waiting
+                and await self._withdraw(pid, waiting, release=True)
+            ):
                 self.waiting.pop(pid, None)
                 self._timed_out(pid, now - waiting.since)
 
@@ -234,13 +256,13 @@ class SharedBlind:
         elif plan.kind != "witness" and not book.may(pid, "interrogator"):
             plan.kind = "witness"
 
-    async def _withdraw(self, pid: str, waiting: Waiting) -> bool:
-        """Take `pid` out of the offer set; False (and forgotten here) when taken meanwhile."""
-        if not waiting.offered:
-            return True
+    async def _withdraw(self, pid: str, waiting: Waiting, *, release: bool = False) -> bool:
+        """Take `pid` out of the offer set (and, with `release`, let go of them); False, and
+        forgotten here, when they were taken meanwhile or wait on another process now."""
         waiting.offered = False
-        keys = [self._set(waiting.mode), self._mark(pid)]
-        if await self._withdraw_script(keys=keys, args=[self._entry(pid)]) == "free":
+        keys = [self._at(pid), self._set(waiting.mode)]
+        args: list[str | int] = [self.process, self._entry(pid), int(release)]
+        if await self._withdraw_script(keys=keys, args=args) == "free":
             return True
         self.waiting.pop(pid, None)  # a process took them: it seats them
         return False
@@ -249,7 +271,7 @@ class SharedBlind:
         mode, one_witness = waiting.mode, len(waiting.mode.witnesses) == 1
         if waiting.plan.kind == "person":
             outcome, partner = await self._take_witness(run, pid, waiting, book)
-            if outcome == "taken":
+            if outcome == "gone":
                 self.waiting.pop(pid, None)
                 return
             if partner is not None:
@@ -262,7 +284,8 @@ class SharedBlind:
             self.fallbacks += 1
         if not book.may(pid, "interrogator"):
             return
-        await self._withdraw(pid, waiting)
+        if not await self._withdraw(pid, waiting, release=True):
+            return
         self.waiting.pop(pid, None)
         await self.books.count_alone(run, pid, book)
         await self._seat(mode, [pid])
@@ -274,7 +297,7 @@ class SharedBlind:
             keys=[
                 self._set(waiting.mode),
                 self.books.book_key(run, pid),
-                self._mark(pid),
+                self._at(pid),
                 self._set(waiting.mode) + ":n",
             ],
             args=[
@@ -288,12 +311,13 @@ class SharedBlind:
                 BOOK_TTL_S,
                 f"{self.prefix}alive:",
                 "1" if waiting.offered else "0",
-                f"{self.prefix}blind-taken:",
+                f"{self.prefix}blind-at:",
+                self.process,
             ],
         )
         outcome, entry, ci, cw, oi, ow = found
-        if outcome == "taken":
-            return "taken", None
+        if outcome == "gone":
+            return "gone", None
         book.mirror(pid, int(ci), int(cw))
         if outcome != "paired":
             return "none", None
