@@ -223,7 +223,7 @@ from arena_fixtures import serve_on_fd
 from arena_fixtures import ADMIN_PASSWORD, make_setup
 from turinglab.arena import create_app
 from turinglab.arena.matchmaking_wait import MatchDesign
-setup = make_setup(design=MatchDesign(wait_min_s=1.0, wait_max_s=1.5))
+setup = make_setup(design=MatchDesign(wait_min_s=2.0, wait_max_s=2.5))
 app = create_app(
     setup, admin_password=ADMIN_PASSWORD,
     redis_url="redis://127.0.0.1:6379/0", secret="shared test secret", namespace={ns!r},
@@ -233,7 +233,8 @@ serve_on_fd(app, {fd})
 
 
 async def test_two_processes_match_people_under_the_design() -> None:
-    """People on different processes are matched blind: after their drawn wait, not at once."""
+    """People on different processes are matched blind: after their drawn wait, not at once;
+    one who reconnects meanwhile is told they are still waiting."""
     async with arena_processes(SERVER, "") as arena:
         a, b = Person(arena.bases[0]), Person(arena.bases[1])
         try:
@@ -243,8 +244,10 @@ async def test_two_processes_match_people_under_the_design() -> None:
             for p in (a, b):
                 await p.send(type="join", mode="three-party", consent=True)
                 assert (await p.until("status"))["state"] == "waiting"
+            await a.drop()
+            assert (await a.connect())["state"] == "waiting"
             ga, gb = await a.until("game", timeout=15), await b.until("game", timeout=15)
-            assert time.monotonic() - joined >= 0.9  # no sooner than the shortest draw
+            assert time.monotonic() - joined >= 1.9  # no sooner than the shortest draw
             assert ga["game"] == gb["game"]
             assert {ga["role"], gb["role"]} == {"interrogator", "witness"}
         finally:

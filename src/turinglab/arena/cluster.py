@@ -452,6 +452,9 @@ class Cluster:
             if resume is not None:
                 hello["resume"] = resume.as_dict()
             self._forward(owner, hello)
+        elif participant.id in self.blind.waiting:  # waiting here, matched blind: say so
+            self.arena.outlets.setdefault(participant.id, set()).add(outlet)
+            outlet(F.Status(state="waiting", modes=[], waited_s=0.0))
         else:
             self.arena.connect(participant, outlet, resume)
 
