@@ -9,12 +9,15 @@
   three-party person taken by another process is seated there, once; a person who joins again
   on another process is seated once, by that one.
 * Two real server processes: two people joining a three-party study on different processes
-  are matched under the design, after their drawn wait.
+  are matched under the design, after their drawn wait; a person waiting on a process that is
+  SIGKILLed is never matched.
 """
 
 from __future__ import annotations
 
+import asyncio
 import random
+import signal
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -223,7 +226,7 @@ from arena_fixtures import serve_on_fd
 from arena_fixtures import ADMIN_PASSWORD, make_setup
 from turinglab.arena import create_app
 from turinglab.arena.matchmaking_wait import MatchDesign
-setup = make_setup(design=MatchDesign(wait_min_s=2.0, wait_max_s=2.5))
+setup = make_setup(design=MatchDesign(wait_min_s=2.0, wait_max_s=2.5), takeover_after_s=1.0)
 app = create_app(
     setup, admin_password=ADMIN_PASSWORD,
     redis_url="redis://127.0.0.1:6379/0", secret="shared test secret", namespace={ns!r},
@@ -252,4 +255,39 @@ async def test_two_processes_match_people_under_the_design() -> None:
             assert {ga["role"], gb["role"]} == {"interrogator", "witness"}
         finally:
             for p in (a, b):
+                await p.close()
+
+
+async def test_a_person_waiting_on_a_dead_process_is_never_matched() -> None:
+    """Their process is SIGKILLed while they wait, offered as a witness; once its heartbeat
+    has expired, a person due on the other process does not meet them, but the next arrival."""
+    async with arena_processes(SERVER, "") as arena:
+        gone, late, next_one = (
+            Person(arena.bases[0]),
+            Person(arena.bases[1]),
+            Person(arena.bases[1]),
+        )
+        try:
+            for p in (gone, late, next_one):
+                await p.connect()
+            await gone.send(type="join", mode="three-party", consent=True)
+            assert (await gone.until("status"))["state"] == "waiting"
+            arena.procs[0].send_signal(signal.SIGKILL)
+            arena.procs[0].wait(10)
+            client = aioredis.Redis.from_url("redis://127.0.0.1:6379/0")
+            alive = f"turinglab:arena:{arena.ns}:alive:*"
+            for _ in range(100):  # its heartbeat expires (takeover_after_s)
+                if len(await client.keys(alive)) == 1:
+                    break
+                await asyncio.sleep(0.05)
+            await client.aclose()
+            await late.send(type="join", mode="three-party", consent=True)
+            assert (await late.until("status"))["state"] == "waiting"
+            with pytest.raises(TimeoutError):  # due after 2-2.5 s: nobody alive to take
+                await late.until("game", timeout=3.5)
+            await next_one.send(type="join", mode="three-party", consent=True)
+            games = [await p.until("game", timeout=15) for p in (late, next_one)]
+            assert games[0]["game"] == games[1]["game"]
+        finally:
+            for p in (gone, late, next_one):
                 await p.close()
