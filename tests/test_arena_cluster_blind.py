@@ -235,6 +235,7 @@ serve_on_fd(app, {fd})
 """
 
 
+@pytest.mark.server
 async def test_two_processes_match_people_under_the_design() -> None:
     """People on different processes are matched blind: after their drawn wait, not at once;
     one who reconnects meanwhile is told they are still waiting."""
@@ -258,6 +259,7 @@ async def test_two_processes_match_people_under_the_design() -> None:
                 await p.close()
 
 
+@pytest.mark.server
 async def test_a_person_waiting_on_a_dead_process_is_never_matched() -> None:
     """Their process is SIGKILLed while they wait, offered as a witness; once its heartbeat
     has expired, a person due on the other process does not meet them, but the next arrival."""
