@@ -91,13 +91,6 @@ def create_app(
         arena.sessions = SignedSessions(secret)
         name = namespace or (store.run_id if store is not None else "arena")
         cluster = Cluster(arena, redis_url, name, store.worker if store is not None else "arena")
-        if setup.settings.design is not None:  # matchmaking_wait.py runs in one process only
-            log.warning(
-                "several processes match people by open matching (people first, an AI after "
-                "%g s): the study's match design is not applied, so the wait to a game can "
-                "tell an interrogator who the witness is",
-                setup.settings.ai_after_s,
-            )
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:

@@ -7,6 +7,7 @@ routed through Redis, with no coordination of our own beyond what Redis does ato
   partner from it or queues the caller, so two processes never take the same person; the
   study's round books (rounds per role, AI witness groups met) are in Redis as well
   (shared_rounds.py), so role quotas and "rounds done" hold whichever process seats a person;
+  with a study design, matching is blind instead, over shared offer sets (shared_blind.py);
 * who plays where: `player:<id>` names the game and the process that owns it;
 * inputs: a person connected to another process has their frames forwarded to the owner's
   channel `proc:<owner>`;
@@ -55,6 +56,7 @@ from turinglab.arena.live import SERVER_LOST, InputRejected, LiveGame, Outlet
 from turinglab.arena.metrics import fault
 from turinglab.arena.resume import ResumePoint
 from turinglab.arena.sessions import Participant, Sessions
+from turinglab.arena.shared_blind import SharedBlind
 from turinglab.arena.shared_rounds import SharedRounds
 from turinglab.arena.takeover import restore
 from turinglab.games.spec import FLAGGED, GameResult
@@ -172,6 +174,11 @@ class Cluster:
         self.redis = aioredis.Redis(connection_pool=pool)
         await self.redis.ping()
         self.books = SharedRounds(self.redis, self.ns, PLAYER_TTL_S)
+        # A study design's blind matching (shared_blind.py); each process draws its own.
+        rng = random.Random(f"{self.arena.setup.settings.seed}:{self.me}")
+        self.blind = SharedBlind(
+            self.redis, self.books, self.me, self.arena.clock, rng, self._seat_ids, self._no_match
+        )
         pubsub = self._pubsub = self.redis.pubsub()
         await pubsub.subscribe(self.ns + "proc:" + self.me)
         await self._beat()
@@ -447,6 +454,9 @@ class Cluster:
             if resume is not None:
                 hello["resume"] = resume.as_dict()
             self._forward(owner, hello)
+        elif participant.id in self.blind.waiting:  # waiting here, matched blind: say so
+            self.arena.outlets.setdefault(participant.id, set()).add(outlet)
+            outlet(F.Status(state="waiting", modes=[], waited_s=0.0))
         else:
             self.arena.connect(participant, outlet, resume)
 
@@ -489,6 +499,7 @@ class Cluster:
                 return
         elif isinstance(frame, F.Leave):
             await self._unqueue(participant.id)
+            await self.blind.leave(participant.id)
             await self.books.load(self._run(), participant.id, self.arena.lobby.rounds)
         self.arena.handle(participant, frame)
 
@@ -501,6 +512,13 @@ class Cluster:
         assert mode is not None
         participant.game = None
         pid, book = participant.id, self.arena.lobby.rounds
+        settings = self.arena.setup.settings
+        if settings.design is not None:  # blind: the design decides, the wait is drawn
+            await self._unqueue(pid)
+            joined = await self.blind.join(self._run(), pid, mode, settings, book)
+            state = F.Status(state="waiting", modes=[], waited_s=0.0)
+            self.arena.send(participant, state if joined else self.arena.state_frame(participant))
+            return
         taken = await self.books.take_or_wait(self._run(), mode.name, pid, self.me, book)
         if taken.outcome == "done":  # on to the exit survey
             self.waiting.pop(pid, None)
@@ -525,6 +543,12 @@ class Cluster:
             self._run(), judge, mode.name, mode.ai_agents, n, lobby.rng
         )
         lobby.seat_counted(mode, people, groups)
+
+    async def _seat_ids(self, mode: ArenaMode, pids: list[str]) -> None:
+        await self._seat(mode, [self.person(pid) for pid in pids])
+
+    def _no_match(self, pid: str, waited: float) -> None:
+        self.arena.send(self.person(pid), F.Status(state="no-match", waited_s=waited))
 
     def _run(self) -> str:
         """Whose books: the study being run (a new study starts fresh books)."""
@@ -562,6 +586,7 @@ class Cluster:
             await self.take_over_lost()
         except Exception:  # the store or Redis hiccuped: try again next tick, match people now
             log.exception("takeover failed; trying again")
+        await self.blind.tick(self._run(), self.arena.lobby.rounds)
         now = self.arena.clock.now()
         settings = self.arena.setup.settings
         for pid, (mode_name, since) in list(self.waiting.items()):

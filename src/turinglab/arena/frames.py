@@ -96,6 +96,7 @@ class Preference(_Frame):
     """Strong Turing Test: the investigator prefers reply number `reply`, or declares a tie."""
 
     type: Literal["preference"]
+    id: str | None = InputId
     reply: int | None = Field(default=None, ge=1, le=9)
     tie: bool = False
 

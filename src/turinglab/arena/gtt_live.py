@@ -238,7 +238,9 @@ class GTTLiveGame(LiveGame):
     # ---- what people do --------------------------------------------------------------------
 
     def handle(self, participant: Participant, frame: F.ClientFrame) -> None:
-        view = self.view_of(participant)
+        self.handle_once(participant, frame, self._input)
+
+    def _input(self, view: PersonView, frame: F.ClientFrame) -> None:
         if self.result is not None:
             raise InputRejected("game-over", "This game has ended.")
         if view.seat == SPECTATOR:

@@ -238,7 +238,9 @@ class ITTChatLiveGame(LiveGame):
     # ---- what people do ----------------------------------------------------------------------
 
     def handle(self, participant: Participant, frame: F.ClientFrame) -> None:
-        view = self.view_of(participant)
+        self.handle_once(participant, frame, self._input)
+
+    def _input(self, view: PersonView, frame: F.ClientFrame) -> None:
         phase = self._phase(view)
         if phase == "ended":
             raise InputRejected("game-over", "This conversation has ended.")

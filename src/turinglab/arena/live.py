@@ -467,6 +467,24 @@ class LiveGame:
         else:  # a frame of another kind of game (a preference, a survey mid-game)
             raise InputRejected("not-now", "That is not part of this game.")
 
+    def handle_once(
+        self,
+        participant: Participant,
+        frame: F.ClientFrame,
+        apply: Callable[[PersonView, F.ClientFrame], None],
+    ) -> None:
+        """Apply an input of a game whose views are whole states (STT, GTT, ITT chats) once,
+        however often its page re-sends it: a known id is acknowledged, not applied again; a
+        newly applied one is remembered and acknowledged, so the page stops re-sending it."""
+        view = self.view_of(participant)
+        if self._already(view, frame):
+            return
+        apply(view, frame)
+        key = getattr(frame, "id", None)
+        if key is not None:
+            view.remember(key)
+            view.send(F.Ack(ref=key))
+
     def _already(self, view: PersonView, frame: F.ClientFrame) -> bool:
         """Whether `frame` is an input re-sent after it was applied (or while it is being
         applied): then it is not applied again, and its sender is told so (`ack`)."""

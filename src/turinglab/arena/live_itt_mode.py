@@ -116,8 +116,7 @@ class LiveITTLiveGame(StrongLiveGame):
             return "human", f"{name} (standing in for a person)"
         return "ai", name
 
-    def handle(self, participant: Any, frame: F.ClientFrame) -> None:
-        view = self.view_of(participant)
+    def _input(self, view: PersonView, frame: F.ClientFrame) -> None:
         if isinstance(frame, F.Verdict):
             if view.seat != self.mode.judge or self._phase(view) != "verdict":
                 raise InputRejected("not-now", "The verdict comes after the last exchange.")
@@ -133,7 +132,7 @@ class LiveITTLiveGame(StrongLiveGame):
             raise InputRejected("no-images", "This game takes text only.")
         if isinstance(frame, F.Preference | F.EndGame):
             raise InputRejected("not-now", "That is not part of this game.")
-        super().handle(participant, frame)
+        super()._input(view, frame)
 
     def _time_limit(self) -> float:
         per_turn = self.cfg.input_timeout_s * 2

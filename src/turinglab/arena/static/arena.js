@@ -11,15 +11,13 @@ const TYPING_SEND_MS = 2000;
 const PING_MS = 5000;
 const DEAD_MS = 15000;
 const MAX_BACKOFF_MS = 15000;
-const RESEND_MS = 5000; // an input not answered by then is sent again (the server applies it once)
 
 let ws = null;
 let retry = 0;
 let lastHeard = 0; // when the server last sent anything (Date.now())
 // Where this page is in its game's stream (server arena/resume.py): {game, stream, seq}.
 let resumeAt = null;
-// Inputs sent and not yet answered, by id: re-sent after a reconnect and when overdue.
-const unanswered = new Map();
+// Inputs sent and not yet answered are kept and re-sent by inputs.js (sendInput).
 let game = null; // the last snapshot, updated by message/phase/reveal frames
 let clockSkew = 0; // server time − local time, seconds
 let lastTypingSent = 0;
@@ -53,43 +51,12 @@ function send(frame) {
   else toast("Not connected — reconnecting…");
 }
 
-function newId() {
-  const bytes = new Uint8Array(9);
-  crypto.getRandomValues(bytes);
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-// An input the server must apply exactly once (a message, ending, a verdict): it carries an id
-// and is kept until the server answers it (the message shown, an ack or an error naming it).
-// While the connection is down it waits; it is sent again after a reconnect, and when overdue.
-function sendInput(frame) {
-  const item = { ...frame, id: newId() };
-  unanswered.set(item.id, { frame: item, sentAt: Date.now() });
-  if (connected()) ws.send(JSON.stringify(item));
-  return item;
-}
-
-function answered(id) {
-  if (!unanswered.delete(id)) return;
-  if (game) updateComposers();
-}
-
-function resendInputs(overdueOnly) {
-  if (!connected()) return;
-  const now = Date.now();
-  for (const item of unanswered.values()) {
-    if (overdueOnly && now - item.sentAt < RESEND_MS) continue;
-    item.sentAt = now;
-    ws.send(JSON.stringify(item.frame));
-  }
-}
-
 function connect() {
   const proto = location.protocol === "https:" ? "wss:" : "ws:";
   const query = resumeAt ? `?${new URLSearchParams(resumeAt)}` : "";
   const socket = new WebSocket(`${proto}//${location.host}/ws${query}`);
   ws = socket;
-  socket.onopen = () => { retry = 0; lastHeard = Date.now(); setConn(true); };
+  socket.onopen = () => { retry = 0; lastHeard = Date.now(); inputsReconnected(); setConn(true); };
   socket.onmessage = (e) => { lastHeard = Date.now(); onFrame(JSON.parse(e.data)); };
   socket.onclose = (e) => {
     if (ws !== socket) return; // an old socket, already replaced
@@ -153,9 +120,10 @@ function onFrame(f) {
     case "error": return toast(f.message);
     case "resumed": return onResumed(f);
     case "pong": case "ack": return;
-    case "strong": resumeAt = null; return onStrong(f); // the Strong Turing Test (strong.js)
-    case "gtt": resumeAt = null; return onGTT(f); // people in the GTT (gtt.js)
-    case "itt-chat": resumeAt = null; return onITTChat(f); // ITT conversations (itt_chat.js)
+    // Views sent whole: each frame says where the page is, so held inputs may go again.
+    case "strong": resumeAt = null; onStrong(f); return inputsCaughtUp(); // Strong Turing Test (strong.js)
+    case "gtt": resumeAt = null; onGTT(f); return inputsCaughtUp(); // people in the GTT (gtt.js)
+    case "itt-chat": resumeAt = null; onITTChat(f); return inputsCaughtUp(); // ITT conversations (itt_chat.js)
   }
 }
 
@@ -163,7 +131,7 @@ function onFrame(f) {
 function onResumed(f) {
   resumeAt = { game: f.game, stream: f.stream, seq: f.seq };
   inOrder.asked = 0;
-  resendInputs(false);
+  inputsCaughtUp();
 }
 
 function onStatus(f) {
@@ -450,6 +418,8 @@ function tick() {
 }
 
 // ---- wiring ------------------------------------------------------------------------------
+
+onAnswered.push(() => { if (game) updateComposers(); });
 
 document.addEventListener("DOMContentLoaded", () => {
   $("conf-out").textContent = $("confidence").value;

@@ -1,7 +1,8 @@
 // People in the Generalized Turing Test (arena/gtt_mode.py). The server sends one "gtt" frame
 // with the viewer's whole state whenever it changes; this file renders the last one (every text
-// through textContent) and sends what the person does. Uses arena.js's $, el, send, show, toast
-// and guardComposer.
+// through textContent) and sends what the person does, inputs through inputs.js's sendInput
+// (applied once, re-sent after a reconnect). Uses arena.js's $, el, send, show, toast and
+// guardComposer.
 "use strict";
 
 let gtt = null; // the last state frame
@@ -66,7 +67,7 @@ function gttComposer(name) {
     const text = input.value.trim();
     if (!text) return;
     if (text.length > gtt.max_chars) { toast(`At most ${gtt.max_chars} characters.`); return; }
-    send({ type: "message", channel: name, text });
+    sendInput({ type: "message", channel: name, text });
     input.value = "";
   });
   form.append(input, btn);
@@ -177,12 +178,12 @@ function renderGTTEnd(s) {
 
 document.addEventListener("DOMContentLoaded", () => {
   $("g-confidence").addEventListener("input", () => { $("g-conf-out").textContent = $("g-confidence").value; });
-  $("g-stop").addEventListener("click", () => send({ type: "end" }));
+  $("g-stop").addEventListener("click", () => sendInput({ type: "end" }));
   $("g-verdict").addEventListener("submit", (e) => {
     e.preventDefault();
     const choice = document.querySelector('input[name="g-choice"]:checked');
     if (!choice) { toast("Choose an answer first."); return; }
-    send({ type: "verdict", choice: choice.value, confidence: Number($("g-confidence").value), reason: $("g-reason").value.trim() });
+    sendInput({ type: "verdict", choice: choice.value, confidence: Number($("g-confidence").value), reason: $("g-reason").value.trim() });
     $("g-verdict").querySelector("button").disabled = true;
   });
   $("g-again").addEventListener("click", () => send({ type: "leave" }));

@@ -1,6 +1,7 @@
 // People in ITT topic conversations (arena/itt_chat_mode.py). The server sends one "itt-chat"
 // frame with the viewer's whole state whenever it changes; this file renders the last one
-// (every text through textContent, never HTML) and sends what the person types. Uses
+// (every text through textContent, never HTML) and sends what the person types (through
+// inputs.js's sendInput: applied once, re-sent after a reconnect). Uses
 // arena.js's $, el, send, show, toast and VIEWS; builds its own view so the page's markup
 // stays as it is.
 "use strict";
@@ -95,7 +96,7 @@ function ittChatView() {
     const text = input.value.trim();
     if (!text || !ittChat || ittChat.phase !== "writing") return;
     if (text.length > ittChat.max_chars) { toast(`At most ${ittChat.max_chars} characters.`); return; }
-    send({ type: "message", channel: "A", text });
+    sendInput({ type: "message", channel: "A", text });
     input.value = "";
     countChat();
   });

@@ -1,7 +1,7 @@
 // Strong Turing Test view. The server sends one "strong" frame with the viewer's whole state
 // whenever it changes; this file renders the last one (text through textContent, images only
-// as data: URLs in <img src>) and sends what the person does. Uses arena.js's $, el, send,
-// show and toast.
+// as data: URLs in <img src>) and sends what the person does, inputs through inputs.js's
+// sendInput (applied once, re-sent after a reconnect). Uses arena.js's $, el, send, show, toast.
 "use strict";
 
 const STRONG_MAX_IMAGE = 2 * 1024 * 1024;
@@ -180,7 +180,7 @@ function renderScores(s) {
 
 function pickStrong(frame) {
   for (const b of document.querySelectorAll(".s-pick, .s-tie, .s-human")) b.disabled = true;
-  send(frame);
+  sendInput(frame);
 }
 
 function countStrong() {
@@ -213,7 +213,7 @@ async function sendStrong(e) {
       if (!r.ok) { toast(body.error || "The image could not be uploaded."); return; }
       frame.image = body.id;
     }
-    send(frame);
+    sendInput(frame);
     resetComposer();
   } finally {
     button.disabled = false;
@@ -246,7 +246,7 @@ document.addEventListener("DOMContentLoaded", () => {
   $("s-image").addEventListener("change", previewStrong);
   $("s-end").addEventListener("click", () => {
     const b = $("s-end");
-    if (b.dataset.armed === "1") { send({ type: "end" }); return; }
+    if (b.dataset.armed === "1") { sendInput({ type: "end" }); return; }
     b.dataset.armed = "1";
     b.textContent = "Click again to end";
     setTimeout(() => { b.dataset.armed = ""; b.textContent = "End the session"; }, 4000);

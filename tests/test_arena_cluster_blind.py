@@ -1,0 +1,295 @@
+"""Blind matchmaking across arena processes (arena/shared_blind.py), against a real Redis.
+
+* Waits: 1,200 arrivals spread at random over two processes, each with its own SharedBlind on
+  one namespace, on simulated time (as the single-process leak test in
+  test_arena_timing_leaks.py): interrogators' waits for AI vs person witnesses are not told
+  apart (KS p > 0.01 over all of them, about 750 and 220; p = 0.64), and people are matched
+  across processes.
+* The scripts' semantics: a witness offered by a dead process is dropped, never taken; a
+  three-party person taken by another process is seated there, once; a person who joins again
+  on another process is seated once, by that one.
+* Two real server processes: two people joining a three-party study on different processes
+  are matched under the design, after their drawn wait; a person waiting on a process that is
+  SIGKILLed is never matched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import signal
+import time
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+import redis.asyncio as aioredis
+from scipy.stats import ks_2samp
+
+from arena_fixtures import Person, make_setup
+from test_arena_multiprocess import arena_processes, drop_namespace
+from test_arena_timing_leaks import SAME, ManualClock, Waits
+from turinglab.arena.matchmaking_wait import MatchDesign
+from turinglab.arena.modes import ArenaMode, ArenaSettings
+from turinglab.arena.rounds import RoundBook
+from turinglab.arena.shared_blind import SharedBlind
+from turinglab.arena.shared_rounds import SharedRounds
+
+RUN = "run-1"
+N = 120
+
+
+def mode_named(name: str) -> ArenaMode:
+    return next(m for m in make_setup().modes if m.name == name)
+
+
+@pytest.fixture
+async def namespace() -> AsyncIterator[tuple[aioredis.Redis, str]]:
+    ns = f"test-{uuid.uuid4().hex[:8]}"
+    client = aioredis.Redis.from_url("redis://127.0.0.1:6379/0", decode_responses=True)
+    prefix = f"turinglab:arena:{ns}:"
+    for proc in ("P0", "P1"):  # both processes alive (their heartbeats, without the TTL)
+        await client.set(f"{prefix}alive:{proc}", "1")
+    try:
+        yield client, prefix
+    finally:
+        await client.aclose()
+        drop_namespace(ns)
+
+
+class Processes:
+    """SharedBlind matchers standing for arena processes P0, P1, …, on one clock and Redis;
+    every game they seat is recorded with each person's wait and process."""
+
+    def __init__(
+        self, client: aioredis.Redis, prefix: str, n: int, seed: int, rng_for: type = random.Random
+    ) -> None:
+        self.clock = ManualClock()
+        self.books = SharedRounds(client, prefix, met_ttl_s=3600)
+        self.joined: dict[str, tuple[float, int]] = {}  # pid -> (when, which process)
+        self.waits = Waits()
+        self.seated: list[list[str]] = []
+        self.across = 0  # person-to-person games whose people joined on different processes
+        self.rounds = [RoundBook(8, random.Random(i)) for i in range(n)]
+        self.matchers = [
+            SharedBlind(
+                client,
+                self.books,
+                f"P{i}",
+                self.clock,
+                rng_for(seed * 100 + i),
+                self._seat,
+                self._timed_out,
+            )
+            for i in range(n)
+        ]
+
+    async def _seat(self, _mode: ArenaMode, pids: list[str]) -> None:
+        self.seated.append(pids)
+        when = [self.clock.t - self.joined[p][0] for p in pids]
+        (self.waits.person if len(pids) == 2 else self.waits.ai).append(when[0])
+        self.waits.witness += when[1:]
+        if len(pids) == 2 and self.joined[pids[0]][1] != self.joined[pids[1]][1]:
+            self.across += 1
+
+    def _timed_out(self, _pid: str, _waited: float) -> None:
+        self.waits.timed_out += 1
+
+    async def join(self, pid: str, i: int, mode: ArenaMode, settings: ArenaSettings) -> None:
+        self.joined[pid] = (self.clock.t, i)
+        assert await self.matchers[i].join(RUN, pid, mode, settings, self.rounds[i])
+
+    async def tick(self) -> None:
+        for matcher, book in zip(self.matchers, self.rounds, strict=True):
+            await matcher.tick(RUN, book)
+
+    @property
+    def waiting(self) -> bool:
+        return any(m.waiting for m in self.matchers)
+
+
+async def test_waits_across_processes_say_nothing_about_the_witness(namespace: tuple) -> None:
+    """People arrive at random (mean gap 12 s) on either of two processes, one two-party game
+    each; both processes tick every 0.25 s of simulated time, as the server's ticker does."""
+    design = MatchDesign(human_witness_share=0.5, wait_min_s=5, wait_max_s=30)
+    settings = ArenaSettings(design=design, seed=1)
+    mode = mode_named("two-party")
+    procs = Processes(*namespace, n=2, seed=7)
+    rng = random.Random(7)
+    next_arrival, n = rng.expovariate(1 / 12), 0
+    while n < 1200 or procs.waiting:
+        while n < 1200 and next_arrival <= procs.clock.t:
+            await procs.join(f"p-{n}", rng.randrange(2), mode, settings)
+            n += 1
+            next_arrival += rng.expovariate(1 / 12)
+        await procs.tick()
+        procs.clock.t += 0.25
+    waits = procs.waits
+    assert len(waits.ai) >= N and len(waits.person) >= N, (len(waits.ai), len(waits.person))
+    # Every wait of each kind (about 750 and 220): more power than the first N of each.
+    p = float(ks_2samp(waits.ai, waits.person).pvalue)
+    assert p > SAME, f"waits differ by witness kind across processes: KS p = {p:.3g}"
+    assert all(5 <= w <= 30.25 for w in waits.ai + waits.person)
+    # The design decided: about half the interrogations were drawn for a person.
+    games = len(waits.person) + len(waits.ai)
+    fallbacks = sum(m.fallbacks for m in procs.matchers)
+    assert 0.45 < (len(waits.person) + fallbacks) / games < 0.55
+    assert procs.across > 0.3 * len(waits.person)  # people meet people on the other process
+    assert max(waits.witness) <= 30.25 and waits.timed_out == 0
+    # Nobody seated twice, nobody left behind.
+    seated = [p for game in procs.seated for p in game]
+    assert len(seated) == len(set(seated)) == 1200
+
+
+class Drawn(random.Random):
+    """Draws fixed by the test: `random()` always answers `value` (waits of 0 s)."""
+
+    value = 0.0
+
+    def random(self) -> float:
+        return self.value
+
+
+def drawn(procs: Processes, i: int, value: float) -> None:
+    rng = procs.matchers[i].rng
+    assert isinstance(rng, Drawn)
+    rng.value = value
+
+
+WITNESS, PERSON = 0.1, 0.9  # draw_kind: below ½ a witness; else a person (share 1.0)
+
+
+async def test_a_dead_process_offers_nobody(namespace: tuple) -> None:
+    client, prefix = namespace
+    settings = ArenaSettings(
+        design=MatchDesign(human_witness_share=1.0, wait_min_s=0, wait_max_s=0)
+    )
+    mode = mode_named("two-party")
+    procs = Processes(client, prefix, n=2, seed=1, rng_for=Drawn)
+    drawn(procs, 0, WITNESS)
+    await procs.join("a", 0, mode, settings)  # offered by P0 ...
+    await client.delete(f"{prefix}alive:P0")  # ... which dies
+    drawn(procs, 1, PERSON)
+    await procs.join("c", 1, mode, settings)
+    await procs.matchers[1].tick(RUN, procs.rounds[1])
+    assert procs.seated == [["c"]]  # an AI witness: "a" is a ghost, never taken
+    assert await client.zrange(f"{prefix}blind:two-party", 0, -1) == []
+    # With P0 alive, the same draw takes P0's witness, and counts both rounds.
+    await client.set(f"{prefix}alive:P0", "1")
+    await procs.join("b", 0, mode, settings)
+    await procs.join("d", 1, mode, settings)
+    await procs.matchers[1].tick(RUN, procs.rounds[1])
+    assert procs.seated[1] == ["d", "b"]
+    assert await client.hgetall(f"{prefix}book:{RUN}:b") == {"i": "0", "w": "1"}
+    assert await client.hgetall(f"{prefix}book:{RUN}:d") == {"i": "1", "w": "0"}
+    # P0 learns at "b"'s due time that they were taken, and seats them nowhere else; "a",
+    # dropped while P0 was silent, is not left waiting for nobody: no witness free, an AI.
+    await procs.matchers[0].tick(RUN, procs.rounds[0])
+    assert procs.seated == [["c"], ["d", "b"], ["a"]] and not procs.waiting
+
+
+async def test_a_three_party_person_taken_elsewhere_is_seated_once(namespace: tuple) -> None:
+    client, prefix = namespace
+    settings = ArenaSettings(design=MatchDesign(wait_min_s=0, wait_max_s=0))
+    mode = mode_named("three-party")
+    procs = Processes(client, prefix, n=2, seed=1, rng_for=Drawn)
+    await procs.join("x", 0, mode, settings)
+    await procs.join("y", 1, mode, settings)
+    await procs.tick()  # both due: P0 takes y, and P1 finds y taken
+    assert procs.seated == [["x", "y"]] and not procs.waiting
+    # Alone, a three-party person keeps waiting, offered, past their due time.
+    await procs.join("z", 1, mode, settings)
+    await procs.tick()
+    assert procs.seated == [["x", "y"]]
+    assert await client.zrange(f"{prefix}blind:three-party", 0, -1) == ["z|P1"]
+
+
+async def test_who_joins_again_on_another_process_is_seated_once(namespace: tuple) -> None:
+    """A reconnect elsewhere, then a join there: only the second process may seat them."""
+    design = MatchDesign(human_witness_share=0.0, wait_min_s=0, wait_max_s=0)
+    settings = ArenaSettings(design=design)
+    mode = mode_named("two-party")
+    procs = Processes(*namespace, n=2, seed=1, rng_for=Drawn)
+    for i in (0, 1):
+        drawn(procs, i, PERSON)  # an interrogator of an AI (share 0)
+        await procs.join("r", i, mode, settings)
+    await procs.tick()
+    assert procs.seated == [["r"]] and not procs.waiting
+    client, prefix = namespace
+    assert await client.get(f"{prefix}blind-at:r") is None  # let go once seated
+
+
+SERVER = """
+import sys
+sys.path.insert(0, {tests!r})
+from arena_fixtures import serve_on_fd
+from arena_fixtures import ADMIN_PASSWORD, make_setup
+from turinglab.arena import create_app
+from turinglab.arena.matchmaking_wait import MatchDesign
+setup = make_setup(design=MatchDesign(wait_min_s=2.0, wait_max_s=2.5), takeover_after_s=1.0)
+app = create_app(
+    setup, admin_password=ADMIN_PASSWORD,
+    redis_url="redis://127.0.0.1:6379/0", secret="shared test secret", namespace={ns!r},
+)
+serve_on_fd(app, {fd})
+"""
+
+
+@pytest.mark.server
+async def test_two_processes_match_people_under_the_design() -> None:
+    """People on different processes are matched blind: after their drawn wait, not at once;
+    one who reconnects meanwhile is told they are still waiting."""
+    async with arena_processes(SERVER, "") as arena:
+        a, b = Person(arena.bases[0]), Person(arena.bases[1])
+        try:
+            for p in (a, b):
+                await p.connect()
+            joined = time.monotonic()
+            for p in (a, b):
+                await p.send(type="join", mode="three-party", consent=True)
+                assert (await p.until("status"))["state"] == "waiting"
+            await a.drop()
+            assert (await a.connect())["state"] == "waiting"
+            ga, gb = await a.until("game", timeout=15), await b.until("game", timeout=15)
+            assert time.monotonic() - joined >= 1.9  # no sooner than the shortest draw
+            assert ga["game"] == gb["game"]
+            assert {ga["role"], gb["role"]} == {"interrogator", "witness"}
+        finally:
+            for p in (a, b):
+                await p.close()
+
+
+@pytest.mark.server
+async def test_a_person_waiting_on_a_dead_process_is_never_matched() -> None:
+    """Their process is SIGKILLed while they wait, offered as a witness; once its heartbeat
+    has expired, a person due on the other process does not meet them, but the next arrival."""
+    async with arena_processes(SERVER, "") as arena:
+        gone, late, next_one = (
+            Person(arena.bases[0]),
+            Person(arena.bases[1]),
+            Person(arena.bases[1]),
+        )
+        try:
+            for p in (gone, late, next_one):
+                await p.connect()
+            await gone.send(type="join", mode="three-party", consent=True)
+            assert (await gone.until("status"))["state"] == "waiting"
+            arena.procs[0].send_signal(signal.SIGKILL)
+            arena.procs[0].wait(10)
+            client = aioredis.Redis.from_url("redis://127.0.0.1:6379/0")
+            alive = f"turinglab:arena:{arena.ns}:alive:*"
+            for _ in range(100):  # its heartbeat expires (takeover_after_s)
+                if len(await client.keys(alive)) == 1:
+                    break
+                await asyncio.sleep(0.05)
+            await client.aclose()
+            await late.send(type="join", mode="three-party", consent=True)
+            assert (await late.until("status"))["state"] == "waiting"
+            with pytest.raises(TimeoutError):  # due after 2-2.5 s: nobody alive to take
+                await late.until("game", timeout=3.5)
+            await next_one.send(type="join", mode="three-party", consent=True)
+            games = [await p.until("game", timeout=15) for p in (late, next_one)]
+            assert games[0]["game"] == games[1]["game"]
+        finally:
+            for p in (gone, late, next_one):
+                await p.close()
