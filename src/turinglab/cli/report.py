@@ -134,11 +134,12 @@ def report(
         console.print(f"wrote {written} (figures as PNG and SVG beside it)")
         return
     from turinglab.store.lookup import shown_status
+    from turinglab.store.records import analysis_rows
 
     universe = info.config.get("experiment", {}).get("universe")
     print_gtt_report(
         console,
-        db.results(info.id),
+        analysis_rows(db.results(info.id)),
         title=f"{info.name} ({info.id}, {shown_status(info)})",
         planned=info.n_planned,
         universe=universe,
