@@ -96,10 +96,21 @@ async def test_a_taken_over_game_keeps_the_seconds_its_clock_stood_still(tmp_pat
         (game,) = owner.games.values()
         await _landed(game, owner)
         clock.advance(30.0)  # half a minute of play
-        game.pause_clock()  # saving is delayed (what the commit gate does after 1 s)
+        # Saving is delayed: a message is handed to the writer and not committed. The commit
+        # gate stops the game's clock (at once here, not after its usual second).
+        gate = game.gate
+        assert gate is not None
+        gate.notice_after_s = 0.0
+        gate.writing(0)
+        for _ in range(1000):  # the gate's check runs on a coming turn of the event loop
+            if game.clock.paused:
+                break
+            await asyncio.sleep(0)
+        assert game.clock.paused
         clock.advance(40.0)  # the outage: the game's time stands still
         assert _left(game) == TIME_LIMIT_S - 30.0
-        game.resume_clock()  # saving caught up: the 40 s are kept with the game
+        gate.saved(0)  # saving caught up: the clock goes on; the 40 s are kept with the game
+        assert not game.clock.paused
         clock.advance(5.0)
         left = _left(game)
         assert left == TIME_LIMIT_S - 35.0

@@ -54,9 +54,9 @@ class NotAStudyRun(ValueError):
 class StudyExport:
     path: Path
     kind: str  # "study" | "stt"
-    rows: int
+    rows: int  # exclusions included (a study file's `excluded_reason` rows)
     games: int  # finished games read
-    skipped: int  # games that gave no rows (no usable verdict)
+    skipped: int  # games without a usable verdict: excluded, or no rows at all
 
 
 def export_study(store: Store, run: RunInfo, out: Path) -> StudyExport:

@@ -156,7 +156,7 @@ def study_run_report(db: Store, info: RunInfo, out: Path, tags: list[str]) -> No
     except NotAStudyRun as err:
         raise fail(f"{err}; `turinglab itt` reports conversation runs") from None
     console.print(f"wrote {done.path}: {done.rows} rows from {done.games} finished games")
-    if done.rows == 0:
+    if done.games == done.skipped:  # every row (if any) an exclusion
         raise fail(f"run {info.id} has no game with a usable verdict to report")
     if done.kind == "stt":
         # The study report needs verdict rows; an STT-only run gets its preference tables.
