@@ -43,7 +43,7 @@ from turinglab.games.study_rows import (
 )
 from turinglab.store import arena_games
 from turinglab.store.arena_records import ARENA_GAME
-from turinglab.store.database import JudgementRecord, RunInfo, Store
+from turinglab.store.database import JudgementRecord, ResultRecord, RunInfo, Store
 
 
 class NotAStudyRun(ValueError):
@@ -68,48 +68,63 @@ def export_study(store: Store, run: RunInfo, out: Path) -> StudyExport:
             f"run {run.id} plays {run.game!r}; --format study is for "
             f"{', '.join(study_games())} runs"
         )
-    config = ExperimentConfig.model_validate(run.config)
-    game = game_for(config.experiment)
+    game = game_for(ExperimentConfig.model_validate(run.config).experiment)
     study, stt = STUDY_ROWS.of(game), PREFERENCE_ROWS.of(game)
-    verdicts = _judgements_by_game(store.judgements(run.id))
-    seat_kinds = store.seat_kinds(run.id)
-    # Flagged games too: the study file lists them among its exclusions, as the arena's does.
-    results = store.results(run.id, include_flagged=study is not None)
-    played: list[StudyGame] = []
-    rows: list[dict[str, Any]] = []
-    skipped = 0  # games that gave no usable rows
-    for r in results:
-        result = GameResult(
-            status=r.status,
-            verdict=r.verdict,
-            correct=r.correct,
-            details=r.details,
-            judgements=verdicts.get(r.attempt_id, []),
-            flags=list(r.flags),
-        )
-        if study is not None:
-            played.append(
-                study.study_game(
-                    r.spec,
-                    result,
-                    seat_kinds=seat_kinds.get(r.attempt_id, {}),
-                    messages=store.transcript(r.attempt_id),
-                    started_at=r.started_at,
-                )
-            )
-        else:
-            assert stt is not None  # a study game has one of the two
-            made = stt.stt_rows(r.spec, result)
-            skipped += not made
-            rows += made
     if study is not None:
-        rows = study_rows(played, study=run.name)
-        skipped = len(results) - len({row["game"] for row in rows if "excluded_reason" not in row})
-    kind = "study" if study is not None else "stt"
-    path = out / f"{kind}.csv"
-    out.mkdir(parents=True, exist_ok=True)
+        # Flagged games too: the study file lists them among its exclusions.
+        played = _played(store, run.id, include_flagged=True)
+        seat_kinds = store.seat_kinds(run.id)
+        seen = [
+            study.study_game(
+                r.spec,
+                result,
+                seat_kinds=seat_kinds.get(r.attempt_id, {}),
+                messages=store.transcript(r.attempt_id),
+                started_at=r.started_at,  # when the game kept no start of its own clock
+            )
+            for r, result in played
+        ]
+        rows = study_rows(seen, study=run.name)
+        return _written(out / "study.csv", "study", rows, len(played), len(played) - _usable(rows))
+    assert stt is not None  # a study game has one of the two
+    played = _played(store, run.id, include_flagged=False)
+    made = [stt.stt_rows(r.spec, result) for r, result in played]
+    rows = [row for game_rows in made for row in game_rows]
+    return _written(out / "stt.csv", "stt", rows, len(played), sum(not m for m in made))
+
+
+def _played(
+    store: Store, run_id: str, *, include_flagged: bool
+) -> list[tuple[ResultRecord, GameResult]]:
+    """Each finished trial of a batch run with its result, judgements included."""
+    verdicts = _judgements_by_game(store.judgements(run_id))
+    return [
+        (
+            r,
+            GameResult(
+                status=r.status,
+                verdict=r.verdict,
+                correct=r.correct,
+                details=r.details,
+                judgements=verdicts.get(r.attempt_id, []),
+                flags=list(r.flags),
+            ),
+        )
+        for r in store.results(run_id, include_flagged=include_flagged)
+    ]
+
+
+def _usable(rows: list[dict[str, Any]]) -> int:
+    """Games with rows to analyse (not listed as exclusions)."""
+    return len({row["game"] for row in rows if "excluded_reason" not in row})
+
+
+def _written(
+    path: Path, kind: str, rows: list[dict[str, Any]], games: int, skipped: int
+) -> StudyExport:
+    path.parent.mkdir(parents=True, exist_ok=True)
     _write_csv(path, rows)
-    return StudyExport(path, kind, len(rows), len(results), skipped)
+    return StudyExport(path, kind, len(rows), games, skipped)
 
 
 def _export_arena_study(store: Store, run: RunInfo, out: Path) -> StudyExport:
@@ -119,12 +134,8 @@ def _export_arena_study(store: Store, run: RunInfo, out: Path) -> StudyExport:
     surveys = {pid: p["survey"] for pid, p in people.items()}
     recruited = {pid: p.get("recruitment") or {} for pid, p in people.items()}
     rows = study_rows((arena_study_game(g, surveys, recruited) for g in finished), run.name)
-    games = [g for g in finished if not g["solo"]]
-    usable = {r["game"] for r in rows if "excluded_reason" not in r}
-    path = out / "study.csv"
-    out.mkdir(parents=True, exist_ok=True)
-    _write_csv(path, rows)
-    return StudyExport(path, "study", len(rows), len(games), len(games) - len(usable))
+    games = sum(not g["solo"] for g in finished)
+    return _written(out / "study.csv", "study", rows, games, games - _usable(rows))
 
 
 def study_games() -> list[str]:
