@@ -282,6 +282,15 @@ def audit(url: str) -> dict[str, StoredGame]:
     return out
 
 
+def paused_seconds(url: str) -> dict[str, float]:
+    """arena game id -> the seconds its clock stood still, as stored (plain SQL)."""
+    engine = create_engine(store_url(url))
+    with engine.connect() as conn:
+        rows = conn.execute(text("SELECT setup, paused_s FROM games")).all()
+    engine.dispose()
+    return {s["arena_game"]: float(p) for s, p in rows if s.get("arena_game")}
+
+
 def shown_is_stored(talker: Talker, game: StoredGame, *, all_of_it: bool = False) -> None:
     """What a person was shown is what the store holds for their seat: in order, each once,
     none missing before it (all of it, once the game has ended normally)."""

@@ -61,8 +61,8 @@ async def test_adaptive_sampling_stops_settled_cells_early(tmp_path) -> None:
     summary = await run_experiment(cfg, store, say=said.append, agents=AGENTS)
     assert summary.status == "finished"
     rows = store.results(summary.run_id)
-    per_cell = Counter((r["actor"], r["distinguisher"]) for r in rows)
-    assert all(r["correct"] for r in rows if r["actor"] != r["distinguisher"])
+    per_cell = Counter((r.params["actor"], r.params["distinguisher"]) for r in rows)
+    assert all(r.correct for r in rows if r.params["actor"] != r.params["distinguisher"])
     # Cross cells (p = 1) settle early; self cells (p = ½ = the line ± δ) run to max_n.
     assert 4 < per_cell[("a", "b")] < 40 and 4 < per_cell[("b", "a")] < 40
     assert per_cell[("a", "a")] == per_cell[("b", "b")] == 40
@@ -80,6 +80,8 @@ async def test_adaptive_sampling_stops_settled_cells_early(tmp_path) -> None:
 async def test_max_n_bounds_every_cell(tmp_path) -> None:
     store = Store(str(tmp_path / "b.db"))
     summary = await run_experiment(config(max_n=6), store, say=lambda m: None, agents=AGENTS)
-    per_cell = Counter((r["actor"], r["distinguisher"]) for r in store.results(summary.run_id))
+    per_cell = Counter(
+        (r.params["actor"], r.params["distinguisher"]) for r in store.results(summary.run_id)
+    )
     assert max(per_cell.values()) <= 6
     store.close()

@@ -19,7 +19,7 @@ from turinglab.arena.store_bridge import ArenaStore
 from turinglab.config import GTTExperiment
 from turinglab.games.kinds import GameContext
 from turinglab.store.database import Store
-from turinglab.study_export import arena_study_rows, study_jsonl
+from turinglab.study_export import study_jsonl
 
 ZORBLAX, QUILLON = "zorblax-model-7", "quillon-model-3"  # agent names hidden until the end
 NAMES = {ZORBLAX: "Zorblax-7B", QUILLON: "Quillon-3B"}
@@ -132,9 +132,7 @@ async def test_a_person_distinguishes_after_studying_the_target() -> None:
         assert (verdict["kind"], verdict["verdict"], verdict["confidence"], verdict["reason"]) == (
             "gtt-verdict", "imitator", 70.0, "too eager",
         )  # fmt: skip
-        assert (
-            record["solo"] and arena_study_rows([record], {}) == []
-        )  # never three-party study data
+        assert record["solo"] and study_jsonl([record], {}) == ""  # never study data
         await person.send(type="message", channel="test", text="again?")
         assert (await person.until("error"))["code"] == "game-over"
         await person.close()

@@ -72,6 +72,28 @@ def _snapshot(kept: ArenaStore) -> dict[str, Any]:
     return json.loads(json.dumps(data, ensure_ascii=False, sort_keys=True))
 
 
+def check_study_rows(got: str, expected: str) -> None:
+    """Study rows are written by one builder for batch runs and arena studies now
+    (games/study_rows.py): an arena row has the batch rows' columns too (`persona`, `model` for
+    every witness, who sat as `witness_kind`/`interrogator_kind`); every value it had is kept."""
+    new = [json.loads(line) for line in got.splitlines()]
+    old = [json.loads(line) for line in expected.splitlines()]
+    assert len(new) == len(old) == 4
+    for row, was in zip(new, old, strict=True):
+        assert {k: row[k] for k in was} == was
+        if "excluded_reason" in was:
+            assert row == was
+            continue
+        person = was["witness_type"] == "human"
+        added = {k: v for k, v in row.items() if k not in was}
+        assert added == {
+            "persona": "",
+            "witness_kind": "human" if person else "agent",
+            "interrogator_kind": "human",
+            **({"model": ""} if person else {}),
+        }
+
+
 def test_a_store_written_before_arena_games_were_trials_reads_and_exports_the_same(
     tmp_path: Path,
 ) -> None:
@@ -84,6 +106,7 @@ def test_a_store_written_before_arena_games_were_trials_reads_and_exports_the_sa
         # The run now counts its games, as a batch run does: the only number that changes.
         assert expected.pop("run") == {"finished": 0, "planned": 0, "failed": 0}
         assert got.pop("run") == {"finished": 2, "planned": 4, "failed": 0}
+        check_study_rows(got.pop("study_jsonl"), expected.pop("study_jsonl"))
         assert got == expected
         statuses = sorted(str(g["status"]) for g in got["records"])
         assert statuses == [ABANDONED, "finished", "finished", "flagged"]  # not vacuous
@@ -99,12 +122,12 @@ def test_a_store_written_before_arena_games_were_trials_reads_and_exports_the_sa
         assert len(rows) == 4 and all(r.idx == r.id for r in rows)
         assert all("status" not in r.setup and "correct" not in r.setup for r in rows)
         assert sorted(r.status for r in rows) == ["finished", "finished", "flagged", "flagged"]
-        finished = {r["attempt_id"]: r for r in store.results(kept.run_id)}
+        finished = {r.attempt_id: r for r in store.results(kept.run_id)}
         records = {g["game"]: g for g in got["records"]}
         for r in rows:
             game = records[r.setup["arena_game"]]
             if r.status == "finished":
-                assert finished[r.id]["correct"] == game["correct"]
+                assert finished[r.id].correct == game["correct"]
     finally:
         kept.close()
 
@@ -134,6 +157,7 @@ def test_the_arena_trials_migration_goes_back_to_the_old_form(tmp_path: Path) ->
     try:
         got = _snapshot(kept)
         got.pop("run"), expected.pop("run")
+        check_study_rows(got.pop("study_jsonl"), expected.pop("study_jsonl"))
         assert got == expected
     finally:
         kept.close()
@@ -163,7 +187,7 @@ def test_a_game_left_playing_by_the_old_code_gets_its_trial_when_it_ends(tmp_pat
         assert trial.idx == gid and trial.key == spec["key"]
         (found,) = [g for g in kept.records() if g["game"] == "g-old"]
         assert found["status"] == "finished" and found["correct"] is False
-        assert gid in [r["attempt_id"] for r in store.results(kept.run_id)]
+        assert gid in [r.attempt_id for r in store.results(kept.run_id)]
     finally:
         kept.close()
 
@@ -233,9 +257,9 @@ async def test_arena_games_are_trials_ended_through_the_batch_path(tmp_path: Pat
         }
         # The batch readers see the arena's games.
         (finished,) = store.results(kept.run_id)
-        assert finished["attempt_id"] == by_arena[gj["game"]]
-        assert finished["correct"] == records[gj["game"]]["correct"]
-        assert finished["histories"]["interrogator"]  # the transcript, as batch rows carry it
+        assert finished.attempt_id == by_arena[gj["game"]]
+        assert finished.correct == records[gj["game"]]["correct"]
+        assert finished.histories["interrogator"]  # the transcript, as batch rows carry it
         assert len(store.results(kept.run_id, include_flagged=True)) == 3
         (verdict,) = [j for j in store.judgements(kept.run_id) if j.judgement.kind == "verdict"]
         assert verdict.game_id == by_arena[gj["game"]] and verdict.judgement.confidence == 70

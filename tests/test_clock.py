@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import time
 
-from turinglab.games.clock import REAL_CLOCK, SIMULATED_EPOCH, SimulatedClock
+import pytest
+
+from turinglab.games.clock import REAL_CLOCK, SIMULATED_EPOCH, PausableClock, SimulatedClock
 
 
 async def test_sleepers_wake_in_deadline_order_without_waiting() -> None:
@@ -54,3 +56,19 @@ async def test_real_clock_sleeps_for_real() -> None:
     async with REAL_CLOCK.hold():
         pass
     assert time.perf_counter() - start >= 0.015 and abs(REAL_CLOCK.now() - time.time()) < 1
+
+
+async def test_a_pausable_clock_carries_over_time_it_stood_still_elsewhere() -> None:
+    """A game taken over (arena/takeover.py): the seconds its clock stood still under its
+    first owner still count, so its time left is the same; later pauses add to them."""
+    base = SimulatedClock()
+    clock = PausableClock(base)
+    clock.carry_over(40.0)
+    assert clock.now() == base.now() - 40.0 and clock.stopped_for == 40.0
+    with pytest.raises(ValueError, match="negative"):
+        clock.carry_over(-1.0)
+    clock.pause()
+    base_before = base.now()
+    await base.sleep(5.0)
+    clock.resume()
+    assert clock.stopped_for == 45.0 and clock.now() == base_before - 40.0

@@ -45,17 +45,19 @@ async def test_every_variant_on_embedded_agents_then_the_report(tmp_path: Path) 
     summary = await run_experiment(config, store, say=lambda m: None)
     assert summary.status == "finished", store.failed_attempts(summary.run_id)
     rows = store.results(summary.run_id)
-    assert Counter(r["variant"] for r in rows) == {
+    assert Counter(r.params["variant"] for r in rows) == {
         "gtt": 2, "gttq": 2, "gtt-turns": 1, "gttq-queries": 1,
         "fdgtt": 4, "fdgttq": 4, "gdgtt": 4,
     }  # fmt: skip
     # SmolLM2 judges under a grammar at the cap, so every smollm2-judged trial has a verdict.
-    judged = [r for r in rows if r["distinguisher"] == "smollm2"]
-    assert all(r["verdict"] in (0, 1) for r in judged)
-    assert all(r["routes"]["distinguisher"]["backend"] == "local" for r in judged)
-    queried = [r for r in rows if r["variant"] == "gttq-queries" and not r["x_is_target"]]
+    judged = [r for r in rows if r.params["distinguisher"] == "smollm2"]
+    assert all(r.verdict in (0, 1) for r in judged)
+    assert all(r.routes["distinguisher"]["backend"] == "local" for r in judged)
+    queried = [
+        r for r in rows if r.params["variant"] == "gttq-queries" and not r.params["x_is_target"]
+    ]
     assert queried  # this seed's one gttq-queries trial has the actor as X: it spends its query
-    assert all(r["details"]["phases"]["query"]["queries"] == 1 for r in queried)
+    assert all(r.details["phases"]["query"]["queries"] == 1 for r in queried)
 
     html = build_gtt_report(store, summary.run_id, tmp_path / "report").read_text()
     for anchor in ("overview", "gtt-scores", "gttq-scores", "budget", "fixed-distinguisher"):

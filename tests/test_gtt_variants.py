@@ -222,7 +222,7 @@ async def test_every_variant_runs_end_to_end(tmp_path) -> None:
     assert summary.status == "finished", store.failed_attempts(summary.run_id)
     rows = store.results(summary.run_id)
     assert len(rows) == len(plan_trials(cfg))
-    assert {r["variant"] for r in rows} == {
+    assert {r.params["variant"] for r in rows} == {
         "gtt",
         "gttq",
         "gtt-turns",
@@ -231,10 +231,13 @@ async def test_every_variant_runs_end_to_end(tmp_path) -> None:
         "fdgttq",
         "gdgtt",
     }
-    queried = [r for r in rows if r["variant"] == "gttq" and not r["x_is_target"]]
-    assert queried and all("specimen" in r["histories"] for r in queried)
-    assert all(r["details"]["phases"]["query"]["ended_by"] == "stop" for r in queried)
-    budgeted = [r for r in rows if r["variant"] == "gttq-queries" and not r["x_is_target"]]
-    assert {r["details"]["phases"]["query"]["queries"] for r in budgeted} == {1, 2}
-    assert {r["target"] for r in rows if r["variant"] == "fdgtt"} == {"a", "b"}
+    by_variant = {v: [r for r in rows if r.params["variant"] == v] for v in ("gttq", "fdgtt")}
+    queried = [r for r in by_variant["gttq"] if not r.params["x_is_target"]]
+    assert queried and all("specimen" in r.histories for r in queried)
+    assert all(r.details["phases"]["query"]["ended_by"] == "stop" for r in queried)
+    budgeted = [
+        r for r in rows if r.params["variant"] == "gttq-queries" and not r.params["x_is_target"]
+    ]
+    assert {r.details["phases"]["query"]["queries"] for r in budgeted} == {1, 2}
+    assert {r.params["target"] for r in by_variant["fdgtt"]} == {"a", "b"}
     store.close()

@@ -69,9 +69,9 @@ async def test_word_run_stores_post_processed_answers_and_refusals(tmp_path: Pat
     summary = await run_experiment(config, store, say=lambda _: None)
     assert summary.counters.planned == 12  # 2 agents x 3 cues x 2 answers
     results = store.results(summary.run_id, include_flagged=True)
-    stopped = [r for r in results if r["seats"]["responder"] == "stopper"]
-    assert {r["status"] for r in stopped} == {"flagged"}
-    assert stopped[0]["details"]["refused"] == [
+    stopped = [r for r in results if r.seats["responder"] == "stopper"]
+    assert {r.status for r in stopped} == {"flagged"}
+    assert stopped[0].details["refused"] == [
         {"attempt": a, "text": "the", "rules": ["association"], "why": "choose another word: "
          "stop word"} for a in (0, 1)
     ]  # fmt: skip
@@ -81,7 +81,7 @@ async def test_word_run_stores_post_processed_answers_and_refusals(tmp_path: Pat
     assert {r.model_extra["raw"] for r in rows} == {"Trees and more"}  # type: ignore[index]
     assert all(r.source == "machine" and r.task == "word-association" for r in rows)
     # The agent was asked with the worked examples, then the cue.
-    history = results[0]["histories"]["responder"]
+    history = results[0].histories["responder"]
     assert "associate with the word" in history[0]["content"]
 
 
@@ -210,7 +210,7 @@ async def test_image_reaches_a_vision_agent_and_its_caption_is_exported(
     summary = await run_experiment(config, store, say=lambda _: None)
     assert seen == [[("image/png", len(png))]] * 2  # asked again after the refused caption
     (result,) = store.results(summary.run_id)
-    assert result["details"]["refused"][0]["rules"] == ["min-words", "mentions-medium"]
+    assert result.details["refused"][0]["rules"] == ["min-words", "mentions-medium"]
     out = tmp_path / "ds"
     (row,) = await exported(store, summary.run_id, out)
     assert row.text == f"A flat green field of {len(png)} bytes seen as png data"
@@ -250,7 +250,7 @@ async def test_captioning_needs_agents_that_see_images(tmp_path: Path) -> None:
     summary = await run_experiment(config, store, say=lambda _: None, agents=agents)
     assert summary.status == "finished-with-failures"
     (done,) = store.results(summary.run_id)
-    assert done["seats"]["responder"] == "seeing"
+    assert done.seats["responder"] == "seeing"
     with sqlite3.connect(tmp_path / "s.db") as conn:
         (error,) = conn.execute("SELECT error_message FROM games WHERE status='failed'").fetchone()
     assert "agent 'blind' cannot see images" in error

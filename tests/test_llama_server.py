@@ -116,11 +116,11 @@ async def test_gtt_against_llama_cpp_server(llama_server: str, tmp_path) -> None
     rows = store.results(summary.run_id)
     assert len(rows) == 4
     for row in rows:
-        assert row["status"] in {"answered", "opening-answer", "no-answer"}
-        route = row["routes"]["distinguisher"]
+        assert row.status in {"answered", "opening-answer", "no-answer"}
+        route = row.routes["distinguisher"]
         assert route["backend"] == "openai" and route["base_url"] == llama_server
         assert route["model"]  # the model id the server reported
-        history = row["histories"]["distinguisher"]
+        history = row.histories["distinguisher"]
         assert history[0]["role"] == "user" and history[1]["role"] == "assistant"
         assert all(isinstance(m["content"], str) for m in history)
     assert summary.stats.calls >= 4 * 3  # at least D1, X1, D2 (+ the final ask) per trial

@@ -137,7 +137,7 @@ def _run_transcripts(db: Path, in_flight: int) -> dict[str, object]:
     store = Store(str(db))
     try:
         run_id = asyncio.run(run_experiment(config, store, say=lambda _m: None)).run_id
-        return {r["key"]: r["histories"] for r in store.results(run_id)}
+        return {r.key: r.histories for r in store.results(run_id)}
     finally:
         store.close()
 

@@ -47,7 +47,7 @@ def _trials_saying(tmp_path: Path, word: str) -> int:
     try:
         run = store.resolve_run("browser-test")
         return sum(
-            any(word in m.text for m in store.transcript(r["attempt_id"]))
+            any(word in m.text for m in store.transcript(r.attempt_id))
             for r in store.results(run.id)
         )
     finally:

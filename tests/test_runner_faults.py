@@ -49,10 +49,10 @@ async def test_mixed_transient_faults_all_trials_finish(fake_server, tmp_path) -
     rows = store.results(summary.run_id)
     assert len(rows) == 24
     # The fake distinguisher answers at its third message: no fault leaked into a verdict.
-    assert {r["status"] for r in rows} == {"answered"}
-    assert all(r["distinguisher_turns"] == 3 for r in rows)
+    assert {r.status for r in rows} == {"answered"}
+    assert all(r.extra["distinguisher_turns"] == 3 for r in rows)
     for r in rows:
-        texts = [m["content"] for m in r["histories"]["distinguisher"]]
+        texts = [m["content"] for m in r.histories["distinguisher"]]
         assert not any("error" in t.lower() for t in texts)
     store.close()
 

@@ -115,18 +115,18 @@ async def test_any_game_flagged_judgements_channels_clock(store_location: str) -
     games = store.games("tc")
     assert sorted(g.status for g in games) == ["finished"] * 3 + [FLAGGED]
     rows = store.results("tc")
-    assert [r["idx"] for r in rows] == [0, 1, 2]  # the flagged game is excluded...
+    assert [r.idx for r in rows] == [0, 1, 2]  # the flagged game is excluded...
     flagged = store.results("tc", include_flagged=True)[-1]
-    assert flagged["status"] == FLAGGED and flagged["flags"] == ["w missed its deadline"]
+    assert flagged.status == FLAGGED and flagged.flags == ("w missed its deadline",)
     row = rows[0]
-    assert row["game"] == "two-channel" and row["seats"] == {"judge": "judge", "w": "w"}
-    assert row["n"] == 0 and "distinguisher_turns" not in row
-    assert row["histories"]["w"] == [
+    assert row.game == "two-channel" and row.seats == {"judge": "judge", "w": "w"}
+    assert row.params["n"] == 0 and row.extra["distinguisher_turns"] is None
+    assert row.histories["w"] == [
         {"role": "user", "content": "hello"},
         {"role": "assistant", "content": "hi there"},
     ]  # the witness never sees channel b
-    assert len(row["histories"]["judge"]) == 3
-    game_id = row["attempt_id"]
+    assert len(row.histories["judge"]) == 3
+    game_id = row.attempt_id
     assert [m.text for m in store.transcript(game_id, channel="b")] == ["note to self"]
     assert {m.created_at for m in store.transcript(game_id)} == {1000.0}  # the game's clock
     assert {(s.seat, s.kind) for s in store.seats(game_id)} == {

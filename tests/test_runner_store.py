@@ -64,15 +64,16 @@ async def test_full_run_stores_every_trial(store_location: str) -> None:
     assert summary.status == "finished"
     assert summary.counters.finished == 12
     rows = store.results(summary.run_id)
-    assert len(rows) == 12 and sorted(r["idx"] for r in rows) == list(range(12))
+    assert len(rows) == 12 and sorted(r.idx for r in rows) == list(range(12))
     row = rows[0]
-    assert set(row["histories"]) == {"distinguisher", "unknown"}
-    assert row["routes"]["distinguisher"]["backend"] == "scripted"
-    assert row["first_distinguisher_message"] == "Hi?"
+    assert set(row.histories) == {"distinguisher", "unknown"}
+    assert row.routes["distinguisher"]["backend"] == "scripted"
+    assert row.extra["first_distinguisher_message"] == "Hi?"
     # The distinguisher "judge" always answers 1; "mimic" always 0.
     for r in rows:
-        assert r["verdict"] == (1 if r["distinguisher"] == "judge" else 0)
-    env = store.environment(row["environment_id"])
+        assert r.verdict == (1 if r.params["distinguisher"] == "judge" else 0)
+    assert row.environment_id is not None
+    env = store.environment(row.environment_id)
     assert env is not None and env["python"] and env["hostname"]
     [info] = store.list_runs()
     assert (info.status, info.finished, info.n_planned) == ("finished", 12, 12)
@@ -130,7 +131,7 @@ async def test_fatal_errors_become_failed_attempts_then_resume(store_location: s
     assert last.status == "finished"
     results = store.results(first.run_id)
     assert len(results) == 8
-    assert sorted(r["attempt_no"] for r in results if r["attempt_no"] > 1) == [4] * 5
+    assert sorted(r.attempt_no for r in results if r.attempt_no > 1) == [4] * 5
     store.close()
 
 
@@ -161,7 +162,7 @@ async def test_cancel_keeps_finished_trials(tmp_path) -> None:
     assert info.status == "interrupted"
     # Trials judged by "judge" end before mimic's slow second message; the others hang.
     assert info.finished == 4
-    assert {r["distinguisher"] for r in store.results(info.id)} == {"judge"}
+    assert {r.params["distinguisher"] for r in store.results(info.id)} == {"judge"}
     assert store.failed_attempts(info.id) == []  # cancelled work is not a failure
     store.close()
 

@@ -1,6 +1,6 @@
 """What `Store` gives back is what was written, as typed records: a played game read back
-through `transcript`, `judgements`, `seats`, `games` and `result_records` equals the records
-that went in, and the flat `results` rows are exactly `ResultRecord.as_dict`."""
+through `transcript`, `judgements`, `seats`, `games` and `results` equals the records that
+went in, and the GTT analysis's flat rows are exactly `ResultRecord.analysis_row`."""
 
 from __future__ import annotations
 
@@ -12,8 +12,10 @@ from turinglab.store.database import (
     GameRecord,
     GameStart,
     MessageRecord,
+    ResultRecord,
     SeatRecord,
     Store,
+    analysis_rows,
 )
 
 RUN = "records-run"
@@ -79,15 +81,19 @@ def test_a_played_game_reads_back_as_the_records_written(store_location: str) ->
         (),
     )
 
-    (record,) = store.result_records(RUN)
+    (record,) = store.results(RUN)
+    assert isinstance(record, ResultRecord)
+    assert record.spec == TrialSpec(
+        0, "k0", "three-party", 7, {s.seat: s.agent for s in SEATS}, {"n": 1}
+    )
     assert (record.attempt_id, record.params) == (game_id, {"n": 1})
     assert record.seats == {"interrogator": "smollm2", "witness_a": "person"}
     assert record.histories["witness_a"] == [
         {"role": "user", "content": "hello?"},
         {"role": "assistant", "content": "hi"},
     ]
-    (row,) = store.results(RUN)
-    assert row == record.as_dict()
+    (row,) = analysis_rows(store.results(RUN))
+    assert row == record.analysis_row()
     # A non-GTT row: design facts spread in, plus game/seats/params/flags, no empty GTT columns.
     assert row["n"] == 1 and row["game"] == "three-party" and row["flags"] == []
     assert "distinguisher_turns" not in row

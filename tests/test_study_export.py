@@ -127,5 +127,5 @@ async def test_batch_games_run_on_simulated_time(tmp_path: Path) -> None:
     store = Store(str(tmp_path / "s.db"))
     run_id = await asyncio.wait_for(play(data, store), timeout=60)
     (row,) = store.results(run_id)
-    assert row["details"]["end_reason"] == "time"
-    assert row["details"]["duration_s"] == 300.0
+    assert row.details["end_reason"] == "time"
+    assert row.details["duration_s"] == 300.0

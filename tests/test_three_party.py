@@ -17,6 +17,7 @@ from turinglab.agents.scripted import ScriptedAgent
 from turinglab.games.clock import SimulatedClock
 from turinglab.games.events import EventLog, GameFlagged, InputRefused, Revealed
 from turinglab.games.spec import FINISHED, FLAGGED
+from turinglab.games.study_rows import study_rows
 from turinglab.games.three_party import ThreePartyExperiment, ThreePartyGame
 from turinglab.human.schema import load_study
 
@@ -272,7 +273,8 @@ async def test_ai_interrogator_with_stand_in_and_eliza_batch(tmp_path: Path) -> 
     assert counts["witness_a"]["interrogator"] == 2 and counts["witness_b"]["interrogator"] == 2
     assert result.details["refusals"] == 1  # the unaddressed line was refused, not guessed
     # Round trip through the study loader.
-    rows = game.study_rows(spec, result, seat_kinds={k: s.kind for k, s in table.seats.items()})
+    kinds = {k: s.kind for k, s in table.seats.items()}
+    rows = study_rows([game.study_game(spec, result, seat_kinds=kinds, messages=table.messages)])
     path = tmp_path / "study.csv"
     pd.DataFrame(rows).to_csv(path, index=False)
     study = load_study(path)
@@ -294,7 +296,11 @@ async def test_unparseable_ai_verdict_is_an_outcome_not_a_guess() -> None:
     table = table_for(game, spec, agents, SimulatedClock())
     result = await game.play(table, spec)
     assert result.status == "unparseable-verdict" and result.judgements == []
-    assert game.study_rows(spec, result, seat_kinds={}) == []
+    # Listed among the study's exclusions, with why: never a row to analyse.
+    seen = game.study_game(spec, result, seat_kinds={}, messages=table.messages)
+    assert study_rows([seen]) == [
+        {"game": spec.key, "excluded_reason": "no verdict (unparseable-verdict)"}
+    ]
 
 
 async def test_over_long_ai_reply_is_asked_again_then_flags() -> None:
@@ -364,8 +370,9 @@ async def test_smollm2_interrogator_eliza_and_stand_in_full_game(tmp_path: Path)
         (judgement,) = result.judgements
         assert judgement.verdict in ("witness_a", "witness_b")
         assert judgement.confidence is None or 0 <= judgement.confidence <= 100
-        rows = game.study_rows(spec, result, seat_kinds={k: s.kind for k, s in table.seats.items()})
-        pd.DataFrame(rows).to_csv(tmp_path / "s.csv", index=False)
+        kinds = {k: s.kind for k, s in table.seats.items()}
+        seen = game.study_game(spec, result, seat_kinds=kinds, messages=table.messages)
+        pd.DataFrame(study_rows([seen])).to_csv(tmp_path / "s.csv", index=False)
         assert len(load_study(tmp_path / "s.csv")) == 2
     for m in table.messages:
         if m.channel in ("witness_a", "witness_b"):

@@ -15,6 +15,7 @@ from turinglab.games.clock import SimulatedClock
 from turinglab.games.events import EventLog, InputRefused, Revealed
 from turinglab.games.kinds import game_for
 from turinglab.games.spec import FINISHED
+from turinglab.games.study_rows import study_rows
 from turinglab.games.two_party import TwoPartyExperiment, TwoPartyGame
 from turinglab.human.schema import load_study
 
@@ -53,9 +54,9 @@ async def test_plan_covers_each_witness_and_batch_games_export(tmp_path: Path) -
         assert result.status == FINISHED and result.judgements[0].verdict == "human"
         assert result.verdict == 1 and result.correct is (spec.params["witness_type"] == "human")
         assert result.details["message_counts"]["witness"] == {"interrogator": 2, "witness": 2}
-        rows += game.study_rows(
-            spec, result, seat_kinds={k: s.kind for k, s in table.seats.items()}
-        )
+        kinds = {k: s.kind for k, s in table.seats.items()}
+        seen = game.study_game(spec, result, seat_kinds=kinds, messages=table.messages)
+        rows += study_rows([seen])
     path = tmp_path / "two.csv"
     pd.DataFrame(rows).to_csv(path, index=False)
     study = load_study(path)

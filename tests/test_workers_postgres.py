@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from turinglab.analysis.gtt import pair_table
-from turinglab.store.database import Store
+from turinglab.store.database import ResultRecord, Store, analysis_rows
 from turinglab.testing.fake_openai import start_fake_server_process
 
 pytestmark = [pytest.mark.slow, pytest.mark.server]
@@ -56,9 +56,12 @@ def outcome_count(store: str) -> int:
         s.close()
 
 
-def comparable(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    keep = ("status", "verdict", "correct", "distinguisher_turns", "unknown_turns", "histories")
-    return {r["key"]: {k: r[k] for k in keep} for r in rows}
+def comparable(rows: list[ResultRecord]) -> dict[str, Any]:
+    return {
+        r.key: (r.status, r.verdict, r.correct, r.extra["distinguisher_turns"],
+                r.extra["unknown_turns"], r.histories)
+        for r in rows
+    }  # fmt: skip
 
 
 def check_workers(tmp_path: Path, store: str, reference_db: Path) -> None:
@@ -87,7 +90,7 @@ def check_workers(tmp_path: Path, store: str, reference_db: Path) -> None:
         rows = s.results(run.id)
         games = s.games(run.id)
         s.close()
-        assert len(rows) == len({r["trial_id"] for r in rows}) == 4 * N_PER_PAIR
+        assert len(rows) == len({r.trial_id for r in rows}) == 4 * N_PER_PAIR
         assert sum(g.status == "finished" for g in games) == 4 * N_PER_PAIR
         assert {g.status for g in games} <= {"finished", "interrupted", "superseded"}
         assert len({g.worker for g in games}) == 3  # all three took part
@@ -101,7 +104,7 @@ def check_workers(tmp_path: Path, store: str, reference_db: Path) -> None:
     ref.close()
     assert ref_run.id == run.id
     assert comparable(rows) == comparable(ref_rows)
-    assert pair_table(rows) == pair_table(ref_rows)
+    assert pair_table(analysis_rows(rows)) == pair_table(analysis_rows(ref_rows))
 
 
 @pytest.mark.database

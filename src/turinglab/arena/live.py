@@ -157,6 +157,8 @@ class LiveGame:
         self.gate: CommitGate | None = None
         self.save_end: SaveEnd | None = None
         self.on_fenced: Callable[[LiveGame], None] | None = None
+        # With a store: keep the seconds the clock stood still, so a takeover restores them.
+        self.save_paused: Callable[[float], None] | None = None
         self.end_saved = False
         self._ending_now = False  # end_now was called (its end may be being saved)
         self._aborted: asyncio.Future[GameResult] | None = None
@@ -252,6 +254,8 @@ class LiveGame:
         if not self.clock.paused:
             return
         self.clock.resume()
+        if self.save_paused is not None:
+            self.save_paused(self.clock.stopped_for)
         if self.result is None:
             for view in self.views.values():
                 view.send(self.snapshot(view.participant))

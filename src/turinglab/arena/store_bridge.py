@@ -305,6 +305,25 @@ class ArenaStore:
         gate = CommitGate(game, saved_through=saved_through, max_outage_s=self.max_outage_s)
         recorder.gate = game.gate = gate
         game.save_end = functools.partial(self.save_end, recorder)
+        game.save_paused = functools.partial(self.save_paused, recorder)
+
+    def save_paused(self, recorder: GameRecorder, paused_s: float) -> None:
+        """Keep the seconds the game's clock has stood still (written after the messages
+        queued before it, while this process owns the game). A write that fails only costs a
+        takeover those seconds: logged, not retried."""
+        gid = recorder.id.value
+        if gid is None:  # never: the clock stops only behind a message, written after the row
+            log.warning("arena: paused time of a game without a row not saved")
+            return
+
+        def op(conn: Connection) -> None:
+            arena_games.save_paused(conn, gid, recorder.epoch, paused_s)
+
+        def failed(done: Future[Any]) -> None:
+            if done.exception() is not None:
+                log.warning("arena: game %s: paused time not saved: %s", gid, done.exception())
+
+        self.writer.submit(op).add_done_callback(failed)
 
     async def save_end(self, recorder: GameRecorder, game: LiveGame, result: GameResult) -> None:
         """The game's end and verdict, committed while this process still owns the game."""

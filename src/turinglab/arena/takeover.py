@@ -4,7 +4,8 @@ Everything a game showed anyone was committed first (store_bridge.py, commit_gat
 another process can rebuild it from the committed messages alone, with no hole: the same arena
 id (what people's clients know), the same seats and people, every message replayed onto a
 fresh table (people see them again, AI witnesses find them in their history), and the clock
-counted from the stored start.
+counted from the stored start, less the seconds it stood still while saving was delayed
+(`games.paused_s`): the new owner gives the people the time left they had.
 
 Whether the game then goes on is the game kind's call: a kind that can pick up a game from its
 history has `resume(table, spec, started_at=...)`, played instead of `play`. Any other kind
@@ -61,12 +62,15 @@ def restore(arena: Arena, stored: StoredGame, person: Callable[[str], Participan
         sink=recorder.sink,
     )
     game.id = stored.game
+    # The clock stood still under earlier owners while saving was delayed: it still does here,
+    # so the people have the time left they had (the deadline is on the game's clock).
+    game.clock.carry_over(stored.paused_s)
     game.started_at = stored.started_at
     game.deadline = stored.started_at + mode.duration_s if mode.duration_s else None
     # Only what was committed is replayed, and shown; what it says next waits for its commit.
     arena.store.attach(recorder, game, saved_through=len(stored.messages) - 1)
     game.table.replay(stored.messages)
-    if resumes(game, arena.clock.now()):
+    if resumes(game, game.clock.now()):
         game.play = functools.partial(
             mode.game.resume,  # type: ignore[attr-defined]
             started_at=stored.started_at,

@@ -74,7 +74,7 @@ async def _play(trials_per_pair: int, setup: dict[str, Any], folder: Path) -> di
         summary = await run_experiment(config, store, say=lambda _m: None)
         wall, cpu_s = time.perf_counter() - start, time.process_time() - cpu
         rows = store.results(summary.run_id)
-        calls = sum(int(r["calls"] or 0) for r in rows)
+        calls = sum(r.calls for r in rows)
     finally:
         store.close()
     return {

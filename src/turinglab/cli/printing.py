@@ -20,7 +20,7 @@ def print_game_outcomes(db: Store, run_id: str, game: str, title: str = "") -> N
     from collections import Counter
 
     rows = db.results(run_id, include_flagged=True)
-    counts = Counter(r["status"] for r in rows)
+    counts = Counter(r.status for r in rows)
     shown = ", ".join(f"{status}: {n}" for status, n in sorted(counts.items())) or "none"
     lead = f"{title}: " if title else ""
     console.print(f"{lead}{game}: {len(rows)} finished games ({shown})", highlight=False)

@@ -134,11 +134,12 @@ def report(
         console.print(f"wrote {written} (figures as PNG and SVG beside it)")
         return
     from turinglab.store.lookup import shown_status
+    from turinglab.store.records import analysis_rows
 
     universe = info.config.get("experiment", {}).get("universe")
     print_gtt_report(
         console,
-        db.results(info.id),
+        analysis_rows(db.results(info.id)),
         title=f"{info.name} ({info.id}, {shown_status(info)})",
         planned=info.n_planned,
         universe=universe,
@@ -155,7 +156,7 @@ def study_run_report(db: Store, info: RunInfo, out: Path, tags: list[str]) -> No
     except NotAStudyRun as err:
         raise fail(f"{err}; `turinglab itt` reports conversation runs") from None
     console.print(f"wrote {done.path}: {done.rows} rows from {done.games} finished games")
-    if done.rows == 0:
+    if done.games == done.skipped:  # every row (if any) an exclusion
         raise fail(f"run {info.id} has no game with a usable verdict to report")
     if done.kind == "stt":
         # The study report needs verdict rows; an STT-only run gets its preference tables.

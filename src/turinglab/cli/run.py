@@ -118,6 +118,7 @@ def run(
     from turinglab.runner.execute import run_experiment
     from turinglab.runner.plan import PlanTooLarge
     from turinglab.runner.progress import RichProgress
+    from turinglab.store.records import analysis_rows
 
     try:
         config = load_config(config_path)
@@ -165,7 +166,7 @@ def run(
     if isinstance(config.experiment, GTTExperiment):
         print_gtt_report(
             console,
-            db.results(summary.run_id),
+            analysis_rows(db.results(summary.run_id)),
             title=f"{config.name} ({summary.run_id})",
             planned=c.planned,
             universe=config.experiment.universe,

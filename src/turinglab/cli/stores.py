@@ -111,7 +111,7 @@ def export(
             raise fail(str(err)) from None
         console.print(
             f"wrote {done.path}: {done.rows} rows from {done.games} finished games"
-            + (f" ({done.skipped} without a usable verdict left out)" if done.skipped else "")
+            + (f" ({done.skipped} without a usable verdict, excluded)" if done.skipped else "")
         )
         return
     format_: ExportFormat = fmt  # type: ignore[assignment]

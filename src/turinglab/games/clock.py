@@ -69,6 +69,19 @@ class PausableClock:
     def paused(self) -> bool:
         return self._paused_at is not None
 
+    @property
+    def stopped_for(self) -> float:
+        """Seconds the clock stood still in all, pauses ended so far (one under way not)."""
+        return self._stopped_for
+
+    def carry_over(self, stopped_for: float) -> None:
+        """Count `stopped_for` seconds of standing still from before this clock existed (a
+        game taken over from another process): `now` lags the clock beneath by as much."""
+        if stopped_for < 0:
+            raise ValueError(f"stopped_for must not be negative, not {stopped_for}")
+        self._stopped_for += stopped_for
+        self._wake()
+
     def now(self) -> float:
         base = self._base.now()
         since = 0.0 if self._paused_at is None else base - self._paused_at

@@ -1,16 +1,12 @@
 """What three- and two-party games share above the play itself: the experiment fields, AI
-witness entries, seat kinds, seeds, and the study-file rows a finished game becomes.
-
-The study rows are those `turinglab report STUDY.csv` reads (turinglab.human.schema): one row
-per (game, witness). A stand-in for a person is a "human" witness in the analysis and is marked
-`witness_kind = "stand-in"` in the file, so a simulated study is never mistaken for a real one.
+witness entries, seat kinds, seeds, and what a finished game is to the study file
+(`study_game`; games/study_rows.py writes the rows, for batch runs and arena studies alike).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -18,9 +14,11 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from turinglab.agents.base import Agent
 from turinglab.games.clock import REAL_CLOCK, Clock, SimulatedClock
 from turinglab.games.interrogation import Interrogation, InterrogationRules, WitnessSide
+from turinglab.games.interrogation_text import INTERROGATOR
 from turinglab.games.kinds import GameContext
 from turinglab.games.people import is_person
-from turinglab.games.spec import FINISHED, GameResult, TrialSpec
+from turinglab.games.spec import GameResult, TrialSpec
+from turinglab.games.study_rows import Said, Spoken, StudyGame, StudyWitness, between
 from turinglab.games.table import Seat, Table
 from turinglab.games.typing_delay import TypingDelay
 from turinglab.games.witness import Persona, WitnessFacts, WitnessPrompt
@@ -136,48 +134,48 @@ def make_seats(
     return seats
 
 
-def study_rows(
+def study_game(
     spec: TrialSpec,
     result: GameResult,
     *,
     seat_kinds: Mapping[str, str],
-    message_counts: Mapping[str, Mapping[str, int]] | None = None,
-    transcripts: Mapping[str, list[dict[str, Any]]] | None = None,
-) -> list[dict[str, Any]]:
-    """A finished three- or two-party game as rows of the study file (none if it has no
-    usable verdict: flagged, no verdict, unparseable)."""
-    verdicts = [j for j in result.judgements if j.kind == "verdict"]
-    if result.status != FINISHED or not verdicts:
-        return []
-    verdict = verdicts[0]
-    counts = message_counts or result.details.get("message_counts") or {}
-    witnesses = spec.params["witnesses"]  # seat -> {"label", "human", "persona", "model"}
-    three_party = len(witnesses) == 2
-    rows = []
-    for seat, info in witnesses.items():
-        judged_human = verdict.verdict == (seat if three_party else "human")
-        channel = counts.get(seat, {})
-        row: dict[str, Any] = {
-            "game": spec.key,
-            "interrogator": spec.seats["interrogator"],
-            "witness": "human" if info["human"] else info["name"],
-            "witness_type": "human" if info["human"] else "ai",
-            "judged_human": judged_human,
-            "format": "three-party" if three_party else "two-party",
-            "confidence": verdict.confidence,
-            "reason": verdict.reason or "",
-            "interrogator_messages": channel.get("interrogator", 0),
-            "witness_messages": channel.get(seat, 0),
-            "duration_s": result.details.get("duration_s"),
-            "persona": info.get("persona") or "",
-            "model": spec.seats[seat] if not info["human"] else "",
-            "witness_kind": seat_kinds.get(seat, "agent"),
-            "interrogator_kind": seat_kinds.get("interrogator", "agent"),
-        }
-        if transcripts is not None:
-            row["transcript"] = json.dumps(transcripts.get(seat, []))
-        rows.append(row)
-    return rows
+    messages: Sequence[Spoken],
+    started_at: float | None = None,
+) -> StudyGame:
+    """A played three- or two-party trial as the study file sees it (games/study_rows.py
+    writes its rows). Times are on the game's own clock (simulated in batch runs), from its
+    start (`details.started_at`, else `started_at`)."""
+    start = result.details.get("started_at", started_at if started_at is not None else 0.0)
+    witnesses = []
+    for seat, info in spec.params["witnesses"].items():  # seat -> label, human, name, persona
+        said = tuple(
+            Said(m.sender == INTERROGATOR, m.text, m.created_at - start)
+            for m in messages
+            if between(m.sender, m.visible_to, INTERROGATOR, seat)
+        )
+        human = bool(info["human"])
+        witnesses.append(
+            StudyWitness(
+                seat=seat,
+                human=human,
+                label="human" if human else str(info["name"]),
+                model="" if human else spec.seats[seat],
+                persona=str(info.get("persona") or ""),
+                kind=seat_kinds.get(seat, "agent"),
+                said=said,
+            )
+        )
+    return StudyGame(
+        game=spec.key,
+        interrogator=spec.seats[INTERROGATOR],
+        interrogator_kind=seat_kinds.get(INTERROGATOR, "agent"),
+        witnesses=tuple(witnesses),
+        status=result.status,
+        flags=tuple(result.flags),
+        judgements=tuple(result.judgements),
+        started_at=start,
+        duration_s=result.details.get("duration_s"),
+    )
 
 
 def _is_eliza(agent: Agent) -> bool:
@@ -274,19 +272,15 @@ class InterrogationGame:
         }
         return {"game": self.name, "prompts": prompts, "witness": witness_identity()}
 
-    def study_rows(
+    def study_game(
         self,
         spec: TrialSpec,
         result: GameResult,
         *,
         seat_kinds: Mapping[str, str],
-        message_counts: Mapping[str, Mapping[str, int]] | None = None,
-        transcripts: Mapping[str, list[dict[str, Any]]] | None = None,
-    ) -> list[dict[str, Any]]:
-        return study_rows(
-            spec,
-            result,
-            seat_kinds=seat_kinds,
-            message_counts=message_counts,
-            transcripts=transcripts,
+        messages: Sequence[Spoken],
+        started_at: float | None = None,
+    ) -> StudyGame:
+        return study_game(
+            spec, result, seat_kinds=seat_kinds, messages=messages, started_at=started_at
         )

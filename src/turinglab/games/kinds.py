@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast, runtime
 from turinglab.agents.base import Agent
 from turinglab.games.clock import Clock
 from turinglab.games.spec import GameResult, TrialSpec
+from turinglab.games.study_rows import Spoken, StudyGame
 from turinglab.games.table import Seat, Table
 
 if TYPE_CHECKING:
@@ -104,16 +105,18 @@ class AdaptiveSampling(Protocol):
 
 @runtime_checkable
 class StudyRows(Protocol):
-    """Writes the human-study file's rows (one per game and witness) for a finished game."""
+    """Describes a finished game for the human-study file, whose rows one builder writes for
+    batch runs and arena studies alike (games/study_rows.py)."""
 
-    def study_rows(
+    def study_game(
         self,
         spec: TrialSpec,
         result: GameResult,
         *,
         seat_kinds: Mapping[str, str],
-        transcripts: Mapping[str, list[dict[str, Any]]] | None = None,
-    ) -> list[dict[str, Any]]: ...
+        messages: Sequence[Spoken],
+        started_at: float | None = None,
+    ) -> StudyGame: ...
 
 
 @runtime_checkable

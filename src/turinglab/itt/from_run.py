@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from turinglab.games.live_itt_judgements import live_itt_judgements
-from turinglab.games.spec import GameResult, TrialSpec
+from turinglab.games.spec import GameResult
 from turinglab.itt.dataset import save_dataset
 from turinglab.itt.generate import Played, conversation_rows, response_rows
 from turinglab.itt.judgements import save_judgements
@@ -64,9 +64,7 @@ def export_itt_run(store: Store, run: RunInfo, out: Path) -> DatasetExport:
         )
     played = []
     for r in store.results(run.id, include_flagged=True):
-        spec = TrialSpec(r["idx"], r["key"], r["game"], r["seed"], r["seats"], r["params"])
-        result = GameResult(r["status"], details=r["details"], flags=list(r["flags"] or []))
-        played.append(Played(spec, result))
+        played.append(Played(r.spec, GameResult(r.status, details=r.details, flags=list(r.flags))))
     if not played:
         raise NotAnITTRun(f"run {run.id}: no trial results to export")
     prefix = f"run-{run.id[:8]}"

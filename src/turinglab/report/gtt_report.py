@@ -39,7 +39,7 @@ from turinglab.report.cells import num as _num
 from turinglab.report.gtt_models import ability_section, theorem3_section
 from turinglab.report.gtt_transcripts import transcript_browser, transcript_views
 from turinglab.report.html import CellValue, Page, Section
-from turinglab.store.database import RunInfo, Store
+from turinglab.store.database import RunInfo, Store, analysis_rows
 from turinglab.tagging.probe_rules import PROBE_CODES, probe_report
 from turinglab.variants import BUDGET_VARIANTS, FD_VARIANTS, MATRIX_VARIANTS
 
@@ -577,7 +577,7 @@ def build_gtt_report(store: Store, run_id: str, out_dir: Path | str, **options: 
             "ε": opts.epsilon,
         },
     )
-    ctx = _Context(store, run, store.results(run.id), opts, out, page)
+    ctx = _Context(store, run, analysis_rows(store.results(run.id)), opts, out, page)
     _overview(ctx)
     if ctx.rows:
         for variant in MATRIX_VARIANTS:

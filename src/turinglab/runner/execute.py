@@ -23,7 +23,7 @@ from turinglab.games.kinds import (
 from turinglab.runner.environment import environment_block
 from turinglab.runner.plan import identity_document, plan_game, run_id
 from turinglab.runner.scheduler import DEFAULT_LEASE_S, RunCounters, TrialRunner
-from turinglab.store.database import Store
+from turinglab.store.database import Store, analysis_rows
 
 
 class ProgressView(Protocol):
@@ -92,14 +92,14 @@ async def sample_adaptively(
 ) -> None:
     """Plan and play batches for the cells the game says are unsettled (GTT's hook)."""
     while True:
-        batch = game.more_trials(store.planned_specs(rid), store.results(rid))
+        batch = game.more_trials(store.planned_specs(rid), analysis_rows(store.results(rid)))
         if not batch:
             break
         added = store.add_trials(rid, batch)
         runner.counters.planned += added
         say(f"Adaptive sampling: {len(batch)} more trials for unsettled cells.")
         await runner.run()
-    game.report_adaptive(store.results(rid), say)
+    game.report_adaptive(analysis_rows(store.results(rid)), say)
 
 
 def lease_seconds(config: ExperimentConfig) -> float:

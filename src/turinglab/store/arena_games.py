@@ -54,6 +54,7 @@ class StoredGame:
     people: dict[str, str]  # seat -> participant id
     messages: list[TranscriptMessage]
     epoch: int = 0  # the ownership epoch this process claimed it with
+    paused_s: float = 0.0  # seconds its clock stood still under earlier owners
 
 
 # ---- writing (functions of the writer's connection: group-committed) ---------------------------
@@ -133,6 +134,13 @@ def end_game(
         release=False,  # arena trials are never leased
     )
     return store.end_game(conn, end)
+
+
+def save_paused(conn: Connection, gid: int, epoch: int, paused_s: float) -> None:
+    """Keep how long the game's clock has stood still in all (PausableClock), while `epoch`
+    is still the game's: a process that takes it over goes on with the same time left."""
+    hold(conn, gid, epoch)
+    conn.execute(update(games).where(games.c.id == gid).values(paused_s=paused_s))
 
 
 def save_survey(
@@ -248,6 +256,7 @@ def _stored(conn: Connection, gid: int, epoch: int) -> StoredGame:
         people=people,
         messages=said,
         epoch=epoch,
+        paused_s=float(row.paused_s),
     )
 
 
@@ -320,7 +329,12 @@ def records(store: Store, run_id: str) -> list[Record]:
     included (status None), each with `stored_status`, the game row's own status."""
     query = (
         select(
-            games,
+            games.c.id,
+            games.c.status,
+            games.c.started_at,
+            games.c.finished_at,
+            games.c.setup,
+            games.c.flags,
             outcomes.c.status.label("outcome_status"),
             outcomes.c.correct.label("outcome_correct"),
             outcomes.c.details.label("outcome_details"),

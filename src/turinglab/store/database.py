@@ -39,9 +39,11 @@ from turinglab.store.records import (
     JudgementRecord,
     MessageRecord,
     PendingTrial,
+    ResultRecord,
     RunInfo,
     RunState,
     SeatRecord,
+    analysis_rows,
 )
 from turinglab.store.runs import RunsMixin
 
@@ -61,11 +63,13 @@ __all__ = [
     "JudgementRecord",
     "MessageRecord",
     "PendingTrial",
+    "ResultRecord",
     "RunInfo",
     "RunState",
     "SeatRecord",
     "Store",
     "StoreError",
+    "analysis_rows",
     "store_url",
 ]
 

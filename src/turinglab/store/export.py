@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from turinglab.store.database import Store
+from turinglab.store.database import ResultRecord, Store
 
 ExportFormat = Literal["csv", "jsonl", "parquet"]
 
@@ -48,41 +48,49 @@ def _iso(ts: float | None) -> str | None:
     return None if ts is None else datetime.fromtimestamp(ts, UTC).isoformat()
 
 
+def _design(r: ResultRecord) -> dict[str, Any]:
+    """GTT's design facts and outcome columns (empty for other games)."""
+    p = r.params
+    return {
+        "variant": p.get("variant"),
+        "actor": p.get("actor"),
+        "distinguisher": p.get("distinguisher"),
+        "target": p.get("target"),
+        "x_is_target": p.get("x_is_target"),
+        "budget": p.get("budget"),
+        "seed": r.seed,
+        "status": r.status,
+        "verdict": r.verdict,
+        "correct": r.correct,
+        "distinguisher_turns": r.extra.get("distinguisher_turns"),
+        "unknown_turns": r.extra.get("unknown_turns"),
+    }
+
+
 def result_rows(store: Store, run_id: str) -> list[dict[str, Any]]:
     """GTT's columns; a run of another game (an arena study, say) leaves those it lacks empty."""
     rows = []
     for r in store.results(run_id):
-        routes = r["routes"] or {}
+        routes = r.routes or {}
         rows.append(
             {
                 "run_id": run_id,
-                "trial": r["idx"],
-                "key": r["key"],
-                "variant": r.get("variant"),
-                "actor": r.get("actor"),
-                "distinguisher": r.get("distinguisher"),
-                "target": r.get("target"),
-                "x_is_target": r.get("x_is_target"),
-                "budget": r.get("budget"),
-                "seed": r["seed"],
-                "status": r["status"],
-                "verdict": r.get("verdict"),
-                "correct": r["correct"],
-                "distinguisher_turns": r.get("distinguisher_turns"),
-                "unknown_turns": r.get("unknown_turns"),
-                "attempt_no": r["attempt_no"],
-                "calls": r["calls"],
-                "tokens_in": r["tokens_in"],
-                "tokens_out": r["tokens_out"],
+                "trial": r.idx,
+                "key": r.key,
+                **_design(r),
+                "attempt_no": r.attempt_no,
+                "calls": r.calls,
+                "tokens_in": r.tokens_in,
+                "tokens_out": r.tokens_out,
                 "distinguisher_model": routes.get("distinguisher", {}).get("model"),
                 "distinguisher_provider": routes.get("distinguisher", {}).get("provider"),
                 "unknown_model": routes.get("unknown", {}).get("model"),
                 "unknown_provider": routes.get("unknown", {}).get("provider"),
-                "no_answer_reason": (r["details"] or {}).get("no_answer_reason"),
-                "started_at": _iso(r["started_at"]),
-                "finished_at": _iso(r["finished_at"]),
-                "first_distinguisher_message": r.get("first_distinguisher_message"),
-                "raw_final_message": r.get("raw_final_message"),
+                "no_answer_reason": (r.details or {}).get("no_answer_reason"),
+                "started_at": _iso(r.started_at),
+                "finished_at": _iso(r.finished_at),
+                "first_distinguisher_message": r.extra.get("first_distinguisher_message"),
+                "raw_final_message": r.extra.get("raw_final_message"),
             }
         )
     return rows
@@ -93,7 +101,7 @@ def transcript_records(store: Store, run_id: str) -> list[dict[str, Any]]:
     envs: dict[str, dict[str, Any] | None] = {}
     out = []
     for r in store.results(run_id):
-        env_id = r["environment_id"]
+        env_id = r.environment_id
         if env_id is not None and env_id not in envs:
             envs[env_id] = store.environment(env_id)
         messages = [
@@ -111,31 +119,20 @@ def transcript_records(store: Store, run_id: str) -> list[dict[str, Any]]:
                 "model": m.model,
                 "provider": m.provider,
             }
-            for m in store.transcript(r["attempt_id"])
+            for m in store.transcript(r.attempt_id)
         ]
         out.append(
             {
                 "run_id": run_id,
-                "trial": r["idx"],
-                "key": r["key"],
-                "variant": r.get("variant"),
-                "actor": r.get("actor"),
-                "distinguisher": r.get("distinguisher"),
-                "target": r.get("target"),
-                "x_is_target": r.get("x_is_target"),
-                "budget": r.get("budget"),
-                "seed": r["seed"],
-                "status": r["status"],
-                "verdict": r.get("verdict"),
-                "correct": r["correct"],
-                "distinguisher_turns": r.get("distinguisher_turns"),
-                "unknown_turns": r.get("unknown_turns"),
-                "actor_prompt": r.get("actor_prompt"),
-                "first_distinguisher_message": r.get("first_distinguisher_message"),
-                "raw_final_message": r.get("raw_final_message"),
-                "histories": r["histories"],
-                "routes": r["routes"],
-                "details": r["details"],
+                "trial": r.idx,
+                "key": r.key,
+                **_design(r),
+                "actor_prompt": r.extra.get("actor_prompt"),
+                "first_distinguisher_message": r.extra.get("first_distinguisher_message"),
+                "raw_final_message": r.extra.get("raw_final_message"),
+                "histories": r.histories,
+                "routes": r.routes,
+                "details": r.details,
                 "messages": messages,
                 "environment": envs.get(env_id) if env_id else None,
             }

@@ -35,15 +35,11 @@ from turinglab.store.schema import (
 
 
 class ReadingMixin(StoreBase):
-    def results(self, run_id: str, *, include_flagged: bool = False) -> list[dict[str, Any]]:
-        """`result_records` as the flat rows the GTT analysis, reports and exports read
-        (`ResultRecord.as_dict`)."""
-        return [r.as_dict() for r in self.result_records(run_id, include_flagged=include_flagged)]
-
-    def result_records(self, run_id: str, *, include_flagged: bool = False) -> list[ResultRecord]:
+    def results(self, run_id: str, *, include_flagged: bool = False) -> list[ResultRecord]:
         """One record per finished trial: its design facts, outcome, game totals and each
         seat's view of the transcript (`histories`, rebuilt from the messages as the table
-        built it). Flagged games are left out unless asked for."""
+        built it). Flagged games are left out unless asked for. The GTT analysis reads them
+        as flat rows: `records.analysis_rows`."""
         query = (
             select(
                 trials.c.idx,

@@ -11,7 +11,7 @@ statuses of a game live here too, since every part of the store (and the runner)
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -138,6 +138,7 @@ class GameRecord:
     setup: dict[str, Any]
     flags: tuple[str, ...]
     owner_epoch: int
+    paused_s: float  # a live arena game: seconds its clock stood still (saving was delayed)
 
 
 @dataclass(frozen=True)
@@ -169,10 +170,16 @@ class ResultRecord:
     environment_id: str | None
     histories: dict[str, list[dict[str, str]]]
 
-    def as_dict(self) -> dict[str, Any]:
-        """The flat row the analyses, reports and exports read (`Store.results`): the design
-        facts spread in; GTT rows keep exactly their historical keys, other games add `game`,
-        `seats`, `params` and `flags` and leave out the outcome columns they do not fill."""
+    @property
+    def spec(self) -> TrialSpec:
+        """The trial as it was planned."""
+        return TrialSpec(self.idx, self.key, self.game, self.seed, self.seats, self.params)
+
+    def analysis_row(self) -> dict[str, Any]:
+        """The flat row the GTT analysis reads (analysis/gtt.py sits below the store and
+        knows no records): the design facts spread in; GTT rows keep exactly their historical
+        keys, other games add `game`, `seats`, `params` and `flags` and leave out the outcome
+        columns they do not fill."""
         row = {
             "idx": self.idx,
             "key": self.key,
@@ -237,6 +244,11 @@ class MessageRecord:
 
 
 # ---- conversions --------------------------------------------------------------------------
+
+
+def analysis_rows(results: Iterable[ResultRecord]) -> list[dict[str, Any]]:
+    """`Store.results` as the GTT analysis's flat rows (`ResultRecord.analysis_row`)."""
+    return [r.analysis_row() for r in results]
 
 
 def trial_row(run_id: str, s: TrialSpec) -> dict[str, Any]:
@@ -350,6 +362,7 @@ def game_record(row: StoredRow) -> GameRecord:
         setup=dict(row["setup"]),
         flags=tuple(row["flags"]),
         owner_epoch=row["owner_epoch"],
+        paused_s=row["paused_s"],
     )
 
 

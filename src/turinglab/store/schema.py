@@ -28,7 +28,7 @@ from sqlalchemy import (
 metadata = MetaData()
 
 # Kept in `meta` for readers of the file; Alembic's revision is what upgrades act on.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 meta = Table(
     "meta",
@@ -102,6 +102,9 @@ games = Table(
     # The fencing token of a live arena game: a takeover bumps it in the UPDATE that claims the
     # game, and every later write of the game is made only by whoever holds the current value.
     Column("owner_epoch", Integer, nullable=False, server_default="0"),
+    # Seconds a live arena game's clock stood still while saving was delayed: a takeover
+    # restores them, so the game's time limit does not shrink with its owner.
+    Column("paused_s", Float, nullable=False, server_default="0"),
     Index("ix_games_trial", "trial_id"),
     Index("ix_games_run", "run_id"),
 )
