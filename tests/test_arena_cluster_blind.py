@@ -19,7 +19,6 @@ import asyncio
 import random
 import signal
 import time
-import uuid
 from collections.abc import AsyncIterator
 
 import pytest
@@ -27,7 +26,7 @@ import redis.asyncio as aioredis
 from scipy.stats import ks_2samp
 
 from arena_fixtures import Person, make_setup
-from test_arena_multiprocess import arena_processes, drop_namespace
+from test_arena_multiprocess import alive_namespace, arena_processes
 from test_arena_timing_leaks import SAME, ManualClock, Waits
 from turinglab.arena.matchmaking_wait import MatchDesign
 from turinglab.arena.modes import ArenaMode, ArenaSettings
@@ -45,16 +44,8 @@ def mode_named(name: str) -> ArenaMode:
 
 @pytest.fixture
 async def namespace() -> AsyncIterator[tuple[aioredis.Redis, str]]:
-    ns = f"test-{uuid.uuid4().hex[:8]}"
-    client = aioredis.Redis.from_url("redis://127.0.0.1:6379/0", decode_responses=True)
-    prefix = f"turinglab:arena:{ns}:"
-    for proc in ("P0", "P1"):  # both processes alive (their heartbeats, without the TTL)
-        await client.set(f"{prefix}alive:{proc}", "1")
-    try:
-        yield client, prefix
-    finally:
-        await client.aclose()
-        drop_namespace(ns)
+    async with alive_namespace("P0", "P1") as made:
+        yield made
 
 
 class Processes:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 import redis
+import redis.asyncio as aioredis
 
 from arena_fixtures import Person, listening_socket, make_setup
 from test_arena_store import _three_party, _wait_up
@@ -61,6 +62,22 @@ def drop_namespace(ns: str) -> None:
     if keys:
         client.delete(*keys)
     client.close()
+
+
+@contextlib.asynccontextmanager
+async def alive_namespace(*processes: str) -> AsyncIterator[tuple[aioredis.Redis, str]]:
+    """A fresh arena namespace in the shared Redis with `processes` marked alive (their
+    heartbeats, without the TTL); yields (client, key prefix), removed afterwards."""
+    ns = f"test-{uuid.uuid4().hex[:8]}"
+    client = aioredis.Redis.from_url("redis://127.0.0.1:6379/0", decode_responses=True)
+    prefix = f"turinglab:arena:{ns}:"
+    for proc in processes:
+        await client.set(f"{prefix}alive:{proc}", "1")
+    try:
+        yield client, prefix
+    finally:
+        await client.aclose()
+        drop_namespace(ns)
 
 
 @contextlib.asynccontextmanager

@@ -6,13 +6,12 @@ with its heartbeat key (cluster.py); a queued person whose process has none is n
 from __future__ import annotations
 
 import random
-import uuid
 from collections.abc import AsyncIterator
 
 import pytest
 import redis.asyncio as aioredis
 
-from test_arena_multiprocess import drop_namespace
+from test_arena_multiprocess import alive_namespace
 from turinglab.arena.rounds import RoundBook
 from turinglab.arena.shared_rounds import SharedRounds
 
@@ -22,16 +21,8 @@ MODE = "three-party"
 
 @pytest.fixture
 async def client() -> AsyncIterator[tuple[aioredis.Redis, str]]:
-    ns = f"test-{uuid.uuid4().hex[:8]}"
-    client = aioredis.Redis.from_url("redis://127.0.0.1:6379/0", decode_responses=True)
-    prefix = f"turinglab:arena:{ns}:"
-    for proc in ("P1", "P2"):  # both processes alive (their heartbeats, without the TTL)
-        await client.set(f"{prefix}alive:{proc}", "1")
-    try:
-        yield client, prefix
-    finally:
-        await client.aclose()
-        drop_namespace(ns)
+    async with alive_namespace("P1", "P2") as made:
+        yield made
 
 
 def process(client: tuple[aioredis.Redis, str], rounds: int = 2, seed: int = 0) -> tuple:

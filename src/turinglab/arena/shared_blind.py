@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from turinglab.arena.matchmaking_wait import MatchDesign, Plan
-from turinglab.arena.shared_rounds import BOOK_TTL_S
+from turinglab.arena.shared_rounds import BOOK_LUA, BOOK_TTL_S
 
 if TYPE_CHECKING:
     import redis.asyncio as aioredis
@@ -80,16 +80,14 @@ return 'free'
 # An entry is taken only while its person's `blind-at` names its process: one who joined again
 # elsewhere, or was taken, is not there any more.
 # Returns {outcome, partner entry, caller i, caller w, partner i, partner w}.
-TAKE = """
+TAKE = (
+    BOOK_LUA
+    + """
 if redis.call('GET', KEYS[3]) ~= ARGV[12] then
   redis.call('ZREM', KEYS[1], ARGV[1])
   return {'gone', '', 0, 0, 0, 0}
 end
 local qi, qw = tonumber(ARGV[5]), tonumber(ARGV[6])
-local function counts(book)
-  local c = redis.call('HMGET', book, 'i', 'w')
-  return tonumber(c[1] or '0'), tonumber(c[2] or '0')
-end
 local ci, cw = counts(KEYS[2])
 local met = ARGV[4] .. ARGV[2]
 for _, e in ipairs(ci < qi and redis.call('ZRANGE', KEYS[1], 0, -1) or {}) do
@@ -106,16 +104,8 @@ for _, e in ipairs(ci < qi and redis.call('ZRANGE', KEYS[1], 0, -1) or {}) do
       redis.call('ZREM', KEYS[1], e, ARGV[1])
       redis.call('DEL', ARGV[11] .. other, KEYS[3])
       ci, ow = ci + 1, ow + 1
-      redis.call('HSET', KEYS[2], 'i', ci, 'w', cw)
-      redis.call('HSET', book, 'i', oi, 'w', ow)
-      redis.call('SADD', met, other)
-      redis.call('SADD', ARGV[4] .. other, ARGV[2])
-      for _, key in ipairs({met, ARGV[4] .. other}) do
-        redis.call('EXPIRE', key, ARGV[7])
-      end
-      for _, key in ipairs({KEYS[2], book}) do
-        redis.call('EXPIRE', key, ARGV[8])
-      end
+      record_pair(KEYS[2], ci, cw, book, oi, ow, met, ARGV[4] .. other, ARGV[2], other,
+                  ARGV[7], ARGV[8])
       return {'paired', e, ci, cw, oi, ow}
     end
   end
@@ -125,6 +115,7 @@ if ARGV[10] == '1' then  -- still offered (again, if it was dropped as a ghost m
 end
 return {'none', '', ci, cw, 0, 0}
 """
+)
 
 # (mode, pids): seat them, pids[0] interrogating; their rounds are already counted.
 Seat = Callable[["ArenaMode", list[str]], Awaitable[None]]

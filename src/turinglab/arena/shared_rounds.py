@@ -34,6 +34,23 @@ if TYPE_CHECKING:
 # A book outlives any study session; it is refreshed on every change.
 BOOK_TTL_S = 30 * 24 * 3600
 
+# Lua shared by the pairing scripts (here and shared_blind.py): a person's round counts, and
+# recording that two people were paired (both books, who met whom, and their TTLs).
+BOOK_LUA = """
+local function counts(book)
+  local c = redis.call('HMGET', book, 'i', 'w')
+  return tonumber(c[1] or '0'), tonumber(c[2] or '0')
+end
+local function record_pair(book1, i1, w1, book2, i2, w2, met1, met2, pid1, pid2, met_ttl, ttl)
+  redis.call('HSET', book1, 'i', i1, 'w', w1)
+  redis.call('HSET', book2, 'i', i2, 'w', w2)
+  redis.call('SADD', met1, pid2)
+  redis.call('SADD', met2, pid1)
+  for _, key in ipairs({met1, met2}) do redis.call('EXPIRE', key, met_ttl) end
+  for _, key in ipairs({book1, book2}) do redis.call('EXPIRE', key, ttl) end
+end
+"""
+
 # KEYS[1] the mode's queue, KEYS[2] the caller's book.
 # ARGV[1] the caller's entry "pid|process", ARGV[2] pid, ARGV[3] the book key prefix,
 # ARGV[4] the met-set key prefix, ARGV[5] interrogator quota, ARGV[6] witness quota,
@@ -41,12 +58,10 @@ BOOK_TTL_S = 30 * 24 * 3600
 # ARGV[10] the heartbeat key prefix: an entry whose process's heartbeat has expired (the process
 # died, and its people's sockets with it) is dropped, never matched.
 # Returns {outcome, partner entry, caller's role, caller i, caller w, partner i, partner w}.
-TAKE_OR_WAIT = """
+TAKE_OR_WAIT = (
+    BOOK_LUA
+    + """
 local qi, qw = tonumber(ARGV[5]), tonumber(ARGV[6])
-local function counts(book)
-  local c = redis.call('HMGET', book, 'i', 'w')
-  return tonumber(c[1] or '0'), tonumber(c[2] or '0')
-end
 local ci, cw = counts(KEYS[2])
 if ci >= qi and cw >= qw then
   redis.call('LREM', KEYS[1], 0, ARGV[1])
@@ -78,16 +93,8 @@ while k < redis.call('LLEN', KEYS[1]) do
           cw, oi = cw + 1, oi + 1
         end
         redis.call('LREM', KEYS[1], 1, e)
-        redis.call('HSET', KEYS[2], 'i', ci, 'w', cw)
-        redis.call('HSET', book, 'i', oi, 'w', ow)
-        redis.call('SADD', met, other)
-        redis.call('SADD', ARGV[4] .. other, ARGV[2])
-        for _, key in ipairs({met, ARGV[4] .. other}) do
-          redis.call('EXPIRE', key, ARGV[8])
-        end
-        for _, key in ipairs({KEYS[2], book}) do
-          redis.call('EXPIRE', key, ARGV[9])
-        end
+        record_pair(KEYS[2], ci, cw, book, oi, ow, met, ARGV[4] .. other, ARGV[2], other,
+                    ARGV[8], ARGV[9])
         return {'paired', e, role, ci, cw, oi, ow}
       end
     end
@@ -98,6 +105,7 @@ redis.call('LREM', KEYS[1], 0, ARGV[1])
 redis.call('RPUSH', KEYS[1], ARGV[1])
 return {'waiting', '', '', ci, cw, 0, 0}
 """
+)
 
 # KEYS[1] the interrogator's book. ARGV[1] the field (g:<mode>), ARGV[2] how many to draw,
 # ARGV[3] fresh orders of all groups (a JSON list of lists), used one by one as the cycle
