@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import and_, case, desc, func, select
+from sqlalchemy import and_, bindparam, desc, func, select
 
 from turinglab.store.arena_records import SURVEY_GAME
 from turinglab.store.database import FINISHED, PLAYING, Store
@@ -40,51 +40,50 @@ def _in_run(run_id: str) -> Any:
 
 
 def people(store: Store, run_id: str, limit: int) -> People:
-    """The study's participants: how many, and the newest `limit` with their ids and rounds."""
-    played = games.c.game != SURVEY_GAME
-    counted = and_(
-        played,
-        games.c.status.in_([PLAYING, FINISHED]),
-        func.coalesce(games.c.setup["solo"].as_boolean(), False).is_(False),
-    )
+    """The study's participants: how many, and the newest `limit` with their ids and rounds.
+    Two statements: who the newest are (and how many there are in all), grouped without
+    reading any JSON; then only their rows, read whole."""
     first = func.min(seats.c.id).label("first")
-    per_person = (
-        select(
-            seats.c.participant,
-            first,
-            func.min(games.c.started_at).label("first_seen"),
-            func.count(case((played, 1))).label("games"),
-            func.count(case((counted, 1))).label("rounds"),
-        )
+    newest = (
+        select(seats.c.participant, first, func.count().over().label("total"))
         .join(games, games.c.id == seats.c.game_id)
         .where(_in_run(run_id))
         .group_by(seats.c.participant)
         .order_by(desc(first))
         .limit(limit)
     )
-    everyone = (
-        select(func.count(func.distinct(seats.c.participant)))
+    theirs = (
+        select(
+            seats.c.participant,
+            seats.c.details,
+            games.c.game,
+            games.c.status,
+            games.c.started_at,
+            games.c.setup["solo"].as_boolean().label("solo"),
+        )
         .join(games, games.c.id == seats.c.game_id)
-        .where(_in_run(run_id))
+        .where(_in_run(run_id), seats.c.participant.in_(bindparam("pids", expanding=True)))
     )
     with store.engine.connect() as conn:
-        total = int(conn.execute(everyone).scalar_one())
-        found = [
-            Person(r.participant, float(r.first_seen), int(r.games), int(r.rounds))
-            for r in conn.execute(per_person)
-        ]
-        by_id = {p.participant: p for p in found}
-        details = conn.execute(
-            select(seats.c.participant, seats.c.details)
-            .join(games, games.c.id == seats.c.game_id)
-            .where(_in_run(run_id), seats.c.participant.in_(list(by_id)))
-        )
-        for pid, kept in details:
-            person, kept = by_id[pid], kept or {}
-            person.survey = person.survey or kept.get("survey") is not None
-            if kept.get("recruitment"):
-                person.recruitment = dict(kept["recruitment"])
-    return People(total, found)
+        found = conn.execute(newest).all()
+        rows = conn.execute(theirs, {"pids": [r.participant for r in found]}).all() if found else []
+    by_id = {r.participant: Person(r.participant, None, 0, 0) for r in found}
+    for r in rows:
+        _add(by_id[r.participant], r)
+    return People(int(found[0].total) if found else 0, list(by_id.values()))
+
+
+def _add(person: Person, row: Any) -> None:
+    """One of the person's rows: a game they sat in, or their own (consent, survey)."""
+    if person.first_seen is None or row.started_at < person.first_seen:
+        person.first_seen = float(row.started_at)
+    if row.game != SURVEY_GAME:
+        person.games += 1
+        person.rounds += row.status in (PLAYING, FINISHED) and not row.solo
+    kept = row.details or {}
+    person.survey = person.survey or kept.get("survey") is not None
+    if kept.get("recruitment"):
+        person.recruitment = dict(kept["recruitment"])
 
 
 def game_counts(store: Store, run_id: str) -> dict[str, int]:
