@@ -98,19 +98,11 @@ async def test_every_process_admin_lists_the_whole_study(postgres_url: str) -> N
                 ids["d"]: ["1 of 8", "1", "", ""],
                 ids["e"]: ["0 of 8", "0", "", ""],
             }
-            started = time.monotonic()
-            pages: dict[str, str] = {}
-            for base in (here, there):  # each process's page, whoever its people are
-                while True:  # the other process's writes reach the store within a commit
-                    pages[base] = await _get(base, "/admin")
-                    listed = {pid: row[:4] for pid, row in _people(pages[base]).items()}
-                    if listed == want or time.monotonic() - started > 10:
-                        break
-                    await asyncio.sleep(0.1)
-                assert listed == want, base
-                assert "5 participants · 3 live games · 0 finished" in pages[base]
+            pages = {base: await _listing(base, want) for base in (here, there)}
+            for page in pages.values():  # each process's page, whoever its people are
+                assert "5 participants · 3 live games · 0 finished" in page
                 for g in games:
-                    assert f'href="/admin/game/{g["game"]}"' in pages[base]
+                    assert f'href="/admin/game/{g["game"]}"' in page
             # d's interrogation was drawn with a person, none was free: an AI (on `there`).
             assert "matchmaking fallbacks: 1 (0 on this process)" in pages[here]
             assert "matchmaking fallbacks: 1 (1 on this process)" in pages[there]
@@ -118,11 +110,45 @@ async def test_every_process_admin_lists_the_whole_study(postgres_url: str) -> N
                 metrics = await _get(base, "/metrics")
                 assert f"turinglab_arena_matchmaking_fallbacks_total {n}\n" in metrics
 
+            # Ended from `here`'s admin (played on `there`): flagged, d's round given back;
+            # then d's exit survey, saved by `there`.
+            await _end(here, games[3]["game"])
+            await d.until("reveal")
+            await d.send(type="survey", answers={"prior_awareness": "No"})
+            await d.until("status", state="survey-saved")
+            want[ids["d"]] = ["0 of 8", "1", "done", ""]
+            page = await _listing(here, want)
+            assert "2 live games · 1 finished (1 flagged or abandoned)" in page
+
             if os.environ.get("TURINGLAB_SCREENSHOTS") and os.path.exists(CHROMIUM):
                 await _screenshots(here, Path(os.environ["TURINGLAB_SCREENSHOTS"]))
         finally:
             for p in people:
                 await p.close()
+
+
+async def _listing(base: str, want: dict[str, list[str]]) -> str:
+    """`base`'s /admin once its Participants table shows `want` (the other process's writes
+    reach the store within a group commit), or as it is after 10 s."""
+    started = time.monotonic()
+    while True:
+        page = await _get(base, "/admin")
+        listed = {pid: row[:4] for pid, row in _people(page).items()}
+        if listed == want or time.monotonic() - started > 10:
+            assert listed == want, base
+            return page
+        await asyncio.sleep(0.1)
+
+
+async def _end(base: str, game: str) -> None:
+    page = await _get(base, f"/admin/game/{game}")
+    csrf = re.search(r'name="csrf" value="([^"]+)"', page)
+    assert csrf is not None, page
+    form = {"csrf": csrf.group(1), "reason": "stuck (a test)"}
+    async with aiohttp.ClientSession() as s:
+        url = f"{base}/admin/game/{game}/end"
+        async with s.post(url, data=form, headers=AUTH, allow_redirects=False) as r:
+            assert r.status == 303
 
 
 async def _screenshots(base: str, where: Path) -> None:

@@ -112,15 +112,13 @@ def _counts(view: StudyView, live: int) -> str:
         else f" · matchmaking fallbacks: {view.fallbacks} ({view.fallbacks_here} on this process)"
     )
     return (
-        f"{people} participant{'' if people == 1 else 's'} · {live} live games · "
+        f"{_n(people, 'participant')} · {_n(live, 'live game')} · "
         f"{over} finished ({flagged} flagged or abandoned){fallbacks}"
     )
 
 
-def _scope(view: StudyView) -> str:
-    if view.whole:
-        return "every process's, read from the store" if view.people.total else ""
-    return "This process's only: several processes without a store cannot see each other's people"
+def _n(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def admin_page(arena: Arena, form: StudyForm, live: list[dict[str, Any]], view: StudyView) -> str:
@@ -155,7 +153,7 @@ def admin_page(arena: Arena, form: StudyForm, live: list[dict[str, Any]], view: 
         if shown < view.people.total
         else f"all {shown}"
     )
-    scope = _scope(view)
+    scope = view.scope
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">

@@ -28,7 +28,7 @@ MAX_PEOPLE_LISTED = 300  # newest first; the count says how many there are in al
 class StudyView:
     people: People
     games: dict[str, int]  # by status: playing, finished, flagged…
-    whole: bool  # the whole study (from the store, or the only process); else this process's
+    scope: str  # whose people these are, in words ("": the only process's, all of them)
     fallbacks: int | None  # the study's blind-matching fallbacks; None: no study design
     fallbacks_here: int  # of them, this process's (since it started)
     process: str | None = None  # this process's name among several
@@ -48,9 +48,13 @@ async def study_view(arena: Arena, cluster: Cluster | None) -> StudyView:
         fallbacks = None
     elif cluster is not None:
         fallbacks = await cluster.study_fallbacks()
-    whole = store is not None or cluster is None
+    scope = ""
+    if store is not None:
+        scope = "every process's, read from the store"
+    elif cluster is not None:
+        scope = "this process's only: without a store processes cannot see each other's people"
     me = None if cluster is None else cluster.me
-    return StudyView(people, games, whole, fallbacks, here, me)
+    return StudyView(people, games, scope, fallbacks, here, me)
 
 
 def _in_memory(arena: Arena) -> tuple[People, dict[str, int]]:
