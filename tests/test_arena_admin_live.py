@@ -156,3 +156,24 @@ async def test_the_admin_of_one_process_ends_a_game_played_by_another(postgres_u
         reveal = await person.until("reveal")
         assert "researchers ended this game" in reveal["flagged"]
         await person.close()
+
+
+async def test_blind_matching_fallbacks_in_metrics_and_on_the_admin_page() -> None:
+    """One process: an interrogation drawn with a person, nobody free at the drawn time, so
+    an AI witness — counted once in /metrics and on /admin."""
+    from turinglab.arena.matchmaking_wait import MatchDesign
+
+    design = MatchDesign(human_witness_share=1.0, wait_min_s=0.2, wait_max_s=0.3)
+    with running_arena(make_setup(design=design)) as (base, _app):
+        person = Person(base)
+        await person.connect()
+        _, page = await _get(base, "/admin", **AUTH)
+        assert "matchmaking fallbacks: 0 (0 on this process)" in page
+        await person.send(type="join", mode="two-party", consent=True)
+        await person.until("game", timeout=10)
+        _, metrics = await _get(base, "/metrics", **AUTH)
+        assert "turinglab_arena_matchmaking_fallbacks_total 1\n" in metrics
+        _, page = await _get(base, "/admin", **AUTH)
+        assert "matchmaking fallbacks: 1 (1 on this process)" in page
+        assert "1 participant · 1 live game · 0 finished" in page  # the whole study
+        await person.close()

@@ -66,9 +66,9 @@ async def test_the_admin_page_counts_games_no_longer_in_memory(tmp_path: Path) -
         async with aiohttp.ClientSession() as http, http.get(base + "/admin", headers=AUTH) as r:
             page = re.sub(r"\s+", " ", await r.text())
         assert len(app.state.arena.finished) == 1
-    assert "3 finished (0 flagged)" in page
+    assert "3 finished (0 flagged or abandoned)" in page  # from the store
     assert "<td>practice</td><td>eliza</td><td>3</td>" in page
-    assert "the last 1 finished games are in memory; the store holds all" in page
+    assert "the store holds every game; the table per AI witness counts this process" in page
 
 
 async def test_without_a_store_every_game_stays_in_memory() -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from turinglab.arena.admin_people import StudyView
     from turinglab.arena.hub import Arena
 
 
@@ -70,40 +71,65 @@ def _since(started_at: float) -> str:
     return time.strftime("%H:%M:%S", time.localtime(started_at))
 
 
-def _owner(game: dict[str, Any]) -> str:
+def _day(at: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(at))
+
+
+def _owner(game: dict[str, Any], me: str | None) -> str:
     owner = str(game.get("owner") or "this process")
-    return owner if game.get("owner_alive", True) else f"{owner} (lost: being taken over)"
+    if not game.get("owner_alive", True):
+        return f"{owner} (lost: being taken over)"
+    return f"{owner} (this one)" if owner == me else owner
 
 
-MAX_PEOPLE_LISTED = 500
+def _body(rows: str, columns: int, empty: str) -> str:
+    """A table's rows, or one row saying there are none yet."""
+    return rows or f'<tr><td colspan="{columns}" class="muted">{escape(empty)}</td></tr>'
 
 
 def _game_link(game: str) -> str:
     return f'<a href="/admin/game/{escape(game)}">{escape(game)}</a>'
 
 
-def _participant_rows(arena: Arena) -> str:
-    """This process's participants, newest first: ids, rounds done, games, survey."""
-    people = list(arena.sessions.by_id.values())[-MAX_PEOPLE_LISTED:][::-1]
-    book = arena.lobby.rounds
+def _participant_rows(view: StudyView, rounds: int) -> str:
     rows = []
-    for p in people:
+    for p in view.people.newest:
         ids = " ".join(f"{k}={v}" for k, v in p.recruitment.items())
-        survey = "done" if p.survey is not None else ""
-        rows.append(
-            [p.id, ids, f"{book.played(p.id)} of {book.rounds}", len(p.games_played), survey]
-        )
-    return _rows(rows)
+        seen = "" if p.first_seen is None else _day(p.first_seen)
+        survey = "done" if p.survey else ""
+        rows.append([p.participant, f"{p.rounds} of {rounds}", p.games, survey, ids, seen])
+    return _body(_rows(rows), 6, "Nobody has consented yet.")
 
 
-def admin_page(arena: Arena, form: StudyForm, live: list[dict[str, Any]]) -> str:
-    """`live`: the live games to list (of every process, when there are several)."""
+def _counts(view: StudyView, live: int) -> str:
+    people = view.people.total
+    games = view.games
+    over = sum(n for status, n in games.items() if status != "playing")
+    flagged = games.get("flagged", 0)
+    fallbacks = (
+        ""
+        if view.fallbacks is None
+        else f" · matchmaking fallbacks: {view.fallbacks} ({view.fallbacks_here} on this process)"
+    )
+    return (
+        f"{_n(people, 'participant')} · {_n(live, 'live game')} · "
+        f"{over} finished ({flagged} flagged or abandoned){fallbacks}"
+    )
+
+
+def _n(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def admin_page(arena: Arena, form: StudyForm, live: list[dict[str, Any]], view: StudyView) -> str:
+    """`live`: the live games to list (of every process, when there are several); `view`:
+    the study's participants and counts (admin_people.py)."""
     done = arena.finished
     live_rows = "".join(
         f"<tr><td>{_game_link(g['game'])}</td>"
         + "".join(
             f"<td>{escape(str(c))}</td>"
-            for c in (g["mode"], g["messages"], _since(g["started_at"]), _owner(g))
+            for c in (g["mode"], g["messages"], _since(g["started_at"]), _owner(g, view.process))
         )
         + "</tr>"
         for g in live
@@ -112,7 +138,7 @@ def admin_page(arena: Arena, form: StudyForm, live: list[dict[str, Any]]) -> str
     memory = (
         "every finished game is in memory (no store: it is the only copy)"
         if done.keep is None
-        else f"the last {len(done)} finished games are in memory; the store holds all"
+        else "the store holds every game; the table per AI witness counts this process's"
     )
     live_itt = any(m.game.name == "live-itt" for m in arena.setup.modes)
     itt_link = (
@@ -121,6 +147,13 @@ def admin_page(arena: Arena, form: StudyForm, live: list[dict[str, Any]]) -> str
         if live_itt
         else ""
     )
+    shown = len(view.people.newest)
+    listed = (
+        f"the newest {shown} of {view.people.total}"
+        if shown < view.people.total
+        else f"all {shown}"
+    )
+    scope = view.scope
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -128,8 +161,8 @@ def admin_page(arena: Arena, form: StudyForm, live: list[dict[str, Any]]) -> str
 <link rel="stylesheet" href="/static/arena.css"></head>
 <body class="admin"><main class="card wide">
 <h1>Arena admin</h1>
-<p>{len(arena.sessions)} participants · {len(live)} live games · {done.total} finished
-({done.flagged} flagged) · <a href="/admin/export.json">export (JSON)</a> ·
+<p>{escape(_counts(view, len(live)))}</p>
+<p><a href="/admin/export.json">export (JSON)</a> ·
 <a href="/admin/export/study.jsonl">study file for <code>turinglab report</code></a>{itt_link}</p>
 <p class="muted">{escape(memory)}.</p>
 <h2>Study</h2>
@@ -137,16 +170,17 @@ def admin_page(arena: Arena, form: StudyForm, live: list[dict[str, Any]]) -> str
 <h2>Live games</h2>
 <div class="table-scroll"><table><thead><tr><th>game</th><th>mode</th><th>messages</th>
 <th>started</th><th>process</th></tr></thead>
-<tbody>{live_rows}</tbody></table></div>
-<h2>Finished games per AI witness</h2>
-<table><thead><tr><th>mode</th><th>AI witness</th><th>games</th></tr></thead>
-<tbody>{count_rows}</tbody></table>
+<tbody>{_body(live_rows, 5, "No game is being played.")}</tbody></table></div>
 <h2>Participants</h2>
-<p class="muted">Those who consented on this process (newest first, at most
-{MAX_PEOPLE_LISTED}); recruitment ids as their link gave them.</p>
-<div class="table-scroll"><table><thead><tr><th>participant</th><th>recruitment ids</th>
-<th>study rounds</th><th>games</th><th>survey</th></tr></thead>
-<tbody>{_participant_rows(arena)}</tbody></table></div>
+<p class="muted">{escape(listed)}, newest first{escape(f" ({scope})" if scope else "")}; rounds
+as the study counts them (practice, abandoned and flagged games do not count); recruitment ids
+as their link gave them.</p>
+<div class="table-scroll"><table><thead><tr><th>participant</th><th>study rounds</th>
+<th>games</th><th>survey</th><th>recruitment ids</th><th>since</th></tr></thead>
+<tbody>{_participant_rows(view, arena.setup.settings.rounds)}</tbody></table></div>
+<h2>Finished games per AI witness (this process)</h2>
+<div class="table-scroll"><table><thead><tr><th>mode</th><th>AI witness</th><th>games</th>
+</tr></thead><tbody>{_body(count_rows, 3, "No game has finished here yet.")}</tbody></table></div>
 </main></body></html>"""
 
 

@@ -29,6 +29,7 @@ from turinglab.arena import frames as F
 from turinglab.arena.admin import StudyForm, admin_page, transcript_page
 from turinglab.arena.admin_end import end_by_admin
 from turinglab.arena.admin_guard import GuessThrottle
+from turinglab.arena.admin_people import study_view
 from turinglab.arena.cluster import Cluster, SignedSessions, health_checks
 from turinglab.arena.collect import collect_router
 from turinglab.arena.collect_store import CollectStore
@@ -154,12 +155,13 @@ def create_app(
         person = arena.sessions.get(request.cookies.get(COOKIE))
         if person is None:
             person = arena.sessions.new()
-        person.consented = True
+        first, person.consented = not person.consented, True
         ids = recruitment_ids(given.get("ids"))
         if ids and not person.recruitment:
             person.recruitment = ids
-            if arena.store is not None:  # kept with the person, whichever process plays them
-                arena.store.consented(person.id, ids)
+            first = True
+        if first and arena.store is not None:  # kept: every process's /admin lists them
+            arena.store.consented(person.id, person.recruitment)
         response = JSONResponse({"ok": True}, headers={"Cache-Control": "no-store"})
         set_session_cookie(response, request, COOKIE, person.token)
         return response
@@ -230,7 +232,8 @@ def create_app(
 
     async def admin_html(error: str | None = None, code: int = 200) -> HTMLResponse:
         form = StudyForm(csrf, study["source"], studies_dir, fixed_study, error)
-        page = admin_page(arena, form, await live_games())
+        view = await study_view(arena, cluster)  # the whole study, from the store
+        page = admin_page(arena, form, await live_games(), view)
         return HTMLResponse(page, code, headers={"Cache-Control": "no-store"})
 
     @app.get("/admin", response_class=HTMLResponse, dependencies=guarded)

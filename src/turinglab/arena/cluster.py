@@ -679,6 +679,10 @@ class Cluster:
             self.owners = {p: o for p, o in self.owners.items() if o != lost}
         return adopted
 
+    async def study_fallbacks(self) -> int:
+        """Blind matching's fallbacks on every process of this study (shared_blind.py)."""
+        return await self.blind.study_fallbacks(self._run())
+
     async def live_games(self) -> list[dict[str, Any]]:
         """The live games of every process (from the store), each with its owner and whether
         that owner is alive; without a store, this process's own."""

@@ -68,6 +68,15 @@ class ArenaMetrics:
         self.resume_snapshots = 0  # of those, answered with a snapshot, not the frames
 
 
+def fallbacks_here(arena: Arena, cluster: Cluster | None) -> int:
+    """Interrogators this process drew for a person who met an AI: no witness was free at
+    their drawn time (matchmaking_wait.py in one process, shared_blind.py in several)."""
+    blind = arena.lobby.blind
+    here = 0 if blind is None else blind.fallbacks
+    shared = getattr(cluster, "blind", None)  # set once the cluster has started
+    return here + (0 if shared is None else shared.fallbacks)
+
+
 def _metric(name: str, kind: str, about: str, value: float | int) -> list[str]:
     full = PREFIX + name
     return [f"# HELP {full} {about}", f"# TYPE {full} {kind}", f"{full} {value}"]
@@ -107,6 +116,12 @@ def render_metrics(arena: Arena, cluster: Cluster | None) -> str:
             "counter",
             "Resumes answered with a snapshot (frames no longer kept, or a new stream).",
             m.resume_snapshots,
+        ),
+        _metric(
+            "matchmaking_fallbacks_total",
+            "counter",
+            "Interrogators drawn for a person witness who met an AI (none free in time).",
+            fallbacks_here(arena, cluster),
         ),
         _metric(
             "store_write_failures_total",

@@ -28,10 +28,13 @@ TAKE counts a person-to-person round, `count_alone` one with an AI witness.
 
 from __future__ import annotations
 
+import logging
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from redis.exceptions import RedisError
 
 from turinglab.arena.matchmaking_wait import MatchDesign, Plan
 from turinglab.arena.shared_rounds import BOOK_LUA, BOOK_TTL_S
@@ -43,6 +46,8 @@ if TYPE_CHECKING:
     from turinglab.arena.rounds import RoundBook
     from turinglab.arena.shared_rounds import SharedRounds
     from turinglab.games.clock import Clock
+
+log = logging.getLogger(__name__)
 
 # KEYS[1] the person's `blind-at` key, KEYS[2] the mode's offer set, KEYS[3] the offer counter
 # (oldest first). ARGV[1] this process, ARGV[2] the entry, ARGV[3] "1" to offer them, ARGV[4]
@@ -272,7 +277,6 @@ class SharedBlind:
                 return
             if not one_witness:
                 return  # three-party with nobody to witness: keep waiting, still offered
-            self.fallbacks += 1
         if not book.may(pid, "interrogator"):
             return
         if not await self._withdraw(pid, waiting, release=True):
@@ -280,6 +284,26 @@ class SharedBlind:
         self.waiting.pop(pid, None)
         await self.books.count_alone(run, pid, book)
         await self._seat(mode, [pid])
+        if waiting.plan.kind == "person":  # drawn for a person, seated with an AI
+            await self._fell_back(run)
+
+    async def _fell_back(self, run: str) -> None:
+        self.fallbacks += 1
+        try:  # the study's count, over every process (the admin page shows it)
+            pipe = self.redis.pipeline(transaction=False)
+            pipe.incr(self._fallbacks_key(run))
+            pipe.expire(self._fallbacks_key(run), BOOK_TTL_S)
+            await pipe.execute()
+        except RedisError as err:  # only a count: the person is seated already
+            log.warning("blind matching: fallback not counted in Redis (%s)", err)
+
+    def _fallbacks_key(self, run: str) -> str:
+        return f"{self.prefix}fallbacks:{run}"
+
+    async def study_fallbacks(self, run: str) -> int:
+        """Interrogators drawn for a person who met an AI, on every process of the study
+        (since Redis last started empty)."""
+        return int(await self.redis.get(self._fallbacks_key(run)) or 0)
 
     async def _take_witness(
         self, run: str, pid: str, waiting: Waiting, book: RoundBook

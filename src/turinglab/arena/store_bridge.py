@@ -40,7 +40,7 @@ from turinglab.agents.base import ImagePart
 from turinglab.arena.commit_gate import CommitGate
 from turinglab.games.spec import GameResult, TrialSpec
 from turinglab.games.table import TranscriptMessage
-from turinglab.store import arena_games
+from turinglab.store import arena_games, arena_people
 from turinglab.store.arena_games import StoredGame
 from turinglab.store.arena_records import ARENA_GAME
 from turinglab.store.database import GameStart, SeatRecord, Store
@@ -424,6 +424,14 @@ class ArenaStore:
     def participants(self) -> dict[str, dict[str, Any]]:
         """participant id -> {games, survey, recruitment} from the seats of this study."""
         return arena_games.participants(self.store, self.run_id)
+
+    def people(self, limit: int) -> arena_people.People:
+        """How many took part in this study, and the newest `limit` with ids and rounds."""
+        return arena_people.people(self.store, self.run_id, limit)
+
+    def game_counts(self) -> dict[str, int]:
+        """This study's games by status, whichever process played them."""
+        return arena_people.game_counts(self.store, self.run_id)
 
     def export(self) -> dict[str, Any]:
         records = self.records()
