@@ -43,25 +43,26 @@ def pytest_configure(config: pytest.Config) -> None:
 
 # The slowest tests, slowest first (CPU seconds one at a time, `-p no:cacheprovider`, one
 # compute thread, on a busy 2-core machine): most run the local models. Order only: a test
-# missing here runs where pytest collected it.
+# missing here runs where pytest collected it. The embedded-variants test is two runs (58 and
+# 38 CPU-seconds), dealt to two workers.
 SLOWEST = [
     "test_gtt_embedded_e2e.py::test_every_variant_on_embedded_agents_then_the_report",
     "test_itt_cli.py::test_full_offline_demo_generates_judges_and_reports",
     "test_local_models_reproducible.py::test_a_seeded_local_run_replays_exactly_in_another_order",
-    "test_llama_server.py::test_gtt_against_llama_cpp_server",
     "test_tagging_llm.py::test_embedded_smollm2_yields_only_valid_labels",
+    "test_llama_server.py::test_gtt_against_llama_cpp_server",
     "test_adaptive.py::test_family_wise_error_rate_of_the_loop",
     "test_local_models_reproducible.py::test_same_conversation_same_text_in_any_call_order",
+    "test_cli.py::test_html_reports_from_the_command_line",
     "test_glmm.py::test_crossed_wald_interval_coverage",
     "test_workers_postgres.py::test_three_workers_on_postgresql_one_killed",
-    "test_cli.py::test_html_reports_from_the_command_line",
     "test_workers_postgres.py::test_three_workers_on_one_sqlite_file_one_killed",
     "test_local_models_reproducible.py::test_thread_count_does_not_change_the_text",
     "test_itt_response_game.py::test_killed_run_resumes_without_duplicates",
     "test_stats.py::test_compatible_p_agrees_with_scipy_binomtest_on_a_grid",
     "test_cli.py::test_study_report_takes_tagger_codes",
-    "test_three_party.py::test_smollm2_interrogator_eliza_and_stand_in_full_game",
     "test_itt_response_game.py::test_demo_words_plays_the_game_with_the_embedded_models",
+    "test_three_party.py::test_smollm2_interrogator_eliza_and_stand_in_full_game",
 ]
 
 

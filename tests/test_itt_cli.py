@@ -131,8 +131,10 @@ def test_full_offline_demo_generates_judges_and_reports(tmp_path: Path) -> None:
             "itt",
             "demo",
             str(study),
+            # One machine conversation per model pairing and two for the LLM judge: the
+            # models' tokens are the test's cost (6 and 4 took 70 CPU-seconds, these 43).
             "--machine",
-            "6",
+            "3",
             "--human",
             "6",
             "--exchanges",
@@ -142,7 +144,7 @@ def test_full_offline_demo_generates_judges_and_reports(tmp_path: Path) -> None:
             "--llm-judge",
             "smollm2",
             "--llm-limit",
-            "4",
+            "2",
             "--report",
             str(tmp_path / "report"),
         ],
@@ -150,7 +152,7 @@ def test_full_offline_demo_generates_judges_and_reports(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     facts = json.loads((study / "study.json").read_text())
     assert facts["conversations"]["human"] == 6
-    assert facts["conversations"]["machine"] + facts["conversations"]["machine_flagged"] == 6
+    assert facts["conversations"]["machine"] + facts["conversations"]["machine_flagged"] == 3
     judged = load_judgements(study / "judgements.csv")
     families = {j.judge.split("/")[0] for j in judged}
     assert {"svm-minilm-sentence", "svm-minilm-side@2", "svm-minilm-side@4"} <= families

@@ -90,13 +90,13 @@ async def test_gtt_against_llama_cpp_server(llama_server: str, tmp_path) -> None
                     "kind": "openai",
                     "base_url": llama_server,
                     "model": "smollm2-135m",
-                    "params": {"max_tokens": 40, "temperature": 0.7, "seed": 1},
+                    "params": {"max_tokens": 16, "temperature": 0.7, "seed": 1},
                 },
                 "smol-pirate": {
                     "kind": "openai",
                     "base_url": llama_server,
                     "model": "smollm2-135m",
-                    "params": {"max_tokens": 40, "temperature": 1.0, "seed": 2},
+                    "params": {"max_tokens": 16, "temperature": 1.0, "seed": 2},
                 },
             },
             "experiment": {

@@ -35,9 +35,15 @@ OPENERS = {
 FOLLOW_UPS = ("Interesting. Why?", "And what happened next?")
 
 
+# Replies of at most 12 tokens, each still going back into the cache as generated (not batched)
+# tokens, which is what drifted. Generated tokens are most of the cost: with 20, SmolLM2's
+# scenario took 40% more CPU (Gemma's replies mostly stop sooner anyway).
+REPLY_TOKENS = 12
+
+
 def _agent(model: str, threads: int | None = None) -> LocalGGUFAgent:
     mode = "chat" if model == "smollm2" else "completion"
-    return LocalGGUFAgent(model, model, mode=mode, max_tokens=20, threads=threads)
+    return LocalGGUFAgent(model, model, mode=mode, max_tokens=REPLY_TOKENS, threads=threads)
 
 
 async def _step(agent: LocalGGUFAgent, history: list[ChatMessage], turn: int, seed: int) -> None:
@@ -115,12 +121,17 @@ def _run_transcripts(db: Path, in_flight: int) -> dict[str, object]:
         {
             "name": "reproducible-local",
             "agents": {
-                "smollm2": {"kind": "local", "model": "smollm2", "mode": "chat", "max_tokens": 24},
+                "smollm2": {
+                    "kind": "local",
+                    "model": "smollm2",
+                    "mode": "chat",
+                    "max_tokens": REPLY_TOKENS,
+                },
                 "gemma3-base": {
                     "kind": "local",
                     "model": "gemma3-base",
                     "mode": "completion",
-                    "max_tokens": 24,
+                    "max_tokens": REPLY_TOKENS,
                 },
             },
             "experiment": {
