@@ -37,7 +37,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from turinglab.analysis.gtt import MissingPolicy, TrialPolicy, success
+from turinglab.analysis.gtt import MissingPolicy, TrialPolicy, as_policy, success
 
 Cell = tuple[str, str]  # (actor, distinguisher)
 Conclusion = Literal["at-most-eps", "above-eps", "undecided"]
@@ -180,15 +180,22 @@ def _cell_rows(
     return groups
 
 
-def _pair_means(group: list[Mapping[str, Any]], missing: MissingPolicy) -> list[float]:
-    """Success means of (k-th target trial, k-th actor trial), trials in idx order."""
+def _successes(
+    group: list[Mapping[str, Any]], missing: MissingPolicy
+) -> tuple[list[float], list[bool]]:
+    """Success means of (k-th target trial, k-th actor trial), trials in idx order, and every
+    counted trial's success (one pass: this runs on every batch of every cell)."""
+    policy = as_policy(missing)
     ordered = sorted(group, key=lambda r: r.get("idx", 0))
     hits: dict[bool, list[bool]] = {True: [], False: []}
+    counted: list[bool] = []
     for row in ordered:
-        hit = success(row, missing)
+        hit = success(row, policy)
         if hit is not None:
             hits[bool(row["x_is_target"])].append(hit)
-    return [(a + b) / 2 for a, b in zip(hits[True], hits[False], strict=False)]
+            counted.append(hit)
+    pairs = [(a + b) / 2 for a, b in zip(hits[True], hits[False], strict=False)]
+    return pairs, counted
 
 
 def _decide(
@@ -220,8 +227,7 @@ def cell_status(
     build = betting_cs if plan.method == "betting" else normal_mixture_cs
     status = {}
     for cell, group in sorted(groups.items()):
-        y = _pair_means(group, plan.missing)
-        counted = [s for r in group if (s := success(r, plan.missing)) is not None]
+        y, counted = _successes(group, plan.missing)
         p_hat = sum(counted) / len(counted) if counted else math.nan
         low, high = build(y, level)
         conclusion = _decide(low, high, y, plan) if y else "undecided"

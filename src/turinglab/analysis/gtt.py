@@ -27,7 +27,9 @@ OpeningPolicy = Literal["count", "exclude"]
 Interval = tuple[float, float]
 NAN_INTERVAL: Interval = (math.nan, math.nan)
 
-# Variants whose distinguisher is the target itself (the GTT family proper).
+# Read once: policies are built per trial row in the adaptive loops (get_args is slow).
+MISSING_POLICIES: tuple[str, ...] = get_args(MissingPolicy)
+OPENING_POLICIES: tuple[str, ...] = get_args(OpeningPolicy)
 
 
 @dataclass(frozen=True)
@@ -38,13 +40,13 @@ class TrialPolicy:
     opening: OpeningPolicy = "count"
 
     def __post_init__(self) -> None:
-        if self.missing not in get_args(MissingPolicy):
+        if self.missing not in MISSING_POLICIES:
             raise ValueError(
-                f"missing policy must be one of {get_args(MissingPolicy)}, not {self.missing!r}"
+                f"missing policy must be one of {MISSING_POLICIES}, not {self.missing!r}"
             )
-        if self.opening not in get_args(OpeningPolicy):
+        if self.opening not in OPENING_POLICIES:
             raise ValueError(
-                f"opening policy must be one of {get_args(OpeningPolicy)}, not {self.opening!r}"
+                f"opening policy must be one of {OPENING_POLICIES}, not {self.opening!r}"
             )
 
     def describe(self) -> str:
