@@ -122,16 +122,15 @@ class Game:
             self.tally.acked.append(mid)
             self.tally.ack_ms.append((at, (now - at) * 1000))
             self.mine.setdefault(m["channel"], []).append(mid)
-            if self.role == "witness":
-                self.tally.expected.append(mid)
 
     def _ended(self, reveal: dict[str, Any] | None) -> None:
         if self.over.is_set():
             return
-        if reveal is not None and self.role == "interrogator" and not reveal.get("flagged"):
-            for side in reveal["sides"]:  # only messages to the person are relays
-                if side["kind"] == "human":
-                    self.tally.expected += self.mine.get(side["channel"], [])
+        if reveal is not None and not reveal.get("flagged"):  # both stayed: all must arrive
+            people = {s["channel"] for s in reveal["sides"] if s["kind"] == "human"}
+            for channel, mids in self.mine.items():  # only messages to the person are relays
+                if self.role == "witness" or channel in people:
+                    self.tally.expected += mids
         if reveal is None:
             self.outcome = self.outcome or "ended without a reveal"
         elif reveal.get("flagged"):
