@@ -191,8 +191,8 @@ class Game:
         finally:
             for task in (pump, actor, *fates):
                 task.cancel()
-        if self.role == "interrogator":
-            self.tally.games.append((self.started, time.time()))
+            if self.role == "interrogator":
+                self.tally.games.append((self.started, time.time()))
         return self.outcome
 
     async def _leave(self, at: float) -> bool:
