@@ -84,7 +84,7 @@ def test_tally_counts_lost_duplicated_and_concurrency() -> None:
     b.owed(3.0, "message")
     merged = Tally.from_json(a.to_json())
     merged.merge(Tally.from_json(b.to_json()))
-    assert merged.lost() == 1  # p1r0m1 never arrived
+    assert merged.lost() == ["p1r0m1"]  # it never arrived
     assert merged.duplicated() == 1  # p0r0m0 shown twice
     conc = merged.concurrency()
     assert conc["peak"] == 3  # 9..10: the first three at once

@@ -86,9 +86,9 @@ class Tally:
 
     # ---- what it adds up to -------------------------------------------------------------------
 
-    def lost(self) -> int:
+    def lost(self) -> list[str]:
         """Acknowledged person-to-person messages that never reached the other person."""
-        return sum(1 for mid in self.expected if self.received[mid] == 0)
+        return [mid for mid in self.expected if self.received[mid] == 0]
 
     def duplicated(self) -> int:
         """Messages shown twice to the person they were for."""
