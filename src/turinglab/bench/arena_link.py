@@ -194,7 +194,9 @@ class Link:
 
     def _in_order(self, f: dict[str, Any]) -> bool:
         seq = f.get("seq")
-        if seq is None or self.point is None or f["type"] == "game":
+        # `resumed` says where the stream is, it is not a frame of it (arena.js drops it as
+        # already seen, so the page re-sends its inputs only at the next heartbeat)
+        if seq is None or self.point is None or f["type"] in ("game", "resumed"):
             return True
         if seq <= self.point["seq"]:
             self.duplicate_frames += 1
