@@ -75,7 +75,8 @@ def test_benchmark_refuses_bad_settings() -> None:
 
 def test_tally_counts_lost_duplicated_and_concurrency() -> None:
     a, b = Tally(), Tally()
-    a.expected += ["p1r0m0", "p1r0m1"]
+    a.expected += [("p1r0m0", "g1"), ("p1r0m1", "g1"), ("p2r0m0", "g2")]
+    b.left["g2"] = 5.0  # its receiver left: not lost
     a.received.update({"p1r0m0": 1, "p0r0m0": 2})
     b.received.update({"p0r0m1": 1})
     a.games = [(0.0, 10.0), (5.0, 15.0)]

@@ -130,7 +130,7 @@ class Game:
             people = {s["channel"] for s in reveal["sides"] if s["kind"] == "human"}
             for channel, mids in self.mine.items():  # only messages to the person are relays
                 if self.role == "witness" or channel in people:
-                    self.tally.expected += mids
+                    self.tally.expected += [(mid, self.id) for mid in mids]
         if reveal is None:
             self.outcome = self.outcome or "ended without a reveal"
         elif reveal.get("flagged"):

@@ -36,7 +36,8 @@ class Tally:
     joins: list[tuple[str, int, float, float]] = field(default_factory=list)
     lobby_ms: list[float] = field(default_factory=list)  # arrival -> consent, socket, lobby
     received: Counter[str] = field(default_factory=Counter)  # message frames, by message id
-    expected: list[str] = field(default_factory=list)  # acknowledged person-to-person ids
+    # (id, game) of each acknowledged person-to-person message in a game that was not flagged
+    expected: list[tuple[str, str]] = field(default_factory=list)
     acked: list[str] = field(default_factory=list)  # every id shown back to its sender
     games: list[tuple[float, float]] = field(default_factory=list)  # interrogators' games
     outcomes: Counter[str] = field(default_factory=Counter)  # per person and game
@@ -79,7 +80,7 @@ class Tally:
             current = getattr(out, f.name)
             if isinstance(current, Counter):
                 value = Counter(value)
-            elif f.name in ("relay_ms", "ack_ms", "joins", "games"):
+            elif f.name in ("relay_ms", "ack_ms", "joins", "games", "expected"):
                 value = [tuple(v) for v in value]
             setattr(out, f.name, value)
         return out
@@ -87,8 +88,10 @@ class Tally:
     # ---- what it adds up to -------------------------------------------------------------------
 
     def lost(self) -> list[str]:
-        """Acknowledged person-to-person messages that never reached the other person."""
-        return [mid for mid in self.expected if self.received[mid] == 0]
+        """Acknowledged person-to-person messages that never reached the other person, in
+        games both stayed in (one who left less than the abandon grace before the end leaves
+        a game that still finishes)."""
+        return [m for m, game in self.expected if self.received[m] == 0 and game not in self.left]
 
     def duplicated(self) -> int:
         """Messages shown twice to the person they were for."""
