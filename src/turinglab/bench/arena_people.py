@@ -276,11 +276,19 @@ async def _consent(http: aiohttp.ClientSession, base: str) -> str:
         return r.cookies["turinglab_session"].value
 
 
+class NoAnswer(Exception):
+    """The arena sent neither a game nor a status in time (pongs do not count)."""
+
+
 async def _next(link: Link, timeout: float, past: str = "") -> dict[str, Any]:
-    """The next status or snapshot of a new game (not `past`, the one just played); other
-    frames (pongs, the end of the last game) are passed over."""
+    """The next status or snapshot of a new game (not `past`, the one just played) within
+    `timeout` s; other frames (pongs, the end of the last game) are passed over."""
+    until = time.monotonic() + timeout
     while True:
-        f = await asyncio.wait_for(link.frames.get(), timeout)
+        try:
+            f = await asyncio.wait_for(link.frames.get(), until - time.monotonic())
+        except TimeoutError:
+            raise NoAnswer from None
         if f["type"] == "status" or (f["type"] == "game" and f["game"] != past):
             return f
 
@@ -310,9 +318,13 @@ async def person(
             if r:
                 await link.send({"type": "leave"})
             await link.send({"type": "join", "mode": MODE, "consent": True})
-            frame = await _next(link, 60, past)
-            while frame["type"] == "status" and frame["state"] in ("idle", "waiting"):
-                frame = await _next(link, script.max_wait_s + 60, past)
+            try:
+                frame = await _next(link, 60, past)
+                while frame["type"] == "status" and frame["state"] in ("idle", "waiting"):
+                    frame = await _next(link, script.max_wait_s + 60, past)
+            except NoAnswer:  # left waiting: the lobby limit passed and nobody said so
+                tally.outcomes["no game or status within the lobby limit + 60 s"] += 1
+                return
             if frame["type"] == "status":
                 if frame["state"] != "rounds-done":
                     tally.outcomes[f"status {frame['state']}"] += 1
