@@ -1,22 +1,26 @@
-"""Arena load benchmark: simulated people over real websockets against server processes.
+"""Arena load benchmark: realistic simulated people over real websockets against server
+processes, with faults injected on request. `turinglab bench arena --help`; prints JSON.
 
-Each simulated game is two people in a three-party game with an instant AI witness
-(arena_people.py); the people run in client processes of their own, apart from the servers,
-and every person-to-person message is timed from its send to its arrival at the other person,
-counted (lost, duplicated) and reported with both sides' CPU. Prints JSON.
+    turinglab bench arena --games 250 --store postgresql://postgres@127.0.0.1:5432/arena_bench
+    turinglab bench arena --games 500 --processes 2 --store postgresql://… --fault sigkill
 
-    python -m turinglab.bench.arena_bench --games 100 --store /tmp/arena.db
-    python -m turinglab.bench.arena_bench --games 100 --processes 2 \
-        --store postgresql://postgres@127.0.0.1:5432/bench --redis redis://127.0.0.1:6379/0
+`--games G` is the concurrency aimed at: 2·G people arrive over `--ramp` seconds on a schedule
+fixed in advance (open loop) and each plays study rounds back to back (arena_people.py), so
+about G three-party games run at once; the report says how many truly did (peak and
+time-averaged). The game is the engine's three-party game (5-minute games, 8 rounds each by
+default) with a scripted AI witness that answers at once from real chat turns, behind the
+arena's own typing-delay model (the paper's delays, shown as a person's typing timeline).
 
-`--store` writes every game to the store as `serve` does; with `--processes N` people are spread
-evenly over N server processes joined by Redis (cluster.py), so most games span two processes.
-`--clients N` spreads the simulated people over N client processes; `--loop`, `--http` and
-`--ws` choose uvicorn's implementations (the defaults are those `serve` uses).
+The servers and the people's client processes each run in a session of their own; with
+`--processes N` (N > 1) the servers are joined by a redis-server the benchmark starts for
+itself. CPU is read from /proc: the servers, the benchmark's Redis, and the PostgreSQL
+backends serving the store's database (arena_services.py). After the run the store is audited
+in SQL (arena_audit.py).
 
-By default the engine's three-party game is played with an instant scripted AI witness;
-`--setup MODULE:FUNCTION` names another function returning an `ArenaSetup` with a
-"three-party" mode (e.g. `arena_fixtures:make_setup` with tests/ on the path).
+Faults (`--fault`, repeatable; the first `--fault-after` seconds after the ramp, then every
+`--fault-every` seconds): `sigkill` kills the last server process (the others take its games
+over), `redis-restart` restarts the benchmark's Redis empty, `pg-outage` refuses and cuts every
+PostgreSQL connection for 5 s (through a proxy of the benchmark's own).
 """
 
 from __future__ import annotations
@@ -24,37 +28,39 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
-import importlib
 import json
 import os
 import platform
+import random
 import secrets
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 
-from turinglab.bench.arena_people import Script, Tally, play
+from turinglab.bench import arena_services as svc
+from turinglab.bench.arena_people import Script, play
+from turinglab.bench.arena_tally import Tally
+
+FAULTS = ("sigkill", "redis-restart", "pg-outage")
+PG_OUTAGE_S = 5.0
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def engine_setup(**settings: Any) -> Any:
-    """The engine's three-party game (games/three_party.py) with an instant scripted AI
-    witness and no typing delay: what is measured is the arena and the game, not a model."""
+def engine_setup(game_s: float, rounds: int, max_wait_s: float, seed: int) -> Any:
+    """The engine's three-party game (games/three_party.py): one person interrogates, one
+    witnesses, and a scripted AI witness answers with real chat turns, at once, behind the
+    arena's typing-delay model (the paper's delays): what is measured is the arena, not a
+    model. Default rate limits; open matching (people are paired as they wait)."""
     from turinglab.agents.scripted import ScriptedAgent
     from turinglab.arena.engine_modes import interrogation_mode
     from turinglab.arena.modes import ArenaSettings, ArenaSetup
+    from turinglab.bench.chat_texts import chat_turns
     from turinglab.games.three_party import ThreePartyExperiment
 
     cfg = ThreePartyExperiment.model_validate(
@@ -63,25 +69,19 @@ def engine_setup(**settings: Any) -> Any:
             "interrogators": ["person"],
             "human_witnesses": ["person"],
             "ai_witnesses": [{"agent": "bot", "persona": "none"}],
-            "typing_delay": False,
-            "time_limit_s": 600,
+            "typing_delay": True,
+            "time_limit_s": game_s,
         }
     )
-    bot = ScriptedAgent("bot", ["sure", "no idea", "lol", "maybe"], cycle=True)
+    replies = list(random.Random(seed).sample(chat_turns(), 200))
+    bot = ScriptedAgent("bot", replies, cycle=True)
     mode = interrogation_mode("three-party", "Three-party", cfg)
-    return ArenaSetup([mode], {"bot": bot}, {"bot": "BOT"}, ArenaSettings(**settings))
-
-
-def _load_setup(spec: str) -> Any:
-    module, _, func = spec.partition(":")
-    return getattr(importlib.import_module(module), func)(
-        frames_per_s=50, frame_burst=100, ai_after_s=3600
-    )
+    settings = ArenaSettings(rounds=rounds, max_wait_s=max_wait_s, seed=seed)
+    return ArenaSetup([mode], {"bot": bot}, {"bot": "BOT"}, settings)
 
 
 @dataclass(frozen=True)
 class ServerOptions:
-    setup: str
     port: int
     store: str | None
     redis: str | None
@@ -90,6 +90,10 @@ class ServerOptions:
     http: str
     ws: str
     profile: str | None  # write the server's CPU profile here
+    game_s: float
+    rounds: int
+    max_wait_s: float
+    study_seed: int
 
 
 def serve(o: ServerOptions) -> None:
@@ -101,7 +105,7 @@ def serve(o: ServerOptions) -> None:
     from turinglab.heap import settle_heap
     from turinglab.store.database import Store
 
-    setup = _load_setup(o.setup)
+    setup = engine_setup(o.game_s, o.rounds, o.max_wait_s, o.study_seed)
     kept = None if o.store is None else ArenaStore(Store(o.store), setup, worker=f"bench:{o.port}")
     app = create_app(
         setup,
@@ -134,26 +138,6 @@ def serve(o: ServerOptions) -> None:
             kept.close()
 
 
-def _redacted(url: str | None) -> str | None:
-    return None if url is None else url.split("://", 1)[0] if "://" in url else "sqlite"
-
-
-def _cpu_s(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def _waited_s(pid: int) -> float:
-    """Seconds the process's threads were ready to run but waited for a CPU (other work on the
-    machine): what a busy shared machine adds to every figure here."""
-    total = 0
-    for task in os.listdir(f"/proc/{pid}/task"):
-        with open(f"/proc/{pid}/task/{task}/schedstat") as f:
-            total += int(f.read().split()[1])
-    return total / 1e9
-
-
 def _prioritise(pid: int, nice: int | None) -> None:
     """Give a process's session (autogroup) this nice value, so that on a machine shared with
     other work the benchmark measures the arena rather than its neighbours (negative: root)."""
@@ -166,16 +150,20 @@ def _prioritise(pid: int, nice: int | None) -> None:
         raise SystemExit(f"error: --priority {nice}: {err}") from None
 
 
-def _server_command(args: Any, port: int, ns: str, i: int) -> list[str]:
-    command = [sys.executable, "-m", "turinglab.bench.arena_bench", "--serve", args.setup]
-    command += ["--port", str(port), "--ns", ns]
+def _server_command(
+    args: Any, port: int, ns: str, i: int, store: str | None, redis: str | None
+) -> list[str]:
+    command = [sys.executable, "-m", "turinglab.bench.arena_bench", "--serve"]
+    command += ["--port", str(port), "--ns", ns, "--study-seed", str(args.study_seed)]
     command += ["--loop", args.loop, "--http", args.http, "--ws", args.ws]
+    command += ["--game-s", str(args.game_s), "--rounds", str(args.rounds)]
+    command += ["--max-wait", str(args.max_wait)]
     if args.profile:  # the server's own profile, for finding where it spends its time
         command += ["--profile", f"{args.profile}.{i}"]
-    if args.store:
-        command += ["--store", args.store]
-    if args.redis:
-        command += ["--redis", args.redis]
+    if store:
+        command += ["--store", store]
+    if redis:
+        command += ["--redis", redis]
     return command
 
 
@@ -183,56 +171,135 @@ def _client_command(args: Any, bases: list[str], c: int, start_at: float) -> lis
     return [
         *(sys.executable, "-m", "turinglab.bench.arena_bench", "--client", str(c)),
         *("--clients", str(args.clients), "--games", str(args.games)),
-        *("--rounds", str(args.rounds), "--interval", str(args.interval)),
-        *("--ramp", str(args.ramp), "--seed", str(args.seed), "--start-at", str(start_at)),
+        *("--rounds", str(args.rounds), "--ramp", str(args.ramp), "--seed", str(args.seed)),
+        *("--reconnect-p", str(args.reconnect_p), "--abandon-p", str(args.abandon_p)),
+        *("--max-wait", str(args.max_wait), "--start-at", str(start_at)),
+        *("--pace", str(args.pace)),
         *(arg for base in bases for arg in ("--base", base)),
     ]
 
 
-def _my_people(args: Any, bases: list[str]) -> list[tuple[int, str]]:
-    """Client `args.client`'s share: person n talks to server n % P, in client (n // P) % C, so
-    every client holds people of every server."""
-    p = len(bases)
-    return [
-        (n, bases[n % p]) for n in range(2 * args.games) if (n // p) % args.clients == args.client
-    ]
+def _my_people(args: Any) -> list[tuple[int, float]]:
+    """Client `args.client`'s share: (person, arrival offset), every person's arrival drawn
+    from the seed alone (the schedule does not depend on the server)."""
+    arrivals = random.Random(args.seed)
+    people = [(n, arrivals.uniform(0, args.ramp)) for n in range(2 * args.games)]
+    return [(n, at) for n, at in people if n % args.clients == args.client]
 
 
 async def _healthy(bases: list[str]) -> None:
     async with aiohttp.ClientSession() as http:
         for base in bases:
-            for _ in range(400):
+            for _ in range(600):
                 try:
                     async with http.get(base + "/healthz") as r:
                         if r.status == 200:
                             break
                 except aiohttp.ClientError:
-                    await asyncio.sleep(0.05)
+                    pass
+                await asyncio.sleep(0.05)
             else:
                 raise SystemExit(f"error: the server at {base} did not start")
 
 
+def _pct(values: list[float], p: float) -> float | None:
+    return round(values[min(len(values) - 1, int(p * len(values)))], 1) if values else None
+
+
+def _summary(values: list[float]) -> dict[str, Any]:
+    v = sorted(values)
+    return {
+        "n": len(v),
+        "p50": _pct(v, 0.5),
+        "p90": _pct(v, 0.9),
+        "p99": _pct(v, 0.99),
+        "max": _pct(v, 1.0),
+        "mean": round(statistics.fmean(v), 1) if v else None,
+    }
+
+
+class _Faults:
+    """Injects the faults asked for, one after another, on a thread of their own."""
+
+    def __init__(self, args: Any, servers: list[Any], redis: Any, proxy: Any, t0: float):
+        self.plan = [
+            (t0 + args.ramp + args.fault_after + k * args.fault_every, kind)
+            for k, kind in enumerate(args.fault)
+        ]
+        self.servers, self.redis, self.proxy, self.t0 = servers, redis, proxy, t0
+        self.done: list[dict[str, Any]] = []
+        self.killed_cpu = 0.0
+
+    async def run(self) -> None:
+        for at, kind in self.plan:
+            await asyncio.sleep(max(0.0, at - time.time()))
+            began = time.time()
+            await asyncio.to_thread(self._inject, kind)
+            took = time.time() - began
+            self.done.append(
+                {"fault": kind, "at_s": round(began - self.t0, 1), "took_s": round(took, 2)}
+            )
+
+    def _inject(self, kind: str) -> None:
+        if kind == "sigkill":
+            victim = self.servers[-1]
+            self.killed_cpu = svc.cpu_s(victim.pid)
+            victim.send_signal(signal.SIGKILL)
+        elif kind == "redis-restart":
+            self.redis.restart()
+        elif kind == "pg-outage":
+            self.proxy.outage(PG_OUTAGE_S)
+
+
+def _check(args: Any) -> None:
+    if args.processes > 1 and args.redis is None:
+        args.redis = "own"
+    if "redis-restart" in args.fault and args.redis != "own":
+        raise SystemExit("error: --fault redis-restart restarts the benchmark's own Redis only")
+    if "sigkill" in args.fault and args.processes < 2:
+        raise SystemExit("error: --fault sigkill needs --processes 2 or more (one takes over)")
+    if "pg-outage" in args.fault and not (args.store or "").startswith("postgresql"):
+        raise SystemExit("error: --fault pg-outage needs a postgresql:// --store")
+    if args.processes > 1 and not (args.store or "").startswith("postgresql"):
+        raise SystemExit("error: --processes > 1 needs a shared postgresql:// --store")
+
+
 async def run(args: Any) -> dict[str, Any]:
-    load = round(os.getloadavg()[0], 2)
-    if args.processes > 1 and not args.redis:
-        raise SystemExit("error: --processes > 1 needs --redis (and a shared --store)")
-    ports = [args.port or _free_port()] + [_free_port() for _ in range(args.processes - 1)]
+    from turinglab.arena.store_bridge import arena_run_id
+    from turinglab.bench.arena_audit import audit_store
+    from turinglab.bench.chat_texts import distribution
+
+    _check(args)
+    load_start = [round(x, 2) for x in os.getloadavg()]
+    ports = [svc.free_port() for _ in range(args.processes)]
     bases = [f"http://127.0.0.1:{port}" for port in ports]
     ns = f"bench-{secrets.token_hex(4)}"
+    redis = svc.OwnRedis() if args.redis == "own" else None
+    if redis is not None:
+        redis.start()
+    redis_url = redis.url if redis is not None else args.redis
+    proxy = svc.PgProxy(args.store) if "pg-outage" in args.fault else None
+    store = proxy.url if proxy is not None else args.store
+    pg = None
+    if (args.store or "").startswith("postgresql"):
+        pg = svc.PgBackends(args.store, urlsplit(args.store).path.lstrip("/"))
     # Each server and client process in a session of its own: Linux shares the CPU fairly
     # between sessions (autogroups) first, so on a machine busy with other work the people's
     # CPU would otherwise come out of the servers' share.
     servers = [
-        subprocess.Popen(_server_command(args, p, ns, i), start_new_session=True)
+        subprocess.Popen(_server_command(args, p, ns, i, store, redis_url), start_new_session=True)
         for i, p in enumerate(ports)
     ]
     for server in servers:
         _prioritise(server.pid, args.priority)
+    if redis is not None and redis.proc is not None:
+        _prioritise(redis.proc.pid, args.priority)
     clients: list[subprocess.Popen[str]] = []
     tally = Tally()
+    faults = None
     try:
         await _healthy(bases)
-        start_at = time.time() + 2.0  # every client process is up and waiting by then
+        start_at = time.time() + 3.0  # every client process is up and waiting by then
         clients = [
             subprocess.Popen(
                 _client_command(args, bases, c, start_at),
@@ -244,18 +311,30 @@ async def run(args: Any) -> dict[str, Any]:
         ]
         for client in clients:
             _prioritise(client.pid, args.priority)
-        cpu0 = sum(_cpu_s(s.pid) for s in servers)
-        waited0 = sum(_waited_s(s.pid) for s in servers)
+        if pg is not None:
+            pg.__enter__()
+        cpu0 = sum(svc.cpu_s(s.pid) for s in servers)
+        waited0 = sum(svc.waited_s(s.pid) for s in servers)
+        redis0 = redis.cpu() if redis is not None else 0.0
+        own0 = time.process_time()
+        faults = _Faults(args, servers, redis, proxy, start_at)
+        injecting = asyncio.create_task(faults.run())
         await asyncio.sleep(max(0.0, start_at - time.time()))
         t0 = time.perf_counter()
         outputs = await asyncio.gather(*(asyncio.to_thread(c.communicate) for c in clients))
         wall = time.perf_counter() - t0
-        cpu = sum(_cpu_s(s.pid) for s in servers) - cpu0
-        waited = sum(_waited_s(s.pid) for s in servers) - waited0
+        injecting.cancel()
+        cpu = sum(svc.cpu_s(s.pid) for s in servers) + faults.killed_cpu - cpu0
+        waited = sum(svc.waited_s(s.pid) for s in servers) - waited0
+        redis_cpu = (redis.cpu() - redis0) if redis is not None else 0.0
+        own = time.process_time() - own0  # the PostgreSQL proxy, when there is one
+        if pg is not None:
+            pg.__exit__(None, None, None)
         for client, (out, _err) in zip(clients, outputs, strict=True):
             if client.returncode != 0:
                 raise SystemExit(f"error: a client process failed (exit {client.returncode})")
             tally.merge(Tally.from_json(out))
+        load_end = [round(x, 2) for x in os.getloadavg()]
     finally:
         procs: list[subprocess.Popen[Any]] = [*clients, *servers]
         for proc in procs:
@@ -266,79 +345,120 @@ async def run(args: Any) -> dict[str, Any]:
                 proc.wait(30)
             except subprocess.TimeoutExpired:
                 proc.kill()
+        if redis is not None:
+            redis.close()
+        if proxy is not None:
+            proxy.close()
 
-    def pct(values: list[float], p: float) -> float | None:
-        return round(values[min(len(values) - 1, int(p * len(values)))], 2) if values else None
-
-    lat, joins = sorted(ms for _, ms in tally.latency_ms), sorted(tally.join_ms)
-    # Messages sent once everybody has arrived: the steady state, without the connection storm
-    steady = sorted(ms for at, ms in tally.latency_ms if at >= start_at + args.ramp)
-
+    audit = None
+    if args.store:
+        run_id = arena_run_id(
+            engine_setup(args.game_s, args.rounds, args.max_wait, args.study_seed)
+        )
+        audit = audit_store(args.store, run_id, tally.acked)
+    ramped = start_at + args.ramp
+    conc = tally.concurrency()
+    game_s = sum(b - a for a, b in tally.games)
+    pg_cpu = pg.cpu() if pg is not None else 0.0
+    total = cpu + pg_cpu + redis_cpu
+    told = tally.told_after_abandon_s()
     return {
-        "benchmark": "arena",
+        "benchmark": "arena-realistic",
+        "command": "turinglab bench arena " + " ".join(args.argv),
         "machine": {
             "cpus": os.cpu_count(),
             "python": platform.python_version(),
-            "load_avg_1m_at_start": load,  # other work on the box inflates the tail
+            "load_avg_at_start": load_start,  # 1, 5, 15 min: other work on the box
+            "load_avg_at_end": load_end,
         },
         "processes": args.processes,
         "clients": args.clients,
         "server": {"loop": args.loop, "http": args.http, "ws": args.ws},
-        "store": _redacted(args.store),
-        "redis": args.redis,
-        "games": args.games,
-        "people": 2 * args.games,
-        "rounds": args.rounds,
-        "interval_s": args.interval,
-        "ramp_s": args.ramp,
-        "seed": args.seed,
+        "store": svc_redacted(args.store),
+        "redis": "own redis-server" if redis is not None else svc_redacted(args.redis),
         "priority": args.priority,
-        "games_completed": len(tally.games),
-        "peak_concurrent_games": tally.peak_games(),
-        "person_failures": dict(tally.failures),
+        "people": {
+            "games_aimed_at": args.games,
+            "people": 2 * args.games,
+            "rounds": args.rounds,
+            "game_s": args.game_s,
+            "ramp_s": args.ramp,
+            "reconnect_p": args.reconnect_p,
+            "abandon_p": args.abandon_p,
+            "pace": args.pace,
+            "seed": args.seed,
+            "study_seed": args.study_seed,
+            "message_chars": distribution(),
+        },
+        "faults": faults.done if faults is not None else [],
+        "concurrent_games": conc,
+        "games_played": len(tally.games),
+        "outcomes": dict(tally.outcomes),  # per person and game, as each person saw it
+        "store_audit": audit,
+        "relay_ms": _summary([ms for _, ms in tally.relay_ms]),
+        "relay_ms_after_ramp": _summary([ms for at, ms in tally.relay_ms if at >= ramped]),
+        "shown_as_sent_ms": _summary([ms for _, ms in tally.ack_ms]),
+        # join -> game shown, from the later of the game's two joins (the arena's part)
+        "join_ms": _summary(tally.match_ms()),
+        # each person's own wait, a partner's arrival included: first round, later rounds
+        "join_wait_ms_first_round": _summary(
+            [(b - a) * 1000 for _, r, a, b in tally.joins if r == 0]
+        ),
+        "join_wait_ms_later_rounds": _summary([(b - a) * 1000 for _, r, a, b in tally.joins if r]),
+        "arrival_to_lobby_ms": _summary(tally.lobby_ms),
         "relayed_messages": sum(tally.received.values()),
-        "lost": tally.lost(),
-        "duplicated": sum(1 for c in tally.received.values() if c > 1),
-        "relay_ms": {
-            "p50": pct(lat, 0.5),
-            "p90": pct(lat, 0.9),
-            "p99": pct(lat, 0.99),
-            "max": pct(lat, 1.0),
-            "mean": round(statistics.fmean(lat), 2) if lat else None,
-        },
-        "relay_ms_after_ramp": {
-            "messages": len(steady),
-            "p50": pct(steady, 0.5),
-            "p99": pct(steady, 0.99),
-            "max": pct(steady, 1.0),
-        },
-        # arrival (page load) -> in a game: connections, the lobby and a game's start
-        "join_ms": {"p50": pct(joins, 0.5), "p99": pct(joins, 0.99), "max": pct(joins, 1.0)},
+        "lost": len(tally.lost()),
+        "lost_ids": tally.lost()[:20],
+        "duplicated": tally.duplicated(),
+        "longest_wait_without_a_frame_s": round(tally.longest_owed[0], 2),
+        "longest_wait_was_for": tally.longest_owed[1],
+        "abandons": len(tally.left),
+        "told_after_abandon_s": {"n": len(told), "max": round(max(told), 1) if told else None},
         "error_frames": dict(tally.errors),
-        "wall_s": round(wall, 2),
-        "server_cpu_s": round(cpu, 2),  # all server processes, every thread
-        "server_waited_for_cpu_s": round(waited, 2),
-        "client_cpu_s": round(tally.cpu_s, 2),  # the simulated people share the same cores
+        "counts": dict(tally.counts),
+        "person_failures": dict(tally.failures),
+        "max_client_late_s": round(tally.max_late_s, 3),
+        "wall_s": round(wall, 1),
+        "cpu_s": {
+            "servers": round(cpu, 2),
+            "postgres_backends": round(pg_cpu, 2),
+            "redis": round(redis_cpu, 2),
+            "clients": round(tally.cpu_s, 2),  # the simulated people share the same cores
+            "benchmark_and_proxy": round(own, 2),
+            "servers_waited_for_cpu": round(waited, 2),
+        },
+        "game_seconds": round(game_s, 1),
+        # server + PostgreSQL + Redis CPU per second of one game: cores per concurrent game
+        "cores_per_1000_concurrent_games": round(1000 * total / game_s, 3) if game_s else None,
     }
+
+
+def svc_redacted(url: str | None) -> str | None:
+    return None if url is None else url.split("://", 1)[0] if "://" in url else "sqlite"
 
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="turinglab bench arena")
+    ap.add_argument("--games", type=int, default=50, help="concurrent three-party games aimed at")
+    ap.add_argument("--rounds", type=int, default=8, help="study rounds per person")
+    ap.add_argument("--game-s", type=float, default=300.0, help="each game's time limit")
+    ap.add_argument("--ramp", type=float, default=60.0, help="people arrive over this many s")
+    ap.add_argument("--reconnect-p", type=float, default=0.02, help="per person and game")
+    ap.add_argument("--abandon-p", type=float, default=0.01, help="per person and game")
+    ap.add_argument("--max-wait", type=float, default=60.0, help="lobby wait before no-match")
     ap.add_argument(
-        "--setup", default="turinglab.bench.arena_bench:engine_setup", help="MODULE:FUNCTION"
+        "--pace", type=float, default=1.0, help="scale people's reading/typing times (tests)"
     )
-    ap.add_argument("--games", type=int, default=50, help="concurrent three-party games")
-    ap.add_argument("--rounds", type=int, default=4, help="messages per conversation side")
-    ap.add_argument("--interval", type=float, default=2.0, help="seconds between messages")
-    ap.add_argument("--ramp", type=float, default=5.0, help="people arrive over this many s")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--study-seed", type=int, help="the arena's seed (default: a fresh one)")
     ap.add_argument("--profile", help="write each server's CPU profile (cProfile) to FILE.<i>")
-    ap.add_argument(
-        "--store", help="write every game to this store (SQLite path or postgresql:// URL)"
-    )
-    ap.add_argument("--processes", type=int, default=1, help="server processes (needs --redis)")
-    ap.add_argument("--redis", help="redis:// URL joining several server processes")
+    ap.add_argument("--store", help="store every game here (SQLite path or postgresql:// URL)")
+    ap.add_argument("--processes", type=int, default=1, help="server processes")
+    ap.add_argument("--redis", help="redis:// URL joining the processes (default: its own)")
     ap.add_argument("--clients", type=int, default=1, help="client processes for the people")
+    ap.add_argument("--fault", action="append", default=[], choices=FAULTS)
+    ap.add_argument("--fault-after", type=float, default=20.0, help="first fault: s after ramp")
+    ap.add_argument("--fault-every", type=float, default=40.0, help="s between faults")
     ap.add_argument(
         "--priority",
         type=int,
@@ -348,19 +468,28 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--loop", help="uvicorn event loop (default: as `serve` runs it)")
     ap.add_argument("--http", help="uvicorn HTTP implementation (likewise)")
     ap.add_argument("--ws", help="uvicorn websocket implementation (likewise)")
-    ap.add_argument("--serve", help=argparse.SUPPRESS)
+    ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--client", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--base", action="append", default=[], help=argparse.SUPPRESS)
     ap.add_argument("--start-at", type=float, default=0.0, help=argparse.SUPPRESS)
     ap.add_argument("--port", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--ns", default="bench", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     for name in ("games", "rounds", "processes", "clients"):
         if getattr(args, name) < 1:
             ap.error(f"--{name} must be at least 1, not {getattr(args, name)}")
+    if args.rounds < 2:  # rounds.py: half of them as witness, so 1 round is never a witness
+        ap.error("--rounds must be at least 2 (half of a person's rounds are as a witness)")
+    if args.game_s < 5 or args.ramp < 0 or not 0 < args.pace <= 10:
+        ap.error("--game-s must be at least 5, --ramp not negative, --pace in (0, 10]")
+    if not (0 <= args.reconnect_p <= 1 and 0 <= args.abandon_p <= 1):
+        ap.error("--reconnect-p and --abandon-p are probabilities (0 to 1)")
     if args.client is not None:  # a client process: the people only, no server imports
-        script = Script(args.rounds, args.interval, args.ramp, args.seed)
-        tally = asyncio.run(play(_my_people(args, args.base), script, args.start_at))
+        script = Script(
+            args.rounds, args.reconnect_p, args.abandon_p, args.seed, args.max_wait, args.pace
+        )
+        tally = asyncio.run(play(_my_people(args), args.base, script, args.start_at))
         print(tally.to_json())
         return
     from turinglab.arena.serve import uvicorn_options
@@ -368,10 +497,12 @@ def main(argv: list[str] | None = None) -> None:
     defaults = uvicorn_options()
     for name in ("loop", "http", "ws"):
         setattr(args, name, getattr(args, name) or defaults[name])
+    if args.study_seed is None:
+        args.study_seed = secrets.randbelow(2**31)  # a run of its own in the store
     if args.serve:
         options = ServerOptions(
-            args.serve, args.port, args.store, args.redis, args.ns,
-            args.loop, args.http, args.ws, args.profile,
+            args.port, args.store, args.redis, args.ns, args.loop, args.http, args.ws,
+            args.profile, args.game_s, args.rounds, args.max_wait, args.study_seed,
         )  # fmt: skip
         serve(options)
         return

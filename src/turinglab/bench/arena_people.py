@@ -1,204 +1,374 @@
 """The arena benchmark's simulated people: one client process plays its share of them.
 
-Each simulated game is two people in a three-party game with an instant AI witness: the
-interrogator writes to both witnesses every `interval` seconds, the human witness answers each
-message after `interval / 2`. Every person-to-person message carries its id and send time, so
-the receiving side measures the relay latency (send -> frame received at the other person) and
-the run counts lost and duplicated messages.
+Each person arrives at a time fixed in advance (an open-loop schedule: nobody waits for the
+server to be ready for them), gives consent, opens the page's socket and plays study rounds
+in the three-party game until the arena says their rounds are done, in whichever role it gives
+them, as a person would:
 
-The people run in their own processes (arena_bench.py starts them), never in a server's, so a
-client that falls behind shows as client CPU, not as the server's latency. A client prints its
-`Tally` as JSON; arena_bench.py merges the tallies of all clients.
+* before writing they read what they are answering (~1 s + 0.03 s per character) and think
+  (Γ-distributed, ~1.5 s), about 2–5 s in all, as the issue measured people;
+* they type at a human pace (games/typing_timeline.Typist: bursts of keys ~0.26 s apart with
+  pauses, ~46 words a minute), the page sending a typing frame on a keystroke at most every
+  2 s; what they send is a real chat turn (chat_texts.py) cut at 300 characters;
+* the interrogator writes to whichever witness has answered, until the clock ends the talk,
+  then gives a verdict after 3–12 s; between games people read the reveal for 3–10 s;
+* in each game a person drops their connection with probability `reconnect_p` (back 1–5 s
+  later, resuming from the last frame seen) and leaves for good with `abandon_p`.
+
+Every action has its scheduled time; latencies are measured from it, so a client that falls
+behind shows as latency (and as `max_late_s`), never as a quieter load. The people run in their
+own processes (arena_bench.py starts them), never in a server's.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
+import contextlib
 import random
 import time
-from collections import Counter
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
 
+from turinglab.bench.arena_link import Link
+from turinglab.bench.arena_tally import Tally, parse_tag, tag
+from turinglab.bench.chat_texts import draw_turn, tagged
+from turinglab.games.typing_timeline import Typist, throttled
 from turinglab.heap import settle_heap
 
-
-@dataclass
-class Tally:
-    sent: list[str] = field(default_factory=list)  # witness -> interrogator message ids
-    expected_from_judge: int = 0  # interrogator -> human witness messages
-    received: Counter[str] = field(default_factory=Counter)
-    latency_ms: list[tuple[float, float]] = field(default_factory=list)  # (sent at, ms)
-    errors: Counter[str] = field(default_factory=Counter)
-    failures: Counter[str] = field(default_factory=Counter)  # people whose script broke, by why
-    games: list[tuple[float, float]] = field(default_factory=list)  # (start, end), interrogators
-    join_ms: list[float] = field(default_factory=list)  # page load -> game snapshot, per person
-    cpu_s: float = 0.0
-
-    def got(self, text: str) -> None:
-        mid, _, sent_at = text.partition("@")
-        if mid.startswith("p"):  # person-to-person messages only (AI replies are not relays)
-            self.received[mid] += 1
-            self.latency_ms.append((float(sent_at), (time.time() - float(sent_at)) * 1000))
-
-    def merge(self, other: Tally) -> None:
-        self.sent += other.sent
-        self.expected_from_judge += other.expected_from_judge
-        self.received.update(other.received)
-        self.latency_ms += other.latency_ms
-        self.errors.update(other.errors)
-        self.failures.update(other.failures)
-        self.games += other.games
-        self.join_ms += other.join_ms
-        self.cpu_s += other.cpu_s
-
-    def to_json(self) -> str:
-        return json.dumps({f.name: getattr(self, f.name) for f in fields(self)})
-
-    @classmethod
-    def from_json(cls, text: str) -> Tally:
-        data = json.loads(text)
-        return cls(
-            sent=data["sent"],
-            expected_from_judge=data["expected_from_judge"],
-            received=Counter(data["received"]),
-            latency_ms=[(a, b) for a, b in data["latency_ms"]],
-            errors=Counter(data["errors"]),
-            failures=Counter(data["failures"]),
-            games=[(a, b) for a, b in data["games"]],
-            join_ms=data["join_ms"],
-            cpu_s=data["cpu_s"],
-        )
-
-    def lost(self) -> int:
-        from_judge = sum(1 for m in self.received if m.startswith("pj"))
-        return len(set(self.sent) - set(self.received)) + self.expected_from_judge - from_judge
-
-    def peak_games(self) -> int:
-        """Most games in progress at one moment (an interrogator between start and reveal)."""
-        edges = sorted([(a, 1) for a, _ in self.games] + [(b, -1) for _, b in self.games])
-        live = peak = 0
-        for _, step in edges:
-            live += step
-            peak = max(peak, live)
-        return peak
+MODE = "three-party"
+END_GRACE_S = 240.0  # after the deadline: verdict timeout (120 s) and a takeover, with room
 
 
 @dataclass(frozen=True)
 class Script:
-    rounds: int
-    interval: float
-    ramp: float
+    rounds: int  # the server's; people stop when it says their rounds are done
+    reconnect_p: float
+    abandon_p: float
     seed: int
+    max_wait_s: float  # the server's lobby limit (then "no-match")
+    pace: float = 1.0  # scales reading, thinking and typing times (1: a person's; tests: less)
 
 
-async def _person(http: aiohttp.ClientSession, base: str) -> aiohttp.ClientWebSocketResponse:
-    async with http.post(base + "/consent", json={"consent": True}) as r:  # starts a session
-        cookie = r.cookies["turinglab_session"].value
-    return await http.ws_connect(
-        base.replace("http", "ws") + "/ws", headers={"Cookie": f"turinglab_session={cookie}"}
-    )
+async def _at(t: float, tally: Tally) -> None:
+    """Sleep until epoch time `t`; note how late the loop woke."""
+    await asyncio.sleep(max(0.0, t - time.time()))
+    tally.max_late_s = max(tally.max_late_s, time.time() - t)
 
 
-async def _frames(ws: aiohttp.ClientWebSocketResponse, tally: Tally, out: asyncio.Queue) -> None:
-    async for msg in ws:
-        if msg.type != aiohttp.WSMsgType.TEXT:
-            break
-        frame = json.loads(msg.data)
-        if frame["type"] == "message" and frame["sender"] == "them":
-            tally.got(frame["text"])
-        elif frame["type"] == "error":
-            tally.errors[frame["code"]] += 1
-        await out.put(frame)
+def _reading_s(n_chars: int, rng: random.Random) -> float:
+    return 1.0 + 0.03 * n_chars + rng.gammavariate(2.5, 0.6)
 
 
-async def _until(q: asyncio.Queue[dict[str, Any]], kind: str) -> dict[str, Any]:
-    while True:
-        frame = await asyncio.wait_for(q.get(), 60)
-        if frame["type"] == kind:
-            return frame
+class Game:
+    """One person's seat in one game, from the snapshot that started it to its end."""
 
+    def __init__(
+        self,
+        link: Link,
+        snap: dict[str, Any],
+        who: str,
+        tally: Tally,
+        rng: random.Random,
+        pace: float,
+    ) -> None:
+        self.link, self.who, self.tally, self.rng, self.pace = link, who, tally, rng, pace
+        self.id = snap["game"]
+        self.role = snap["role"]
+        self.choices = snap["judge_choices"]
+        self.started = time.time()
+        self.k = 0  # messages written
+        self.n_seen = 0  # messages in this person's transcript (the server's `after`)
+        self.mine: dict[str, list[str]] = {}  # channel -> my acknowledged message ids
+        self.seen_mids: set[str] = set()
+        self.changed = asyncio.Event()
+        self.over = asyncio.Event()
+        self.outcome = ""
+        self._apply(snap)
 
-async def _simulated(
-    http: aiohttp.ClientSession, base: str, n: int, script: Script, tally: Tally
-) -> None:
-    """One person: joins, then plays whichever role the server gave them (the server decides
-    who plays with whom, so people of one 'game' here may meet others)."""
-    rng = random.Random(script.seed * 100_003 + n)  # seeded per person; recorded in the output
-    await asyncio.sleep(rng.uniform(0, script.ramp))  # people arrive over the ramp, not at once
-    arrived = time.time()
-    ws = await _person(http, base)
-    q: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-    reader = asyncio.create_task(_frames(ws, tally, q))
-    try:
-        await _until(q, "status")
-        await ws.send_json({"type": "join", "mode": "three-party", "consent": True})
-        snap = await _until(q, "game")
-        tally.join_ms.append((time.time() - arrived) * 1000)
-        if snap["role"] == "interrogator":
-            started = time.time()
-            await _interrogate(ws, q, n, script, tally, rng)
-            tally.games.append((started, time.time()))
-        else:
-            await _witness(ws, q, n, script, tally, rng)
-    finally:
-        await ws.close()
-        reader.cancel()
+    # ---- the frames -------------------------------------------------------------------------
 
+    def _apply(self, snap: dict[str, Any]) -> None:
+        self.channels: list[str] = snap["channels"]
+        self.phase = snap["phase"]
+        self.deadline = snap["deadline"] - snap["now"] + time.time() if snap["deadline"] else None
+        self.last: dict[str, str] = {}
+        self.unread: dict[str, str] = {}
+        for m in snap["messages"]:
+            self._message(m, from_snapshot=True)
+        if snap.get("reveal"):
+            self._ended(snap["reveal"])
 
-async def _interrogate(
-    ws: Any, q: asyncio.Queue[dict[str, Any]], n: int, s: Script, tally: Tally, rng: random.Random
-) -> None:
-    for k in range(s.rounds):
-        for ch in ("A", "B"):
-            text = f"pj{n}.{k}{ch}@{time.time()}"
-            await ws.send_json({"type": "message", "channel": ch, "text": text})
-        seen: set[str] = set()
-        while len(seen) < 2:  # both witnesses answered
-            frame = await asyncio.wait_for(q.get(), 60)
-            if frame["type"] == "message" and frame["sender"] == "them":
-                seen.add(frame["channel"])
-        await asyncio.sleep(s.interval * rng.uniform(0.5, 1.5))
-    # Of these, only the messages to the person are relays between people; which channel that
-    # was is hidden from the client, so the count is checked at the witness's end.
-    tally.expected_from_judge += s.rounds
-    await ws.send_json({"type": "end"})  # the server takes a verdict only after the end
-    await ws.send_json({"type": "verdict", "choice": "A", "confidence": 50, "reason": ""})
-    await _until(q, "reveal")
-
-
-async def _witness(
-    ws: Any, q: asyncio.Queue[dict[str, Any]], n: int, s: Script, tally: Tally, rng: random.Random
-) -> None:
-    k = 0
-    while True:
-        frame = await asyncio.wait_for(q.get(), 120)
-        if frame["type"] == "reveal":
+    def _message(self, m: dict[str, Any], *, from_snapshot: bool = False) -> None:
+        self.n_seen = max(self.n_seen, m["n"] + 1)
+        if m["sender"] == "game":
             return
-        if frame["type"] == "message" and frame["sender"] == "them":
-            await asyncio.sleep(s.interval / 2 * rng.uniform(0.5, 1.5))
-            mid = f"pw{n}.{k}"
-            k += 1
-            tally.sent.append(mid)
-            await ws.send_json({"type": "message", "channel": "A", "text": f"{mid}@{time.time()}"})
+        self.last[m["channel"]] = m["sender"]
+        now = time.time()
+        found = parse_tag(m["text"])
+        if m["sender"] == "them":
+            self.unread[m["channel"]] = m["text"]
+            if found is not None:  # from a person: a relay
+                mid, at = found
+                if mid not in self.seen_mids or not from_snapshot:
+                    self.tally.received[mid] += 1
+                    if mid not in self.seen_mids:
+                        self.tally.relay_ms.append((at, (now - at) * 1000))
+                self.seen_mids.add(mid)
+        elif found is not None and found[0] not in self.seen_mids:  # mine, shown as sent
+            mid, at = found
+            self.seen_mids.add(mid)
+            self.tally.acked.append(mid)
+            self.tally.ack_ms.append((at, (now - at) * 1000))
+            self.mine.setdefault(m["channel"], []).append(mid)
+
+    def _ended(self, reveal: dict[str, Any] | None) -> None:
+        if self.over.is_set():
+            return
+        if reveal is not None and not reveal.get("flagged"):  # both stayed: all must arrive
+            people = {s["channel"] for s in reveal["sides"] if s["kind"] == "human"}
+            for channel, mids in self.mine.items():  # only messages to the person are relays
+                if self.role == "witness" or channel in people:
+                    self.tally.expected += [(mid, self.id) for mid in mids]
+        if reveal is None:
+            self.outcome = self.outcome or "ended without a reveal"
+        elif reveal.get("flagged"):
+            self.outcome = f"flagged: {reveal['flagged'][:80]}"
+        else:
+            self.outcome = "finished"
+        self.tally.told.setdefault(self.id, time.time())
+        self.over.set()
+        self.changed.set()
+
+    async def _pump(self) -> None:
+        while True:
+            f = await self.link.frames.get()
+            kind = f["type"]
+            if kind == "message":
+                self._message(f)
+            elif kind == "typing":
+                self.tally.counts["typing frames received"] += 1
+            elif kind == "phase":
+                self.phase = f["phase"]
+            elif kind == "reveal":
+                self._ended(f)
+            elif kind == "game":
+                if f["game"] != self.id:
+                    self.tally.counts["snapshots of another game"] += 1
+                self._apply(f)
+            elif kind == "error":
+                self.tally.errors[f["code"]] += 1
+                if f["code"] == "no-session":
+                    self.outcome = "session lost"
+                    self._ended(None)
+            elif kind == "status":  # out of the game: it ended without telling this page
+                self.outcome = f"status {f['state']} mid-game"
+                self._ended(None)
+            self.changed.set()
+
+    async def _changed(self) -> None:
+        self.changed.clear()
+        await self.changed.wait()
+
+    # ---- what the person does -----------------------------------------------------------------
+
+    async def play(self, reconnect_at: float | None, leave_at: float | None) -> str:
+        pump = asyncio.create_task(self._pump())
+        fates = []
+        if reconnect_at is not None:
+            fates.append(asyncio.create_task(self._drop(self.started + reconnect_at)))
+        actor = asyncio.create_task(self._act())
+        try:
+            cap = (self.deadline or time.time() + 600) + END_GRACE_S - time.time()
+            if leave_at is not None:
+                left = await self._leave(self.started + leave_at)
+                if left:
+                    return "left"
+            await asyncio.wait_for(self.over.wait(), max(1.0, cap))
+        except TimeoutError:
+            self.outcome = "no end within the deadline + 240 s"
+        finally:
+            for task in (pump, actor, *fates):
+                task.cancel()
+            if self.role == "interrogator":
+                self.tally.games.append((self.started, time.time()))
+        return self.outcome
+
+    async def _leave(self, at: float) -> bool:
+        """Abandon: at `at`, if the talk is still on, close the page for good."""
+        while not self.over.is_set() and time.time() < at:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.over.wait(), at - time.time())
+        if self.over.is_set() or self.phase != "playing":
+            return False
+        self.tally.left[self.id] = time.time()
+        self.tally.told.pop(self.id, None)  # the other person's notice, not this one's
+        self.outcome = "left"
+        await self.link.close()
+        return True
+
+    async def _drop(self, at: float) -> None:
+        await _at(at, self.tally)
+        if not self.over.is_set():
+            await self.link.bounce(self.rng.uniform(1.0, 5.0) * self.pace)
+
+    async def _act(self) -> None:
+        while self.phase == "playing" and not self.over.is_set():
+            channel = self._my_turn()
+            if channel is None:
+                await self._changed()
+                continue
+            await self._write(channel)
+        if self.role == "interrogator" and not self.over.is_set():
+            while self.phase == "playing":
+                await self._changed()
+            if self.phase == "verdict":
+                due = time.time() + self.rng.uniform(3.0, 12.0) * self.pace
+                await _at(due, self.tally)
+                verdict = {
+                    "type": "verdict",
+                    "choice": self.rng.choice(self.choices),
+                    "confidence": self.rng.randint(0, 100),
+                    "reason": draw_turn(self.rng)[:200],
+                }
+                await self.link.send_input(verdict, due)
+
+    def _my_turn(self) -> str | None:
+        """A channel where this person may write now (a reply to read first, if any)."""
+        if self.role == "interrogator":
+            open_ = [c for c in self.channels if self.last.get(c) != "you"]
+            answered = [c for c in open_ if c in self.unread]
+            return self.rng.choice(answered or open_) if open_ else None
+        return next((c for c in self.channels if self.last.get(c) == "them"), None)
+
+    async def _write(self, channel: str) -> None:
+        """Read, think, type (typing frames as the page sends them), send; abandoned if the
+        talk ends first."""
+        now = time.time()
+        mid = f"{self.who}m{self.k}"
+        self.k += 1
+        turn = draw_turn(self.rng)
+        keys = Typist().keystrokes(
+            self.rng, _reading_s(len(self.unread.pop(channel, "")), self.rng)
+        )
+        n_keys = max(len(turn), len(mid) + 15)  # as tagged() makes the text
+        times = [now + next(keys) * self.pace for _ in range(n_keys)]
+        send_at = times[-1]
+        text = tagged(tag(mid, send_at), turn)
+        for at in throttled(times[: len(text)]):
+            await _at(at, self.tally)
+            if self.phase != "playing" or self.over.is_set():
+                return
+            await self.link.send({"type": "typing", "channel": channel})
+            self.tally.counts["typing frames sent"] += 1
+        await _at(send_at, self.tally)
+        if self.phase != "playing" or self.over.is_set():
+            return
+        self.last[channel] = "you"
+        frame = {"type": "message", "channel": channel, "text": text, "after": self.n_seen}
+        await self.link.send_input(frame, send_at)
 
 
-async def play(people: list[tuple[int, str]], script: Script, start_at: float) -> Tally:
-    """Play every (person number, server base URL) given; the ramp starts at `start_at` (epoch
-    seconds), the same moment in every client process."""
+async def _consent(http: aiohttp.ClientSession, base: str) -> str:
+    async with http.post(base + "/consent", json={"consent": True}) as r:
+        r.raise_for_status()
+        return r.cookies["turinglab_session"].value
+
+
+class NoAnswer(Exception):
+    """The arena sent neither a game nor a status in time (pongs do not count)."""
+
+
+async def _next(link: Link, timeout: float, past: str = "") -> dict[str, Any]:
+    """The next status or snapshot of a new game (not `past`, the one just played) within
+    `timeout` s; other frames (pongs, the end of the last game) are passed over."""
+    until = time.monotonic() + timeout
+    while True:
+        try:
+            f = await asyncio.wait_for(link.frames.get(), until - time.monotonic())
+        except TimeoutError:
+            raise NoAnswer from None
+        if f["type"] == "status" or (f["type"] == "game" and f["game"] != past):
+            return f
+
+
+async def person(
+    http: aiohttp.ClientSession,
+    bases: list[str],
+    n: int,
+    arrive: float,
+    script: Script,
+    tally: Tally,
+) -> None:
+    """Person `n`: arrives at `arrive` (epoch s) and plays until their rounds are done."""
+    rng = random.Random(script.seed * 100_003 + n)
+    await _at(arrive, tally)
+    link = Link(http, bases, await _consent(http, bases[0]), rng)
+    await link.open()
+    try:
+        first = await _next(link, 60)
+        tally.lobby_ms.append((time.time() - arrive) * 1000)
+        due = time.time() + rng.uniform(2.0, 10.0) * script.pace  # reads the instructions
+        past = ""
+        for r in range(script.rounds + 4):  # rounds given back (abandoned games) are replayed
+            if first.get("state") == "rounds-done":
+                return
+            await _at(due, tally)
+            if r:
+                await link.send({"type": "leave"})
+            await link.send({"type": "join", "mode": MODE, "consent": True})
+            try:
+                frame = await _next(link, 60, past)
+                while frame["type"] == "status" and frame["state"] in ("idle", "waiting"):
+                    frame = await _next(link, script.max_wait_s + 60, past)
+            except NoAnswer:  # left waiting: the lobby limit passed and nobody said so
+                tally.outcomes["no game or status within the lobby limit + 60 s"] += 1
+                return
+            if frame["type"] == "status":
+                if frame["state"] != "rounds-done":
+                    tally.outcomes[f"status {frame['state']}"] += 1
+                return
+            tally.joins.append((frame["game"], r, due, time.time()))
+            fate = rng.random()
+            game = Game(link, frame, f"p{n}r{r}", tally, rng, script.pace)
+            span = max(1.0, (game.deadline or time.time() + 60) - time.time())
+            leave_at = rng.uniform(0.05, 0.95) * span if fate < script.abandon_p else None
+            back = script.abandon_p <= fate < script.abandon_p + script.reconnect_p
+            outcome = await game.play(rng.uniform(0.05, 0.95) * span if back else None, leave_at)
+            tally.outcomes[outcome] += 1
+            past = game.id
+            if outcome == "left":
+                return
+            due = time.time() + rng.uniform(3.0, 10.0) * script.pace  # the reveal, "again"
+    finally:
+        link.still_owed()
+        tally.owed(link.longest_owed_s, link.longest_owed_what)
+        tally.counts["reconnects"] += link.reconnects
+        tally.counts["inputs re-sent"] += link.resent
+        tally.counts["frames dropped as seen"] += link.duplicate_frames
+        tally.counts["gaps resumed"] += link.gaps
+        await link.close()
+
+
+async def play(
+    people: list[tuple[int, float]], bases: list[str], script: Script, start_at: float
+) -> Tally:
+    """Play every (person number, arrival offset) given; offsets count from `start_at` (epoch
+    seconds), the same moment in every client process. Person n's first server is n % P."""
     settle_heap()  # as the server does: a collector's pause here would read as its latency
     tally = Tally()
     own0 = time.process_time()
-    await asyncio.sleep(max(0.0, start_at - time.time()))
     connector = aiohttp.TCPConnector(limit=0)
     async with aiohttp.ClientSession(
         connector=connector, cookie_jar=aiohttp.DummyCookieJar()
     ) as http:
+        p = len(bases)
         results = await asyncio.gather(
-            *(_simulated(http, base, n, script, tally) for n, base in people),
+            *(
+                person(http, bases[n % p :] + bases[: n % p], n, start_at + at, script, tally)
+                for n, at in people
+            ),
             return_exceptions=True,
         )
     tally.failures.update(type(r).__name__ for r in results if isinstance(r, BaseException))

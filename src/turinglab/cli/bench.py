@@ -71,10 +71,14 @@ def bench_study_report(
     add_help_option=False,
 )
 def bench_arena(ctx: typer.Context) -> None:
-    """Simulated people in three-party games against arena server processes; prints JSON.
+    """Realistic simulated people in three-party games against arena server processes, with
+    faults injected on request; prints JSON.
 
-    Relay and join latency, lost and duplicated messages, server and client CPU; options are
-    the benchmark's own (`turinglab bench arena --help`: --games, --processes, --redis, ...).
+    5-minute games, 8 rounds a person, real chat lengths, typing frames, reconnects and
+    abandons, an open-loop arrival schedule; relay and join latency, true concurrency, lost and
+    duplicated messages (audited in the store), CPU of the servers, PostgreSQL and Redis.
+    Options are the benchmark's own (`turinglab bench arena --help`: --games, --processes,
+    --store, --fault, ...).
     """
     from turinglab.bench.arena_bench import main as arena_main
 

@@ -1,0 +1,56 @@
+"""After a benchmark run: what the store holds, read in plain SQL, checked against what people
+were shown.
+
+* every game of the run has ended, and how (status; the reason of every flagged or abandoned
+  game, as its flags say);
+* every message a person was shown as sent (acknowledged) is stored exactly once: an id the
+  store lacks is lost, an id stored twice is duplicated.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+from turinglab.bench.arena_tally import parse_tag
+
+
+def audit_store(url: str, run_id: str, acked: list[str]) -> dict[str, Any]:
+    from sqlalchemy import create_engine, text
+
+    from turinglab.store.database import store_url
+
+    engine = create_engine(store_url(url))
+    try:
+        with engine.connect() as conn:
+            games = conn.execute(
+                text("SELECT status, flags FROM games WHERE run_id = :r AND trial_id IS NOT NULL"),
+                {"r": run_id},
+            ).all()
+            texts = conn.execute(
+                text(
+                    "SELECT m.text FROM messages m JOIN games g ON g.id = m.game_id "
+                    "WHERE g.run_id = :r"
+                ),
+                {"r": run_id},
+            ).scalars()
+            stored = Counter(found[0] for t in texts if (found := parse_tag(t)) is not None)
+    finally:
+        engine.dispose()
+    reasons: Counter[str] = Counter()
+    for status, flags in games:
+        for flag in json.loads(flags) if isinstance(flags, str) else flags or []:
+            reasons[f"{status}: {str(flag)[:100]}"] += 1
+    shown = set(acked)
+    return {
+        "games": len(games),
+        "by_status": dict(Counter(status for status, _ in games)),
+        "not_ended": sum(1 for status, _ in games if status == "playing"),
+        "ended_with_a_reason": dict(reasons),
+        "person_messages_stored": sum(stored.values()),
+        "acknowledged_messages": len(shown),
+        "acknowledged_lost": sorted(shown - set(stored))[:20],
+        "acknowledged_lost_count": len(shown - set(stored)),
+        "stored_twice_count": sum(1 for n in stored.values() if n > 1),
+    }

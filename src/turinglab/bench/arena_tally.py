@@ -1,0 +1,138 @@
+"""What one client process of the arena benchmark saw, merged across client processes.
+
+Every person-to-person message carries a tag: its id (`p<person>r<round>m<k>`) and the time
+it was scheduled to be sent, so the person who receives it measures the relay latency from
+that scheduled moment (an open-loop measure: a client that fell behind adds its lateness,
+it does not hide it), and the run counts what was lost or shown twice.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+TAG = re.compile(r"^(p\d+r\d+m\d+)@(\d+\.\d+)")
+
+
+def tag(mid: str, at: float) -> str:
+    return f"{mid}@{at:.3f}"
+
+
+def parse_tag(text: str) -> tuple[str, float] | None:
+    found = TAG.match(text)
+    return None if found is None else (found.group(1), float(found.group(2)))
+
+
+@dataclass
+class Tally:
+    # (scheduled send, ms) of each person-to-person message, at the person it reached
+    relay_ms: list[tuple[float, float]] = field(default_factory=list)
+    # (scheduled send, ms): a person's own message shown back to them as sent (stored)
+    ack_ms: list[tuple[float, float]] = field(default_factory=list)
+    # (game, round, join due, game shown): each person's join, scheduled and answered
+    joins: list[tuple[str, int, float, float]] = field(default_factory=list)
+    lobby_ms: list[float] = field(default_factory=list)  # arrival -> consent, socket, lobby
+    received: Counter[str] = field(default_factory=Counter)  # message frames, by message id
+    # (id, game) of each acknowledged person-to-person message in a game that was not flagged
+    expected: list[tuple[str, str]] = field(default_factory=list)
+    acked: list[str] = field(default_factory=list)  # every id shown back to its sender
+    games: list[tuple[float, float]] = field(default_factory=list)  # interrogators' games
+    outcomes: Counter[str] = field(default_factory=Counter)  # per person and game
+    errors: Counter[str] = field(default_factory=Counter)  # error frames, by code
+    failures: Counter[str] = field(default_factory=Counter)  # scripts that broke, by why
+    left: dict[str, float] = field(default_factory=dict)  # game -> when a person abandoned it
+    told: dict[str, float] = field(default_factory=dict)  # game -> when the other was told
+    longest_owed: list[Any] = field(default_factory=lambda: [0.0, ""])  # [s, what]
+    counts: Counter[str] = field(default_factory=Counter)  # reconnects, resends, typing, ...
+    max_late_s: float = 0.0  # how far the client ran behind its schedule at worst
+    cpu_s: float = 0.0
+
+    def owed(self, seconds: float, what: str) -> None:
+        if seconds > self.longest_owed[0]:
+            self.longest_owed = [seconds, what]
+
+    def merge(self, other: Tally) -> None:
+        for f in fields(self):
+            mine, theirs = getattr(self, f.name), getattr(other, f.name)
+            if f.name == "longest_owed":
+                self.owed(*theirs)
+            elif f.name == "max_late_s":
+                self.max_late_s = max(mine, theirs)
+            elif isinstance(mine, Counter | dict):
+                mine.update(theirs)
+            elif isinstance(mine, list):
+                mine += theirs
+            else:
+                setattr(self, f.name, mine + theirs)
+
+    def to_json(self) -> str:
+        return json.dumps({f.name: getattr(self, f.name) for f in fields(self)})
+
+    @classmethod
+    def from_json(cls, text: str) -> Tally:
+        data = json.loads(text)
+        out = cls()
+        for f in fields(out):
+            value = data[f.name]
+            current = getattr(out, f.name)
+            if isinstance(current, Counter):
+                value = Counter(value)
+            elif f.name in ("relay_ms", "ack_ms", "joins", "games", "expected"):
+                value = [tuple(v) for v in value]
+            setattr(out, f.name, value)
+        return out
+
+    # ---- what it adds up to -------------------------------------------------------------------
+
+    def lost(self) -> list[str]:
+        """Acknowledged person-to-person messages that never reached the other person, in
+        games both stayed in (one who left less than the abandon grace before the end leaves
+        a game that still finishes)."""
+        return [m for m, game in self.expected if self.received[m] == 0 and game not in self.left]
+
+    def duplicated(self) -> int:
+        """Messages shown twice to the person they were for."""
+        return sum(1 for c in self.received.values() if c > 1)
+
+    def concurrency(self) -> dict[str, float | int]:
+        """Games in progress (an interrogator between game and end): the most at one moment,
+        and the time-average over the span of the run that had games, and over its middle half
+        (people arriving and leaving excluded)."""
+        if not self.games:
+            return {"peak": 0, "mean": 0.0, "mean_middle_half": 0.0}
+        edges = sorted([(a, 1) for a, _ in self.games] + [(b, -1) for _, b in self.games])
+        first, last = edges[0][0], edges[-1][0]
+        lo, hi = first + (last - first) / 4, last - (last - first) / 4
+        live = peak = 0
+        area = middle = 0.0
+        prev = first
+        for at, step in edges:
+            area += live * (at - prev)
+            middle += live * max(0.0, min(at, hi) - max(prev, lo))
+            live += step
+            peak = max(peak, live)
+            prev = at
+        span = max(last - first, 1e-9)
+        return {
+            "peak": peak,
+            "mean": round(area / span, 1),
+            "mean_middle_half": round(middle / max(hi - lo, 1e-9), 1),
+        }
+
+    def match_ms(self) -> list[float]:
+        """Per game: from the later of its two people's joins to the game shown to them (the
+        arena's part of joining; the earlier person's wait for a partner is not)."""
+        by_game: dict[str, list[tuple[float, float]]] = {}
+        for game, _, due, shown in self.joins:
+            by_game.setdefault(game, []).append((due, shown))
+        out = []
+        for pair in by_game.values():
+            later = max(due for due, _ in pair)
+            out += [(shown - later) * 1000 for _, shown in pair]
+        return out
+
+    def told_after_abandon_s(self) -> list[float]:
+        return sorted(self.told[g] - at for g, at in self.left.items() if g in self.told)
