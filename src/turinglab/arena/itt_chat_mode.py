@@ -264,7 +264,7 @@ class ITTChatLiveGame(LiveGame):
 @dataclass(frozen=True)
 class ITTChatArenaMode(ArenaMode):
     live_game: ClassVar[type[LiveGame]] = ITTChatLiveGame
-    abandon_after_s: float = 30.0  # the arena's setting (ArenaSettings.abandon_after_s)
+    abandon_after_s: float = 12.0  # the arena's setting (ArenaSettings.abandon_after_s)
     reply_timeout_s: float = REPLY_TIMEOUT_S
 
 
@@ -278,7 +278,7 @@ def itt_chat_mode(
     title: str,
     cfg: ConversationExperiment,
     *,
-    abandon_after_s: float = 30.0,
+    abandon_after_s: float = 12.0,
     reply_timeout_s: float = REPLY_TIMEOUT_S,
 ) -> ITTChatArenaMode:
     game = PeopleConversationGame(cfg, GameContext())

@@ -63,7 +63,7 @@ class ArenaSettings(BaseModel):
     ai_after_s: float = Field(default=20.0, ge=0)  # open matching only
     max_wait_s: float = Field(default=300.0, gt=0)  # then on to the exit survey
     # A person with no connection this long has left: their game ends abandoned (abandon.py).
-    abandon_after_s: float = Field(default=30.0, gt=0)
+    abandon_after_s: float = Field(default=12.0, gt=0)
     frames_per_s: float = Field(default=4.0, gt=0)  # per connection, sustained
     frame_burst: int = Field(default=12, ge=1)
     max_frame_bytes: int = Field(default=16384, ge=256)

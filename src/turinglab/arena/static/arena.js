@@ -10,7 +10,7 @@ const TYPING_SEND_MS = 2000;
 // is closed and opened again). Reconnects back off exponentially with jitter, up to MAX_BACKOFF_MS.
 const PING_MS = 5000;
 const DEAD_MS = 15000;
-const MAX_BACKOFF_MS = 15000;
+const MAX_BACKOFF_MS = 5000; // well inside the arena's 12 s grace before a game counts as abandoned
 
 let ws = null;
 let retry = 0;
@@ -90,7 +90,9 @@ function setConn(ok) {
 // Frames of a game stream carry `seq`: one already shown is dropped; after a gap the page asks
 // for the rest (`resume`) and waits for them, instead of showing frames out of order.
 function inOrder(f) {
-  if (f.seq === undefined || !resumeAt) return true;
+  // `resumed` names the point the stream stands at (its seq is the last one sent): not a frame
+  // of the stream itself, so it is never dropped as already seen.
+  if (f.seq === undefined || !resumeAt || f.type === "resumed") return true;
   if (f.seq <= resumeAt.seq) return false;
   if (f.seq > resumeAt.seq + 1) {
     if (Date.now() - (inOrder.asked || 0) > 3000) { inOrder.asked = Date.now(); send({ type: "resume", ...resumeAt }); }
