@@ -67,6 +67,7 @@ if TYPE_CHECKING:
     from turinglab.arena.hub import Arena
     from turinglab.arena.modes import ArenaMode
     from turinglab.arena.store_bridge import ArenaStore
+    from turinglab.store.arena_people import PastRounds
 
 log = logging.getLogger(__name__)
 
@@ -173,7 +174,7 @@ class Cluster:
         )
         self.redis = aioredis.Redis(connection_pool=pool)
         await self.redis.ping()
-        self.books = SharedRounds(self.redis, self.ns, PLAYER_TTL_S)
+        self.books = SharedRounds(self.redis, self.ns, PLAYER_TTL_S, self._past_rounds)
         # A study design's blind matching (shared_blind.py); each process draws its own.
         rng = random.Random(f"{self.arena.setup.settings.seed}:{self.me}")
         self.blind = SharedBlind(
@@ -549,6 +550,13 @@ class Cluster:
 
     def _no_match(self, pid: str, waited: float) -> None:
         self.arena.send(self.person(pid), F.Status(state="no-match", waited_s=waited))
+
+    async def _past_rounds(self, run: str, pid: str) -> PastRounds | None:
+        """A person's rounds as the store has them: what rebuilds a round book Redis lost."""
+        store = self.arena.store
+        if store is None or store.run_id != run:
+            return None
+        return await asyncio.to_thread(store.study_rounds, pid)
 
     def _run(self) -> str:
         """Whose books: the study being run (a new study starts fresh books)."""

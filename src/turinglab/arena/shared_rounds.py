@@ -12,6 +12,14 @@ not met the caller and whose quota allows the opposite role, counts the round fo
 that they met, and says which role the caller plays; or it queues the caller; or, when the
 caller has played all their rounds, says so and queues nobody.
 
+Redis is not the durable record: the store is. A book Redis lost (it restarted empty, or the
+key expired) is rebuilt from the store's count of the person's study games per role, and their
+met-set from whom they sat with, before any decision reads it: TAKE_OR_WAIT and COUNT_ALONE
+answer `unseeded` for a caller without a book, and `load` (which blind matching calls as a
+person joins) seeds one. Seeding only fills what is missing (HSETNX, SADD), so counts a
+concurrent writer made meanwhile are never overwritten. The AI witness groups' cycle is not
+rebuilt: after a loss a person may meet a group again before meeting all.
+
 The scripts build the partner's keys from prefixes: fine on one Redis server, not on Redis
 Cluster (whose scripts must name every key they touch).
 """
@@ -19,7 +27,9 @@ Cluster (whose scripts must name every key they touch).
 from __future__ import annotations
 
 import json
+import logging
 import math
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -30,6 +40,13 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     import redis.asyncio as aioredis
+
+    from turinglab.store.arena_people import PastRounds
+
+log = logging.getLogger(__name__)
+
+# (run, pid) -> the person's rounds as the store has them; None: no store, nothing to count.
+PastSource = Callable[[str, str], Awaitable["PastRounds | None"]]
 
 # A book outlives any study session; it is refreshed on every change.
 BOOK_TTL_S = 30 * 24 * 3600
@@ -56,11 +73,15 @@ end
 # ARGV[4] the met-set key prefix, ARGV[5] interrogator quota, ARGV[6] witness quota,
 # ARGV[7] "1" when the caller interrogates if both ways fit, ARGV[8] met-set TTL, ARGV[9] book TTL,
 # ARGV[10] the heartbeat key prefix: an entry whose process's heartbeat has expired (the process
-# died, and its people's sockets with it) is dropped, never matched.
+# died, and its people's sockets with it) is dropped, never matched. ARGV[11] "1": answer
+# `unseeded` when the caller has no book (Redis lost it: rebuild it from the store first).
 # Returns {outcome, partner entry, caller's role, caller i, caller w, partner i, partner w}.
 TAKE_OR_WAIT = (
     BOOK_LUA
     + """
+if ARGV[11] == '1' and redis.call('HEXISTS', KEYS[2], 'i') == 0 then
+  return {'unseeded', '', '', 0, 0, 0, 0}
+end
 local qi, qw = tonumber(ARGV[5]), tonumber(ARGV[6])
 local ci, cw = counts(KEYS[2])
 if ci >= qi and cw >= qw then
@@ -107,6 +128,32 @@ return {'waiting', '', '', ci, cw, 0, 0}
 """
 )
 
+# KEYS[1] a person's book, KEYS[2] their met-set. ARGV[1] interrogator rounds, ARGV[2] witness
+# rounds, ARGV[3] book TTL, ARGV[4] met-set TTL, ARGV[5..] whom they met: the store's record,
+# filling in only what Redis lacks.
+SEED = """
+redis.call('HSETNX', KEYS[1], 'i', ARGV[1])
+redis.call('HSETNX', KEYS[1], 'w', ARGV[2])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+if #ARGV > 4 then
+  redis.call('SADD', KEYS[2], unpack(ARGV, 5))
+  redis.call('EXPIRE', KEYS[2], ARGV[4])
+end
+return 1
+"""
+
+# KEYS[1] the person's book. ARGV[1] "1": answer `unseeded` when they have none, ARGV[2] book
+# TTL. Counts a round as interrogator; returns {outcome, i, w}.
+COUNT_ALONE = """
+if ARGV[1] == '1' and redis.call('HEXISTS', KEYS[1], 'i') == 0 then
+  return {'unseeded', 0, 0}
+end
+local i = redis.call('HINCRBY', KEYS[1], 'i', 1)
+local w = redis.call('HGET', KEYS[1], 'w') or '0'
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+return {'counted', i, tonumber(w)}
+"""
+
 # KEYS[1] the interrogator's book. ARGV[1] the field (g:<mode>), ARGV[2] how many to draw,
 # ARGV[3] fresh orders of all groups (a JSON list of lists), used one by one as the cycle
 # empties, ARGV[4] book TTL. Returns the drawn groups.
@@ -142,17 +189,44 @@ class Taken:
 
 
 class SharedRounds:
-    """One arena's round books in Redis; `prefix` is the arena's namespace."""
+    """One arena's round books in Redis; `prefix` is the arena's namespace; `past` counts a
+    person's rounds from the store, to rebuild a book Redis lost."""
 
-    def __init__(self, client: aioredis.Redis, prefix: str, met_ttl_s: int) -> None:
+    def __init__(
+        self,
+        client: aioredis.Redis,
+        prefix: str,
+        met_ttl_s: int,
+        past: PastSource | None = None,
+    ) -> None:
         self.redis = client
         self.prefix = prefix
         self.met_ttl_s = met_ttl_s
+        self.past = past
+        self.seeded = 0  # books rebuilt by this process (from the store, or empty without one)
         self._take = client.register_script(TAKE_OR_WAIT)
         self._draw = client.register_script(DRAW_GROUPS)
+        self._seed = client.register_script(SEED)
+        self._count_alone = client.register_script(COUNT_ALONE)
 
     def book_key(self, run: str, pid: str) -> str:
         return f"{self.prefix}book:{run}:{pid}"
+
+    async def seed(self, run: str, pid: str) -> bool:
+        """Rebuild `pid`'s book and met-set from the store where Redis has none; False when the
+        store could not be read (the book is left missing, to be tried again)."""
+        try:
+            past = None if self.past is None else await self.past(run, pid)
+        except Exception as err:  # the store is down: decide on Redis's counts, as before
+            log.warning("round book of %s not rebuilt from the store: %s", pid, err)
+            return False
+        args: list[str | int] = [0, 0, BOOK_TTL_S, self.met_ttl_s]
+        if past is not None:
+            args[:2] = [past.interrogated, past.witnessed]
+            args += sorted(past.met)
+        await self._seed(keys=[self.book_key(run, pid), f"{self.prefix}met:{pid}"], args=args)
+        self.seeded += 1
+        return True
 
     async def take_or_wait(
         self, run: str, mode: str, pid: str, process: str, book: RoundBook
@@ -160,21 +234,23 @@ class SharedRounds:
         """Pair `pid` with someone queued for `mode` whose quota fits, or queue them; the
         counts read are mirrored into `book` (this process's RoundBook)."""
         both_fit_caller_asks = book.rng.random() < 0.5
-        found = await self._take(
-            keys=[f"{self.prefix}queue:{mode}", self.book_key(run, pid)],
-            args=[
-                f"{pid}|{process}",
-                pid,
-                self.book_key(run, ""),
-                f"{self.prefix}met:",
-                book.quota["interrogator"],
-                book.quota["witness"],
-                "1" if both_fit_caller_asks else "0",
-                self.met_ttl_s,
-                BOOK_TTL_S,
-                f"{self.prefix}alive:",
-            ],
-        )
+        args: list[str | int] = [
+            f"{pid}|{process}",
+            pid,
+            self.book_key(run, ""),
+            f"{self.prefix}met:",
+            book.quota["interrogator"],
+            book.quota["witness"],
+            "1" if both_fit_caller_asks else "0",
+            self.met_ttl_s,
+            BOOK_TTL_S,
+            f"{self.prefix}alive:",
+        ]
+        keys = [f"{self.prefix}queue:{mode}", self.book_key(run, pid)]
+        found = await self._take(keys=keys, args=[*args, "1"])
+        if found[0] == "unseeded":  # rebuilt, then decided (on what Redis has, if the store
+            await self.seed(run, pid)  # could not be read)
+            found = await self._take(keys=keys, args=[*args, "0"])
         outcome, partner, role, ci, cw, oi, ow = found
         book.mirror(pid, int(ci), int(cw))
         if outcome != "paired":
@@ -184,19 +260,22 @@ class SharedRounds:
         return taken
 
     async def load(self, run: str, pid: str, book: RoundBook) -> None:
-        """Mirror a person's counts from Redis into this process's book."""
+        """Mirror a person's counts from Redis into this process's book (rebuilt first when
+        Redis has none)."""
         i, w = await self.redis.hmget(self.book_key(run, pid), ["i", "w"])
+        if i is None and await self.seed(run, pid):
+            i, w = await self.redis.hmget(self.book_key(run, pid), ["i", "w"])
         book.mirror(pid, int(i or 0), int(w or 0))
 
     async def count_alone(self, run: str, pid: str, book: RoundBook) -> None:
         """Count a round as interrogator for someone seated with AI witnesses only."""
-        key = self.book_key(run, pid)
-        pipe = self.redis.pipeline(transaction=True)
-        pipe.hincrby(key, "i", 1)
-        pipe.hget(key, "w")
-        pipe.expire(key, BOOK_TTL_S)
-        interrogated, witnessed, _ = await pipe.execute()
-        book.mirror(pid, int(interrogated), int(witnessed or 0))
+        keys = [self.book_key(run, pid)]
+        found = await self._count_alone(keys=keys, args=["1", BOOK_TTL_S])
+        if found[0] == "unseeded":
+            await self.seed(run, pid)
+            found = await self._count_alone(keys=keys, args=["0", BOOK_TTL_S])
+        _, interrogated, witnessed = found
+        book.mirror(pid, int(interrogated), int(witnessed))
 
     async def draw_groups(
         self, run: str, pid: str, mode: str, groups: Sequence[str], n: int, rng: random.Random

@@ -232,6 +232,7 @@ class ArenaStore:
         self._ending: set[asyncio.Future[None]] = set()
         self._inbox: _LoopInbox | None = None
         self.run_id = arena_run_id(setup)
+        self.judge_seats = {m.name: m.judge for m in setup.modes}  # where each mode interrogates
         modes = [{"name": m.name, "game": m.game.name, "solo": m.solo} for m in setup.modes]
         store.create_run(
             self.run_id, "arena", ARENA_GAME, {"modes": modes}, {"seed": setup.settings.seed}, []
@@ -428,6 +429,10 @@ class ArenaStore:
     def people(self, limit: int) -> arena_people.People:
         """How many took part in this study, and the newest `limit` with ids and rounds."""
         return arena_people.people(self.store, self.run_id, limit)
+
+    def study_rounds(self, participant: str) -> arena_people.PastRounds:
+        """A person's rounds in this study by role, and whom they met (their round book)."""
+        return arena_people.study_rounds(self.store, self.run_id, participant, self.judge_seats)
 
     def game_counts(self) -> dict[str, int]:
         """This study's games by status, whichever process played them."""

@@ -4,11 +4,13 @@ status — whichever process played them, in a few grouped statements rather tha
 A person's rows are the seats of the run's games plus their own rows (arena_records.SURVEY_GAME:
 recruitment ids kept at consent, a never-seated person's survey). Rounds done count as the
 round book (arena/rounds.py) counts them: every study game they sat in that is being played or
-finished cleanly; practice, abandoned and flagged games give theirs back.
+finished cleanly; practice, abandoned and flagged games give theirs back. `study_rounds` counts
+one person's the same way, per role, for rebuilding their round book in Redis after Redis lost it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,6 +86,57 @@ def _add(person: Person, row: Any) -> None:
     person.survey = person.survey or kept.get("survey") is not None
     if kept.get("recruitment"):
         person.recruitment = dict(kept["recruitment"])
+
+
+@dataclass(frozen=True)
+class PastRounds:
+    """One person's study so far, as the store has it."""
+
+    interrogated: int
+    witnessed: int
+    met: frozenset[str]  # everyone seated with them in a study game, whatever its end
+
+
+def study_rounds(
+    store: Store, run_id: str, participant: str, judge_seats: Mapping[str, str]
+) -> PastRounds:
+    """`participant`'s study rounds by role (counted as `people` counts them) and whom they met.
+    `judge_seats` maps each mode to the seat that interrogates there; a seat in a mode it does
+    not name interrogates when it judges in some mode."""
+    other = seats.alias("other")
+    query = (
+        select(
+            games.c.id,
+            games.c.status,
+            games.c.setup["mode"].as_string().label("mode"),
+            games.c.setup["solo"].as_boolean().label("solo"),
+            seats.c.seat,
+            other.c.participant.label("partner"),
+        )
+        .join(games, games.c.id == seats.c.game_id)
+        .outerjoin(
+            other,
+            and_(
+                other.c.game_id == seats.c.game_id,
+                other.c.kind == "human",
+                other.c.participant != participant,
+            ),
+        )
+        .where(_in_run(run_id), seats.c.participant == participant, games.c.game != SURVEY_GAME)
+    )
+    with store.engine.connect() as conn:
+        rows = conn.execute(query).all()
+    judging = set(judge_seats.values())
+    roles: dict[int, bool] = {}  # counted game -> the person interrogated
+    met: set[str] = set()
+    for r in rows:
+        if r.partner is not None and not r.solo:
+            met.add(str(r.partner))
+        if r.status in (PLAYING, FINISHED) and not r.solo:
+            judge = judge_seats.get(r.mode)
+            roles[r.id] = r.seat == judge if judge is not None else r.seat in judging
+    asked = sum(roles.values())
+    return PastRounds(asked, len(roles) - asked, frozenset(met))
 
 
 def game_counts(store: Store, run_id: str) -> dict[str, int]:
