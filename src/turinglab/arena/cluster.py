@@ -73,6 +73,9 @@ log = logging.getLogger(__name__)
 
 PLAYER_TTL_S = 6 * 3600
 SEND_RETRY_S = 30.0  # how long frames wait for an unreachable Redis before they are dropped
+# A store that failed a commit this recently is not asked for a lost round book: each ask would
+# hold a thread up to the connect timeout while the writer already knows it is down.
+STORE_QUIET_S = 10.0
 CATCHUP_S = 30.0  # after Redis is back, how long a process keeps asking owners for missed frames
 
 
@@ -556,6 +559,9 @@ class Cluster:
         store = self.arena.store
         if store is None or store.run_id != run:
             return None
+        failed = store.writer.last_failure_at
+        if failed is not None and time() - failed < STORE_QUIET_S:
+            raise ConnectionError(f"the store failed a commit {time() - failed:.1f} s ago")
         return await asyncio.to_thread(store.study_rounds, pid)
 
     def _run(self) -> str:
