@@ -284,3 +284,41 @@ async def test_a_person_waiting_on_a_dead_process_is_never_matched() -> None:
         finally:
             for p in (gone, late, next_one):
                 await p.close()
+
+
+@pytest.mark.server
+async def test_people_waiting_on_a_killed_process_are_waited_for_by_the_other() -> None:
+    """Three people wait (three-party) on a process that is SIGKILLed before anyone is due;
+    their pages reconnect to the other process, as the page does, without joining again. They
+    are told they still wait, two are matched there, once, and the third is sent on at
+    `max_wait_s` (no-match): nobody is left waiting untold."""
+    server = SERVER.replace("takeover_after_s=1.0", "takeover_after_s=1.0, max_wait_s=7.0")
+    async with arena_processes(server, "") as arena:
+        people = [Person(arena.bases[0]) for _ in range(3)]
+        try:
+            for p in people:
+                await p.connect()
+            joined = time.monotonic()
+            for p in people:
+                await p.send(type="join", mode="three-party", consent=True)
+                assert (await p.until("status"))["state"] == "waiting"
+            arena.procs[0].send_signal(signal.SIGKILL)  # before the first due time (2 s)
+            arena.procs[0].wait(10)
+            assert time.monotonic() - joined < 1.9, "too slow to kill before anyone was due"
+            for p in people:
+                await p.drop()
+                p.base = arena.bases[1]  # the same session cookie, on the survivor
+                first = await p.connect()
+                assert first["type"] == "status" and first["state"] == "waiting", first
+            ends = [await p.until_any(("game", "status"), timeout=12) for p in people]
+            games = [f["game"] for f in ends if f["type"] == "game"]
+            assert len(games) == 2 and games[0] == games[1], ends
+            told = [f for f in ends if f["type"] == "status"]
+            assert [f["state"] for f in told] == ["no-match"], ends
+            assert time.monotonic() - joined < 7.0 + 5.0
+            for p in people:  # nobody is seated again meanwhile
+                with pytest.raises(TimeoutError):
+                    await p.until("game", timeout=0.5)
+        finally:
+            for p in people:
+                await p.close()

@@ -454,11 +454,21 @@ class Cluster:
             if resume is not None:
                 hello["resume"] = resume.as_dict()
             self._forward(owner, hello)
-        elif participant.id in self.blind.waiting:  # waiting here, matched blind: say so
+        elif await self._waits_blind(participant.id):  # here, or on a live process: say so
             self.arena.outlets.setdefault(participant.id, set()).add(outlet)
             outlet(F.Status(state="waiting", modes=[], waited_s=0.0))
         else:
             self.arena.connect(participant, outlet, resume)
+
+    async def _waits_blind(self, pid: str) -> bool:
+        """Whether `pid` waits for a blind match, here or on another process; one who waited
+        on a process that died is adopted here (shared_blind.py), or their page would show
+        the lobby while they believe they wait, and nobody would seat them or time them out."""
+        settings = self.arena.setup.settings
+        if settings.design is None:
+            return False
+        book, mode_of = self.arena.lobby.rounds, self.arena.setup.mode
+        return await self.blind.watch(self._run(), pid, settings, book, mode_of)
 
     async def disconnect(self, participant: Participant, outlet: Outlet) -> None:
         self.arena.disconnect(participant, outlet)
@@ -467,6 +477,7 @@ class Cluster:
             self._sockets[participant.id] = left
             return
         self._sockets.pop(participant.id, None)
+        self.blind.elsewhere.pop(participant.id, None)  # watched from where they reconnect
         self.seen.pop(participant.id, None)
         self._catchup.pop(participant.id, None)
         owner = self.owners.get(participant.id)
@@ -586,9 +597,11 @@ class Cluster:
             await self.take_over_lost()
         except Exception:  # the store or Redis hiccuped: try again next tick, match people now
             log.exception("takeover failed; trying again")
-        await self.blind.tick(self._run(), self.arena.lobby.rounds)
-        now = self.arena.clock.now()
         settings = self.arena.setup.settings
+        book, mode_of = self.arena.lobby.rounds, self.arena.setup.mode
+        await self.blind.watch_elsewhere(self._run(), settings, book, mode_of)
+        await self.blind.tick(self._run(), book)
+        now = self.arena.clock.now()
         for pid, (mode_name, since) in list(self.waiting.items()):
             mode = self.arena.setup.mode(mode_name)
             waited = now - since
