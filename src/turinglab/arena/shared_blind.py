@@ -6,14 +6,16 @@ Each process draws a person's wait and part as they join there, exactly as one p
 distribution). What is shared, in Redis and changed only by Lua scripts (atomic there):
 
 * `blind-at:<pid>`: the process a person waits on, the only one that may seat them: set as
-  they join, deleted when they are seated or let go. A person who joins again on another
-  process (a reconnect elsewhere) is waited for there only; the first process's plan lapses;
+  they join, `taken:<process>` from TAKE until that process has seated them, deleted when they
+  are seated or let go. A person who joins again on another process (a reconnect elsewhere) is
+  waited for there only; the first process's plan lapses. `blind-wait:<pid>` keeps the mode
+  and when they joined, for ADOPT;
 * `blind:<mode>`, a sorted set of entries "pid|process", oldest first: who may be taken as a
   witness — in one-witness modes those drawn to witness, in three-party modes everyone waiting.
 
 At an interrogator's due time TAKE takes the oldest offered person who has not met them and
 whose quota allows witnessing, counts the round for both in the shared round book
-(shared_rounds.py), records that they met and deletes both `blind-at` keys; it answers `gone`
+(shared_rounds.py), records that they met and marks both `blind-at` keys taken; it answers `gone`
 when the caller is no longer waiting here (taken as a witness meanwhile: the taker seats them).
 A witness nobody took by their own due time withdraws (WITHDRAW): still theirs, they interrogate
 instead, as in one process. An AI game or a time-out first lets go of the person the same way,
@@ -24,6 +26,11 @@ Entries expire with their process: TAKE drops any entry whose process's heartbea
 with their process; an entry dropped while its process was only silent is not lost, as its
 `blind-at` key still names that process. Quotas are read from the shared book as a person joins;
 TAKE counts a person-to-person round, `count_alone` one with an AI witness.
+
+A process that dies (SIGKILL) leaves its waiting people, and any it took but had not seated,
+with nobody to seat them or time them out. Their pages reconnect to another process without
+joining again; that process watches each (`watch`: told they wait) and once the dead one's
+heartbeat has gone ADOPT moves them to it, their wait counted from when they first joined.
 """
 
 from __future__ import annotations
@@ -80,14 +87,21 @@ if ARGV[3] == '1' then redis.call('DEL', KEYS[1]) end
 return 'free'
 """
 
-# KEYS[1] the person's `blind-at` key, KEYS[2] their `blind-wait` key. ARGV[1] this process,
-# ARGV[2] the heartbeat key prefix, ARGV[3] the key's TTL. When they wait on a process whose
-# heartbeat has gone, they wait here from now on: {'adopted', "<mode>|<epoch s joined>"};
-# {'elsewhere', process} while that process lives; {'none', ''} when they wait nowhere else.
+# KEYS[1] the person's `blind-at` key, KEYS[2] their `blind-wait` key, KEYS[3] their game
+# route (`player:<pid>`, cluster.py). ARGV[1] this process, ARGV[2] the heartbeat key prefix,
+# ARGV[3] the key's TTL. When they wait on a process whose heartbeat has gone, or were taken by
+# one that died before it seated them, they wait here from now on: {'adopted',
+# "<mode>|<epoch s joined>"}; {'elsewhere', process} while that process lives; {'none', ''}
+# when they wait nowhere else.
 ADOPT = """
 local at = redis.call('GET', KEYS[1])
 if not at or at == ARGV[1] then return {'none', ''} end
-if redis.call('EXISTS', ARGV[2] .. at) == 1 then return {'elsewhere', at} end
+local proc = string.match(at, '^taken:(.*)$') or at
+if redis.call('EXISTS', ARGV[2] .. proc) == 1 then return {'elsewhere', at} end
+if proc ~= at and redis.call('EXISTS', KEYS[3]) == 1 then  -- seated before it died
+  redis.call('DEL', KEYS[1])
+  return {'none', ''}
+end
 redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[3])
 return {'adopted', redis.call('GET', KEYS[2]) or ''}
 """
@@ -122,7 +136,11 @@ for _, e in ipairs(ci < qi and redis.call('ZRANGE', KEYS[1], 0, -1) or {}) do
     local oi, ow = counts(book)
     if ow < qw then
       redis.call('ZREM', KEYS[1], e, ARGV[1])
-      redis.call('DEL', ARGV[11] .. other, KEYS[3])
+      -- Taken, not yet seated: marked, so that if this process dies before it seats them
+      -- the one they reconnect to adopts them (ADOPT) instead of leaving them untold.
+      local taken = 'taken:' .. ARGV[12]
+      redis.call('SET', ARGV[11] .. other, taken, 'EX', ARGV[7])
+      redis.call('SET', KEYS[3], taken, 'EX', ARGV[7])
       ci, ow = ci + 1, ow + 1
       record_pair(KEYS[2], ci, cw, book, oi, ow, met, ARGV[4] .. other, ARGV[2], other,
                   ARGV[7], ARGV[8])
@@ -136,6 +154,13 @@ end
 return {'none', '', ci, cw, 0, 0}
 """
 )
+
+# KEYS: the `blind-at` keys of people this process took, now seated. ARGV[1] its marker.
+SEATED = """
+for _, key in ipairs(KEYS) do
+  if redis.call('GET', key) == ARGV[1] then redis.call('DEL', key) end
+end
+"""
 
 # (mode, pids): seat them, pids[0] interrogating; their rounds are already counted.
 Seat = Callable[["ArenaMode", list[str]], Awaitable[None]]
@@ -182,9 +207,15 @@ class SharedBlind:
         self._withdraw_script = client.register_script(WITHDRAW)
         self._take = client.register_script(TAKE)
         self._adopt_script = client.register_script(ADOPT)
+        self._seated = client.register_script(SEATED)
         # People with a socket here who wait on another process, by process: adopted here if
         # it dies (its heartbeat goes), since nobody else would seat them or tell them so.
         self.elsewhere: dict[str, str] = {}
+
+    @property
+    def _taken(self) -> str:
+        """What a person's `blind-at` says between TAKE and their seat here."""
+        return f"taken:{self.process}"
 
     def _entry(self, pid: str) -> str:
         return f"{pid}|{self.process}"
@@ -237,7 +268,7 @@ class SharedBlind:
         if pid in self.waiting:
             return True
         found, value = await self._adopt_script(
-            keys=[self._at(pid), self._wait_key(pid)],
+            keys=[self._at(pid), self._wait_key(pid), f"{self.prefix}player:{pid}"],
             args=[self.process, f"{self.prefix}alive:", self.books.met_ttl_s],
         )
         if found == "elsewhere":
@@ -348,6 +379,7 @@ class SharedBlind:
                 self.waiting.pop(pid, None)
                 self.waiting.pop(partner, None)  # when they waited here
                 await self._seat(mode, [pid, partner])
+                await self._seated(keys=[self._at(pid), self._at(partner)], args=[self._taken])
                 return
             if not one_witness:
                 return  # three-party with nobody to witness: keep waiting, still offered
