@@ -343,7 +343,8 @@ async def test_people_waiting_on_a_killed_process_are_waited_for_by_the_other() 
     their pages reconnect to the other process, as the page does, without joining again. They
     are told they still wait, two are matched there, once, and the third is sent on at
     `max_wait_s` (no-match): nobody is left waiting untold."""
-    server = SERVER.replace("takeover_after_s=1.0", "takeover_after_s=1.0, max_wait_s=7.0")
+    server = SERVER.replace("wait_min_s=2.0, wait_max_s=2.5", "wait_min_s=3.0, wait_max_s=3.5")
+    server = server.replace("takeover_after_s=1.0", "takeover_after_s=1.0, max_wait_s=7.0")
     async with arena_processes(server, "") as arena:
         people = [Person(arena.bases[0]) for _ in range(3)]
         try:
@@ -353,9 +354,9 @@ async def test_people_waiting_on_a_killed_process_are_waited_for_by_the_other() 
             for p in people:
                 await p.send(type="join", mode="three-party", consent=True)
                 assert (await p.until("status"))["state"] == "waiting"
-            arena.procs[0].send_signal(signal.SIGKILL)  # before the first due time (2 s)
+            arena.procs[0].send_signal(signal.SIGKILL)  # before the first due time (3 s)
             arena.procs[0].wait(10)
-            assert time.monotonic() - joined < 1.9, "too slow to kill before anyone was due"
+            assert time.monotonic() - joined < 2.9, "too slow to kill before anyone was due"
             for p in people:
                 await p.drop()
                 p.base = arena.bases[1]  # the same session cookie, on the survivor

@@ -54,6 +54,7 @@ from turinglab.arena import frames as F
 from turinglab.arena.admin_end import end_by_admin
 from turinglab.arena.live import SERVER_LOST, InputRejected, LiveGame, Outlet
 from turinglab.arena.metrics import fault
+from turinglab.arena.queue_adopt import QueueAdopt
 from turinglab.arena.resume import ResumePoint
 from turinglab.arena.sessions import Participant, Sessions
 from turinglab.arena.shared_blind import SharedBlind
@@ -179,6 +180,7 @@ class Cluster:
         self.blind = SharedBlind(
             self.redis, self.books, self.me, self.arena.clock, rng, self._seat_ids, self._no_match
         )
+        self.queued = QueueAdopt(self.redis, self.ns, self.me)
         pubsub = self._pubsub = self.redis.pubsub()
         await pubsub.subscribe(self.ns + "proc:" + self.me)
         await self._beat()
@@ -454,9 +456,16 @@ class Cluster:
             if resume is not None:
                 hello["resume"] = resume.as_dict()
             self._forward(owner, hello)
-        elif await self._waits_blind(participant.id):  # here, or on a live process: say so
+        elif participant.id in self.waiting or await self._waits_blind(participant.id):
+            # Waiting here, or on a live process (which may still seat them): say so.
             self.arena.outlets.setdefault(participant.id, set()).add(outlet)
             outlet(F.Status(state="waiting", modes=[], waited_s=0.0))
+        elif (found := await self.queued.find(participant.id)).state != "none":
+            self.arena.outlets.setdefault(participant.id, set()).add(outlet)
+            if found.state == "elsewhere":
+                outlet(F.Status(state="waiting", modes=[], waited_s=0.0))
+            else:  # queued on a process that died: queued here now (queue_adopt.py)
+                await self._adopt_queued(participant.id, found.mode, found.waited_s)
         else:
             self.arena.connect(participant, outlet, resume)
 
@@ -470,6 +479,15 @@ class Cluster:
         book, mode_of = self.arena.lobby.rounds, self.arena.setup.mode
         return await self.blind.watch(self._run(), pid, settings, book, mode_of)
 
+    async def _adopt_queued(self, pid: str, mode_name: str, waited_s: float) -> None:
+        mode = self.arena.setup.mode(mode_name)
+        person = self.person(pid)
+        if mode is None:  # not a mode of this arena any more
+            self.arena.send(person, self.arena.state_frame(person))
+            return
+        log.info("open matching: %s adopted from a dead process (waited %.1f s)", pid, waited_s)
+        await self._queue(person, mode, waited_s)
+
     async def disconnect(self, participant: Participant, outlet: Outlet) -> None:
         self.arena.disconnect(participant, outlet)
         left = self._sockets.get(participant.id, 0) - 1
@@ -478,6 +496,7 @@ class Cluster:
             return
         self._sockets.pop(participant.id, None)
         self.blind.elsewhere.pop(participant.id, None)  # watched from where they reconnect
+        self.queued.elsewhere.discard(participant.id)
         self.seen.pop(participant.id, None)
         self._catchup.pop(participant.id, None)
         owner = self.owners.get(participant.id)
@@ -530,13 +549,22 @@ class Cluster:
             state = F.Status(state="waiting", modes=[], waited_s=0.0)
             self.arena.send(participant, state if joined else self.arena.state_frame(participant))
             return
+        await self._queue(participant, mode)
+
+    async def _queue(
+        self, participant: Participant, mode: ArenaMode, waited_s: float = 0.0
+    ) -> None:
+        """Pair `participant` with someone queued, or queue them, `waited_s` into their wait."""
+        pid, book = participant.id, self.arena.lobby.rounds
         taken = await self.books.take_or_wait(self._run(), mode.name, pid, self.me, book)
         if taken.outcome == "done":  # on to the exit survey
             self.waiting.pop(pid, None)
+            self._out.put_nowait(("delete", self.queued.key(pid)))
             self.arena.send(participant, self.arena.state_frame(participant))
             return
         if taken.outcome == "waiting":
-            self.waiting[pid] = (mode.name, self.arena.clock.now())
+            self.waiting[pid] = (mode.name, self.arena.clock.now() - waited_s)
+            await self.queued.queued(pid, mode.name, waited_s)
             waited = F.Status(state="waiting", modes=[], waited_s=0.0)
             self.arena.send(participant, waited)
             return
@@ -572,6 +600,7 @@ class Cluster:
         entry = self.waiting.pop(pid, None)
         if entry is None:
             return False
+        self._out.put_nowait(("delete", self.queued.key(pid)))
         removed = await self.redis.lrem(self.ns + "queue:" + entry[0], 0, f"{pid}|{self.me}")
         return bool(removed)
 
@@ -622,6 +651,10 @@ class Cluster:
                 await self._seat(mode, [person])
             else:
                 self.arena.send(person, F.Status(state="no-match", waited_s=waited))
+        for pid in list(self.queued.elsewhere):  # queued on another process: has it died?
+            found = await self.queued.find(pid)
+            if found.state == "adopted":
+                await self._adopt_queued(pid, found.mode, found.waited_s)
 
     # ---- processes that die ----------------------------------------------------------------
 
@@ -717,6 +750,8 @@ class Cluster:
         for view in game.views.values():  # who met whom is recorded as they are matched
             self.waiting.pop(view.participant.id, None)
         self._announce(game)
+        for view in game.views.values():  # after their route: queued nowhere now
+            self._out.put_nowait(("delete", self.queued.key(view.participant.id)))
 
     def _announce(self, game: LiveGame) -> None:
         """Route the game's people here (`player:<pid>` in Redis)."""
