@@ -24,7 +24,10 @@ heartbeat key `alive:<process>` with a TTL (`takeover_after_s`) and is listed in
 listed process's key has expired, any other process claims its games that are still playing in
 the store — one `UPDATE games … WHERE worker = <lost>`, so each game goes to exactly one
 claimant — and rebuilds them from the stored messages (takeover.py); the claim also moves the
-people's `player:<id>` routes, so they land on the new owner wherever they reconnect.
+people's `player:<id>` routes, so they land on the new owner wherever they reconnect. People
+it had queued or waiting blind reconnect elsewhere without joining again: the process they
+reach tells them they wait and, once the dead one's heartbeat has gone, adopts them
+(queue_adopt.py, shared_blind.py), so each is matched or timed out there, not left untold.
 
 Pub/sub keeps nothing for a subscriber that is away, so after the listener reconnects (Redis
 restarted or cut off) a process asks the owner of each of its people's games for the frames
