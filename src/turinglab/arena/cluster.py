@@ -559,6 +559,9 @@ class Cluster:
     ) -> None:
         """Pair `participant` with someone queued, or queue them, `waited_s` into their wait."""
         pid, book = participant.id, self.arena.lobby.rounds
+        # Noted first: if this process dies after pairing them but before seating them, the
+        # one they reconnect to adopts them (queue_adopt.py); deleted once they are seated.
+        await self.queued.queued(pid, mode.name, waited_s)
         taken = await self.books.take_or_wait(self._run(), mode.name, pid, self.me, book)
         if taken.outcome == "done":  # on to the exit survey
             self.waiting.pop(pid, None)
@@ -567,7 +570,6 @@ class Cluster:
             return
         if taken.outcome == "waiting":
             self.waiting[pid] = (mode.name, self.arena.clock.now() - waited_s)
-            await self.queued.queued(pid, mode.name, waited_s)
             waited = F.Status(state="waiting", modes=[], waited_s=0.0)
             self.arena.send(participant, waited)
             return

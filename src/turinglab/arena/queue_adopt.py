@@ -5,7 +5,9 @@ A queued person's entry "pid|process" lives in `queue:<mode>` (shared_rounds.py)
 that process may seat them, give them AI witnesses or time them out. If it is SIGKILLed, their
 entry is dropped and their page reconnects to another process without joining again: that one
 would show them an idle lobby while they believe they wait. So each queued person also has
-`queued:<pid>` = "<process>|<mode>|<epoch s queued>", deleted once they leave the queue; the
+`queued:<pid>` = "<process>|<mode>|<epoch s queued>", set before the process tries to pair
+them (it may die between pairing and seating them too) and deleted once they are seated or
+leave the queue; the
 process they reconnect to watches them while their process lives (it may still seat them) and,
 once its heartbeat has gone, ADOPT moves them to itself, to be queued there with their wait
 counted from when they first queued.
