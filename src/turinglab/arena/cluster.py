@@ -152,6 +152,8 @@ class Cluster:
         self._tasks: list[asyncio.Task[None]] = []
         self._publishers: dict[str, Outlet] = {}
         self.waiting: dict[str, tuple[str, float]] = {}  # pid -> (mode, since), queued here
+        # pid -> (mode, waited, monotonic s): taken from the queue here by another process.
+        self._taken: dict[str, tuple[str, float, float]] = {}
         self.owners: dict[str, str] = {}  # pid -> the process playing their game, when known
         self._sockets: dict[str, int] = {}  # pid -> sockets of theirs held here
         self._pubsub: Any = None
@@ -482,6 +484,28 @@ class Cluster:
         book, mode_of = self.arena.lobby.rounds, self.arena.setup.mode
         return await self.blind.watch(self._run(), pid, settings, book, mode_of)
 
+    async def _taken_never_seated(self, after_s: float) -> None:
+        """People another process took from the queue here: seated there within `after_s`
+        (their game's route, or its frames relayed here), or it died first, and they are
+        queued here again rather than left waiting untold."""
+        now_m = monotonic()
+        for pid, (mode_name, waited, at) in list(self._taken.items()):
+            if now_m - at < after_s:
+                continue
+            del self._taken[pid]
+            mode = self.arena.setup.mode(mode_name)
+            if (
+                mode is None
+                or pid not in self._sockets
+                or pid in self.seen
+                or pid in self.waiting
+                or pid in self.blind.waiting
+                or await self.owner(pid) is not None
+            ):
+                continue
+            fault(log, "taken-never-seated", participant=pid, after_s=after_s)
+            await self._queue(self.person(pid), mode, waited + now_m - at)
+
     async def _adopt_queued(self, pid: str, mode_name: str, waited_s: float) -> None:
         mode = self.arena.setup.mode(mode_name)
         person = self.person(pid)
@@ -647,8 +671,9 @@ class Cluster:
             )
             if mode is None or not (alone or waited >= settings.max_wait_s):
                 continue
-            if not await self._unqueue(pid):
-                continue  # matched by another process
+            if not await self._unqueue(pid):  # matched by another process
+                self._taken[pid] = (mode_name, waited, monotonic())
+                continue
             person = self.person(pid)
             if alone:
                 assert mode is not None
@@ -656,6 +681,7 @@ class Cluster:
                 await self._seat(mode, [person])
             else:
                 self.arena.send(person, F.Status(state="no-match", waited_s=waited))
+        await self._taken_never_seated(settings.takeover_after_s)
         for pid in list(self.queued.elsewhere):  # queued on another process: has it died?
             found = await self.queued.find(pid)
             if found.state == "adopted":
