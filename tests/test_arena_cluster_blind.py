@@ -7,10 +7,12 @@
   across processes.
 * The scripts' semantics: a witness offered by a dead process is dropped, never taken; a
   three-party person taken by another process is seated there, once; a person who joins again
-  on another process is seated once, by that one.
+  on another process is seated once, by that one; one who waited on, or was taken unseated
+  by, a process that died is adopted by the process they reconnect to.
 * Two real server processes: two people joining a three-party study on different processes
   are matched under the design, after their drawn wait; a person waiting on a process that is
-  SIGKILLed is never matched.
+  SIGKILLed is never matched; three people waiting on a process that is SIGKILLed, their
+  pages reconnected to the other, are told they wait and matched or sent on there, once.
 """
 
 from __future__ import annotations
@@ -210,6 +212,55 @@ async def test_who_joins_again_on_another_process_is_seated_once(namespace: tupl
     assert await client.get(f"{prefix}blind-at:r") is None  # let go once seated
 
 
+async def test_who_waited_on_a_dead_process_is_adopted_where_they_reconnect(
+    namespace: tuple,
+) -> None:
+    """Watched while their process lives (it may still seat them), adopted once it has died:
+    seated by the adopter only."""
+    client, prefix = namespace
+    design = MatchDesign(human_witness_share=0.0, wait_min_s=0, wait_max_s=0)
+    settings = ArenaSettings(design=design)
+    procs = Processes(client, prefix, n=2, seed=1, rng_for=Drawn)
+    drawn(procs, 0, PERSON)  # an interrogator of an AI, due at once on P0
+    await procs.join("a", 0, mode_named("two-party"), settings)
+    p1, book1 = procs.matchers[1], procs.rounds[1]
+    assert await p1.watch(RUN, "a", settings, book1, mode_named)  # P0 lives: still waits
+    assert p1.elsewhere == {"a": "P0"} and "a" not in p1.waiting
+    await client.delete(f"{prefix}alive:P0")  # P0 dies
+    await p1.watch_elsewhere(RUN, settings, book1, mode_named)
+    assert "a" in p1.waiting and not p1.elsewhere
+    await procs.tick()  # P1 seats them; P0 (silent, not dead) finds them gone
+    assert procs.seated == [["a"]] and not procs.waiting
+
+
+async def test_who_was_taken_by_a_process_that_died_unseated_is_adopted(
+    namespace: tuple,
+) -> None:
+    client, prefix = namespace
+    settings = ArenaSettings(design=MatchDesign(wait_min_s=0, wait_max_s=0))
+    mode = mode_named("three-party")
+    procs = Processes(client, prefix, n=2, seed=1, rng_for=Drawn)
+    await procs.join("x", 0, mode, settings)
+    await procs.join("y", 0, mode, settings)
+
+    async def killed(_mode: ArenaMode, _pids: list[str]) -> None:
+        raise RuntimeError("SIGKILL")
+
+    procs.matchers[0]._seat = killed
+    with pytest.raises(RuntimeError):
+        await procs.matchers[0].tick(RUN, procs.rounds[0])  # x takes y: counted, not seated
+    assert await client.get(f"{prefix}blind-at:x") == "taken:P0"
+    p1, book1 = procs.matchers[1], procs.rounds[1]
+    assert await p1.watch(RUN, "x", settings, book1, mode_named)  # P0 may still seat them
+    await client.delete(f"{prefix}alive:P0")
+    await client.set(f"{prefix}player:y", "{}")  # y's game had started: not adopted
+    assert not await p1.watch(RUN, "y", settings, book1, mode_named)
+    assert await client.get(f"{prefix}blind-at:y") is None
+    await p1.watch_elsewhere(RUN, settings, book1, mode_named)
+    assert list(p1.waiting) == ["x"]
+    assert await client.zrange(f"{prefix}blind:three-party", 0, -1) == ["x|P1"]
+
+
 SERVER = """
 import sys
 sys.path.insert(0, {tests!r})
@@ -283,4 +334,43 @@ async def test_a_person_waiting_on_a_dead_process_is_never_matched() -> None:
             assert games[0]["game"] == games[1]["game"]
         finally:
             for p in (gone, late, next_one):
+                await p.close()
+
+
+@pytest.mark.server
+async def test_people_waiting_on_a_killed_process_are_waited_for_by_the_other() -> None:
+    """Three people wait (three-party) on a process that is SIGKILLed before anyone is due;
+    their pages reconnect to the other process, as the page does, without joining again. They
+    are told they still wait, two are matched there, once, and the third is sent on at
+    `max_wait_s` (no-match): nobody is left waiting untold."""
+    server = SERVER.replace("wait_min_s=2.0, wait_max_s=2.5", "wait_min_s=3.0, wait_max_s=3.5")
+    server = server.replace("takeover_after_s=1.0", "takeover_after_s=1.0, max_wait_s=7.0")
+    async with arena_processes(server, "") as arena:
+        people = [Person(arena.bases[0]) for _ in range(3)]
+        try:
+            for p in people:
+                await p.connect()
+            joined = time.monotonic()
+            for p in people:
+                await p.send(type="join", mode="three-party", consent=True)
+                assert (await p.until("status"))["state"] == "waiting"
+            arena.procs[0].send_signal(signal.SIGKILL)  # before the first due time (3 s)
+            arena.procs[0].wait(10)
+            assert time.monotonic() - joined < 2.9, "too slow to kill before anyone was due"
+            for p in people:
+                await p.drop()
+                p.base = arena.bases[1]  # the same session cookie, on the survivor
+                first = await p.connect()
+                assert first["type"] == "status" and first["state"] == "waiting", first
+            ends = [await p.until_any(("game", "status"), timeout=12) for p in people]
+            games = [f["game"] for f in ends if f["type"] == "game"]
+            assert len(games) == 2 and games[0] == games[1], ends
+            told = [f for f in ends if f["type"] == "status"]
+            assert [f["state"] for f in told] == ["no-match"], ends
+            assert time.monotonic() - joined < 7.0 + 5.0
+            for p in people:  # nobody is seated again meanwhile
+                with pytest.raises(TimeoutError):
+                    await p.until("game", timeout=0.5)
+        finally:
+            for p in people:
                 await p.close()

@@ -24,7 +24,10 @@ heartbeat key `alive:<process>` with a TTL (`takeover_after_s`) and is listed in
 listed process's key has expired, any other process claims its games that are still playing in
 the store — one `UPDATE games … WHERE worker = <lost>`, so each game goes to exactly one
 claimant — and rebuilds them from the stored messages (takeover.py); the claim also moves the
-people's `player:<id>` routes, so they land on the new owner wherever they reconnect.
+people's `player:<id>` routes, so they land on the new owner wherever they reconnect. People
+it had queued or waiting blind reconnect elsewhere without joining again: the process they
+reach tells them they wait and, once the dead one's heartbeat has gone, adopts them
+(queue_adopt.py, shared_blind.py), so each is matched or timed out there, not left untold.
 
 Pub/sub keeps nothing for a subscriber that is away, so after the listener reconnects (Redis
 restarted or cut off) a process asks the owner of each of its people's games for the frames
@@ -54,6 +57,7 @@ from turinglab.arena import frames as F
 from turinglab.arena.admin_end import end_by_admin
 from turinglab.arena.live import SERVER_LOST, InputRejected, LiveGame, Outlet
 from turinglab.arena.metrics import fault
+from turinglab.arena.queue_adopt import QueueAdopt
 from turinglab.arena.resume import ResumePoint
 from turinglab.arena.sessions import Participant, Sessions
 from turinglab.arena.shared_blind import SharedBlind
@@ -152,6 +156,8 @@ class Cluster:
         self._tasks: list[asyncio.Task[None]] = []
         self._publishers: dict[str, Outlet] = {}
         self.waiting: dict[str, tuple[str, float]] = {}  # pid -> (mode, since), queued here
+        # pid -> (mode, waited, monotonic s): taken from the queue here by another process.
+        self._taken: dict[str, tuple[str, float, float]] = {}
         self.owners: dict[str, str] = {}  # pid -> the process playing their game, when known
         self._sockets: dict[str, int] = {}  # pid -> sockets of theirs held here
         self._pubsub: Any = None
@@ -183,6 +189,7 @@ class Cluster:
         self.blind = SharedBlind(
             self.redis, self.books, self.me, self.arena.clock, rng, self._seat_ids, self._no_match
         )
+        self.queued = QueueAdopt(self.redis, self.ns, self.me)
         pubsub = self._pubsub = self.redis.pubsub()
         await pubsub.subscribe(self.ns + "proc:" + self.me)
         await self._beat()
@@ -458,11 +465,59 @@ class Cluster:
             if resume is not None:
                 hello["resume"] = resume.as_dict()
             self._forward(owner, hello)
-        elif participant.id in self.blind.waiting:  # waiting here, matched blind: say so
+        elif participant.id in self.waiting or await self._waits_blind(participant.id):
+            # Waiting here, or on a live process (which may still seat them): say so.
             self.arena.outlets.setdefault(participant.id, set()).add(outlet)
             outlet(F.Status(state="waiting", modes=[], waited_s=0.0))
+        elif (found := await self.queued.find(participant.id)).state != "none":
+            self.arena.outlets.setdefault(participant.id, set()).add(outlet)
+            if found.state == "elsewhere":
+                outlet(F.Status(state="waiting", modes=[], waited_s=0.0))
+            else:  # queued on a process that died: queued here now (queue_adopt.py)
+                await self._adopt_queued(participant.id, found.mode, found.waited_s)
         else:
             self.arena.connect(participant, outlet, resume)
+
+    async def _waits_blind(self, pid: str) -> bool:
+        """Whether `pid` waits for a blind match, here or on another process; one who waited
+        on a process that died is adopted here (shared_blind.py), or their page would show
+        the lobby while they believe they wait, and nobody would seat them or time them out."""
+        settings = self.arena.setup.settings
+        if settings.design is None:
+            return False
+        book, mode_of = self.arena.lobby.rounds, self.arena.setup.mode
+        return await self.blind.watch(self._run(), pid, settings, book, mode_of)
+
+    async def _taken_never_seated(self, after_s: float) -> None:
+        """People another process took from the queue here: seated there within `after_s`
+        (their game's route, or its frames relayed here), or it died first, and they are
+        queued here again rather than left waiting untold."""
+        now_m = monotonic()
+        for pid, (mode_name, waited, at) in list(self._taken.items()):
+            if now_m - at < after_s:
+                continue
+            del self._taken[pid]
+            mode = self.arena.setup.mode(mode_name)
+            if (
+                mode is None
+                or pid not in self._sockets
+                or pid in self.seen
+                or pid in self.waiting
+                or pid in self.blind.waiting
+                or await self.owner(pid) is not None
+            ):
+                continue
+            fault(log, "taken-never-seated", participant=pid, after_s=after_s)
+            await self._queue(self.person(pid), mode, waited + now_m - at)
+
+    async def _adopt_queued(self, pid: str, mode_name: str, waited_s: float) -> None:
+        mode = self.arena.setup.mode(mode_name)
+        person = self.person(pid)
+        if mode is None:  # not a mode of this arena any more
+            self.arena.send(person, self.arena.state_frame(person))
+            return
+        log.info("open matching: %s adopted from a dead process (waited %.1f s)", pid, waited_s)
+        await self._queue(person, mode, waited_s)
 
     async def disconnect(self, participant: Participant, outlet: Outlet) -> None:
         self.arena.disconnect(participant, outlet)
@@ -471,6 +526,8 @@ class Cluster:
             self._sockets[participant.id] = left
             return
         self._sockets.pop(participant.id, None)
+        self.blind.elsewhere.pop(participant.id, None)  # watched from where they reconnect
+        self.queued.elsewhere.discard(participant.id)
         self.seen.pop(participant.id, None)
         self._catchup.pop(participant.id, None)
         owner = self.owners.get(participant.id)
@@ -523,13 +580,24 @@ class Cluster:
             state = F.Status(state="waiting", modes=[], waited_s=0.0)
             self.arena.send(participant, state if joined else self.arena.state_frame(participant))
             return
+        await self._queue(participant, mode)
+
+    async def _queue(
+        self, participant: Participant, mode: ArenaMode, waited_s: float = 0.0
+    ) -> None:
+        """Pair `participant` with someone queued, or queue them, `waited_s` into their wait."""
+        pid, book = participant.id, self.arena.lobby.rounds
+        # Noted first: if this process dies after pairing them but before seating them, the
+        # one they reconnect to adopts them (queue_adopt.py); deleted once they are seated.
+        await self.queued.queued(pid, mode.name, waited_s)
         taken = await self.books.take_or_wait(self._run(), mode.name, pid, self.me, book)
         if taken.outcome == "done":  # on to the exit survey
             self.waiting.pop(pid, None)
+            self._out.put_nowait(("delete", self.queued.key(pid)))
             self.arena.send(participant, self.arena.state_frame(participant))
             return
         if taken.outcome == "waiting":
-            self.waiting[pid] = (mode.name, self.arena.clock.now())
+            self.waiting[pid] = (mode.name, self.arena.clock.now() - waited_s)
             waited = F.Status(state="waiting", modes=[], waited_s=0.0)
             self.arena.send(participant, waited)
             return
@@ -575,6 +643,7 @@ class Cluster:
         entry = self.waiting.pop(pid, None)
         if entry is None:
             return False
+        self._out.put_nowait(("delete", self.queued.key(pid)))
         removed = await self.redis.lrem(self.ns + "queue:" + entry[0], 0, f"{pid}|{self.me}")
         return bool(removed)
 
@@ -600,9 +669,11 @@ class Cluster:
             await self.take_over_lost()
         except Exception:  # the store or Redis hiccuped: try again next tick, match people now
             log.exception("takeover failed; trying again")
-        await self.blind.tick(self._run(), self.arena.lobby.rounds)
-        now = self.arena.clock.now()
         settings = self.arena.setup.settings
+        book, mode_of = self.arena.lobby.rounds, self.arena.setup.mode
+        await self.blind.watch_elsewhere(self._run(), settings, book, mode_of)
+        await self.blind.tick(self._run(), book)
+        now = self.arena.clock.now()
         for pid, (mode_name, since) in list(self.waiting.items()):
             mode = self.arena.setup.mode(mode_name)
             waited = now - since
@@ -614,8 +685,9 @@ class Cluster:
             )
             if mode is None or not (alone or waited >= settings.max_wait_s):
                 continue
-            if not await self._unqueue(pid):
-                continue  # matched by another process
+            if not await self._unqueue(pid):  # matched by another process
+                self._taken[pid] = (mode_name, waited, monotonic())
+                continue
             person = self.person(pid)
             if alone:
                 assert mode is not None
@@ -623,6 +695,11 @@ class Cluster:
                 await self._seat(mode, [person])
             else:
                 self.arena.send(person, F.Status(state="no-match", waited_s=waited))
+        await self._taken_never_seated(settings.takeover_after_s)
+        for pid in list(self.queued.elsewhere):  # queued on another process: has it died?
+            found = await self.queued.find(pid)
+            if found.state == "adopted":
+                await self._adopt_queued(pid, found.mode, found.waited_s)
 
     # ---- processes that die ----------------------------------------------------------------
 
@@ -718,6 +795,8 @@ class Cluster:
         for view in game.views.values():  # who met whom is recorded as they are matched
             self.waiting.pop(view.participant.id, None)
         self._announce(game)
+        for view in game.views.values():  # after their route: queued nowhere now
+            self._out.put_nowait(("delete", self.queued.key(view.participant.id)))
 
     def _announce(self, game: LiveGame) -> None:
         """Route the game's people here (`player:<pid>` in Redis)."""

@@ -6,14 +6,16 @@ Each process draws a person's wait and part as they join there, exactly as one p
 distribution). What is shared, in Redis and changed only by Lua scripts (atomic there):
 
 * `blind-at:<pid>`: the process a person waits on, the only one that may seat them: set as
-  they join, deleted when they are seated or let go. A person who joins again on another
-  process (a reconnect elsewhere) is waited for there only; the first process's plan lapses;
+  they join, `taken:<process>` from TAKE until that process has seated them, deleted when they
+  are seated or let go. A person who joins again on another process (a reconnect elsewhere) is
+  waited for there only; the first process's plan lapses. `blind-wait:<pid>` keeps the mode
+  and when they joined, for ADOPT;
 * `blind:<mode>`, a sorted set of entries "pid|process", oldest first: who may be taken as a
   witness — in one-witness modes those drawn to witness, in three-party modes everyone waiting.
 
 At an interrogator's due time TAKE takes the oldest offered person who has not met them and
 whose quota allows witnessing, counts the round for both in the shared round book
-(shared_rounds.py), records that they met and deletes both `blind-at` keys; it answers `gone`
+(shared_rounds.py), records that they met and marks both `blind-at` keys taken; it answers `gone`
 when the caller is no longer waiting here (taken as a witness meanwhile: the taker seats them).
 A witness nobody took by their own due time withdraws (WITHDRAW): still theirs, they interrogate
 instead, as in one process. An AI game or a time-out first lets go of the person the same way,
@@ -24,12 +26,18 @@ Entries expire with their process: TAKE drops any entry whose process's heartbea
 with their process; an entry dropped while its process was only silent is not lost, as its
 `blind-at` key still names that process. Quotas are read from the shared book as a person joins;
 TAKE counts a person-to-person round, `count_alone` one with an AI witness.
+
+A process that dies (SIGKILL) leaves its waiting people, and any it took but had not seated,
+with nobody to seat them or time them out. Their pages reconnect to another process without
+joining again; that process watches each (`watch`: told they wait) and once the dead one's
+heartbeat has gone ADOPT moves them to it, their wait counted from when they first joined.
 """
 
 from __future__ import annotations
 
 import logging
 import random
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -50,12 +58,14 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 # KEYS[1] the person's `blind-at` key, KEYS[2] the mode's offer set, KEYS[3] the offer counter
-# (oldest first). ARGV[1] this process, ARGV[2] the entry, ARGV[3] "1" to offer them, ARGV[4]
-# the key's TTL, ARGV[5] "1" as they join (else they must still be waiting here). 0: they are
-# not (taken, or waiting on another process).
+# (oldest first), KEYS[4] their `blind-wait` key. ARGV[1] this process, ARGV[2] the entry,
+# ARGV[3] "1" to offer them, ARGV[4] the keys' TTL, ARGV[5] "1" as they join (else they must
+# still be waiting here), ARGV[6] "<mode>|<epoch s joined>" for `blind-wait`. 0: they are not
+# (taken, or waiting on another process).
 JOIN = """
 if ARGV[5] == '1' then
   redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[4])
+  redis.call('SET', KEYS[4], ARGV[6], 'EX', ARGV[4])
 elseif redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return 0
 end
@@ -75,6 +85,25 @@ redis.call('ZREM', KEYS[2], ARGV[2])
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 'gone' end
 if ARGV[3] == '1' then redis.call('DEL', KEYS[1]) end
 return 'free'
+"""
+
+# KEYS[1] the person's `blind-at` key, KEYS[2] their `blind-wait` key, KEYS[3] their game
+# route (`player:<pid>`, cluster.py). ARGV[1] this process, ARGV[2] the heartbeat key prefix,
+# ARGV[3] the key's TTL. When they wait on a process whose heartbeat has gone, or were taken by
+# one that died before it seated them, they wait here from now on: {'adopted',
+# "<mode>|<epoch s joined>"}; {'elsewhere', process} while that process lives; {'none', ''}
+# when they wait nowhere else.
+ADOPT = """
+local at = redis.call('GET', KEYS[1])
+if not at or at == ARGV[1] then return {'none', ''} end
+local proc = string.match(at, '^taken:(.*)$') or at
+if redis.call('EXISTS', ARGV[2] .. proc) == 1 then return {'elsewhere', at} end
+if proc ~= at and redis.call('EXISTS', KEYS[3]) == 1 then  -- seated before it died
+  redis.call('DEL', KEYS[1])
+  return {'none', ''}
+end
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[3])
+return {'adopted', redis.call('GET', KEYS[2]) or ''}
 """
 
 # KEYS[1] the mode's offer set, KEYS[2] the caller's book, KEYS[3] the caller's `blind-at` key,
@@ -107,7 +136,11 @@ for _, e in ipairs(ci < qi and redis.call('ZRANGE', KEYS[1], 0, -1) or {}) do
     local oi, ow = counts(book)
     if ow < qw then
       redis.call('ZREM', KEYS[1], e, ARGV[1])
-      redis.call('DEL', ARGV[11] .. other, KEYS[3])
+      -- Taken, not yet seated: marked, so that if this process dies before it seats them
+      -- the one they reconnect to adopts them (ADOPT) instead of leaving them untold.
+      local taken = 'taken:' .. ARGV[12]
+      redis.call('SET', ARGV[11] .. other, taken, 'EX', ARGV[7])
+      redis.call('SET', KEYS[3], taken, 'EX', ARGV[7])
       ci, ow = ci + 1, ow + 1
       record_pair(KEYS[2], ci, cw, book, oi, ow, met, ARGV[4] .. other, ARGV[2], other,
                   ARGV[7], ARGV[8])
@@ -122,9 +155,17 @@ return {'none', '', ci, cw, 0, 0}
 """
 )
 
+# KEYS: the `blind-at` keys of people this process took, now seated. ARGV[1] its marker.
+SEATED = """
+for _, key in ipairs(KEYS) do
+  if redis.call('GET', key) == ARGV[1] then redis.call('DEL', key) end
+end
+"""
+
 # (mode, pids): seat them, pids[0] interrogating; their rounds are already counted.
 Seat = Callable[["ArenaMode", list[str]], Awaitable[None]]
 TimedOut = Callable[[str, float], None]
+ModeOf = Callable[[str], "ArenaMode | None"]
 
 
 @dataclass
@@ -165,6 +206,16 @@ class SharedBlind:
         self._join = client.register_script(JOIN)
         self._withdraw_script = client.register_script(WITHDRAW)
         self._take = client.register_script(TAKE)
+        self._adopt_script = client.register_script(ADOPT)
+        self._seated = client.register_script(SEATED)
+        # People with a socket here who wait on another process, by process: adopted here if
+        # it dies (its heartbeat goes), since nobody else would seat them or tell them so.
+        self.elsewhere: dict[str, str] = {}
+
+    @property
+    def _taken(self) -> str:
+        """What a person's `blind-at` says between TAKE and their seat here."""
+        return f"taken:{self.process}"
 
     def _entry(self, pid: str) -> str:
         return f"{pid}|{self.process}"
@@ -176,35 +227,89 @@ class SharedBlind:
         """Which process `pid` waits on: the one that may seat them."""
         return f"{self.prefix}blind-at:{pid}"
 
+    def _wait_key(self, pid: str) -> str:
+        """The mode `pid` waits for and when they joined (epoch s), for an adopting process."""
+        return f"{self.prefix}blind-wait:{pid}"
+
     async def join(
         self, run: str, pid: str, mode: ArenaMode, settings: ArenaSettings, book: RoundBook
     ) -> bool:
         """Draw `pid`'s wait and part, offering them as a witness where the part says so;
         False (nobody queued) when they have played all their rounds."""
         await self.leave(pid)
+        self.elsewhere.pop(pid, None)
         await self.books.load(run, pid, book)
         if book.done(pid):
             return False
+        waiting = self._draw(pid, mode, settings, book, self.clock.now())
+        await self._register(pid, waiting, joining=True)
+        return True
+
+    def _draw(
+        self, pid: str, mode: ArenaMode, settings: ArenaSettings, book: RoundBook, since: float
+    ) -> Waiting:
+        """`pid` waits here from `since`: their wait and part drawn by the design."""
         design = settings.design
         assert design is not None, "blind matching needs a design"
-        since = self.clock.now()
-        one_witness = len(mode.witnesses) == 1
         plan = Plan(since + design.draw_wait(self.rng), "person")
-        if one_witness:
+        if len(mode.witnesses) == 1:
             plan.kind = design.draw_kind(self.rng)
         waiting = Waiting(mode, since, plan, design, settings.max_wait_s)
         self._within_quota(pid, waiting, book)
         self.waiting[pid] = waiting
-        await self._register(pid, waiting, joining=True)
-        return True
+        return waiting
+
+    async def watch(
+        self, run: str, pid: str, settings: ArenaSettings, book: RoundBook, mode_of: ModeOf
+    ) -> bool:
+        """`pid`, with no game and not waiting here, (re)connected here: whether they wait on
+        some process — another, alive (watched until it dies), or this one, adopting them from
+        a dead one (their wait counted from when they joined there, so `max_wait_s` holds)."""
+        if pid in self.waiting:
+            return True
+        found, value = await self._adopt_script(
+            keys=[self._at(pid), self._wait_key(pid), f"{self.prefix}player:{pid}"],
+            args=[self.process, f"{self.prefix}alive:", self.books.met_ttl_s],
+        )
+        if found == "elsewhere":
+            self.elsewhere[pid] = str(value)
+            return True
+        self.elsewhere.pop(pid, None)
+        if found != "adopted":
+            return False  # seated or let go by that process: its frames tell them
+        name, _, joined = str(value).partition("|")
+        mode = mode_of(name)
+        await self.books.load(run, pid, book)
+        if mode is None or book.done(pid):
+            await self.redis.delete(self._at(pid))
+            return False
+        waited = max(0.0, time.time() - float(joined or time.time()))
+        waiting = self._draw(pid, mode, settings, book, self.clock.now() - waited)
+        log.info("blind matching: %s adopted from a dead process (waited %.1f s)", pid, waited)
+        return await self._register(pid, waiting, joining=False)
+
+    async def watch_elsewhere(
+        self, run: str, settings: ArenaSettings, book: RoundBook, mode_of: ModeOf
+    ) -> None:
+        """Adopt the people watched here whose process has died (see `watch`)."""
+        for pid in list(self.elsewhere):
+            await self.watch(run, pid, settings, book, mode_of)
 
     async def _register(self, pid: str, waiting: Waiting, *, joining: bool) -> bool:
         """Note that `pid` waits here, offered as a witness when their part says so."""
         offer = waiting.plan.kind == "witness" or len(waiting.mode.witnesses) > 1
         key = self._set(waiting.mode)
+        joined = f"{waiting.mode.name}|{time.time() - (self.clock.now() - waiting.since):.3f}"
         here = await self._join(
-            keys=[self._at(pid), key, key + ":n"],
-            args=[self.process, self._entry(pid), int(offer), self.books.met_ttl_s, int(joining)],
+            keys=[self._at(pid), key, key + ":n", self._wait_key(pid)],
+            args=[
+                self.process,
+                self._entry(pid),
+                int(offer),
+                self.books.met_ttl_s,
+                int(joining),
+                joined,
+            ],
         )
         waiting.offered = offer and bool(here)
         if not here:
@@ -274,6 +379,7 @@ class SharedBlind:
                 self.waiting.pop(pid, None)
                 self.waiting.pop(partner, None)  # when they waited here
                 await self._seat(mode, [pid, partner])
+                await self._seated(keys=[self._at(pid), self._at(partner)], args=[self._taken])
                 return
             if not one_witness:
                 return  # three-party with nobody to witness: keep waiting, still offered

@@ -1,0 +1,87 @@
+"""Open matching across processes (cluster.py): who waits in the shared queue on which process,
+so that people queued on a process that dies are not left waiting for nobody.
+
+A queued person's entry "pid|process" lives in `queue:<mode>` (shared_rounds.py), and only
+that process may seat them, give them AI witnesses or time them out. If it is SIGKILLed, their
+entry is dropped and their page reconnects to another process without joining again: that one
+would show them an idle lobby while they believe they wait. So each queued person also has
+`queued:<pid>` = "<process>|<mode>|<epoch s queued>", set before the process tries to pair
+them (it may die between pairing and seating them too) and deleted once they are seated or
+leave the queue; the
+process they reconnect to watches them while their process lives (it may still seat them) and,
+once its heartbeat has gone, ADOPT moves them to itself, to be queued there with their wait
+counted from when they first queued.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    import redis.asyncio as aioredis
+
+# KEYS[1] the person's `queued` key, KEYS[2] their game route (`player:<pid>`). ARGV[1] this
+# process, ARGV[2] the heartbeat key prefix, ARGV[3] the queue key prefix, ARGV[4] the pid,
+# ARGV[5] the key's TTL. {'elsewhere', ''} while their process lives and still queues them;
+# {'adopted', value} once it has died (the key names this process now); else {'none', ''}.
+ADOPT = """
+local v = redis.call('GET', KEYS[1])
+if not v then return {'none', ''} end
+local proc, mode = string.match(v, '^([^|]*)|([^|]*)|')
+if proc == ARGV[1] or not mode then return {'none', ''} end
+if redis.call('EXISTS', KEYS[2]) == 1 then  -- seated (a game's route): not waiting any more
+  redis.call('DEL', KEYS[1])
+  return {'none', ''}
+end
+if redis.call('EXISTS', ARGV[2] .. proc) == 1 then
+  if redis.call('LPOS', ARGV[3] .. mode, ARGV[4] .. '|' .. proc) then
+    return {'elsewhere', ''}
+  end
+  return {'none', ''}  -- taken by a process, or left
+end
+redis.call('SET', KEYS[1], ARGV[1] .. string.sub(v, string.len(proc) + 1), 'EX', ARGV[5])
+return {'adopted', v}
+"""
+
+TTL_S = 6 * 3600
+
+
+@dataclass(frozen=True)
+class Found:
+    state: Literal["none", "elsewhere", "adopted"]
+    mode: str = ""
+    waited_s: float = 0.0  # since they first queued, on whichever process
+
+
+class QueueAdopt:
+    """One process's side: note whom it queues, find those queued on a dead process."""
+
+    def __init__(self, client: aioredis.Redis, prefix: str, process: str) -> None:
+        self.redis = client
+        self.prefix = prefix
+        self.process = process
+        self._adopt = client.register_script(ADOPT)
+        self.elsewhere: set[str] = set()  # with a socket here, queued on a live process
+
+    def key(self, pid: str) -> str:
+        return f"{self.prefix}queued:{pid}"
+
+    async def queued(self, pid: str, mode: str, waited_s: float) -> None:
+        value = f"{self.process}|{mode}|{time.time() - waited_s:.3f}"
+        await self.redis.set(self.key(pid), value, ex=TTL_S)
+
+    async def find(self, pid: str) -> Found:
+        state, value = await self._adopt(
+            keys=[self.key(pid), f"{self.prefix}player:{pid}"],
+            args=[self.process, f"{self.prefix}alive:", f"{self.prefix}queue:", pid, TTL_S],
+        )
+        if state == "elsewhere":
+            self.elsewhere.add(pid)
+            return Found("elsewhere")
+        self.elsewhere.discard(pid)
+        if state != "adopted":
+            return Found("none")
+        _, mode, since = str(value).split("|", 2)
+        return Found("adopted", mode, max(0.0, time.time() - float(since)))

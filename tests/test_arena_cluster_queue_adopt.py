@@ -1,0 +1,80 @@
+"""Open matching across two real server processes (queue_adopt.py): people queued on a process
+that is SIGKILLed reconnect to the other, as the page does, without joining again; they are
+told they still wait, and are matched or sent on (no-match at `max_wait_s`) there, once."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import time
+
+import pytest
+import redis.asyncio as aioredis
+
+from arena_fixtures import Person
+from test_arena_multiprocess import arena_processes
+
+SERVER = """
+import sys
+sys.path.insert(0, {tests!r})
+from arena_fixtures import serve_on_fd
+from arena_fixtures import ADMIN_PASSWORD, make_setup
+from turinglab.arena import create_app
+setup = make_setup(takeover_after_s=1.0, max_wait_s=6.0, ai_after_s=60.0)
+app = create_app(
+    setup, admin_password=ADMIN_PASSWORD,
+    redis_url="redis://127.0.0.1:6379/0", secret="shared test secret", namespace={ns!r},
+)
+serve_on_fd(app, {fd})
+"""
+
+
+async def heartbeats(ns: str, n: int) -> None:
+    """Until `n` processes of the arena have a live heartbeat."""
+    client = aioredis.Redis.from_url("redis://127.0.0.1:6379/0")
+    try:
+        for _ in range(100):
+            if len(await client.keys(f"turinglab:arena:{ns}:alive:*")) == n:
+                return
+            await asyncio.sleep(0.05)
+        raise AssertionError("the killed process's heartbeat did not expire")
+    finally:
+        await client.aclose()
+
+
+@pytest.mark.server
+async def test_people_queued_on_a_killed_process_are_queued_by_the_other() -> None:
+    async with arena_processes(SERVER, "") as arena:
+        a, c = Person(arena.bases[0]), Person(arena.bases[0])  # alone in their modes, on P0
+        b = Person(arena.bases[1])
+        people = [a, b, c]
+        try:
+            for p in people:
+                await p.connect()
+            joined = time.monotonic()
+            for p, mode in ((a, "two-party"), (c, "three-party")):
+                await p.send(type="join", mode=mode, consent=True)
+                assert (await p.until("status"))["state"] == "waiting"
+            arena.procs[0].send_signal(signal.SIGKILL)
+            arena.procs[0].wait(10)
+            for p in (a, c):
+                await p.drop()
+                p.base = arena.bases[1]  # the same session cookie, on the survivor
+                first = await p.connect()
+                assert first["type"] == "status" and first["state"] == "waiting", first
+            await heartbeats(arena.ns, 1)
+            await asyncio.sleep(0.5)  # a tick of the survivor
+            await b.send(type="join", mode="two-party", consent=True)
+            ga, gb = await a.until("game", timeout=10), await b.until("game", timeout=10)
+            assert ga["game"] == gb["game"]
+            told = await c.until_any(("game", "status"), timeout=10)
+            while told["type"] == "status" and told["state"] == "waiting":  # again, adopted
+                told = await c.until_any(("game", "status"), timeout=10)
+            assert told["type"] == "status" and told["state"] == "no-match", told
+            assert 5.9 <= time.monotonic() - joined < 6.0 + 4.0  # from when they first queued
+            for p in people:  # nobody is seated again meanwhile
+                with pytest.raises(TimeoutError):
+                    await p.until("game", timeout=0.5)
+        finally:
+            for p in people:
+                await p.close()
