@@ -40,13 +40,19 @@ def test_the_stt_page_resends_an_answer_after_a_cut_and_it_is_applied_once() -> 
         wire.cut_after = _is_message("porridge with honey")
         _write(page, "porridge with honey")
         second: Any = page.locator('[data-turn="2"]')
+
+        def sent() -> list[Any]:
+            return [f for f in wire.to_server if _is_message("porridge with honey")(f)]
+
+        # Wait for all three: the new view may show turn 2 before the page's re-send (sent
+        # right after it renders that view) has passed through the route.
         for _ in range(300):  # polled: Playwright runs the route's callbacks while it waits
-            if len(wire.urls) == 2 and second.count():
+            if len(wire.urls) == 2 and second.count() and len(sent()) >= 2:
                 break
             page.wait_for_timeout(100)
-        sent = [f for f in wire.to_server if _is_message("porridge with honey")(f)]
         assert len(wire.urls) == 2  # cut, and connected again
-        assert len(sent) == 2 and sent[0]["id"] == sent[1]["id"]  # re-sent, same id
+        again = sent()
+        assert len(again) == 2 and again[0]["id"] == again[1]["id"]  # re-sent, same id
         _write(page, "grey and steady")
         page.locator("#s-end-card").wait_for(state="visible")  # the session has ended
         for _ in range(50):
