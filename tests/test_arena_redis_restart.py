@@ -9,9 +9,7 @@ Games played across the two processes through the restart (people on both proces
 owned by each) all go on and finish: a frame relayed while Redis was down is fetched from its
 game's owner once Redis is back (cluster.py, catch-up by resume), and an input forwarded then
 is sent again by the participant until answered and applied once (resilient_talker.py, as the
-page does). Everything each person was shown is stored, in order, once. The round books Redis
-lost are rebuilt from the store as each person next steps in (leaves the lobby here): the
-interrogator's one round as interrogator, the witness's as witness.
+page does). Everything each person was shown is stored, in order, once.
 """
 
 from __future__ import annotations
@@ -179,10 +177,6 @@ async def test_games_across_two_processes_go_on_through_a_redis_restart(postgres
                     assert values["turinglab_arena_redis_reconnects_total"] >= 1
                     assert values["turinglab_arena_catchups_total"] >= 1
                     assert values["turinglab_arena_relay_latency_seconds_count"] > 0
-                for t in talkers:  # their books went with Redis: the next step rebuilds them
-                    await t.person.send(type="leave")
-                await _until(lambda: len(_books(rds)) == 2 * GAMES, 30, "books rebuilt")
-                books = _books(rds)
             finally:
                 for task in tasks:
                     task.cancel()
@@ -195,23 +189,8 @@ async def test_games_across_two_processes_go_on_through_a_redis_restart(postgres
         game = stored[t.game]
         assert game.status == "finished" and not game.flags, (t.name, game.status, game.flags)
         shown_is_stored(t, game, all_of_it=True)
-        # One interrogator round and one witness round: counted per role from the store.
-        assert sorted(books[pid] for pid in game.seats) == [(0, 1), (1, 0)], game.seats
     caught = sum(t.resent for t in talkers), sum(t.duplicates for t in talkers)
     print(f"inputs re-sent {caught[0]}, duplicate frames dropped {caught[1]}")
-
-
-def _books(rds: RestartableRedis) -> dict[str, tuple[int, int]]:
-    """Each person's round book in Redis: pid -> (rounds as interrogator, as witness)."""
-    client = redis.Redis(port=rds.port, decode_responses=True)
-    try:
-        found = {}
-        for key in client.keys("*:book:*"):
-            i, w = client.hmget(key, ["i", "w"])
-            found[str(key).rsplit(":", 1)[1]] = (int(i or 0), int(w or 0))
-        return found
-    finally:
-        client.close()
 
 
 async def _each_progresses(talkers: list[ResilientTalker], timeout: float) -> None:
