@@ -56,6 +56,15 @@ def outcome_count(store: str) -> int:
         s.close()
 
 
+def workers_playing(store: str) -> set[str]:
+    """The worker ids of every game begun so far (they name the worker's process id)."""
+    s = Store(store)
+    try:
+        return {g.worker for run in s.list_runs() for g in s.games(run.id) if g.worker}
+    finally:
+        s.close()
+
+
 def comparable(rows: list[ResultRecord]) -> dict[str, Any]:
     return {
         r.key: (r.status, r.verdict, r.correct, r.extra["distinguisher_turns"],
@@ -69,9 +78,12 @@ def check_workers(tmp_path: Path, store: str, reference_db: Path) -> None:
         config = write_config(tmp_path, server.base_url)
         workers = [start_worker(config, store) for _ in range(3)]
         deadline = time.monotonic() + 60
-        while outcome_count(store) < 8:
+        # Killed once it holds a game and trials are finishing: a worker slow to start (a
+        # busy machine) must not make the takeover vacuous.
+        victim = f":{workers[0].pid}:"
+        while outcome_count(store) < 8 or not any(victim in w for w in workers_playing(store)):
             assert time.monotonic() < deadline, "the workers did not get going"
-            time.sleep(0.05)
+            time.sleep(0.1)
         os.kill(workers[0].pid, signal.SIGKILL)
         workers[0].wait(timeout=10)
         for w in workers[1:]:
@@ -93,7 +105,10 @@ def check_workers(tmp_path: Path, store: str, reference_db: Path) -> None:
         assert len(rows) == len({r.trial_id for r in rows}) == 4 * N_PER_PAIR
         assert sum(g.status == "finished" for g in games) == 4 * N_PER_PAIR
         assert {g.status for g in games} <= {"finished", "interrupted", "superseded"}
-        assert len({g.worker for g in games}) == 3  # all three took part
+        played = {g.worker for g in games}
+        # The killed one and a survivor took part (the third may start after the work is
+        # gone on a busy machine: not the point here).
+        assert any(victim in w for w in played) and len(played) >= 2, played
 
         single = start_worker(config, str(reference_db))
         _out, err = single.communicate(timeout=120)
