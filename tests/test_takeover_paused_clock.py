@@ -129,15 +129,7 @@ async def test_a_taken_over_game_keeps_the_seconds_its_clock_stood_still(tmp_pat
         assert abs(_left(taken) - (left - 2.0)) < 1e-6
         assert isinstance(taken.play, functools.partial)  # it resumes, not ends "server lost"
     finally:
-        for arena in (owner, taker):
-            for live in arena.games.values():
-                if live.task is not None:
-                    live.task.cancel()
-        await asyncio.sleep(0)
-        first.close()
-        second.close()
-        first.store.close()
-        second.store.close()
+        await _shut_down([owner, taker], [first, second])
 
 
 async def test_a_game_never_paused_is_taken_over_with_nothing_to_restore(tmp_path: Path) -> None:
@@ -162,11 +154,15 @@ async def test_a_game_never_paused_is_taken_over_with_nothing_to_restore(tmp_pat
         (stored,) = second.take_over("first")
         assert stored.paused_s == 0.0
     finally:
-        for live in owner.games.values():
+        await _shut_down([owner], [first, second])
+
+
+async def _shut_down(arenas: list[Arena], stores: list[ArenaStore]) -> None:
+    for arena in arenas:
+        for live in arena.games.values():
             if live.task is not None:
                 live.task.cancel()
-        await asyncio.sleep(0)
-        first.close()
-        second.close()
-        first.store.close()
-        second.store.close()
+    await asyncio.sleep(0)
+    for bridge in stores:
+        bridge.close()
+        bridge.store.close()
