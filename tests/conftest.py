@@ -66,6 +66,38 @@ SLOWEST = [
 ]
 
 
+CPU_LOG = os.environ.get("TURINGLAB_TEST_CPU")  # a file: each test's CPU seconds, as JSON lines
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    """With TURINGLAB_TEST_CPU set, measure each test's CPU: this process's and its reaped
+    children's (servers, CLI runs, browsers); not PostgreSQL's or Redis's. What ranks SLOWEST."""
+    if not CPU_LOG:
+        yield
+        return
+    import json
+    import resource
+    import time
+
+    def cpu(who: int) -> float:
+        usage = resource.getrusage(who)
+        return usage.ru_utime + usage.ru_stime
+
+    start = (cpu(resource.RUSAGE_SELF), cpu(resource.RUSAGE_CHILDREN), time.monotonic())
+    yield
+    line = json.dumps(
+        {
+            "test": item.nodeid,
+            "self_s": round(cpu(resource.RUSAGE_SELF) - start[0], 2),
+            "children_s": round(cpu(resource.RUSAGE_CHILDREN) - start[1], 2),
+            "wall_s": round(time.monotonic() - start[2], 2),
+        }
+    )
+    with open(CPU_LOG, "a") as out:  # one short append per line: workers do not interleave
+        out.write(line + "\n")
+
+
 @pytest.hookimpl(trylast=True)  # after `-m`/`-k` deselection
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under xdist's work stealing each worker starts on one contiguous share of the list and

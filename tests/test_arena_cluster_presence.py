@@ -6,19 +6,23 @@
 * A person who leaves a game played on another process: the game's owner learns which
   processes hold a socket of theirs, so while they stay (longer than the grace period) the game
   goes on, and once they close their tab it ends `abandoned` and the other person is told.
+* A person who leaves shortly before their game's process dies: the process that takes the
+  game over counts them gone since they left (the old owner noted it in Redis), not since the
+  takeover, so the other person is told within the grace period, not takeover + grace.
 """
 
 from __future__ import annotations
 
 import asyncio
 import signal
+import time
 
 import pytest
 import redis
 
 from arena_fixtures import Person
 from test_arena_multiprocess import arena_processes
-from test_arena_takeover import SERVER
+from test_arena_takeover import SERVER, _match
 from turinglab.arena.abandon import TOLD_STAYED
 
 pytestmark = [pytest.mark.database, pytest.mark.slow]
@@ -102,4 +106,65 @@ async def test_a_person_who_leaves_a_game_owned_elsewhere_ends_it_abandoned() ->
             assert reveal["flagged"] == TOLD_STAYED
         finally:
             for p in (away, here):
+                await p.close()
+
+
+TAKEOVER_S, ABANDON_S = 3.0, 6.0
+LEFT_BEFORE_DEATH = """
+import sys
+sys.path.insert(0, {tests!r})
+from dataclasses import replace
+from arena_fixtures import ADMIN_PASSWORD, serve_on_fd
+from test_arena_takeover import takeover_setup
+from turinglab.arena import ArenaSettings, create_app
+from turinglab.arena.store_bridge import ArenaStore
+from turinglab.store.database import Store
+settings = ArenaSettings(ai_after_s=600, takeover_after_s=3.0, abandon_after_s=6.0)  # TAKEOVER_S..
+setup = replace(takeover_setup(), settings=settings)
+app = create_app(
+    setup, admin_password=ADMIN_PASSWORD, store=ArenaStore(Store({db!r}), setup, worker={port!r}),
+    redis_url="redis://127.0.0.1:6379/0", secret="shared test secret", namespace={ns!r},
+)
+serve_on_fd(app, {fd})
+"""
+
+
+def _noted_gone(ns: str, game: str) -> bool:
+    client = redis.Redis.from_url("redis://127.0.0.1:6379/0")
+    try:
+        return bool(client.hlen(f"turinglab:arena:{ns}:gone:{game}"))
+    finally:
+        client.close()
+
+
+async def test_a_person_who_left_before_a_takeover_counts_as_gone_since_then(
+    postgres_url: str,
+) -> None:
+    async with arena_processes(LEFT_BEFORE_DEATH, postgres_url) as arena:
+        one, two = arena.bases
+        stays, leaves = Person(two), Person(one)  # `leaves` takes the match: process 1 owns it
+        try:
+            for p in (stays, leaves):
+                assert (await p.connect())["type"] == "status"
+            *_, game = await _match(stays, leaves, "three-party")
+            await leaves.close()  # closes the tab on the owner, for good
+            left_at = time.monotonic()
+            for _ in range(600):  # the owner counts them gone (and notes when, in Redis)
+                if _noted_gone(arena.ns, game):
+                    break
+                await asyncio.sleep(0.05)
+            assert _noted_gone(arena.ns, game)
+            arena.procs[0].send_signal(signal.SIGKILL)  # the owner dies within the grace
+            arena.procs[0].wait(10)
+            await stays.until("game", game=game)  # taken over: the game shown again
+            taken_at = time.monotonic()
+            reveal = await asyncio.wait_for(stays.until("reveal"), 30)
+            told_at = time.monotonic()
+            assert reveal["flagged"] == TOLD_STAYED
+            # Counted from the takeover, the told would come a whole grace after it; counted
+            # from when they left it comes grace - (takeover_after_s at least) after it.
+            assert taken_at - left_at >= TAKEOVER_S
+            assert told_at - taken_at < ABANDON_S - 1.0, (told_at - left_at, taken_at - left_at)
+        finally:
+            for p in (stays, leaves):
                 await p.close()

@@ -40,9 +40,11 @@ async def play_round(people: dict[str, Person]) -> list[tuple[str, str, int]]:
     for name, person in people.items():
         await person.send(type="join", mode="two-party", consent=True)
         frame = await person.until_any(("game", "status"))
-        # Known race (issue 15 notes): reconnecting on the process that did not own their last
-        # game, a person may get a second `idle` status (the old owner answering the hello)
-        # after they joined. Skipped here; the frames that decide the round follow it.
+        # Known race (issue 15 notes; reproduced about 1 in 20 runs under a CPU hog): a process
+        # sends a person's frames to their socket there *and* publishes them for sockets
+        # elsewhere (it cannot know there are none). Under load that publish can leave its
+        # Redis stream after the person has moved to the other process, which relays the old
+        # `idle` after their join. Skipped here; the frames that decide the round follow it.
         while frame["type"] == "status" and frame["state"] == "idle":
             frame = await person.until_any(("game", "status"))
         if frame["type"] == "status":

@@ -14,7 +14,8 @@ abandoned game, they are listed in the study export's exclusions, not counted.
 With several processes (cluster.py) a person's connections may be on another process: the
 owner then asks the cluster (`present`), which knows which processes hold a socket of theirs
 (each tells the owner as it opens or closes the last one, and a process that dies takes its
-people's presence with it).
+people's presence with it). The owner also notes in Redis when it first counted someone gone,
+so that after a takeover the new owner counts from then, not from the takeover (`carry_over`).
 """
 
 from __future__ import annotations
@@ -45,6 +46,9 @@ class AbandonWatch:
         self._gone_since: dict[tuple[str, str], float] = {}  # (game, seat) -> first seen gone
         # Whether a person has a connection open anywhere; the cluster replaces it.
         self.present: Callable[[PersonView], bool] = lambda view: bool(view.outlets)
+        # Told (game, seat, now) when a person is first counted gone and (game, seat, None)
+        # when they are back; the cluster keeps it for whoever takes the game over.
+        self.noted: Callable[[str, str, float | None], None] = lambda game, seat, since: None
 
     def tick(self, games: Iterable[LiveGame], now: float) -> None:
         for game in list(games):
@@ -53,12 +57,21 @@ class AbandonWatch:
             for seat, view in game.views.items():
                 key = (game.id, seat)
                 if not self._matters(view) or self.present(view):
-                    self._gone_since.pop(key, None)
+                    if self._gone_since.pop(key, None) is not None:
+                        self.noted(game.id, seat, None)
                     continue
-                since = self._gone_since.setdefault(key, now)
+                since = self._gone_since.get(key)
+                if since is None:
+                    since = self._gone_since[key] = now
+                    self.noted(game.id, seat, now)
                 if now - since >= self.grace_s:
                     self._abandon(game, seat)
                     break
+
+    def carry_over(self, game: str, seat: str, since: float) -> None:
+        """Count a seat of a game taken over here as gone since `since` (this clock) unless
+        they are present at the next tick."""
+        self._gone_since[(game, seat)] = since
 
     @staticmethod
     def _matters(view: PersonView) -> bool:

@@ -81,6 +81,9 @@ SEND_RETRY_S = 30.0  # how long frames wait for an unreachable Redis before they
 # hold a thread up to the connect timeout while the writer already knows it is down.
 STORE_QUIET_S = 10.0
 CATCHUP_S = 30.0  # after Redis is back, how long a process keeps asking owners for missed frames
+# After a takeover, how long someone not counted gone before has to show up on some process: a
+# live page reconnects within its 5 s backoff cap, mostly long before (takeover_after_s passed).
+RECONNECT_AFTER_TAKEOVER_S = 5.0
 
 
 def _end_lost(store: ArenaStore, gid: int, conn: Connection) -> None:
@@ -171,6 +174,7 @@ class Cluster:
         # pid -> the other processes holding a socket of theirs, as they told us (abandon.py).
         self.holders: dict[str, set[str]] = {}
         arena.abandon.present = self._present
+        arena.abandon.noted = self._note_gone
         arena.on_game_start = self._game_started
         arena.on_game_end = self._game_ended
 
@@ -247,6 +251,11 @@ class Cluster:
                     pipe.set(args[0], args[1], ex=PLAYER_TTL_S)
                 elif cmd == "delete":
                     pipe.delete(args[0])
+                elif cmd == "hset":
+                    pipe.hset(args[0], args[1], args[2])
+                    pipe.expire(args[0], PLAYER_TTL_S)
+                elif cmd == "hdel":
+                    pipe.hdel(args[0], args[1])
             await self._execute(pipe, len(batch))
 
     async def _execute(self, pipe: Any, n: int) -> None:
@@ -400,6 +409,31 @@ class Cluster:
             self.seen[pid] = ResumePoint(seen.game, seen.stream, seen.seq + 1)
         if kind in ("game", "resumed", "status", "strong", "gtt"):
             self._catchup.pop(pid, None)  # the owner answered
+
+    def _note_gone(self, gid: str, seat: str, since: float | None) -> None:
+        """Keep when a person was first counted gone (wall time) for a takeover's new owner."""
+        key = self.ns + "gone:" + gid
+        if since is None:
+            self._out.put_nowait(("hdel", key, seat))
+        else:
+            self._out.put_nowait(("hset", key, seat, f"{time():.3f}"))
+
+    async def _carry_absence(self, game: LiveGame) -> None:
+        """A game taken over here: its people who are not back count as gone since the old
+        owner counted them gone, or else since it died, less the time a live page needs to
+        reconnect — not from now, or the partner of someone who left would wait a whole grace
+        more (takeover_after_s + abandon_after_s) before being told."""
+        assert self.redis is not None
+        noted = await self.redis.hgetall(self.ns + "gone:" + game.id)
+        watch, settings = self.arena.abandon, self.arena.setup.settings
+        now_c, now_w = self.arena.clock.now(), time()
+        died = max(
+            now_w - settings.takeover_after_s,
+            now_w + RECONNECT_AFTER_TAKEOVER_S - watch.grace_s,
+        )
+        for seat in game.views:
+            since = float(noted[seat]) if seat in noted else died
+            watch.carry_over(game.id, seat, now_c - (now_w - since))
 
     def _present(self, view: Any) -> bool:
         """Whether a person has a socket open here or on another (live) process."""
@@ -760,7 +794,9 @@ class Cluster:
                 for pid in stored.people.values():
                     await self.redis.set(self.ns + "player:" + pid, route, ex=PLAYER_TTL_S)
                 try:
-                    adopted.append(restore(self.arena, stored, lambda pid: self.person(pid)))
+                    game = restore(self.arena, stored, lambda pid: self.person(pid))
+                    adopted.append(game)
+                    await self._carry_absence(game)
                 except Exception:
                     log.exception("takeover: game %s of %s could not be rebuilt", stored.game, lost)
                     await store.writer.call(functools.partial(_end_lost, store, stored.store_id))
@@ -819,6 +855,7 @@ class Cluster:
         # A game lost with its process keeps its route: whoever reconnects, anywhere, is shown
         # it ended and why, not an empty lobby.
         lost = game.result is not None and SERVER_LOST in game.result.flags
+        self._out.put_nowait(("delete", self.ns + "gone:" + game.id))
         for view in game.views.values():
             self.owners.pop(view.participant.id, None)
             if not lost:

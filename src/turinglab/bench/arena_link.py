@@ -31,7 +31,7 @@ import aiohttp
 PING_S = 5.0
 DEAD_S = 15.0
 RESEND_S = 5.0
-MAX_BACKOFF_S = 15.0
+MAX_BACKOFF_S = 5.0  # as arena.js
 NOTICES = ("game", "status", "error", "phase", "reveal", "resumed", "ack")  # tell a person why
 
 
@@ -119,7 +119,7 @@ class Link:
         while not self._closed:
             if backoff:
                 self._retry = min(self._retry + 1, 8)
-                delay = min(MAX_BACKOFF_S, 0.25 * 2**self._retry) * (0.5 + self.rng.random())
+                delay = min(MAX_BACKOFF_S, 0.25 * 2**self._retry * (0.5 + self.rng.random()))
                 await asyncio.sleep(delay)
             backoff = True
             try:

@@ -63,7 +63,7 @@ function connect() {
     setConn(false);
     if (e.code === 4401) { toast("Your session expired; reloading…"); setTimeout(() => location.reload(), 1500); return; }
     retry = Math.min(retry + 1, 8);
-    const delay = Math.min(MAX_BACKOFF_MS, 250 * 2 ** retry) * (0.5 + Math.random());
+    const delay = Math.min(MAX_BACKOFF_MS, 250 * 2 ** retry * (0.5 + Math.random()));
     setTimeout(connect, delay);
   };
 }
