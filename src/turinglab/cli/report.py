@@ -67,8 +67,6 @@ def report(
     """Print the GTT tables of a run, or write the full HTML report with --out.
 
     Given a study file of human verdicts instead of a run, writes the study report (--out)."""
-    from turinglab.report.console import print_gtt_report
-
     if not run_ref.strip():
         raise fail(
             "RUN|STUDY is empty; give a run id, id prefix or name (see `turinglab runs`), "
@@ -133,6 +131,7 @@ def report(
             raise fail(str(err)) from None
         console.print(f"wrote {written} (figures as PNG and SVG beside it)")
         return
+    from turinglab.report.console import print_gtt_report  # scipy: only once it is needed
     from turinglab.store.lookup import shown_status
     from turinglab.store.records import analysis_rows
 

@@ -113,12 +113,6 @@ def run(
     from turinglab.agents.registry import AgentSetupError, require_extras
     from turinglab.config import ConfigError, GTTExperiment, load_config
     from turinglab.games.kinds import kind_named
-    from turinglab.report.console import print_gtt_report
-    from turinglab.runner.event_loop import run_on_fast_loop
-    from turinglab.runner.execute import run_experiment
-    from turinglab.runner.plan import PlanTooLarge
-    from turinglab.runner.progress import RichProgress
-    from turinglab.store.records import analysis_rows
 
     try:
         config = load_config(config_path)
@@ -138,6 +132,14 @@ def run(
     _local_preflight(config)
     if preflight:
         _preflight(config)
+    # Imported once the config and the agents pass: a refused run costs no scipy/SQL imports.
+    from turinglab.report.console import print_gtt_report
+    from turinglab.runner.event_loop import run_on_fast_loop
+    from turinglab.runner.execute import run_experiment
+    from turinglab.runner.plan import PlanTooLarge
+    from turinglab.runner.progress import RichProgress
+    from turinglab.store.records import analysis_rows
+
     db = open_store(store, config.store, create=True)
     view = RichProgress(console, label=config.name) if progress else None
     # Unwrapped: a line such as "Joining run …: 8/40 trials already finished." stays whole.
