@@ -40,7 +40,7 @@ nginx:
 
 # Tests in parallel: most wait on servers, browsers and clocks, not on the CPU (see README, Tests).
 # More options with PYTEST_ARGS, e.g. make test PYTEST_ARGS='-m "not slow"'.
-TEST_WORKERS ?= 3
+TEST_WORKERS ?= 4
 
 test: setup browser nginx
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal $(PYTEST_ARGS)

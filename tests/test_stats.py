@@ -190,7 +190,7 @@ def test_sterne_matches_published_example() -> None:
 
 
 def test_compatible_p_agrees_with_scipy_binomtest_on_a_grid() -> None:
-    grid = np.linspace(0.0005, 0.9995, 400)
+    grid = np.linspace(0.0005, 0.9995, 160)  # every 0.006: the edges have their own test
     for n in (1, 3, 10, 30, 31):
         for k in range(n + 1):
             parts = stats.compatible_p(k, n, 0.05)

@@ -227,10 +227,8 @@ async def test_embedded_smollm2_yields_only_valid_labels() -> None:
     from turinglab.config import EMBEDDED_AGENTS
 
     agent = build_agent("smollm2", EMBEDDED_AGENTS["smollm2"])
-    items = [
-        TagItem("q1", "Write a Python function that reverses a string."),
-        TagItem("q2", "Which model are you, and who trained you?"),
-    ]
+    # One item: every probe code is asked about it (the grammar is what is under test).
+    items = [TagItem("q2", "Which model are you, and who trained you?")]
     results = await LLMTagger(agent, PROBES, TaggerConfig(seed=3)).tag(items)
     for r in results:
         assert r.error is None

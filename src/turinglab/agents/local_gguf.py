@@ -25,6 +25,8 @@ and seed alone, whatever ran before it on the shared model.
 from __future__ import annotations
 
 import asyncio
+import atexit
+import contextlib
 import ctypes
 import json
 import os
@@ -178,6 +180,16 @@ def batch_prefix_llama() -> Any:
 
 _models: dict[tuple[Path, int, int], _LoadedModel] = {}
 _models_lock = threading.Lock()
+
+
+@atexit.register
+def _close_models() -> None:
+    """Free the models while llama_cpp is still whole: left to `Llama.__del__` at interpreter
+    exit, they print a TypeError traceback each (its module globals are gone by then)."""
+    for model in _models.values():
+        with contextlib.suppress(Exception):
+            model.llama.close()
+    _models.clear()
 
 
 def load_model(path: Path, n_ctx: int, threads: int | None = None) -> _LoadedModel:

@@ -171,12 +171,14 @@ def study_report(path: Path, out: Path, stt_path: Path | None, tags: list[str]) 
     import time
 
     from turinglab.human.schema import load_study
-    from turinglab.human.strong import load_stt
-    from turinglab.report.human_report import build_study_report, stderr_progress
 
     started = time.perf_counter()
     try:
         study = load_study(path)
+        # The report's modules (scipy, statsmodels, matplotlib) only for a study that loaded.
+        from turinglab.human.strong import load_stt
+        from turinglab.report.human_report import build_study_report, stderr_progress
+
         stderr_progress(f"read {path}: {len(study)} rows in {time.perf_counter() - started:.1f} s")
         preferences = load_stt(stt_path) if stt_path is not None else None
         tagger = {book: load_game_codes(Path(csv)) for book, csv in map(_split_tags, tags)}
