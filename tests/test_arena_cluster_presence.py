@@ -9,16 +9,21 @@
 * A person who leaves shortly before their game's process dies: the process that takes the
   game over counts them gone since they left (the old owner noted it in Redis), not since the
   takeover, so the other person is told within the grace period, not takeover + grace.
+* A route left behind by a process that died before it deleted it (their game had ended, so
+  no takeover moved it): a person who connects is not left waiting for a dead owner's answer
+  but shown where they are (the lobby) once that process is known gone for good.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 import time
 
 import pytest
 import redis
+from yarl import URL
 
 from arena_fixtures import Person
 from test_arena_multiprocess import arena_processes
@@ -168,3 +173,26 @@ async def test_a_person_who_left_before_a_takeover_counts_as_gone_since_then(
         finally:
             for p in (stays, leaves):
                 await p.close()
+
+
+async def test_a_stale_route_to_a_dead_process_is_dropped_and_the_person_shown_the_lobby() -> None:
+    async with arena_processes(LEAVING, "") as arena:
+        person = Person(arena.bases[0])
+        try:
+            assert (await person.connect())["type"] == "status"  # a session (cookie) exists
+            await person.drop()
+            cookie = person.http.cookie_jar.filter_cookies(URL(arena.bases[0]))
+            pid = next(iter(cookie.values())).value.partition(".")[0]
+            route = f"turinglab:arena:{arena.ns}:player:{pid}"
+            client = redis.Redis.from_url("redis://127.0.0.1:6379/0")
+            try:  # a process that died before deleting it, never listed again, no heartbeat
+                client.set(route, json.dumps({"game": "g-old", "owner": "arena/dead"}))
+                # Asks the dead owner, then (next tick) sees it is gone and answers itself.
+                status = await asyncio.wait_for(person.connect(), 20)
+                assert status["type"] == "status" and status["state"] == "idle", status
+                assert client.get(route) is None
+            finally:
+                client.delete(route)
+                client.close()
+        finally:
+            await person.close()

@@ -8,7 +8,9 @@ frame both ways, except where the test makes a fault:
   the page reconnects naming the last frame it saw (`?game=…&stream=…&seq=…`) and is sent
   exactly what it missed, each message shown once;
 * a server that stops answering (frames no longer reach the page): the page's heartbeat
-  notices and it connects again, and the game goes on.
+  notices and it connects again, and the game goes on;
+* a join lost with its connection (its server died before reading it): the first status on
+  the new connection shows the lobby, and the page joins again by itself.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ class Wire:
         self.to_server: list[Frame] = []  # every frame the page sent, dropped or not
         self.lose_input: Callable[[Frame], bool] | None = None  # drop the next match
         self.cut_after: Callable[[Frame], bool] | None = None  # close after forwarding it
+        self.lost_with_server: Callable[[Frame], bool] | None = None  # drop it, then close
         self.silent: set[int] = set()  # connections whose server frames no longer arrive
 
     def route(self, ws: Any) -> None:
@@ -53,6 +56,11 @@ class Wire:
             self.to_server.append(frame)
             if self.lose_input is not None and self.lose_input(frame):
                 self.lose_input = None
+                return
+            if self.lost_with_server is not None and self.lost_with_server(frame):
+                self.lost_with_server = None  # as if its server died before reading it
+                server.close()
+                ws.close()
                 return
             server.send(message)
             if self.cut_after is not None and self.cut_after(frame):
@@ -135,5 +143,26 @@ def test_the_page_resends_lost_inputs_resumes_after_a_cut_and_leaves_a_silent_se
         said = _wait_messages(page, 8)
         assert said[6] == "are you listening" and len(said) == 8
 
+        assert errors == [] and all(u.startswith(base) for u in requests)
+        browser.close()
+
+
+def test_a_join_lost_with_its_server_is_sent_again_on_the_next_connection() -> None:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with running_arena() as (base, _app), sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        requests: list[str] = []
+        errors: list[str] = []
+        page = browser.new_context(viewport=PHONE).new_page()
+        wire = Wire()
+        page.route_web_socket(re.compile(r"/ws(\?.*)?$"), wire.route)
+        _enter(page, base, requests, errors)
+        wire.lost_with_server = lambda f: f.get("type") == "join"
+        page.get_by_role("button", name="Practice vs ELIZA").click()
+        page.locator("#v-game").wait_for(timeout=60_000)
+        joins = [f for f in wire.to_server if f.get("type") == "join"]
+        assert len(joins) == 2 and len(wire.urls) == 2  # lost with the first socket, re-sent
+        _say(page, "A", "hello there")
+        assert len(_wait_messages(page, 2)) == 2  # the game goes on: mine and ELIZA's answer
         assert errors == [] and all(u.startswith(base) for u in requests)
         browser.close()

@@ -331,12 +331,35 @@ class Cluster:
         if owner is None or owner == self.me:
             self._catchup.pop(pid, None)
             return
+        if await self._stale_route(pid, owner):
+            # A route left by a process that died before it deleted it (the game had ended,
+            # so no takeover moved it): nobody will answer. The person is where this process
+            # says they are (the lobby, rounds done, ...).
+            assert self.redis is not None
+            await self.redis.delete(self.ns + "player:" + pid)
+            self._catchup.pop(pid, None)
+            person = self.person(pid)
+            self.arena.send(person, self.arena.state_frame(person))
+            return
         hello: dict[str, Any] = {"p": pid, "hello": True, "from": self.me}
         point = self.seen.get(pid)
         if point is not None:
             hello["resume"] = point.as_dict()
         self.arena.metrics.catchups += 1
         self._forward(owner, hello)
+
+    async def _stale_route(self, pid: str, owner: str) -> bool:
+        """Whether Redis routes `pid` to `owner` though it has died and been taken over: its
+        heartbeat has expired and it is no longer listed (take_over_lost unlists it once its
+        games are claimed, their routes moved). After Redis restarted empty there is no route
+        (and a live owner registers again, listing itself before it routes its people)."""
+        assert self.redis is not None
+        route = await self.redis.get(self.ns + "player:" + pid)
+        if route is None or json.loads(route)["owner"] != owner:
+            return False
+        alive = await self.redis.exists(self.ns + "alive:" + owner)
+        listed = await self.redis.sismember(self.ns + "procs", owner)
+        return not alive and not listed
 
     async def _listen(self, pubsub: Any) -> None:
         async for item in pubsub.listen():
@@ -407,7 +430,7 @@ class Cluster:
             self.seen.pop(pid, None)
         elif seen is not None and frame.get("seq") == seen.seq + 1:
             self.seen[pid] = ResumePoint(seen.game, seen.stream, seen.seq + 1)
-        if kind in ("game", "resumed", "status", "strong", "gtt"):
+        if kind in ("game", "resumed", "status", "strong", "gtt", "itt-chat"):
             self._catchup.pop(pid, None)  # the owner answered
 
     def _note_gone(self, gid: str, seat: str, since: float | None) -> None:
@@ -499,6 +522,9 @@ class Cluster:
             if resume is not None:
                 hello["resume"] = resume.as_dict()
             self._forward(owner, hello)
+            # Asked again each tick until it answers: the owner may have died (its games are
+            # taken over and their routes moved), or died leaving a stale route (_ask_owner).
+            self._catchup[participant.id] = monotonic() + CATCHUP_S
         elif participant.id in self.waiting or await self._waits_blind(participant.id):
             # Waiting here, or on a live process (which may still seat them): say so.
             self.arena.outlets.setdefault(participant.id, set()).add(outlet)

@@ -415,6 +415,11 @@ async def run(args: Any) -> dict[str, Any]:
         "abandons": len(tally.left),
         "told_after_abandon_s": {"n": len(told), "max": round(max(told), 1) if told else None},
         "error_frames": dict(tally.errors),
+        # who was left waiting: join sent (s after the start), round, statuses seen after it
+        "left_waiting": [
+            {"joined_s": round(t - start_at, 1), "round": r, "statuses": seen}
+            for t, r, seen in sorted(tally.stuck)[:30]
+        ],
         "counts": dict(tally.counts),
         "person_failures": dict(tally.failures),
         "max_client_late_s": round(tally.max_late_s, 3),

@@ -63,6 +63,7 @@ class Link:
         self.longest_owed_s = 0.0  # longest wait for an owed frame (input answer / reconnect)
         self.longest_owed_what = ""
         self.reconnects = 0
+        self.sockets = 0  # sockets opened so far: a new one means a reconnect happened
         self.resent = 0
         self.duplicate_frames = 0
         self.gaps = 0
@@ -88,6 +89,7 @@ class Link:
         )
         self.last_heard = time.monotonic()
         self._retry = 0
+        self.sockets += 1
 
     async def close(self) -> None:
         """Close the page for good."""

@@ -317,13 +317,23 @@ async def person(
             await _at(due, tally)
             if r:
                 await link.send({"type": "leave"})
-            await link.send({"type": "join", "mode": MODE, "consent": True})
+            join = {"type": "join", "mode": MODE, "consent": True}
+            await link.send(join)
+            sent, seen, socket = time.time(), [], link.sockets
             try:
                 frame = await _next(link, 60, past)
                 while frame["type"] == "status" and frame["state"] in ("idle", "waiting"):
+                    seen.append(frame["state"])
+                    if frame["state"] == "idle" and link.sockets != socket:
+                        # The lobby after a reconnect: the join was lost with the old socket
+                        # (its server died); the page sends it again (study.js).
+                        socket = link.sockets
+                        tally.counts["joins re-sent"] += 1
+                        await link.send(join)
                     frame = await _next(link, script.max_wait_s + 60, past)
             except NoAnswer:  # left waiting: the lobby limit passed and nobody said so
                 tally.outcomes["no game or status within the lobby limit + 60 s"] += 1
+                tally.stuck.append((sent, r, seen))
                 return
             if frame["type"] == "status":
                 if frame["state"] != "rounds-done":

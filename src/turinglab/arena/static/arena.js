@@ -56,7 +56,7 @@ function connect() {
   const query = resumeAt ? `?${new URLSearchParams(resumeAt)}` : "";
   const socket = new WebSocket(`${proto}//${location.host}/ws${query}`);
   ws = socket;
-  socket.onopen = () => { retry = 0; lastHeard = Date.now(); inputsReconnected(); setConn(true); };
+  socket.onopen = () => { retry = 0; lastHeard = Date.now(); studySocketOpened(); inputsReconnected(); setConn(true); };
   socket.onmessage = (e) => { lastHeard = Date.now(); onFrame(JSON.parse(e.data)); };
   socket.onclose = (e) => {
     if (ws !== socket) return; // an old socket, already replaced
@@ -112,6 +112,7 @@ function onFrame(f) {
       if (kind === "end" || (kind === "verdict" && f.type !== "phase") || f.type === "status") unanswered.delete(id);
     }
   }
+  if (["game", "strong", "gtt", "itt-chat"].includes(f.type)) studyJoined(); // study.js
   switch (f.type) {
     case "status": resumeAt = null; return onStatus(f);
     case "game": return onSnapshot(f);

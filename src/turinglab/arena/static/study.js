@@ -6,6 +6,8 @@
 const STUDY = JSON.parse(document.getElementById("study-data").textContent);
 const RECRUITMENT_PARAMS = ["PROLIFIC_PID", "STUDY_ID", "SESSION_ID", "pid"];
 let pendingJoin = null; // a join chosen before the session existed: sent once connected
+let sentJoin = null; // a join sent and not answered yet (no game, no status of its own)
+let freshSocket = false; // the next status is the first on a new connection
 let timedOut = false; // nobody to play with in time: the timed-out hand-off
 
 // Called once the page has loaded: a person who has consented before (a session cookie) is
@@ -29,7 +31,7 @@ function recruitmentIds() {
 // A mode was chosen (the consent box is ticked): join now, or first start the session.
 async function joinMode(name) {
   const frame = { type: "join", mode: name, consent: true };
-  if (STUDY.session) { send(frame); return; }
+  if (STUDY.session) { sentJoin = frame; send(frame); return; }
   if (pendingJoin) return; // the session is being started
   pendingJoin = frame;
   let res;
@@ -44,9 +46,21 @@ async function joinMode(name) {
   connect();
 }
 
-// Every status frame: a join chosen before the session is sent now; the ends are noted.
+// A new connection (arena.js): its first status says where the server has this person.
+function studySocketOpened() { freshSocket = true; }
+
+// A game (or a view of one) has come: the join was answered.
+function studyJoined() { sentJoin = null; }
+
+// Every status frame: a join chosen before the session is sent now; a join lost with its
+// connection (the server that was to answer died first) is sent again when the first status
+// on the new connection shows the lobby; the ends are noted.
 function studyStatus(f) {
-  if (pendingJoin && f.state === "idle") { const j = pendingJoin; pendingJoin = null; send(j); }
+  const first = freshSocket;
+  freshSocket = false;
+  if (pendingJoin && f.state === "idle") { sentJoin = pendingJoin; pendingJoin = null; send(sentJoin); }
+  else if (sentJoin && first && f.state === "idle") send(sentJoin);
+  else sentJoin = null; // answered (waiting, no-match, …) or the lobby on a live connection
   if (f.state === "no-match") timedOut = true;
   if (f.state === "survey-saved") handOff(timedOut ? "timed_out" : "completion");
 }
