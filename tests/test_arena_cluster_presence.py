@@ -191,6 +191,16 @@ async def test_a_stale_route_to_a_dead_process_is_dropped_and_the_person_shown_t
                 status = await asyncio.wait_for(person.connect(), 20)
                 assert status["type"] == "status" and status["state"] == "idle", status
                 assert client.get(route) is None
+                # Again, now joining at once: the join waits for the dead owner's answer
+                # (not sent to it, where it would be lost) and is played once it is known gone.
+                await person.drop()
+                client.set(route, json.dumps({"game": "g-old", "owner": "arena/dead"}))
+                person.ws = await person.http.ws_connect(
+                    arena.bases[0].replace("http", "ws") + "/ws"
+                )
+                await person.send(type="join", mode="three-party", consent=True)
+                status = await person.until("status", timeout=20)
+                assert status["state"] == "waiting", status
             finally:
                 client.delete(route)
                 client.close()

@@ -170,6 +170,9 @@ class Cluster:
         # people still to be caught up after Redis came back (pid -> when to stop asking).
         self.seen: dict[str, ResumePoint] = {}
         self._catchup: dict[str, float] = {}
+        # pid -> a join they sent while their last game's owner had not answered yet: played
+        # once it has (or is known gone), not sent to an owner that may have died with it.
+        self._held_joins: dict[str, F.Join] = {}
         self._beat_failing = False
         # pid -> the other processes holding a socket of theirs, as they told us (abandon.py).
         self.holders: dict[str, set[str]] = {}
@@ -329,17 +332,18 @@ class Cluster:
         ends the catch-up."""
         owner = await self.owner(pid)
         if owner is None or owner == self.me:
-            self._catchup.pop(pid, None)
+            self._answered(pid)
             return
-        if await self._stale_route(pid, owner):
+        if await self._route_state(pid, owner) == "stale":
             # A route left by a process that died before it deleted it (the game had ended,
             # so no takeover moved it): nobody will answer. The person is where this process
             # says they are (the lobby, rounds done, ...).
             assert self.redis is not None
             await self.redis.delete(self.ns + "player:" + pid)
-            self._catchup.pop(pid, None)
             person = self.person(pid)
-            self.arena.send(person, self.arena.state_frame(person))
+            if pid not in self._held_joins:  # else the join they sent answers them
+                self.arena.send(person, self.arena.state_frame(person))
+            self._answered(pid)
             return
         hello: dict[str, Any] = {"p": pid, "hello": True, "from": self.me}
         point = self.seen.get(pid)
@@ -348,18 +352,35 @@ class Cluster:
         self.arena.metrics.catchups += 1
         self._forward(owner, hello)
 
-    async def _stale_route(self, pid: str, owner: str) -> bool:
-        """Whether Redis routes `pid` to `owner` though it has died and been taken over: its
-        heartbeat has expired and it is no longer listed (take_over_lost unlists it once its
-        games are claimed, their routes moved). After Redis restarted empty there is no route
-        (and a live owner registers again, listing itself before it routes its people)."""
+    def _answered(self, pid: str) -> None:
+        """The owner of `pid`'s last game answered (or is known gone): no more asking, and a
+        join held meanwhile is played now."""
+        self._catchup.pop(pid, None)
+        join = self._held_joins.pop(pid, None)
+        if join is not None and pid in self._sockets:
+            asyncio.get_running_loop().create_task(self._play_held(pid, join))
+
+    async def _play_held(self, pid: str, join: F.Join) -> None:
+        person = self.person(pid)
+        try:
+            await self.handle(person, join)
+        except InputRejected as err:
+            self.arena.send(person, F.Error(code=err.code, message=str(err)))
+
+    async def _route_state(self, pid: str, owner: str) -> str:
+        """Where Redis routes `pid` to `owner`: "stale" when that process has died and been
+        taken over (its heartbeat expired, no longer listed: take_over_lost unlists it once
+        its games are claimed and their routes moved), "taking-over" while it is dead but
+        still listed, else "live". After Redis restarted empty there is no route (and a live
+        owner registers again, listing itself before it routes its people)."""
         assert self.redis is not None
         route = await self.redis.get(self.ns + "player:" + pid)
         if route is None or json.loads(route)["owner"] != owner:
-            return False
-        alive = await self.redis.exists(self.ns + "alive:" + owner)
+            return "live"
+        if await self.redis.exists(self.ns + "alive:" + owner):
+            return "live"
         listed = await self.redis.sismember(self.ns + "procs", owner)
-        return not alive and not listed
+        return "taking-over" if listed else "stale"
 
     async def _listen(self, pubsub: Any) -> None:
         async for item in pubsub.listen():
@@ -431,7 +452,7 @@ class Cluster:
         elif seen is not None and frame.get("seq") == seen.seq + 1:
             self.seen[pid] = ResumePoint(seen.game, seen.stream, seen.seq + 1)
         if kind in ("game", "resumed", "status", "strong", "gtt", "itt-chat"):
-            self._catchup.pop(pid, None)  # the owner answered
+            self._answered(pid)
 
     def _note_gone(self, gid: str, seat: str, since: float | None) -> None:
         """Keep when a person was first counted gone (wall time) for a takeover's new owner."""
@@ -590,6 +611,7 @@ class Cluster:
         self.queued.elsewhere.discard(participant.id)
         self.seen.pop(participant.id, None)
         self._catchup.pop(participant.id, None)
+        self._held_joins.pop(participant.id, None)
         owner = self.owners.get(participant.id)
         if owner is not None and owner != self.me:  # their game's owner counts them gone now
             self._forward(owner, {"p": participant.id, "gone": True, "from": self.me})
@@ -609,6 +631,10 @@ class Cluster:
         self.person(participant.id)
         if not forwarded:
             owner = await self.owner(participant.id)
+            waiting_for_owner = participant.id in self._catchup  # it has not answered yet
+            if owner not in (None, self.me) and isinstance(frame, F.Join) and waiting_for_owner:
+                self._held_joins[participant.id] = frame
+                return
             if owner is not None and owner != self.me:
                 raw = frame.model_dump_json()
                 self._forward(owner, {"p": participant.id, "raw": raw, "from": self.me})
@@ -720,9 +746,15 @@ class Cluster:
         self._beat_failing = False
         now_m = monotonic()
         for pid, until in list(self._catchup.items()):  # owners not heard from yet: ask again
-            if now_m > until:
+            owner = await self.owner(pid) if now_m > until else None
+            if owner is not None and await self._route_state(pid, owner) == "taking-over":
+                self._catchup[pid] = now_m + 1.0  # its games are being claimed: wait for that
+            elif now_m > until:
                 self._catchup.pop(pid, None)
                 fault(log, "catchup-unanswered", participant=pid, after_s=CATCHUP_S)
+                if self._held_joins.pop(pid, None) is not None:
+                    message = "The server of your last game did not answer; please try again."
+                    self.arena.send(self.person(pid), F.Error(code="not-now", message=message))
             else:
                 await self._ask_owner(pid)
         try:
