@@ -11,7 +11,8 @@
   takeover, so the other person is told within the grace period, not takeover + grace.
 * A route left behind by a process that died before it deleted it (their game had ended, so
   no takeover moved it): a person who connects is not left waiting for a dead owner's answer
-  but shown where they are (the lobby) once that process is known gone for good.
+  but shown where they are (the lobby) once that process is known gone for good; a join sent
+  meanwhile (on connecting, or later in the lobby) is held, not sent to the dead process.
 """
 
 from __future__ import annotations
@@ -198,6 +199,14 @@ async def test_a_stale_route_to_a_dead_process_is_dropped_and_the_person_shown_t
                 person.ws = await person.http.ws_connect(
                     arena.bases[0].replace("http", "ws") + "/ws"
                 )
+                await person.send(type="join", mode="three-party", consent=True)
+                status = await person.until("status", timeout=20)
+                assert status["state"] == "waiting", status
+                # Connected, in the lobby, when the owner of their last game dies with its
+                # route: a join is not sent to it (lost) but played here once it is gone.
+                await person.send(type="leave")
+                assert (await person.until("status"))["state"] == "idle"
+                client.set(route, json.dumps({"game": "g-old", "owner": "arena/dead"}))
                 await person.send(type="join", mode="three-party", consent=True)
                 status = await person.until("status", timeout=20)
                 assert status["state"] == "waiting", status

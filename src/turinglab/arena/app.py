@@ -21,6 +21,7 @@ from fastapi import Depends, FastAPI, HTTPException, Request, Response, WebSocke
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from fastapi.security import HTTPBasic, HTTPBasicCredentials
 from fastapi.staticfiles import StaticFiles
+from redis.exceptions import RedisError
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocketDisconnect
@@ -509,6 +510,11 @@ async def _serve_socket(
                 outlet(F.Error(code="bad-frame", message=str(err)))
             except InputRejected as err:
                 outlet(F.Error(code=err.code, message=str(err), ref=getattr(frame, "id", None)))
+            except RedisError as err:  # Redis restarting: say so, keep the socket
+                log.warning("redis: an input of %s not handled (%s)", person.id, err)
+                # No `ref`: an input with an id stays unanswered, so the page sends it again.
+                retry = "The arena is reconnecting; that was not taken — please try again."
+                outlet(F.Error(code="retry", message=retry))
     except WebSocketDisconnect:
         pass
     finally:

@@ -631,10 +631,15 @@ class Cluster:
         self.person(participant.id)
         if not forwarded:
             owner = await self.owner(participant.id)
-            waiting_for_owner = participant.id in self._catchup  # it has not answered yet
-            if owner not in (None, self.me) and isinstance(frame, F.Join) and waiting_for_owner:
-                self._held_joins[participant.id] = frame
-                return
+            if owner not in (None, self.me) and isinstance(frame, F.Join):
+                assert owner is not None and self.redis is not None
+                # That owner has not answered yet, or has died (with a game to be taken over
+                # or a route it had no time to delete): a join sent there would be lost.
+                waiting = participant.id in self._catchup
+                if waiting or not await self.redis.exists(self.ns + "alive:" + owner):
+                    self._held_joins[participant.id] = frame
+                    self._catchup.setdefault(participant.id, monotonic() + CATCHUP_S)
+                    return
             if owner is not None and owner != self.me:
                 raw = frame.model_dump_json()
                 self._forward(owner, {"p": participant.id, "raw": raw, "from": self.me})
