@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 # One compute thread per process, set before numpy/torch/llama.cpp load and inherited by the
-# xdist workers and every subprocess: three workers share two cores, and the thread pools of
+# xdist workers and every subprocess: four workers share two cores, and the thread pools of
 # llama.cpp, OpenBLAS and torch spin at their barriers while a partner thread waits to be
 # scheduled. With 2 llama.cpp threads a busy machine spent 16x the CPU time on the same text.
 ONE_THREAD = (
