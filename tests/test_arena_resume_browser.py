@@ -15,10 +15,11 @@ frame both ways, except where the test makes a fault:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -93,7 +94,10 @@ def _is_message(text: str) -> Callable[[Frame], bool]:
     return lambda f: f.get("type") == "message" and f.get("text") == text
 
 
-def test_the_page_resends_lost_inputs_resumes_after_a_cut_and_leaves_a_silent_server() -> None:
+@contextlib.contextmanager
+def _wired_page() -> Iterator[tuple[Any, Wire]]:
+    """A phone-sized page of a running arena whose websocket goes through a Wire; at the
+    end, no page error and no request outside the arena."""
     sync_api = pytest.importorskip("playwright.sync_api")
     with running_arena() as (base, _app), sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
@@ -103,6 +107,13 @@ def test_the_page_resends_lost_inputs_resumes_after_a_cut_and_leaves_a_silent_se
         wire = Wire()
         page.route_web_socket(re.compile(r"/ws(\?.*)?$"), wire.route)
         _enter(page, base, requests, errors)
+        yield page, wire
+        assert errors == [] and all(u.startswith(base) for u in requests)
+        browser.close()
+
+
+def test_the_page_resends_lost_inputs_resumes_after_a_cut_and_leaves_a_silent_server() -> None:
+    with _wired_page() as (page, wire):
         page.get_by_role("button", name="Practice vs ELIZA").click()
         page.locator("#v-game").wait_for()
         _say(page, "A", "I am unhappy with my job")
@@ -143,20 +154,9 @@ def test_the_page_resends_lost_inputs_resumes_after_a_cut_and_leaves_a_silent_se
         said = _wait_messages(page, 8)
         assert said[6] == "are you listening" and len(said) == 8
 
-        assert errors == [] and all(u.startswith(base) for u in requests)
-        browser.close()
-
 
 def test_a_join_lost_with_its_server_is_sent_again_on_the_next_connection() -> None:
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with running_arena() as (base, _app), sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        requests: list[str] = []
-        errors: list[str] = []
-        page = browser.new_context(viewport=PHONE).new_page()
-        wire = Wire()
-        page.route_web_socket(re.compile(r"/ws(\?.*)?$"), wire.route)
-        _enter(page, base, requests, errors)
+    with _wired_page() as (page, wire):
         wire.lost_with_server = lambda f: f.get("type") == "join"
         page.get_by_role("button", name="Practice vs ELIZA").click()
         page.locator("#v-game").wait_for(timeout=60_000)
@@ -164,5 +164,3 @@ def test_a_join_lost_with_its_server_is_sent_again_on_the_next_connection() -> N
         assert len(joins) == 2 and len(wire.urls) == 2  # lost with the first socket, re-sent
         _say(page, "A", "hello there")
         assert len(_wait_messages(page, 2)) == 2  # the game goes on: mine and ELIZA's answer
-        assert errors == [] and all(u.startswith(base) for u in requests)
-        browser.close()

@@ -417,8 +417,8 @@ async def run(args: Any) -> dict[str, Any]:
         "error_frames": dict(tally.errors),
         # who was left waiting: join sent (s after the start), round, statuses seen after it
         "left_waiting": [
-            {"joined_s": round(t - start_at, 1), "round": r, "statuses": seen}
-            for t, r, seen in sorted(tally.stuck)[:30]
+            {"joined_s": round(t - start_at, 1), "round": r, "statuses": seen, "person": who}
+            for t, r, seen, who in sorted(tally.stuck)[:30]
         ],
         "counts": dict(tally.counts),
         "person_failures": dict(tally.failures),

@@ -333,7 +333,7 @@ async def person(
                     frame = await _next(link, script.max_wait_s + 60, past)
             except NoAnswer:  # left waiting: the lobby limit passed and nobody said so
                 tally.outcomes["no game or status within the lobby limit + 60 s"] += 1
-                tally.stuck.append((sent, r, seen))
+                tally.stuck.append((sent, r, seen, link.cookie.partition(".")[0]))
                 return
             if frame["type"] == "status":
                 if frame["state"] != "rounds-done":

@@ -47,8 +47,8 @@ class Tally:
     told: dict[str, float] = field(default_factory=dict)  # game -> when the other was told
     longest_owed: list[Any] = field(default_factory=lambda: [0.0, ""])  # [s, what]
     counts: Counter[str] = field(default_factory=Counter)  # reconnects, resends, typing, ...
-    # People left waiting: (join sent, epoch s; round; the statuses they got after it)
-    stuck: list[tuple[float, int, list[str]]] = field(default_factory=list)
+    # People left waiting: (join sent, epoch s; round; the statuses they got after it; who)
+    stuck: list[tuple[float, int, list[str], str]] = field(default_factory=list)
     max_late_s: float = 0.0  # how far the client ran behind its schedule at worst
     cpu_s: float = 0.0
 
