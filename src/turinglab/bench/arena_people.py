@@ -291,6 +291,8 @@ async def _next(link: Link, timeout: float, past: str = "") -> dict[str, Any]:
             raise NoAnswer from None
         if f["type"] == "status" or (f["type"] == "game" and f["game"] != past):
             return f
+        if past and f["type"] == "resumed" and f.get("game") == past:
+            return f  # the last game shown again after a reconnect: the join may be lost
 
 
 async def person(
@@ -322,9 +324,19 @@ async def person(
             sent, seen, socket = time.time(), [], link.sockets
             try:
                 frame = await _next(link, 60, past)
-                while frame["type"] == "status" and frame["state"] in ("idle", "waiting"):
-                    seen.append(frame["state"])
-                    if frame["state"] == "idle" and link.sockets != socket:
+                while frame["type"] == "resumed" or (
+                    frame["type"] == "status" and frame["state"] in ("idle", "waiting")
+                ):
+                    seen.append(frame.get("state", frame["type"]))
+                    if frame["type"] == "resumed" and link.sockets != socket:
+                        # The last game's end shown again after a reconnect: the leave and
+                        # the join went with the old socket (its server died). The person
+                        # sees the reveal again and presses "play again" again.
+                        socket = link.sockets
+                        tally.counts["joins re-sent"] += 1
+                        await link.send({"type": "leave"})
+                        await link.send(join)
+                    elif frame.get("state") == "idle" and link.sockets != socket:
                         # The lobby after a reconnect: the join was lost with the old socket
                         # (its server died); the page sends it again (study.js).
                         socket = link.sockets
