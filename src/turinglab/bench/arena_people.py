@@ -317,13 +317,11 @@ async def person(
             if first.get("state") == "rounds-done":
                 return
             await _at(due, tally)
-            # The socket they press on: sending into one that is dying can take long enough
-            # for the reader to connect again, and what was sent is gone with the old one.
-            sent, seen, socket = time.time(), [], link.sockets
             if r:
                 await link.send({"type": "leave"})
             join = {"type": "join", "mode": MODE, "consent": True}
             await link.send(join)
+            sent, seen, socket = time.time(), [], link.sockets
             try:
                 frame = await _next(link, 60, past)
                 while frame["type"] == "resumed" or (
