@@ -17,6 +17,7 @@ from turinglab.agents.base import CallContext, ChatMessage
 from turinglab.agents.local_gguf import (
     PREFIX_BLOCK,
     LocalGGUFAgent,
+    PrefixSnapshots,
     default_threads,
     reusable_prefix,
     usable_cores,
@@ -85,6 +86,8 @@ def test_same_conversation_same_text_in_any_call_order(model: str) -> None:
         assert mixed["weekend"] == first
         assert reverse["weekend"] == first
         assert mixed["food"] == reverse["food"]
+        # The interleaved turns were served from saved prefixes, not from a cold cache.
+        assert agent._loaded is not None and agent._loaded.llama.snapshots.saved
 
     asyncio.run(scenario())
 
@@ -114,6 +117,22 @@ def test_reusable_prefix_leaves_a_batch_to_evaluate() -> None:
     assert reusable_prefix(cached, [*block, *block]) == PREFIX_BLOCK  # a batch stays to do
     assert reusable_prefix(cached, [*block, 1]) == 0
     assert reusable_prefix([], block) == 0
+
+
+def test_saved_prefixes_keep_the_longest_and_the_most_recent() -> None:
+    block = tuple(range(PREFIX_BLOCK))
+    other = tuple(range(100, 100 + PREFIX_BLOCK))
+    saved = PrefixSnapshots(budget=25)
+    saved.put(block, b"x" * 10)
+    saved.put(block * 2, b"y" * 10)  # extends the first: the first can never do better
+    assert list(saved.saved) == [block * 2]
+    assert saved.best([*block, *block, 5, 5]) == (block * 2, 2 * PREFIX_BLOCK)
+    assert saved.best([*other, 5, 5]) == (None, 0)
+    saved.put(other, b"z" * 10)
+    saved.take(block * 2)  # used: now the most recent
+    third = tuple(range(200, 200 + PREFIX_BLOCK))
+    saved.put(third, b"w" * 10)  # over budget (30 > 25): the least recently used goes
+    assert list(saved.saved) == [block * 2, third]
 
 
 def _run_transcripts(db: Path, in_flight: int) -> dict[str, object]:

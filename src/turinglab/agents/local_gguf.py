@@ -20,6 +20,12 @@ reused (`BatchPrefixLlama`), in whole blocks of PREFIX_BLOCK tokens, and at leas
 tokens are always evaluated afresh. Batched evaluation split at such a point gives the same
 bits as one pass over the whole prompt (tested), so a seeded reply is a function of its prompt
 and seed alone, whatever ran before it on the shared model.
+
+Roles and trials take turns on one shared model, so the last call's prompt is rarely the
+start of the next one, and each call read its whole prompt again. The model keeps a few saved
+prefixes beside the live cache (`PrefixSnapshots`): the batch-evaluated KV entries of a prompt
+it is about to leave, copied out byte for byte and copied back when that conversation's turn
+comes again. Restored bytes are the bytes evaluated, so the rule above still holds.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ import os
 import sys
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import import_module
@@ -55,6 +62,9 @@ MIN_SUFFIX = 2
 # position's bits depend on where its group starts: a prefix of 2 or 3 (mod 4) changed Gemma's
 # logits by 0.86, a multiple of 4 never did. 32 leaves room for wider groups.
 PREFIX_BLOCK = 32
+# Saved prefixes per loaded model, in bytes of KV entries (SmolLM2: ~23 KB a token; a full
+# 2,048-token context 47 MB). Least recently used go first.
+SNAPSHOT_BUDGET_BYTES = 384 * 2**20
 
 
 def usable_cores() -> int:
@@ -151,28 +161,99 @@ def reusable_prefix(cached: Sequence[int], prompt: Sequence[int]) -> int:
     return max(0, n - n % PREFIX_BLOCK)
 
 
+class PrefixSnapshots:
+    """Batch-evaluated prompt prefixes saved out of a model's KV cache, least recently used
+    first, within SNAPSHOT_BUDGET_BYTES. Keys are the prompt tokens the entries hold."""
+
+    def __init__(self, budget: int = SNAPSHOT_BUDGET_BYTES) -> None:
+        self.budget = budget
+        self.saved: OrderedDict[tuple[int, ...], Any] = OrderedDict()  # tokens -> ctypes bytes
+
+    def best(self, prompt: Sequence[int]) -> tuple[tuple[int, ...] | None, int]:
+        """The saved prefix reusing the most of `prompt`, and how many tokens it gives."""
+        key, most = None, 0
+        for tokens in self.saved:
+            n = reusable_prefix(tokens, prompt)
+            if n > most:
+                key, most = tokens, n
+        return key, most
+
+    def put(self, tokens: tuple[int, ...], data: Any) -> None:
+        # A saved prefix of `tokens` can never reuse more than `tokens` itself: drop it.
+        for old in [t for t in self.saved if t == tokens[: len(t)]]:
+            del self.saved[old]
+        self.saved[tokens] = data
+        while sum(len(d) for d in self.saved.values()) > self.budget and len(self.saved) > 1:
+            self.saved.popitem(last=False)
+
+    def take(self, tokens: tuple[int, ...]) -> Any:
+        self.saved.move_to_end(tokens)
+        return self.saved[tokens]
+
+
 _llama_class: Any = None
 
 
 def batch_prefix_llama() -> Any:
-    """`Llama` whose prefix reuse is limited to batch-evaluated positions (module docstring)."""
+    """`Llama` whose prefix reuse is limited to batch-evaluated positions and which keeps
+    saved prefixes for conversations taking turns (module docstring)."""
     global _llama_class
     if _llama_class is not None:
         return _llama_class
+    import llama_cpp
     from llama_cpp import Llama
 
     class BatchPrefixLlama(Llama):
         batch_tokens: tuple[int, ...] = ()  # prompt tokens of the last call: evaluated in a batch
+        snapshots: PrefixSnapshots | None = None
 
         def generate(self, tokens: Any, *args: Any, **kwargs: Any) -> Any:
             tokens = list(tokens)
             keep = reusable_prefix(self.batch_tokens, tokens)
+            if self.snapshots is None:
+                self.snapshots = PrefixSnapshots()
+            saved, reuse = self.snapshots.best(tokens)
+            live = len(self.batch_tokens) - len(self.batch_tokens) % PREFIX_BLOCK
+            if saved is not None and reuse > keep:
+                self._save_live()
+                keep = reuse if self._restore(saved) else 0
+            elif keep < live:  # this prompt parts from the live one: save it for its next turn
+                self._save_live()
             # Drop generated tokens and the unshared tail; Llama.generate then reuses `keep`.
             self._ctx.kv_cache_seq_rm(-1, keep, -1)
             self.n_tokens = keep
             self._requires_eval = True
             self.batch_tokens = tuple(tokens)
             return super().generate(tokens, *args, **kwargs)
+
+        def _save_live(self) -> None:
+            """Copy out the KV entries of the last prompt (without what was generated)."""
+            tokens = self.batch_tokens
+            if len(tokens) < PREFIX_BLOCK + MIN_SUFFIX or self.n_tokens < len(tokens):
+                return
+            self._ctx.kv_cache_seq_rm(0, len(tokens), -1)
+            self.n_tokens = len(tokens)
+            size = llama_cpp.llama_state_seq_get_size(self._ctx.ctx, 0)
+            data = (ctypes.c_uint8 * size)()
+            if llama_cpp.llama_state_seq_get_data(self._ctx.ctx, data, size, 0) == size:
+                assert self.snapshots is not None
+                self.snapshots.put(tokens, data)
+
+        def _restore(self, tokens: tuple[int, ...]) -> bool:
+            """Make a saved prefix the live cache (into an emptied cache, so its entries sit
+            where a fresh evaluation would put them)."""
+            assert self.snapshots is not None
+            data = self.snapshots.take(tokens)
+            self._ctx.kv_cache_clear()
+            self.n_tokens = 0
+            self.batch_tokens = ()
+            if llama_cpp.llama_state_seq_set_data(self._ctx.ctx, data, len(data), 0) == 0:
+                self._ctx.kv_cache_clear()  # could not load: evaluate from scratch
+                return False
+            self.input_ids[: len(tokens)] = tokens
+            self.n_tokens = len(tokens)
+            self.batch_tokens = tokens
+            return True
 
     _llama_class = BatchPrefixLlama
     return _llama_class
