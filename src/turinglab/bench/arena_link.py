@@ -60,6 +60,7 @@ class Link:
         self.unanswered: dict[str, _Input] = {}
         self.last_heard = time.monotonic()
         self.down_since: float | None = None  # epoch: the socket was lost, not yet back
+        self._gone: aiohttp.ClientWebSocketResponse | None = None  # the socket given up on
         self.longest_owed_s = 0.0  # longest wait for an owed frame (input answer / reconnect)
         self.longest_owed_what = ""
         self.reconnects = 0
@@ -114,6 +115,7 @@ class Link:
             self._bouncing = False
 
     def _lost(self) -> None:
+        self._gone = self.ws  # nothing more is sent on it, even while it is closing
         if self.down_since is None:
             self.down_since = time.time()
 
@@ -240,7 +242,10 @@ class Link:
 
     async def _send(self, frame: dict[str, Any]) -> bool:
         ws = self.ws
-        if ws is None or ws.closed or self.down_since is not None:
+        # As arena.js: sent once the new socket is open, also before its first frame (a
+        # process connecting a storm of reconnects can take seconds); dropped then, a join
+        # was never sent again, as the lobby that came next was not on a newer socket.
+        if ws is None or ws.closed or ws is self._gone:
             return False
         try:
             await ws.send_str(json.dumps(frame))

@@ -1,0 +1,75 @@
+"""The benchmark's page (bench/arena_link.py) sends as arena.js does across a reconnect.
+
+A process that dies drops its sockets; the page opens one on the next process, whose connect
+can take seconds under a reconnect storm before its first frame. arena.js sends whatever the
+person does once the socket is open; the benchmark's link dropped it until that first frame,
+and since the lobby shown next came on a socket already counted, the person never sent their
+join again: left waiting (issue 15's fault runs).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+
+import aiohttp
+from aiohttp import web
+
+from turinglab.bench.arena_link import Link
+
+IDLE = {"type": "status", "state": "idle", "modes": []}
+
+
+async def test_a_join_pressed_before_a_new_sockets_first_frame_is_sent() -> None:
+    die, speak = asyncio.Event(), asyncio.Event()
+    received: list[dict[str, object]] = []
+    sockets = 0
+
+    async def handler(request: web.Request) -> web.WebSocketResponse:
+        nonlocal sockets
+        sockets += 1
+        first = sockets == 1
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)  # the handshake is done: the page counts a new socket
+        if first:  # the process that dies
+            await ws.send_json(IDLE)
+            await die.wait()
+            await ws.close()
+            return ws
+        await speak.wait()  # a busy process still connecting the person
+        await ws.send_json(IDLE)
+        async for msg in ws:
+            received.append(json.loads(msg.data))
+        return ws
+
+    app = web.Application()
+    app.router.add_get("/ws", handler)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    async with aiohttp.ClientSession(cookie_jar=aiohttp.DummyCookieJar()) as http:
+        link = Link(http, [f"http://127.0.0.1:{port}"], "p-1.sig", random.Random(0))
+        try:
+            await link.open()
+            assert (await asyncio.wait_for(link.frames.get(), 5))["state"] == "idle"
+            die.set()
+            for _ in range(200):  # reconnected (backoff under 1 s), nothing heard yet
+                if link.sockets == 2:
+                    break
+                await asyncio.sleep(0.02)
+            assert link.sockets == 2 and link.frames.empty()
+            join = {"type": "join", "mode": "three-party", "consent": True}
+            await link.send(join)  # pressed now: the page would send it
+            speak.set()
+            assert (await asyncio.wait_for(link.frames.get(), 5))["state"] == "idle"
+            for _ in range(100):
+                if received:
+                    break
+                await asyncio.sleep(0.02)
+            assert received == [join]
+        finally:
+            await link.close()
+            await runner.cleanup()
