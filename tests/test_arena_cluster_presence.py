@@ -13,6 +13,10 @@
   no takeover moved it): a person who connects is not left waiting for a dead owner's answer
   but shown where they are (the lobby) once that process is known gone for good; a join sent
   meanwhile (on connecting, or later in the lobby) is held, not sent to the dead process.
+* A game's end is not shown again to someone who left it on another process: connected to
+  process 1, they played a game owned by process 2 and went back to the lobby (on 1); process 1
+  dies and their page reconnects to 2 without naming the game: 2 shows them the lobby, where the
+  page sends again a join lost with process 1 (a game frame would end that join for the page).
 """
 
 from __future__ import annotations
@@ -215,3 +219,47 @@ async def test_a_stale_route_to_a_dead_process_is_dropped_and_the_person_shown_t
                 client.close()
         finally:
             await person.close()
+
+
+def _pid(person: Person) -> str:
+    cookie = person.http.cookie_jar.filter_cookies(URL(person.base))
+    return next(iter(cookie.values())).value.partition(".")[0]
+
+
+async def test_a_game_left_on_a_dead_process_is_not_shown_again_by_its_owner() -> None:
+    async with arena_processes(LEAVING, "") as arena:
+        one, two = arena.bases
+        away, here = Person(one), Person(two)  # `here` takes the match: process 2 owns it
+        client = redis.Redis.from_url("redis://127.0.0.1:6379/0")
+        try:
+            for p in (away, here):
+                assert (await p.connect())["type"] == "status"
+            await away.send(type="join", mode="three-party", consent=True)
+            assert (await away.until("status"))["state"] == "waiting"
+            await here.send(type="join", mode="three-party", consent=True)
+            games = {p: await p.until("game") for p in (away, here)}
+            judge = away if games[away]["role"] == "interrogator" else here
+            await judge.send(type="end")
+            await judge.send(type="verdict", choice="A", confidence=50, reason="a guess")
+            for p in (away, here):
+                await p.until("reveal")
+            route = f"turinglab:arena:{arena.ns}:player:{_pid(away)}"
+            for _ in range(200):  # the owner drops the route: the leave is process 1's own
+                if not client.exists(route):
+                    break
+                await asyncio.sleep(0.02)
+            await away.send(type="leave")
+            assert (await away.until("status"))["state"] == "idle"
+
+            arena.procs[0].send_signal(signal.SIGKILL)  # a join sent now is lost with it
+            arena.procs[0].wait(10)
+            await away.drop()
+            away.base = two  # the page reconnects to the other process, no game named
+            back = await away.connect()
+            assert back["type"] == "status" and back["state"] == "idle", back
+            await away.send(type="join", mode="three-party", consent=True)  # sent again
+            assert (await away.until("status"))["state"] == "waiting"
+        finally:
+            client.close()
+            for p in (away, here):
+                await p.close()

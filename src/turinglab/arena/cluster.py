@@ -557,7 +557,19 @@ class Cluster:
             else:  # queued on a process that died: queued here now (queue_adopt.py)
                 await self._adopt_queued(participant.id, found.mode, found.waited_s)
         else:
+            if owner is None:
+                self._left_elsewhere(participant, resume)
             self.arena.connect(participant, outlet, resume)
+
+    def _left_elsewhere(self, participant: Participant, resume: ResumePoint | None) -> None:
+        """A game that ended here (its route deleted), which the page reconnecting does not
+        name, was left since, maybe on another process that could not tell this one: show
+        the lobby, not its end. Taken for the answer to a join lost with that process, the
+        end would stop the page from sending the join again (study.js)."""
+        game = self.arena.games.get(participant.game or "")
+        named = resume is not None and game is not None and resume.game == game.id
+        if game is not None and game.result is not None and not named:
+            participant.game = None
 
     async def _waits_blind(self, pid: str) -> bool:
         """Whether `pid` waits for a blind match, here or on another process; one who waited
