@@ -226,7 +226,10 @@ class Person:
 
     async def recv(self, timeout: float = 30.0) -> dict[str, Any]:  # ms, unless very busy
         assert self.ws is not None
-        frame = await self.ws.receive_json(timeout=timeout)
+        # A deadline of our own: aiohttp's `timeout` starts again at each websocket ping the
+        # server sends (every 20 s), so a frame that never came hung the test for ever.
+        async with asyncio.timeout(timeout):
+            frame = await self.ws.receive_json()
         self.frames.append(frame)
         return frame
 

@@ -4,8 +4,10 @@ as clicked; nothing about who is who reaches a client before the end."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
+import threading
 from typing import Any
 
 import aiohttp
@@ -14,7 +16,7 @@ import pytest
 from PIL import Image
 
 from arena_fixtures import Person, running_arena
-from turinglab.agents.base import Agent
+from turinglab.agents.base import Agent, AgentReply, CallContext, ChatMessage
 from turinglab.agents.scripted import ScriptedAgent
 from turinglab.arena import ArenaSettings, ArenaSetup
 from turinglab.arena.strong_mode import strong_mode, stt_rows
@@ -27,14 +29,29 @@ INVESTIGATOR_BOT = "vexil-investigator-2"
 SECRETS = (SYSTEM_AGENT, STAND_IN, INVESTIGATOR_BOT, "Zorblax", "human_1", '"system"', "person:")
 
 
-def strong_setup(system: Agent | None = None) -> ArenaSetup:
+INVESTIGATOR_SAYS = ["What did you eat today?", "1", "Describe rain.", "tie"]
+
+
+class HeldInvestigator(ScriptedAgent):
+    """Decides the first turn only once `decide` is set: a test that sends twice in one turn
+    must not depend on whether the next question came before its second send."""
+
+    def __init__(self) -> None:
+        super().__init__(INVESTIGATOR_BOT, INVESTIGATOR_SAYS)
+        self.decide = threading.Event()
+
+    async def reply(self, history: list[ChatMessage], ctx: CallContext) -> AgentReply:
+        if sum(m.role == "assistant" for m in history) == 1:  # its next words decide turn 1
+            await asyncio.to_thread(self.decide.wait, 30)
+        return await super().reply(history, ctx)
+
+
+def strong_setup(system: Agent | None = None, investigator: Agent | None = None) -> ArenaSetup:
     """Modes: two people; solo practice as investigator; solo as respondent to an AI."""
     agents: dict[str, Agent] = {
         SYSTEM_AGENT: system or ScriptedAgent(SYSTEM_AGENT, ["Oh, toast, mostly.", "Wet."]),
         STAND_IN: ScriptedAgent(STAND_IN, ["cereal, as always", "drippy and cold"]),
-        INVESTIGATOR_BOT: ScriptedAgent(
-            INVESTIGATOR_BOT, ["What did you eat today?", "1", "Describe rain.", "tie"]
-        ),
+        INVESTIGATOR_BOT: investigator or ScriptedAgent(INVESTIGATOR_BOT, INVESTIGATOR_SAYS),
     }
     base = {
         "game": "strong",
@@ -162,7 +179,8 @@ async def test_two_people_tie_preference_image_and_no_leaks() -> None:
 
 
 async def test_solo_respondent_answers_an_ai_investigator() -> None:
-    with running_arena(strong_setup()) as (base, app):
+    investigator = HeldInvestigator()
+    with running_arena(strong_setup(investigator=investigator)) as (base, app):
         me = Person(base)
         try:
             await me.connect()
@@ -175,6 +193,7 @@ async def test_solo_respondent_answers_an_ai_investigator() -> None:
             await me.send(type="message", channel="A", text="and tea")
             refused = await me.until("error")
             assert refused["code"] == "wait"
+            investigator.decide.set()
             seen = await state(me, phase="answering")
             assert seen["history"][0]["decided"] and seen["history"][0]["chosen"] == 1
             await me.send(type="message", channel="A", text="grey and steady")
