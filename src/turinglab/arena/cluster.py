@@ -462,13 +462,12 @@ class Cluster:
         else:
             self._out.put_nowait(("hset", key, seat, f"{time():.3f}"))
 
-    async def _carry_absence(self, game: LiveGame) -> None:
+    def _carry_absence(self, game: LiveGame, noted: dict[str, str]) -> None:
         """A game taken over here: its people who are not back count as gone since the old
-        owner counted them gone, or else since it died, less the time a live page needs to
-        reconnect — not from now, or the partner of someone who left would wait a whole grace
-        more (takeover_after_s + abandon_after_s) before being told."""
-        assert self.redis is not None
-        noted = await self.redis.hgetall(self.ns + "gone:" + game.id)
+        owner counted them gone (`noted`: its `gone:<game>` note), or else since it died, less
+        the time a live page needs to reconnect — not from now, or the partner of someone who
+        left would wait a whole grace more (takeover_after_s + abandon_after_s) before being
+        told."""
         watch, settings = self.arena.abandon, self.arena.setup.settings
         now_c, now_w = self.arena.clock.now(), time()
         died = max(
@@ -863,15 +862,23 @@ class Cluster:
             if claimed:
                 self.arena.metrics.takeovers += len(claimed)
                 fault(log, "takeover", lost=lost, by=self.me, games=len(claimed))
+            # Routes first, at once (not queued): whoever reconnects now is sent here.
+            routes = self.redis.pipeline(transaction=False)
             for stored in claimed:
-                # Routes first, at once (not queued): whoever reconnects now is sent here.
                 route = json.dumps({"game": stored.game, "owner": self.me})
                 for pid in stored.people.values():
-                    await self.redis.set(self.ns + "player:" + pid, route, ex=PLAYER_TTL_S)
+                    routes.set(self.ns + "player:" + pid, route, ex=PLAYER_TTL_S)
+            await routes.execute()
+            notes = self.redis.pipeline(transaction=False)
+            for stored in claimed:
+                notes.hgetall(self.ns + "gone:" + stored.game)
+            gone = dict(zip((g.game for g in claimed), await notes.execute(), strict=True))
+            # Games where someone had already left first: their partners have waited longest.
+            for stored in sorted(claimed, key=lambda g: not gone[g.game]):
                 try:
                     game = restore(self.arena, stored, lambda pid: self.person(pid))
                     adopted.append(game)
-                    await self._carry_absence(game)
+                    self._carry_absence(game, gone[stored.game])
                 except Exception:
                     log.exception("takeover: game %s of %s could not be rebuilt", stored.game, lost)
                     await store.writer.call(functools.partial(_end_lost, store, stored.store_id))
