@@ -82,7 +82,7 @@ def test_tally_counts_lost_duplicated_and_concurrency() -> None:
     a.games = [(0.0, 10.0), (5.0, 15.0)]
     b.games = [(9.0, 20.0), (16.0, 17.0)]
     a.joins = [("g1", 0, 1.0, 1.5), ("g1", 0, 1.2, 1.3)]
-    b.owed(3.0, "message")
+    b.owed(3.0, "message", 1000.0, "p-x")
     merged = Tally.from_json(a.to_json())
     merged.merge(Tally.from_json(b.to_json()))
     assert merged.lost() == ["p1r0m1"]  # it never arrived
@@ -91,7 +91,7 @@ def test_tally_counts_lost_duplicated_and_concurrency() -> None:
     assert conc["peak"] == 3  # 9..10: the first three at once
     assert conc["mean"] == round((10 + 10 + 11 + 1) / 20, 1)
     assert sorted(round(x) for x in merged.match_ms()) == [100, 300]  # from the later join
-    assert merged.longest_owed == [3.0, "message"]
+    assert merged.longest_owed == [3.0, "message", 1000.0, "p-x"]
     assert parse_tag(tag("p3r1m2", 12.5) + " hello") == ("p3r1m2", 12.5)
     assert parse_tag("hello p3r1m2@1.0") is None  # the AI's words are not relays
 

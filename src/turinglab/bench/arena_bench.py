@@ -412,6 +412,8 @@ async def run(args: Any) -> dict[str, Any]:
         "duplicated": tally.duplicated(),
         "longest_wait_without_a_frame_s": round(tally.longest_owed[0], 2),
         "longest_wait_was_for": tally.longest_owed[1],
+        "longest_wait_began_s": round(tally.longest_owed[2] - start_at, 1),  # beside `faults`
+        "longest_wait_person": tally.longest_owed[3],
         "abandons": len(tally.left),
         "told_after_abandon_s": {"n": len(told), "max": round(max(told), 1) if told else None},
         "error_frames": dict(tally.errors),

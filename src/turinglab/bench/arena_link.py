@@ -63,6 +63,7 @@ class Link:
         self._gone: aiohttp.ClientWebSocketResponse | None = None  # the socket given up on
         self.longest_owed_s = 0.0  # longest wait for an owed frame (input answer / reconnect)
         self.longest_owed_what = ""
+        self.longest_owed_since = 0.0  # epoch s: when that wait began (to set beside the faults)
         self.reconnects = 0
         self.sockets = 0  # sockets opened so far: a new one means a reconnect happened
         self.resent = 0
@@ -231,6 +232,7 @@ class Link:
     def _owed(self, waited: float, what: str) -> None:
         if waited > self.longest_owed_s:
             self.longest_owed_s, self.longest_owed_what = waited, what
+            self.longest_owed_since = time.time() - waited
 
     def still_owed(self) -> None:
         """At the end: inputs never answered count as waiting until now."""

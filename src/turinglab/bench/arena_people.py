@@ -365,7 +365,8 @@ async def person(
             due = time.time() + rng.uniform(3.0, 10.0) * script.pace  # the reveal, "again"
     finally:
         link.still_owed()
-        tally.owed(link.longest_owed_s, link.longest_owed_what)
+        who = link.cookie.partition(".")[0]
+        tally.owed(link.longest_owed_s, link.longest_owed_what, link.longest_owed_since, who)
         tally.counts["reconnects"] += link.reconnects
         tally.counts["inputs re-sent"] += link.resent
         tally.counts["frames dropped as seen"] += link.duplicate_frames

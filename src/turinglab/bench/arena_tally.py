@@ -45,16 +45,17 @@ class Tally:
     failures: Counter[str] = field(default_factory=Counter)  # scripts that broke, by why
     left: dict[str, float] = field(default_factory=dict)  # game -> when a person abandoned it
     told: dict[str, float] = field(default_factory=dict)  # game -> when the other was told
-    longest_owed: list[Any] = field(default_factory=lambda: [0.0, ""])  # [s, what]
+    # The longest wait for an owed frame: [s, what, when it began (epoch s), who]
+    longest_owed: list[Any] = field(default_factory=lambda: [0.0, "", 0.0, ""])
     counts: Counter[str] = field(default_factory=Counter)  # reconnects, resends, typing, ...
     # People left waiting: (join sent, epoch s; round; the statuses they got after it; who)
     stuck: list[tuple[float, int, list[str], str]] = field(default_factory=list)
     max_late_s: float = 0.0  # how far the client ran behind its schedule at worst
     cpu_s: float = 0.0
 
-    def owed(self, seconds: float, what: str) -> None:
+    def owed(self, seconds: float, what: str, since: float = 0.0, who: str = "") -> None:
         if seconds > self.longest_owed[0]:
-            self.longest_owed = [seconds, what]
+            self.longest_owed = [seconds, what, since, who]
 
     def merge(self, other: Tally) -> None:
         for f in fields(self):
