@@ -25,6 +25,7 @@ import asyncio
 import json
 import signal
 import time
+from typing import Any
 
 import pytest
 import redis
@@ -87,17 +88,23 @@ serve_on_fd(app, {fd})
 """
 
 
+async def _matched_on_two(away: Person, here: Person) -> dict[Person, dict[str, Any]]:
+    """`away` (on process 1) waits first and `here` (on process 2) takes the match, so process
+    2 owns the game; each person's game snapshot."""
+    for p in (away, here):
+        assert (await p.connect())["type"] == "status"
+    await away.send(type="join", mode="three-party", consent=True)
+    assert (await away.until("status"))["state"] == "waiting"
+    await here.send(type="join", mode="three-party", consent=True)
+    return {p: await p.until("game") for p in (away, here)}
+
+
 async def test_a_person_who_leaves_a_game_owned_elsewhere_ends_it_abandoned() -> None:
     async with arena_processes(LEAVING, "") as arena:
         one, two = arena.bases
         away, here = Person(one), Person(two)  # `here` takes the match: process 2 owns it
         try:
-            for p in (away, here):
-                assert (await p.connect())["type"] == "status"
-            await away.send(type="join", mode="three-party", consent=True)
-            assert (await away.until("status"))["state"] == "waiting"
-            await here.send(type="join", mode="three-party", consent=True)
-            games = {p: await p.until("game") for p in (away, here)}
+            games = await _matched_on_two(away, here)
             judge = away if games[away]["role"] == "interrogator" else here
             witness = here if judge is away else away
             # Several exchanges, together longer than the grace period: `away` is there all
@@ -232,12 +239,7 @@ async def test_a_game_left_on_a_dead_process_is_not_shown_again_by_its_owner() -
         away, here = Person(one), Person(two)  # `here` takes the match: process 2 owns it
         client = redis.Redis.from_url("redis://127.0.0.1:6379/0")
         try:
-            for p in (away, here):
-                assert (await p.connect())["type"] == "status"
-            await away.send(type="join", mode="three-party", consent=True)
-            assert (await away.until("status"))["state"] == "waiting"
-            await here.send(type="join", mode="three-party", consent=True)
-            games = {p: await p.until("game") for p in (away, here)}
+            games = await _matched_on_two(away, here)
             judge = away if games[away]["role"] == "interrogator" else here
             await judge.send(type="end")
             await judge.send(type="verdict", choice="A", confidence=50, reason="a guess")
