@@ -874,7 +874,9 @@ class Cluster:
                 notes.hgetall(self.ns + "gone:" + stored.game)
             gone = dict(zip((g.game for g in claimed), await notes.execute(), strict=True))
             # Games where someone had already left first: their partners have waited longest.
-            for stored in sorted(claimed, key=lambda g: not gone[g.game]):
+            for n, stored in enumerate(sorted(claimed, key=lambda g: not gone[g.game])):
+                if n % 25 == 24:
+                    await asyncio.sleep(0)  # hundreds to rebuild: let the live games go on
                 try:
                     game = restore(self.arena, stored, lambda pid: self.person(pid))
                     adopted.append(game)
