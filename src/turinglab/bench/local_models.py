@@ -7,11 +7,13 @@ trials) once per setup, back to back in one process, each into a fresh store:
   (its default on a 2-core machine);
 - `reset-per-call`: no prefix reuse at all (also reproducible), one thread;
 - `fix-only`: batch-prefix reuse (agents/local_gguf.py), still one thread: the fix's cost;
-- `after`: batch-prefix reuse and every usable core (today's default).
+- `no-saved-prefixes`: batch-prefix reuse, every usable core, but no prefixes saved beside the
+  live cache (as before `PrefixSnapshots`);
+- `after`: batch-prefix reuse with saved prefixes and every usable core (today's default).
 
 The machine may be shared and noisy, so compare the ratios within one run, not across runs.
 
-    python -m turinglab.bench.local_models [--trials-per-pair N] [--out FILE]
+    python -m turinglab.bench.local_models [--trials-per-pair N] [--setups A,B] [--out FILE]
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ SETUPS: dict[str, dict[str, Any]] = {
     "before": {"reuse": "llama-cpp-python", "threads": 1},
     "reset-per-call": {"reuse": "reset", "threads": 1},  # the other reproducible option
     "fix-only": {"reuse": "batch-prefix", "threads": 1},
+    "no-saved-prefixes": {"reuse": "batch-prefix-unsaved", "threads": None},
     "after": {"reuse": "batch-prefix", "threads": None},  # None: every usable core
 }
 
@@ -60,8 +63,22 @@ def _use_reuse(kind: str) -> None:
             self.n_tokens = 0
             return super().generate(tokens, *args, **kwargs)
 
+    local_gguf._llama_class = None
+    batch_prefix = local_gguf.batch_prefix_llama()
+
+    class UnsavedLlama(batch_prefix):  # type: ignore[misc,valid-type]
+        """Batch-prefix reuse of the live cache only: nothing saved beside it."""
+
+        def _save_live(self) -> None:
+            return None
+
     local_gguf._models.clear()  # a fresh load per setup: no cache carried over
-    local_gguf._llama_class = {"llama-cpp-python": Llama, "reset": ResetLlama}.get(kind)
+    local_gguf._llama_class = {
+        "llama-cpp-python": Llama,
+        "reset": ResetLlama,
+        "batch-prefix-unsaved": UnsavedLlama,
+        "batch-prefix": batch_prefix,
+    }[kind]
 
 
 async def _play(trials_per_pair: int, setup: dict[str, Any], folder: Path) -> dict[str, Any]:
@@ -98,7 +115,8 @@ async def bench(trials_per_pair: int, setups: list[str]) -> dict[str, Any]:
     before = results["before"]["wall_s"] if "before" in results else None
     return {
         "benchmark": "local_models",
-        "command": f"python -m turinglab.bench.local_models --trials-per-pair {trials_per_pair}",
+        "command": "python -m turinglab.bench.local_models --trials-per-pair "
+        f"{trials_per_pair} --setups {','.join(setups)}",
         "workload": f"configs/demo.yaml with trials_per_pair={trials_per_pair}",
         "machine": {
             "platform": platform.platform(),
