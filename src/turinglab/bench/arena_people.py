@@ -307,6 +307,7 @@ async def person(
     rng = random.Random(script.seed * 100_003 + n)
     await _at(arrive, tally)
     link = Link(http, bases, await _consent(http, bases[0]), rng)
+    who = link.cookie.partition(".")[0]  # the participant id, to look them up in the store
     await link.open()
     try:
         first = await _next(link, 60)
@@ -345,7 +346,7 @@ async def person(
                     frame = await _next(link, script.max_wait_s + 60, past)
             except NoAnswer:  # left waiting: the lobby limit passed and nobody said so
                 tally.outcomes["no game or status within the lobby limit + 60 s"] += 1
-                tally.stuck.append((sent, r, seen, link.cookie.partition(".")[0]))
+                tally.stuck.append((sent, r, seen, who))
                 return
             if frame["type"] == "status":
                 if frame["state"] != "rounds-done":
@@ -365,7 +366,6 @@ async def person(
             due = time.time() + rng.uniform(3.0, 10.0) * script.pace  # the reveal, "again"
     finally:
         link.still_owed()
-        who = link.cookie.partition(".")[0]
         tally.owed(link.longest_owed_s, link.longest_owed_what, link.longest_owed_since, who)
         tally.counts["reconnects"] += link.reconnects
         tally.counts["inputs re-sent"] += link.resent
