@@ -44,7 +44,9 @@ def test_benchmark_command_plays_realistic_rounds(tmp_path: Path) -> None:
     assert out["benchmark"] == "arena-realistic" and out["person_failures"] == {}
     assert out["command"].startswith("turinglab bench arena --games 4")
     assert out["people"]["people"] == 8 and out["people"]["message_chars"]["max"] == 300
-    assert out["games_played"] == 8  # 8 people x 2 rounds / 2 people a game
+    # Seen once in ~30 runs (7, a fresh-clone suite): say what the people saw when it recurs.
+    seen = {k: out[k] for k in ("outcomes", "left_waiting", "error_frames", "counts")}
+    assert out["games_played"] == 8, seen  # 8 people x 2 rounds / 2 people a game
     assert out["outcomes"] == {"finished": 16}
     audit = out["store_audit"]
     assert audit["games"] == 8 and audit["by_status"] == {"finished": 8}
