@@ -71,6 +71,7 @@ if TYPE_CHECKING:
     from turinglab.arena.hub import Arena
     from turinglab.arena.modes import ArenaMode
     from turinglab.arena.store_bridge import ArenaStore
+    from turinglab.store.arena_games import StoredGame
     from turinglab.store.arena_people import PastRounds
 
 log = logging.getLogger(__name__)
@@ -84,6 +85,13 @@ CATCHUP_S = 30.0  # after Redis is back, how long a process keeps asking owners 
 # After a takeover, how long someone not counted gone before has to show up on some process: a
 # live page reconnects within its 5 s backoff cap, mostly long before (takeover_after_s passed).
 RECONNECT_AFTER_TAKEOVER_S = 5.0
+# How long a person's input or reconnect waits for their game to be rebuilt here after a claim
+# (hundreds of games take seconds); past that it goes on as if the game were not coming.
+REBUILD_WAIT_S = 30.0
+MOVING_TEXT = (
+    "The server running your game stopped; another one is picking your game up. "
+    "You will be back in a few seconds, with everything said so far."
+)
 
 
 def _end_lost(store: ArenaStore, gid: int, conn: Connection) -> None:
@@ -176,6 +184,10 @@ class Cluster:
         self._beat_failing = False
         # pid -> the other processes holding a socket of theirs, as they told us (abandon.py).
         self.holders: dict[str, set[str]] = {}
+        # pid -> set once their game, claimed here from a dead process, is rebuilt: until then
+        # the cache and the route may still name the dead owner, and an input sent there is lost.
+        self._rebuilding: dict[str, asyncio.Event] = {}
+        self._held_tasks: set[asyncio.Task[None]] = set()
         arena.abandon.present = self._present
         arena.abandon.noted = self._note_gone
         arena.on_game_start = self._game_started
@@ -487,6 +499,9 @@ class Cluster:
         if "admin_end" in data:  # the admin, on another process, ended a game played here
             end_by_admin(self.arena, str(data["admin_end"]), str(data.get("reason", "")))
             return
+        if data["p"] in self._rebuilding:  # handled once their game is rebuilt, in order,
+            self._later(self._forwarded_after_rebuild(data))  # not holding up the listener
+            return
         participant = self.person(data["p"])
         sender = data.get("from")
         if sender is not None:  # a process holding a socket of theirs says so, or that it closed
@@ -511,6 +526,25 @@ class Cluster:
             ref = getattr(frame, "id", None)  # the input it answers, so the page stops resending
             self.arena.send(participant, F.Error(code=code, message=str(err), ref=ref))
 
+    async def _forwarded_after_rebuild(self, data: dict[str, Any]) -> None:
+        await self._rebuilt(data["p"])
+        await self._forwarded(data)
+
+    def _later(self, work: Any) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._held_tasks.add(task)
+        task.add_done_callback(self._held_tasks.discard)
+
+    async def _rebuilt(self, pid: str) -> None:
+        """Wait while `pid`'s game is being rebuilt here after a takeover."""
+        pending = self._rebuilding.get(pid)
+        if pending is None:
+            return
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(REBUILD_WAIT_S):
+                await pending.wait()
+        self._rebuilding.pop(pid, None)
+
     # ---- what people do --------------------------------------------------------------------
 
     async def owner(self, pid: str) -> str | None:
@@ -528,6 +562,7 @@ class Cluster:
         self._sockets[participant.id] = self._sockets.get(participant.id, 0) + 1
         if self._sockets[participant.id] == 1:
             await self._pubsub.subscribe(self.ns + "to:" + participant.id)
+        await self._rebuilt(participant.id)  # else shown the lobby while their game is rebuilt
         self.owners.pop(participant.id, None)  # a (re)connect asks Redis: the owner may be new
         # Their rounds may have been counted by another process since this one last looked.
         await self.books.load(self._run(), participant.id, self.arena.lobby.rounds)
@@ -640,6 +675,7 @@ class Cluster:
         self, participant: Participant, frame: F.ClientFrame, *, forwarded: bool = False
     ) -> None:
         self.person(participant.id)
+        await self._rebuilt(participant.id)
         if not forwarded:
             owner = await self.owner(participant.id)
             if owner not in (None, self.me) and isinstance(frame, F.Join):
@@ -858,36 +894,83 @@ class Cluster:
         assert self.redis is not None
         adopted = []
         for lost in await self._lost_processes():
+            await self._tell_moving(lost)
+            began = monotonic()
             claimed = await asyncio.to_thread(store.take_over, lost)
             if claimed:
                 self.arena.metrics.takeovers += len(claimed)
-                fault(log, "takeover", lost=lost, by=self.me, games=len(claimed))
-            # Routes first, at once (not queued): whoever reconnects now is sent here.
-            routes = self.redis.pipeline(transaction=False)
+                took = round(monotonic() - began, 3)
+                fault(log, "takeover", lost=lost, by=self.me, games=len(claimed), claim_s=took)
+            # Until each game is rebuilt, its people's inputs and reconnects wait for it here.
+            rebuilt = {stored.game: asyncio.Event() for stored in claimed}
             for stored in claimed:
-                route = json.dumps({"game": stored.game, "owner": self.me})
                 for pid in stored.people.values():
-                    routes.set(self.ns + "player:" + pid, route, ex=PLAYER_TTL_S)
-            await routes.execute()
-            notes = self.redis.pipeline(transaction=False)
-            for stored in claimed:
-                notes.hgetall(self.ns + "gone:" + stored.game)
-            gone = dict(zip((g.game for g in claimed), await notes.execute(), strict=True))
-            # Games where someone had already left first: their partners have waited longest.
-            for n, stored in enumerate(sorted(claimed, key=lambda g: not gone[g.game])):
-                if n % 25 == 24:
-                    await asyncio.sleep(0)  # hundreds to rebuild: let the live games go on
-                try:
-                    game = restore(self.arena, stored, lambda pid: self.person(pid))
-                    adopted.append(game)
-                    self._carry_absence(game, gone[stored.game])
-                except Exception:
-                    log.exception("takeover: game %s of %s could not be rebuilt", stored.game, lost)
-                    await store.writer.call(functools.partial(_end_lost, store, stored.store_id))
+                    self._rebuilding[pid] = rebuilt[stored.game]
+            began = monotonic()
+            try:
+                adopted += await self._rebuild(lost, claimed, rebuilt)
+                if claimed:
+                    took = round(monotonic() - began, 3)
+                    fault(log, "takeover-rebuilt", lost=lost, games=len(claimed), seconds=took)
+            finally:
+                for pending in rebuilt.values():
+                    pending.set()
+                for stored in claimed:
+                    for pid in stored.people.values():
+                        if self._rebuilding.get(pid) is rebuilt[stored.game]:
+                            del self._rebuilding[pid]
             await self.redis.srem(self.ns + "procs", lost)  # its games are all claimed now
             for held in self.holders.values():  # its sockets died with it
                 held.discard(lost)
             self.owners = {p: o for p, o in self.owners.items() if o != lost}
+        return adopted
+
+    async def _tell_moving(self, lost: str) -> None:
+        """Tell the people connected here whose game `lost` played that it is being moved: it
+        went silent up to `takeover_after_s` ago, and claiming and rebuilding hundreds of
+        games takes seconds more."""
+        assert self.redis is not None
+        moving = {pid for pid in self._sockets if self.owners.get(pid) == lost}
+        # People who reconnected here and wait for their game's owner: the route names it.
+        asking = [pid for pid in self._catchup if pid in self._sockets and pid not in moving]
+        routes = await self.redis.mget([self.ns + "player:" + p for p in asking]) if asking else []
+        for pid, route in zip(asking, routes, strict=True):
+            if route is not None and json.loads(route)["owner"] == lost:
+                moving.add(pid)
+        for pid in moving:
+            self.arena.send(self.person(pid), F.Error(code="moving", message=MOVING_TEXT))
+
+    async def _rebuild(
+        self, lost: str, claimed: list[StoredGame], rebuilt: dict[str, asyncio.Event]
+    ) -> list[LiveGame]:
+        """Route the claimed games' people here and rebuild the games, setting each game's
+        event once it is played here."""
+        store = self.arena.store
+        assert store is not None and self.redis is not None
+        adopted = []
+        # Routes first, at once (not queued): whoever reconnects now is sent here.
+        routes = self.redis.pipeline(transaction=False)
+        for stored in claimed:
+            route = json.dumps({"game": stored.game, "owner": self.me})
+            for pid in stored.people.values():
+                routes.set(self.ns + "player:" + pid, route, ex=PLAYER_TTL_S)
+        await routes.execute()
+        notes = self.redis.pipeline(transaction=False)
+        for stored in claimed:
+            notes.hgetall(self.ns + "gone:" + stored.game)
+        gone = dict(zip((g.game for g in claimed), await notes.execute(), strict=True))
+        # Games where someone had already left first: their partners have waited longest.
+        for n, stored in enumerate(sorted(claimed, key=lambda g: not gone[g.game])):
+            if n % 25 == 24:
+                await asyncio.sleep(0)  # hundreds to rebuild: let the live games go on
+            try:
+                game = restore(self.arena, stored, lambda pid: self.person(pid))
+                adopted.append(game)
+                self._carry_absence(game, gone[stored.game])
+            except Exception:
+                log.exception("takeover: game %s of %s could not be rebuilt", stored.game, lost)
+                await store.writer.call(functools.partial(_end_lost, store, stored.store_id))
+            rebuilt[stored.game].set()
         return adopted
 
     async def study_fallbacks(self) -> int:

@@ -30,6 +30,11 @@ from turinglab.games.spec import TrialSpec
 
 log = logging.getLogger(__name__)
 
+# An ended game is kept in memory this long (a page reloaded at the reveal still shows it),
+# then forgotten: its record is in the store, or in `finished`; a long study's games would
+# otherwise pile up in memory and in every tick.
+FORGET_ENDED_AFTER_S = 900.0
+
 FinishedHook = Callable[[dict[str, Any]], None]
 
 
@@ -183,7 +188,18 @@ class Arena:
 
     def tick(self) -> None:
         self.lobby.tick()
-        self.abandon.tick(self.games.values(), self.clock.now())
+        now = self.clock.now()
+        self.abandon.tick(self.games.values(), now)
+        self._forget_ended(now)
+
+    def _forget_ended(self, now: float) -> None:
+        for gid, game in list(self.games.items()):
+            if game.ended_at is None or now - game.ended_at < FORGET_ENDED_AFTER_S:
+                continue
+            del self.games[gid]
+            for view in game.views.values():
+                if view.participant.game == gid:  # back at the lobby if they come back
+                    view.participant.game = None
 
     # ---- games -----------------------------------------------------------------------------
 

@@ -414,6 +414,11 @@ async def run(args: Any) -> dict[str, Any]:
         "longest_wait_was_for": tally.longest_owed[1],
         "longest_wait_began_s": round(tally.longest_owed[2] - start_at, 1),  # beside `faults`
         "longest_wait_person": tally.longest_owed[3],
+        # an input sent until it was answered, whatever the person was told meanwhile
+        "longest_input_answer_s": round(tally.longest_input[0], 2),
+        "longest_input_was": tally.longest_input[1],
+        "longest_input_began_s": round(tally.longest_input[2] - start_at, 1),
+        "longest_input_person": tally.longest_input[3],
         "abandons": len(tally.left),
         "told_after_abandon_s": {"n": len(told), "max": round(max(told), 1) if told else None},
         "error_frames": dict(tally.errors),

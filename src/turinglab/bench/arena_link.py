@@ -2,7 +2,8 @@
 
 * Inputs (a message, the end, a verdict) carry an id and are kept until the server answers
   them (a frame with `ref`, an `ack`, the message shown, the game moving on); they are sent
-  again when 5 s overdue and after every reconnect (the server applies each once).
+  again when 5 s overdue, after every reconnect and after a snapshot that does not show them
+  (the server applies each once).
 * Frames of a game stream carry `seq`: one already taken is dropped, a gap asks for the rest
   (`resume`), so the person sees each frame once and in order.
 * A ping every 5 s; a server silent for 15 s is taken for gone. A lost socket is opened again
@@ -43,7 +44,8 @@ class Gone(Exception):
 class _Input:
     frame: dict[str, Any]
     sent_at: float  # last (re)send, monotonic
-    owed_since: float  # epoch: when the person started waiting for its answer
+    owed_since: float  # epoch: since when its answer is owed (a notice explains a wait)
+    due: float  # epoch: when the person first waited for it (notices or not)
 
 
 class Link:
@@ -64,6 +66,8 @@ class Link:
         self.longest_owed_s = 0.0  # longest wait for an owed frame (input answer / reconnect)
         self.longest_owed_what = ""
         self.longest_owed_since = 0.0  # epoch s: when that wait began (to set beside the faults)
+        # The longest any input took to be answered, notices or not: [s, what, since (epoch)]
+        self.longest_input: list[Any] = [0.0, "", 0.0]
         self.reconnects = 0
         self.sockets = 0  # sockets opened so far: a new one means a reconnect happened
         self.resent = 0
@@ -223,11 +227,20 @@ class Link:
                 for m in f["messages"]
             ):
                 self._answered(key, now)
+        # As arena.js: what the snapshot does not show goes again now (a takeover's new owner
+        # sends one; the input may have gone to the process that died).
+        if self.unanswered:
+            asyncio.get_running_loop().create_task(self._resend(overdue=False))
 
     def _answered(self, key: str, now: float) -> None:
         item = self.unanswered.pop(key, None)
         if item is not None:
             self._owed(now - item.owed_since, item.frame["type"])
+            self._took(item, now, item.frame["type"])
+
+    def _took(self, item: _Input, now: float, what: str) -> None:
+        if now - item.due > self.longest_input[0]:
+            self.longest_input = [now - item.due, what, item.due]
 
     def _owed(self, waited: float, what: str) -> None:
         if waited > self.longest_owed_s:
@@ -239,6 +252,7 @@ class Link:
         now = time.time()
         for item in self.unanswered.values():
             self._owed(now - item.owed_since, f"{item.frame['type']} (never answered)")
+            self._took(item, now, f"{item.frame['type']} (never answered)")
 
     # ---- frames out ---------------------------------------------------------------------------
 
@@ -262,7 +276,7 @@ class Link:
     async def send_input(self, frame: dict[str, Any], owed_since: float) -> str:
         """An input kept until answered; `owed_since` is when it was due (epoch)."""
         key = secrets.token_hex(6)
-        item = _Input({**frame, "id": key}, time.monotonic(), owed_since)
+        item = _Input({**frame, "id": key}, time.monotonic(), owed_since, owed_since)
         self.unanswered[key] = item
         await self._send(item.frame)
         return key

@@ -367,6 +367,8 @@ async def person(
     finally:
         link.still_owed()
         tally.owed(link.longest_owed_s, link.longest_owed_what, link.longest_owed_since, who)
+        took, what, since = link.longest_input
+        tally.took(took, what, since, who)
         tally.counts["reconnects"] += link.reconnects
         tally.counts["inputs re-sent"] += link.resent
         tally.counts["frames dropped as seen"] += link.duplicate_frames

@@ -47,6 +47,8 @@ class Tally:
     told: dict[str, float] = field(default_factory=dict)  # game -> when the other was told
     # The longest wait for an owed frame: [s, what, when it began (epoch s), who]
     longest_owed: list[Any] = field(default_factory=lambda: [0.0, "", 0.0, ""])
+    # The longest an input took to be answered, notices or not: [s, what, began (epoch), who]
+    longest_input: list[Any] = field(default_factory=lambda: [0.0, "", 0.0, ""])
     counts: Counter[str] = field(default_factory=Counter)  # reconnects, resends, typing, ...
     # People left waiting: (join sent, epoch s; round; the statuses they got after it; who)
     stuck: list[tuple[float, int, list[str], str]] = field(default_factory=list)
@@ -57,11 +59,17 @@ class Tally:
         if seconds > self.longest_owed[0]:
             self.longest_owed = [seconds, what, since, who]
 
+    def took(self, seconds: float, what: str, since: float = 0.0, who: str = "") -> None:
+        if seconds > self.longest_input[0]:
+            self.longest_input = [seconds, what, since, who]
+
     def merge(self, other: Tally) -> None:
         for f in fields(self):
             mine, theirs = getattr(self, f.name), getattr(other, f.name)
             if f.name == "longest_owed":
                 self.owed(*theirs)
+            elif f.name == "longest_input":
+                self.took(*theirs)
             elif f.name == "max_late_s":
                 self.max_late_s = max(mine, theirs)
             elif isinstance(mine, Counter | dict):

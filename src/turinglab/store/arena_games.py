@@ -217,46 +217,54 @@ def take_over(store: Store, run_id: str, lost: str, me: str) -> list[StoredGame]
         if store.end_sessions(conn, lost):
             log.warning("takeover: ended the database sessions of %s", lost)
         claimed = claim_games(conn, run_id, lost, me)
-        return [_stored(conn, c.game_id, c.epoch) for c in claimed]
+        return _load(conn, {c.game_id: c.epoch for c in claimed})
 
 
-def _stored(conn: Connection, gid: int, epoch: int) -> StoredGame:
-    row = conn.execute(select(games).where(games.c.id == gid)).one()
-    people = {
-        s.seat: s.participant
-        for s in conn.execute(select(seats).where(seats.c.game_id == gid))
-        if s.kind == "human"
-    }
-    rows = conn.execute(
-        select(messages).where(messages.c.game_id == gid).order_by(messages.c.seq)
-    ).all()
-    images = load_images(conn, [ref for m in rows for ref in (m.images or ())])
-    said = [
-        TranscriptMessage(
-            seq=m.seq,
-            sender=m.sender,
-            text=m.text,
-            visible_to=tuple(m.visible_to.split(",")) if m.visible_to else (),
-            phase=m.phase,
-            created_at=m.created_at,
-            latency_s=m.latency_s,
-            tokens_in=m.tokens_in,
-            tokens_out=m.tokens_out,
-            channel=m.channel,
-            images=tuple(images[ref] for ref in (m.images or ())),
+def _load(conn: Connection, epochs: Mapping[int, int]) -> list[StoredGame]:
+    """The claimed games (store id -> new epoch), each with all it committed: a few queries
+    for all of them, not a few per game (a dead process leaves hundreds)."""
+    ids = list(epochs)
+    if not ids:
+        return []
+    rows = conn.execute(select(games).where(games.c.id.in_(ids)).order_by(games.c.id)).all()
+    people: dict[int, dict[str, str]] = {gid: {} for gid in ids}
+    for s in conn.execute(select(seats).where(seats.c.game_id.in_(ids))):
+        if s.kind == "human":
+            people[s.game_id][s.seat] = s.participant
+    said: dict[int, list[Any]] = {gid: [] for gid in ids}
+    query = select(messages).where(messages.c.game_id.in_(ids))
+    for m in conn.execute(query.order_by(messages.c.game_id, messages.c.seq)):
+        said[m.game_id].append(m)
+    images = load_images(conn, [r for ms in said.values() for m in ms for r in (m.images or ())])
+    return [
+        StoredGame(
+            store_id=row.id,
+            game=str(row.setup["arena_game"]),
+            mode=str(row.setup["mode"]),
+            spec=TrialSpec.from_json(row.setup["trial"]),
+            started_at=row.started_at,
+            people=people[row.id],
+            messages=[_said(m, images) for m in said[row.id]],
+            epoch=epochs[row.id],
+            paused_s=float(row.paused_s),
         )
-        for m in rows
+        for row in rows
     ]
-    return StoredGame(
-        store_id=gid,
-        game=str(row.setup["arena_game"]),
-        mode=str(row.setup["mode"]),
-        spec=TrialSpec.from_json(row.setup["trial"]),
-        started_at=row.started_at,
-        people=people,
-        messages=said,
-        epoch=epoch,
-        paused_s=float(row.paused_s),
+
+
+def _said(m: Any, images: Mapping[str, ImagePart]) -> TranscriptMessage:
+    return TranscriptMessage(
+        seq=m.seq,
+        sender=m.sender,
+        text=m.text,
+        visible_to=tuple(m.visible_to.split(",")) if m.visible_to else (),
+        phase=m.phase,
+        created_at=m.created_at,
+        latency_s=m.latency_s,
+        tokens_in=m.tokens_in,
+        tokens_out=m.tokens_out,
+        channel=m.channel,
+        images=tuple(images[ref] for ref in (m.images or ())),
     )
 
 

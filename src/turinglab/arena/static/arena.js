@@ -191,6 +191,9 @@ function onSnapshot(f) {
     if (m.type !== "message") continue;
     if (f.messages.some((s) => s.sender === "you" && s.channel === m.channel && s.n >= m.after)) unanswered.delete(id);
   }
+  // What it does not show goes again now (applied once): it may have gone to a process that
+  // died, and this snapshot comes from the one that took the game over.
+  resendInputs(false);
   clockSkew = f.now - Date.now() / 1000;
   show("v-game");
   buildChats();
