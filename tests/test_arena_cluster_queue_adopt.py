@@ -10,6 +10,7 @@ import time
 
 import pytest
 import redis.asyncio as aioredis
+from yarl import URL
 
 from arena_fixtures import Person
 from test_arena_multiprocess import arena_processes
@@ -77,4 +78,42 @@ async def test_people_queued_on_a_killed_process_are_queued_by_the_other() -> No
                     await p.until("game", timeout=0.5)
         finally:
             for p in people:
+                await p.close()
+
+
+def _pid(person: Person) -> str:
+    """A person's participant id: the session cookie is "<id>.<signature>"."""
+    cookie = person.http.cookie_jar.filter_cookies(URL(person.base))["turinglab_session"]
+    return cookie.value.split(".")[0]
+
+
+@pytest.mark.server
+async def test_a_person_who_leaves_on_another_process_is_not_seated_by_the_first() -> None:
+    """Queued on P0, reconnected to P1 (a dropped connection), they go back to the lobby
+    there: P0 must not pair them with the next arrival (nor a process adopt them later)."""
+    async with arena_processes(SERVER, "") as arena:
+        a, b = Person(arena.bases[0]), Person(arena.bases[0])
+        try:
+            for p in (a, b):
+                await p.connect()
+            await a.send(type="join", mode="two-party", consent=True)
+            assert (await a.until("status"))["state"] == "waiting"
+            await a.drop()
+            a.base = arena.bases[1]
+            assert (await a.connect())["state"] == "waiting"
+            await a.send(type="leave")
+            assert (await a.until("status"))["state"] == "idle"
+            await b.send(type="join", mode="two-party", consent=True)
+            assert (await b.until("status"))["state"] == "waiting"  # nobody to meet
+            for p in (a, b):
+                with pytest.raises(TimeoutError):
+                    await p.until("game", timeout=1.0)
+            client = aioredis.Redis.from_url("redis://127.0.0.1:6379/0", decode_responses=True)
+            try:
+                queue = await client.lrange(f"turinglab:arena:{arena.ns}:queue:two-party", 0, -1)
+            finally:
+                await client.aclose()
+            assert [entry.split("|")[0] for entry in queue] == [_pid(b)]  # b alone
+        finally:
+            for p in (a, b):
                 await p.close()

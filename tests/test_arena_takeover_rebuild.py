@@ -50,7 +50,8 @@ async def _claimed_by(store: Store, port: int) -> None:
             return
         await asyncio.sleep(0.05)
     with store.engine.connect() as conn:
-        rows = [tuple(r) for r in conn.execute(select(games.c.status, games.c.worker, games.c.game))]
+        every = select(games.c.status, games.c.worker, games.c.game)
+        rows = [tuple(r) for r in conn.execute(every)]
     raise AssertionError(f"the game was not claimed by process {port}: {rows}")
 
 

@@ -88,6 +88,7 @@ RECONNECT_AFTER_TAKEOVER_S = 5.0
 # How long a person's input or reconnect waits for their game to be rebuilt here after a claim
 # (hundreds of games take seconds); past that it goes on as if the game were not coming.
 REBUILD_WAIT_S = 30.0
+BEAT_S = 0.5  # how often the heartbeat is renewed (its TTL is the takeover delay)
 MOVING_TEXT = (
     "The server running your game stopped; another one is picking your game up. "
     "You will be back in a few seconds, with everything said so far."
@@ -182,6 +183,7 @@ class Cluster:
         # once it has (or is known gone), not sent to an owner that may have died with it.
         self._held_joins: dict[str, F.Join] = {}
         self._beat_failing = False
+        self._registered = False  # the first beat registered this process
         # pid -> the other processes holding a socket of theirs, as they told us (abandon.py).
         self.holders: dict[str, set[str]] = {}
         # pid -> set once their game, claimed here from a dead process, is rebuilt: until then
@@ -215,6 +217,7 @@ class Cluster:
         self._tasks = [
             asyncio.create_task(self._listen_supervised(), name="arena-cluster-listen"),
             asyncio.create_task(self._send_loop(), name="arena-cluster-send"),
+            asyncio.create_task(self._beat_loop(), name="arena-cluster-beat"),
         ]
 
     async def stop(self) -> None:
@@ -697,7 +700,8 @@ class Cluster:
                 await self._join(participant, frame)
                 return
         elif isinstance(frame, F.Leave):
-            await self._unqueue(participant.id)
+            if not await self._unqueue(participant.id):  # queued elsewhere, maybe
+                await self.queued.leave(participant.id)
             await self.blind.leave(participant.id)
             await self.books.load(self._run(), participant.id, self.arena.lobby.rounds)
         self.arena.handle(participant, frame)
@@ -785,30 +789,34 @@ class Cluster:
         removed = await self.redis.lrem(self.ns + "queue:" + entry[0], 0, f"{pid}|{self.me}")
         return bool(removed)
 
+    async def _beat_loop(self) -> None:
+        """The heartbeat on its own, every BEAT_S: never late because a tick is long (a
+        takeover, a reconnect storm), or this process would look dead to the others — and
+        to the matching script, which drops the queue entries of dead processes."""
+        while True:
+            await asyncio.sleep(BEAT_S)
+            try:
+                await self._beat()
+            except RedisError as err:  # Redis is down: said once (not a traceback each beat)
+                if not self._beat_failing:
+                    fault(log, "redis-beat-failing", logging.ERROR, process=self.me, error=str(err))
+                self._beat_failing = True
+                continue
+            self._beat_failing = False
+
     async def tick(self) -> None:
-        """The heartbeat and takeovers; a lone waiter meets AI witnesses, or is sent on, if
+        """Owners asked again, takeovers; a lone waiter meets AI witnesses, or is sent on, if
         nobody took them meanwhile."""
-        try:
-            await self._beat()
-        except RedisError as err:  # Redis is down: said once (not a traceback each tick)
-            if not self._beat_failing:
-                fault(log, "redis-beat-failing", logging.ERROR, process=self.me, error=str(err))
-            self._beat_failing = True
+        if self._beat_failing:
             return
-        self._beat_failing = False
         now_m = monotonic()
-        for pid, until in list(self._catchup.items()):  # owners not heard from yet: ask again
-            owner = await self.owner(pid) if now_m > until else None
-            if owner is not None and await self._route_state(pid, owner) == "taking-over":
-                self._catchup[pid] = now_m + 1.0  # its games are being claimed: wait for that
-            elif now_m > until:
-                self._catchup.pop(pid, None)
-                fault(log, "catchup-unanswered", participant=pid, after_s=CATCHUP_S)
-                if self._held_joins.pop(pid, None) is not None:
-                    message = "The server of your last game did not answer; please try again."
-                    self.arena.send(self.person(pid), F.Error(code="not-now", message=message))
-            else:
-                await self._ask_owner(pid)
+        asks = asyncio.Semaphore(16)  # at once: after a SIGKILL ~1,000 people ask
+
+        async def ask_again(pid: str, until: float) -> None:
+            async with asks:
+                await self._ask_again(pid, until, now_m)
+
+        await asyncio.gather(*(ask_again(p, u) for p, u in list(self._catchup.items())))
         try:
             await self.take_over_lost()
         except Exception:  # the store or Redis hiccuped: try again next tick, match people now
@@ -845,6 +853,20 @@ class Cluster:
             if found.state == "adopted":
                 await self._adopt_queued(pid, found.mode, found.waited_s)
 
+    async def _ask_again(self, pid: str, until: float, now_m: float) -> None:
+        """An owner not heard from yet: asked again, or given up on after CATCHUP_S."""
+        owner = await self.owner(pid) if now_m > until else None
+        if owner is not None and await self._route_state(pid, owner) == "taking-over":
+            self._catchup[pid] = now_m + 1.0  # its games are being claimed: wait for that
+        elif now_m > until:
+            self._catchup.pop(pid, None)
+            fault(log, "catchup-unanswered", participant=pid, after_s=CATCHUP_S)
+            if self._held_joins.pop(pid, None) is not None:
+                message = "The server of your last game did not answer; please try again."
+                self.arena.send(self.person(pid), F.Error(code="not-now", message=message))
+        else:
+            await self._ask_owner(pid)
+
     # ---- processes that die ----------------------------------------------------------------
 
     async def _beat(self, force: bool = False) -> None:
@@ -858,6 +880,9 @@ class Cluster:
         if force or not await self.redis.set(key, "1", px=ttl_ms, xx=True):
             # The first beat, or this process was silent past its TTL (a long pause) and
             # others may have taken its games over: give those up before going on.
+            if self._registered and not force:
+                fault(log, "heartbeat-lapsed", logging.ERROR, process=self.me)
+            self._registered = True
             await self.redis.set(key, "1", px=ttl_ms)
             await self.redis.sadd(self.ns + "procs", self.me)
             await self._give_up_taken()

@@ -45,6 +45,18 @@ redis.call('SET', KEYS[1], ARGV[1] .. string.sub(v, string.len(proc) + 1), 'EX',
 return {'adopted', v}
 """
 
+# KEYS[1] the person's `queued` key. ARGV[1] the queue key prefix, ARGV[2] the pid. A person
+# who leaves the lobby on another process than the one queueing them: their entry goes, so
+# that one does not seat them later (nor a process adopting them once it died).
+LEAVE = """
+local v = redis.call('GET', KEYS[1])
+if not v then return 0 end
+redis.call('DEL', KEYS[1])
+local proc, mode = string.match(v, '^([^|]*)|([^|]*)|')
+if not mode then return 0 end
+return redis.call('LREM', ARGV[1] .. mode, 0, ARGV[2] .. '|' .. proc)
+"""
+
 TTL_S = 6 * 3600
 
 
@@ -63,6 +75,7 @@ class QueueAdopt:
         self.prefix = prefix
         self.process = process
         self._adopt = client.register_script(ADOPT)
+        self._leave = client.register_script(LEAVE)
         self.elsewhere: set[str] = set()  # with a socket here, queued on a live process
 
     def key(self, pid: str) -> str:
@@ -85,3 +98,10 @@ class QueueAdopt:
             return Found("none")
         _, mode, since = str(value).split("|", 2)
         return Found("adopted", mode, max(0.0, time.time() - float(since)))
+
+    async def leave(self, pid: str) -> bool:
+        """`pid` left the lobby here while queued on another process: out of that queue.
+        False when they were no longer in it (seated meanwhile, or never queued)."""
+        self.elsewhere.discard(pid)
+        removed = await self._leave(keys=[self.key(pid)], args=[f"{self.prefix}queue:", pid])
+        return bool(removed)
