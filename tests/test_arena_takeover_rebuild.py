@@ -2,11 +2,12 @@
 
 Two server processes (PostgreSQL + Redis); a three-party game owned by process 1, with one
 person connected to each process. Process 1 is SIGKILLed. Process 2 claims the game and is
-made slow to rebuild it (3 s, as hundreds of claimed games would take): in that window its
-cache still names process 1 as the owner. The person on process 2 sends an input then, once:
-it must be applied when the game is rebuilt, not forwarded to the dead process and lost until
-the page happens to send it again. The person is told, as the dead process is noticed, that
-their game is being moved.
+made slow to rebuild it (3 s after routing its people to itself, as hundreds of claimed games
+would take): in that window its cache still names process 1 as the owner. The person on
+process 2 sends an input then, once: it must be applied when the game is rebuilt, not
+forwarded to the dead process and lost until the page happens to send it again. The person of
+the dead process, reconnecting then, is shown their game once rebuilt, not the lobby. The
+person on process 2 is told, as the dead process is noticed, that their game is being moved.
 """
 
 from __future__ import annotations
@@ -31,11 +32,12 @@ SLOW_SERVER = SERVER.replace(
     f"""
 import asyncio
 from turinglab.arena.cluster import Cluster
-_rebuild = Cluster._rebuild
-async def _slow_rebuild(self, *args):
-    await asyncio.sleep({REBUILD_S})  # claimed, not rebuilt yet: as with hundreds of games
-    return await _rebuild(self, *args)
-Cluster._rebuild = _slow_rebuild
+_route_here = Cluster._route_here
+async def _slow_route_here(self, claimed):
+    notes = await _route_here(self, claimed)
+    await asyncio.sleep({REBUILD_S})  # routed here, not rebuilt yet: as with hundreds of games
+    return notes
+Cluster._route_here = _slow_route_here
 setup = takeover_setup()""",
 )
 
@@ -85,6 +87,10 @@ async def test_an_input_sent_during_the_rebuild_is_applied_without_a_resend(
             await _claimed_by(store, arena.ports[1])
             began = asyncio.get_running_loop().time()
             await here.send(type="message", id="in-rebuild", after=after, **sent)
+            # The person of the dead process comes back meanwhile: routed here, where the game
+            # is not rebuilt yet. They wait for it, not shown the lobby.
+            gone.base = two
+            assert (await gone.connect())["type"] == "game"
             # Sent once, never again: shown (so stored) once the game is rebuilt.
             shown = await here.until("message", ref="in-rebuild", timeout=20)
             assert shown["text"] == sent["text"]

@@ -184,6 +184,7 @@ class Cluster:
         self._held_joins: dict[str, F.Join] = {}
         self._beat_failing = False
         self._registered = False  # the first beat registered this process
+        self._games_shown: dict[str, int] = {}  # pid -> game snapshots relayed here from others
         # pid -> the other processes holding a socket of theirs, as they told us (abandon.py).
         self.holders: dict[str, set[str]] = {}
         # pid -> set once their game, claimed here from a dead process, is rebuilt: until then
@@ -446,6 +447,7 @@ class Cluster:
         frame, pid = data["f"], data["p"]
         kind = frame.get("type")
         if kind == "game":
+            self._games_shown[pid] = self._games_shown.get(pid, 0) + 1
             if self.owners.get(pid) != data["o"] and pid in self._sockets:
                 self._forward(data["o"], {"p": pid, "here": True, "from": self.me})
             self.owners[pid] = data["o"]
@@ -538,6 +540,17 @@ class Cluster:
         self._held_tasks.add(task)
         task.add_done_callback(self._held_tasks.discard)
 
+    async def _owner_once_rebuilt(self, pid: str) -> str | None:
+        """The process playing `pid`'s game; while it is being rebuilt here after a takeover,
+        this one once it is. Checked after the look-up: a takeover that began meanwhile has
+        marked its people before it moved their routes here, and a route here with no game
+        here yet would show them the lobby, or their input would go to the dead owner."""
+        owner = await self.owner(pid)
+        if pid in self._rebuilding:
+            await self._rebuilt(pid)
+            owner = await self.owner(pid)
+        return owner
+
     async def _rebuilt(self, pid: str) -> None:
         """Wait while `pid`'s game is being rebuilt here after a takeover."""
         pending = self._rebuilding.get(pid)
@@ -565,11 +578,10 @@ class Cluster:
         self._sockets[participant.id] = self._sockets.get(participant.id, 0) + 1
         if self._sockets[participant.id] == 1:
             await self._pubsub.subscribe(self.ns + "to:" + participant.id)
-        await self._rebuilt(participant.id)  # else shown the lobby while their game is rebuilt
         self.owners.pop(participant.id, None)  # a (re)connect asks Redis: the owner may be new
         # Their rounds may have been counted by another process since this one last looked.
         await self.books.load(self._run(), participant.id, self.arena.lobby.rounds)
-        owner = await self.owner(participant.id)
+        owner = await self._owner_once_rebuilt(participant.id)
         # A game taken over here while Redis was asked is known here first.
         here = self.arena.games.get(participant.game or "")
         if here is not None and here.result is None:
@@ -661,6 +673,7 @@ class Cluster:
         self.seen.pop(participant.id, None)
         self._catchup.pop(participant.id, None)
         self._held_joins.pop(participant.id, None)
+        self._games_shown.pop(participant.id, None)
         owner = self.owners.get(participant.id)
         if owner is not None and owner != self.me:  # their game's owner counts them gone now
             self._forward(owner, {"p": participant.id, "gone": True, "from": self.me})
@@ -678,9 +691,8 @@ class Cluster:
         self, participant: Participant, frame: F.ClientFrame, *, forwarded: bool = False
     ) -> None:
         self.person(participant.id)
-        await self._rebuilt(participant.id)
         if not forwarded:
-            owner = await self.owner(participant.id)
+            owner = await self._owner_once_rebuilt(participant.id)
             if owner not in (None, self.me) and isinstance(frame, F.Join):
                 assert owner is not None and self.redis is not None
                 # That owner has not answered yet, or has died (with a game to be taken over
@@ -732,7 +744,12 @@ class Cluster:
         # Noted first: if this process dies after pairing them but before seating them, the
         # one they reconnect to adopts them (queue_adopt.py); deleted once they are seated.
         await self.queued.queued(pid, mode.name, waited_s)
+        shown = self._games_shown.get(pid, 0)
         taken = await self.books.take_or_wait(self._run(), mode.name, pid, self.me, book)
+        if taken.outcome == "waiting" and self._games_shown.get(pid, 0) != shown:
+            # Queued, and taken at once by another process, whose game has been relayed to
+            # them while Redis answered here: "waiting" now would hide the game they are in.
+            return
         if taken.outcome == "done":  # on to the exit survey
             self.waiting.pop(pid, None)
             self._out.put_nowait(("delete", self.queued.key(pid)))
@@ -965,15 +982,10 @@ class Cluster:
         for pid in moving:
             self.arena.send(self.person(pid), F.Error(code="moving", message=MOVING_TEXT))
 
-    async def _rebuild(
-        self, lost: str, claimed: list[StoredGame], rebuilt: dict[str, asyncio.Event]
-    ) -> list[LiveGame]:
-        """Route the claimed games' people here and rebuild the games, setting each game's
-        event once it is played here."""
-        store = self.arena.store
-        assert store is not None and self.redis is not None
-        adopted = []
-        # Routes first, at once (not queued): whoever reconnects now is sent here.
+    async def _route_here(self, claimed: list[StoredGame]) -> dict[str, dict[str, str]]:
+        """Routes first, at once (not queued): whoever reconnects now is sent here. Returns
+        each game's departure notes (`gone:<game>`: seat -> when they were counted gone)."""
+        assert self.redis is not None
         routes = self.redis.pipeline(transaction=False)
         for stored in claimed:
             route = json.dumps({"game": stored.game, "owner": self.me})
@@ -983,7 +995,17 @@ class Cluster:
         notes = self.redis.pipeline(transaction=False)
         for stored in claimed:
             notes.hgetall(self.ns + "gone:" + stored.game)
-        gone = dict(zip((g.game for g in claimed), await notes.execute(), strict=True))
+        return dict(zip((g.game for g in claimed), await notes.execute(), strict=True))
+
+    async def _rebuild(
+        self, lost: str, claimed: list[StoredGame], rebuilt: dict[str, asyncio.Event]
+    ) -> list[LiveGame]:
+        """Route the claimed games' people here and rebuild the games, setting each game's
+        event once it is played here."""
+        store = self.arena.store
+        assert store is not None
+        adopted = []
+        gone = await self._route_here(claimed)
         # Games where someone had already left first: their partners have waited longest.
         for n, stored in enumerate(sorted(claimed, key=lambda g: not gone[g.game])):
             if n % 25 == 24:
