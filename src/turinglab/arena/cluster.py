@@ -184,7 +184,8 @@ class Cluster:
         self._held_joins: dict[str, F.Join] = {}
         self._beat_failing = False
         self._registered = False  # the first beat registered this process
-        self._games_shown: dict[str, int] = {}  # pid -> game snapshots relayed here from others
+        self._register_again = False  # a registration failed half-way: the next beat redoes it
+        self._game_shown: dict[str, str] = {}  # pid -> the last game relayed here from another
         # pid -> the other processes holding a socket of theirs, as they told us (abandon.py).
         self.holders: dict[str, set[str]] = {}
         # pid -> set once their game, claimed here from a dead process, is rebuilt: until then
@@ -346,7 +347,12 @@ class Cluster:
         """Ask the owner of `pid`'s game (elsewhere) for the frames after the last relayed
         here in order, or a fresh state; the answer (`resumed`, a snapshot or a status)
         ends the catch-up."""
-        owner = await self.owner(pid)
+        # The route first: the cached owner may be one of an earlier game whose end was
+        # missed (Redis was down), which would answer with that game or the lobby. Without
+        # a route (Redis restarted, owners not registered again yet) the cache is all we have.
+        assert self.redis is not None
+        route = await self.redis.get(self.ns + "player:" + pid)
+        owner = str(json.loads(route)["owner"]) if route is not None else self.owners.get(pid)
         if owner is None or owner == self.me:
             self._answered(pid)
             return
@@ -447,7 +453,7 @@ class Cluster:
         frame, pid = data["f"], data["p"]
         kind = frame.get("type")
         if kind == "game":
-            self._games_shown[pid] = self._games_shown.get(pid, 0) + 1
+            self._game_shown[pid] = str(frame.get("game"))
             if self.owners.get(pid) != data["o"] and pid in self._sockets:
                 self._forward(data["o"], {"p": pid, "here": True, "from": self.me})
             self.owners[pid] = data["o"]
@@ -673,7 +679,7 @@ class Cluster:
         self.seen.pop(participant.id, None)
         self._catchup.pop(participant.id, None)
         self._held_joins.pop(participant.id, None)
-        self._games_shown.pop(participant.id, None)
+        self._game_shown.pop(participant.id, None)
         owner = self.owners.get(participant.id)
         if owner is not None and owner != self.me:  # their game's owner counts them gone now
             self._forward(owner, {"p": participant.id, "gone": True, "from": self.me})
@@ -744,11 +750,11 @@ class Cluster:
         # Noted first: if this process dies after pairing them but before seating them, the
         # one they reconnect to adopts them (queue_adopt.py); deleted once they are seated.
         await self.queued.queued(pid, mode.name, waited_s)
-        shown = self._games_shown.get(pid, 0)
+        shown = self._game_shown.get(pid)
         taken = await self.books.take_or_wait(self._run(), mode.name, pid, self.me, book)
-        if taken.outcome == "waiting" and self._games_shown.get(pid, 0) != shown:
-            # Queued, and taken at once by another process, whose game has been relayed to
-            # them while Redis answered here: "waiting" now would hide the game they are in.
+        if taken.outcome == "waiting" and self._game_shown.get(pid) != shown:
+            # Queued, and taken at once by another process, whose new game has been relayed
+            # to them while Redis answered here: "waiting" now would hide it.
             return
         if taken.outcome == "done":  # on to the exit survey
             self.waiting.pop(pid, None)
@@ -813,11 +819,16 @@ class Cluster:
         while True:
             await asyncio.sleep(BEAT_S)
             try:
-                await self._beat()
+                await self._beat(force=self._register_again)
+                self._register_again = False
             except RedisError as err:  # Redis is down: said once (not a traceback each beat)
                 if not self._beat_failing:
                     fault(log, "redis-beat-failing", logging.ERROR, process=self.me, error=str(err))
-                self._beat_failing = True
+                self._beat_failing = self._register_again = True
+                continue
+            except Exception:  # the store, asked while registering again: again next beat
+                log.exception("heartbeat: registering again failed")
+                self._register_again = True
                 continue
             self._beat_failing = False
 
