@@ -908,8 +908,8 @@ class Cluster:
         if force or not await self.redis.set(key, "1", px=ttl_ms, xx=True):
             # The first beat, or this process was silent past its TTL (a long pause) and
             # others may have taken its games over: give those up before going on.
-            if self._registered and not force:
-                fault(log, "heartbeat-lapsed", logging.ERROR, process=self.me)
+            if self._registered and not force:  # a long pause, or Redis restarted empty
+                fault(log, "heartbeat-missing", logging.ERROR, process=self.me)
             self._registered = True
             await self.redis.set(key, "1", px=ttl_ms)
             await self.redis.sadd(self.ns + "procs", self.me)
