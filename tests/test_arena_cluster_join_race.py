@@ -8,13 +8,11 @@ and relays its snapshot through process 0.
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 import redis.asyncio as aioredis
 
 from arena_fixtures import Person
-from test_arena_cluster_queue_adopt import SERVER
+from test_arena_cluster_queue_adopt import SERVER, until_redis
 from test_arena_multiprocess import arena_processes
 
 SLOW_ANSWER = SERVER.replace(
@@ -34,15 +32,10 @@ setup = make_setup(""",
 
 
 async def _queued(ns: str) -> None:
-    client = aioredis.Redis.from_url("redis://127.0.0.1:6379/0")
-    try:
-        for _ in range(100):
-            if await client.llen(f"turinglab:arena:{ns}:queue:two-party") == 1:
-                return
-            await asyncio.sleep(0.01)
-        raise AssertionError("nobody was queued")
-    finally:
-        await client.aclose()
+    async def one(client: aioredis.Redis) -> bool:
+        return bool(await client.llen(f"turinglab:arena:{ns}:queue:two-party") == 1)
+
+    await until_redis(one, "nobody was queued")
 
 
 @pytest.mark.server

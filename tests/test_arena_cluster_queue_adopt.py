@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import time
+from collections.abc import Awaitable, Callable
 
 import pytest
 import redis.asyncio as aioredis
@@ -30,17 +31,26 @@ serve_on_fd(app, {fd})
 """
 
 
-async def heartbeats(ns: str, n: int) -> None:
-    """Until `n` processes of the arena have a live heartbeat."""
+async def until_redis(check: Callable[[aioredis.Redis], Awaitable[bool]], failed: str) -> None:
+    """Until `check` (on the test's own Redis client) holds, for up to 5 s."""
     client = aioredis.Redis.from_url("redis://127.0.0.1:6379/0")
     try:
         for _ in range(100):
-            if len(await client.keys(f"turinglab:arena:{ns}:alive:*")) == n:
+            if await check(client):
                 return
             await asyncio.sleep(0.05)
-        raise AssertionError("the killed process's heartbeat did not expire")
+        raise AssertionError(failed)
     finally:
         await client.aclose()
+
+
+async def heartbeats(ns: str, n: int) -> None:
+    """Until `n` processes of the arena have a live heartbeat."""
+
+    async def alive(client: aioredis.Redis) -> bool:
+        return len(await client.keys(f"turinglab:arena:{ns}:alive:*")) == n
+
+    await until_redis(alive, "the killed process's heartbeat did not expire")
 
 
 @pytest.mark.server
