@@ -40,7 +40,7 @@ from turinglab.arena.judging_store import JudgingStore
 from turinglab.arena.limits import FrameLimiter
 from turinglab.arena.live import InputRejected
 from turinglab.arena.live_itt_mode import live_itt_judgements
-from turinglab.arena.metrics import CONTENT_TYPE, render_metrics
+from turinglab.arena.metrics import CONTENT_TYPE, render_metrics, said_if_slow
 from turinglab.arena.modes import ArenaSetup
 from turinglab.arena.resume import ResumePoint
 from turinglab.arena.sessions import COOKIE, set_session_cookie
@@ -480,7 +480,8 @@ async def _serve_socket(
     arena.metrics.socket_connects += 1
     resume = ResumePoint.from_query(dict(ws.query_params))  # a page reconnecting (resume.py)
     if cluster is not None:
-        await cluster.connect(person, outlet, resume)
+        with said_if_slow(log, "connect-slow", participant=person.id):
+            await cluster.connect(person, outlet, resume)
     else:
         arena.connect(person, outlet, resume)
     try:
@@ -503,7 +504,8 @@ async def _serve_socket(
                 if isinstance(frame, F.Ping):  # answered here: is this process alive?
                     outlet(F.Pong())
                 elif cluster is not None:
-                    await cluster.handle(person, frame)
+                    with said_if_slow(log, "input-slow", participant=person.id, frame=frame.type):
+                        await cluster.handle(person, frame)
                 else:
                     arena.handle(person, frame)
             except F.BadFrame as err:

@@ -24,7 +24,10 @@ heartbeat key `alive:<process>` with a TTL (`takeover_after_s`) and is listed in
 listed process's key has expired, any other process claims its games that are still playing in
 the store — one `UPDATE games … WHERE worker = <lost>`, so each game goes to exactly one
 claimant — and rebuilds them from the stored messages (takeover.py); the claim also moves the
-people's `player:<id>` routes, so they land on the new owner wherever they reconnect. People
+people's `player:<id>` routes, so they land on the new owner wherever they reconnect. Its people
+connected here are told their game is moving, and their inputs and reconnects wait until their
+game is rebuilt (none goes to the dead owner, none is shown the lobby meanwhile). The heartbeat
+is renewed by a task of its own: a long tick must not make a live process look dead. People
 it had queued or waiting blind reconnect elsewhere without joining again: the process they
 reach tells them they wait and, once the dead one's heartbeat has gone, adopts them
 (queue_adopt.py, shared_blind.py), so each is matched or timed out there, not left untold.

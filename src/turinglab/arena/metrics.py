@@ -12,10 +12,13 @@ across processes.
 
 from __future__ import annotations
 
+import asyncio
 import bisect
+import contextlib
 import json
 import logging
-from collections.abc import Iterable
+import time
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -172,3 +175,23 @@ def fault(logger: logging.Logger, event: str, level: int = logging.WARNING, **fi
     """One fault as one line of JSON: when (UTC), what, and its details."""
     when = datetime.now(UTC).isoformat(timespec="milliseconds")
     logger.log(level, json.dumps({"ts": when, "event": event, **fields}, default=str))
+
+
+SLOW_S = 10.0  # a person's connect or input still being handled after this is logged
+
+
+@contextlib.contextmanager
+def said_if_slow(logger: logging.Logger, event: str, **fields: Any) -> Iterator[None]:
+    """Log `event` once the block has run SLOW_S seconds (and, when it ends, how long it
+    took): a person's socket is read only between inputs, so one stuck there hears nothing."""
+    began = time.monotonic()
+    timer = asyncio.get_running_loop().call_later(
+        SLOW_S, lambda: fault(logger, event, after_s=SLOW_S, **fields)
+    )
+    try:
+        yield
+    finally:
+        timer.cancel()
+        took = time.monotonic() - began
+        if took >= SLOW_S:
+            fault(logger, event + "-done", seconds=round(took, 3), **fields)
