@@ -14,8 +14,10 @@ import json
 import random
 
 import aiohttp
+import pytest
 from aiohttp import web
 
+from turinglab.bench import arena_link
 from turinglab.bench.arena_link import Link
 
 IDLE = {"type": "status", "state": "idle", "modes": []}
@@ -73,3 +75,44 @@ async def test_a_join_pressed_before_a_new_sockets_first_frame_is_sent() -> None
         finally:
             await link.close()
             await runner.cleanup()
+
+
+async def test_a_handshake_that_hangs_is_given_up_for_the_next_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A process that accepts the connection but never answers the upgrade (wedged): the page
+    gives it up after DEAD_S, as arena.js does, and opens one on the next process."""
+    monkeypatch.setattr(arena_link, "DEAD_S", 0.3)
+    stuck = asyncio.Event()
+
+    async def wedged(_r: asyncio.StreamReader, _w: asyncio.StreamWriter) -> None:
+        await stuck.wait()
+
+    hung = await asyncio.start_server(wedged, "127.0.0.1", 0)
+    hung_port = hung.sockets[0].getsockname()[1]
+
+    async def handler(request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        await ws.send_json(IDLE)
+        async for _ in ws:
+            pass
+        return ws
+
+    app = web.Application()
+    app.router.add_get("/ws", handler)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    good = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"  # type: ignore[union-attr]
+    async with aiohttp.ClientSession(cookie_jar=aiohttp.DummyCookieJar()) as http:
+        link = Link(http, [f"http://127.0.0.1:{hung_port}", good], "p-1.sig", random.Random(0))
+        try:
+            await asyncio.wait_for(link._reopen(backoff=False), 10)
+            assert link.sockets == 1 and link.bases[0] == good
+        finally:
+            stuck.set()
+            await link.close()
+            await runner.cleanup()
+            hung.close()

@@ -90,9 +90,10 @@ class Link:
     async def _connect(self) -> None:
         url = self.bases[0].replace("http", "ws", 1) + "/ws"
         params = {k: str(v) for k, v in (self.point or {}).items()}
-        self.ws = await self.http.ws_connect(
-            url, params=params, headers={"Cookie": f"turinglab_session={self.cookie}"}
-        )
+        async with asyncio.timeout(DEAD_S):  # as arena.js: a handshake that hangs is given up
+            self.ws = await self.http.ws_connect(
+                url, params=params, headers={"Cookie": f"turinglab_session={self.cookie}"}
+            )
         self.last_heard = time.monotonic()
         self._retry = 0
         self.sockets += 1

@@ -56,6 +56,7 @@ function connect() {
   const query = resumeAt ? `?${new URLSearchParams(resumeAt)}` : "";
   const socket = new WebSocket(`${proto}//${location.host}/ws${query}`);
   ws = socket;
+  lastHeard = Date.now(); // a socket that does not open within DEAD_MS is given up too
   socket.onopen = () => { retry = 0; lastHeard = Date.now(); studySocketOpened(); inputsReconnected(); setConn(true); };
   socket.onmessage = (e) => { lastHeard = Date.now(); onFrame(JSON.parse(e.data)); };
   socket.onclose = (e) => {
@@ -71,6 +72,9 @@ function connect() {
 // The heartbeat: ping; a server that has said nothing for DEAD_MS (not even pong) is gone.
 function heartbeat() {
   if (!ws) return;
+  if (ws.readyState === WebSocket.CONNECTING && Date.now() - lastHeard > DEAD_MS) {
+    ws.close(); ws.onclose({ code: 1006 }); ws = null; return; // a handshake that hangs
+  }
   if (ws.readyState === WebSocket.OPEN) {
     if (Date.now() - lastHeard > DEAD_MS) { ws.close(); ws.onclose({ code: 1006 }); ws = null; return; }
     ws.send(JSON.stringify({ type: "ping" }));
