@@ -419,6 +419,7 @@ async def run(args: Any) -> dict[str, Any]:
         "longest_input_was": tally.longest_input[1],
         "longest_input_began_s": round(tally.longest_input[2] - start_at, 1),
         "longest_input_person": tally.longest_input[3],
+        "long_waits": tally.long_waits[:20],  # their pages' state at the end
         "abandons": len(tally.left),
         "told_after_abandon_s": {"n": len(told), "max": round(max(told), 1) if told else None},
         "error_frames": dict(tally.errors),

@@ -248,6 +248,21 @@ class Link:
             self.longest_owed_s, self.longest_owed_what = waited, what
             self.longest_owed_since = time.time() - waited
 
+    def state(self, now: float) -> dict[str, Any]:
+        """Where the link stands (for a person who waited long: what their page was doing)."""
+        ws = self.ws
+        return {
+            "sockets_opened": self.sockets,
+            "bounces": self.reconnects,
+            "down_for_s": None if self.down_since is None else round(now - self.down_since, 1),
+            "socket": "none" if ws is None else "closed" if ws.closed else "open",
+            "given_up": ws is not None and ws is self._gone,
+            "heard_s_ago": round(time.monotonic() - self.last_heard, 1),
+            "unanswered": [i.frame["type"] for i in self.unanswered.values()],
+            "at": self.point,
+            "server": self.bases[0],
+        }
+
     def still_owed(self) -> None:
         """At the end: inputs never answered count as waiting until now."""
         now = time.time()

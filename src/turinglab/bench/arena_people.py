@@ -38,6 +38,7 @@ from turinglab.games.typing_timeline import Typist, throttled
 from turinglab.heap import settle_heap
 
 MODE = "three-party"
+LONG_WAIT_S = 15.0  # a person who waited longer than this for a frame has their link described
 END_GRACE_S = 240.0  # after the deadline: verdict timeout (120 s) and a takeover, with room
 
 
@@ -367,6 +368,8 @@ async def person(
     finally:
         link.still_owed()
         tally.owed(link.longest_owed_s, link.longest_owed_what, link.longest_owed_since, who)
+        if link.longest_owed_s > LONG_WAIT_S:  # what their page was doing, for the trace
+            tally.long_waits.append({"person": who, **link.state(time.time())})
         took, what, since = link.longest_input
         tally.took(took, what, since, who)
         tally.counts["reconnects"] += link.reconnects

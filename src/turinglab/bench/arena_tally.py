@@ -47,6 +47,8 @@ class Tally:
     told: dict[str, float] = field(default_factory=dict)  # game -> when the other was told
     # The longest wait for an owed frame: [s, what, when it began (epoch s), who]
     longest_owed: list[Any] = field(default_factory=lambda: [0.0, "", 0.0, ""])
+    # People who waited over 15 s for a frame: their page's state at the end (arena_link.py)
+    long_waits: list[dict[str, Any]] = field(default_factory=list)
     # The longest an input took to be answered, notices or not: [s, what, began (epoch), who]
     longest_input: list[Any] = field(default_factory=lambda: [0.0, "", 0.0, ""])
     counts: Counter[str] = field(default_factory=Counter)  # reconnects, resends, typing, ...
