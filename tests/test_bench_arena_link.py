@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+from collections.abc import Awaitable, Callable
 
 import aiohttp
 import pytest
@@ -21,6 +22,19 @@ from turinglab.bench import arena_link
 from turinglab.bench.arena_link import Link
 
 IDLE = {"type": "status", "state": "idle", "modes": []}
+Handler = Callable[[web.Request], Awaitable[web.WebSocketResponse]]
+
+
+async def _serve(handler: Handler) -> tuple[web.AppRunner, str]:
+    """A websocket server on a free port: its runner (to clean up) and base URL."""
+    app = web.Application()
+    app.router.add_get("/ws", handler)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    return runner, f"http://127.0.0.1:{port}"
 
 
 async def test_a_join_pressed_before_a_new_sockets_first_frame_is_sent() -> None:
@@ -45,15 +59,9 @@ async def test_a_join_pressed_before_a_new_sockets_first_frame_is_sent() -> None
             received.append(json.loads(msg.data))
         return ws
 
-    app = web.Application()
-    app.router.add_get("/ws", handler)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    runner, base = await _serve(handler)
     async with aiohttp.ClientSession(cookie_jar=aiohttp.DummyCookieJar()) as http:
-        link = Link(http, [f"http://127.0.0.1:{port}"], "p-1.sig", random.Random(0))
+        link = Link(http, [base], "p-1.sig", random.Random(0))
         try:
             await link.open()
             assert (await asyncio.wait_for(link.frames.get(), 5))["state"] == "idle"
@@ -99,13 +107,7 @@ async def test_a_handshake_that_hangs_is_given_up_for_the_next_process(
             pass
         return ws
 
-    app = web.Application()
-    app.router.add_get("/ws", handler)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    good = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"  # type: ignore[union-attr]
+    runner, good = await _serve(handler)
     async with aiohttp.ClientSession(cookie_jar=aiohttp.DummyCookieJar()) as http:
         link = Link(http, [f"http://127.0.0.1:{hung_port}", good], "p-1.sig", random.Random(0))
         try:
