@@ -8,6 +8,10 @@ process 2 sends an input then, once: it must be applied when the game is rebuilt
 forwarded to the dead process and lost until the page happens to send it again. The person of
 the dead process, reconnecting then, is shown their game once rebuilt, not the lobby. The
 person on process 2 is told, as the dead process is noticed, that their game is being moved.
+
+And a person of the dead process whose reconnect the survivor takes longer than the abandon
+grace to complete (as in a reconnect storm on a saturated survivor) is back, not gone: the
+game goes on rather than ending as abandoned by someone whose socket is open.
 """
 
 from __future__ import annotations
@@ -31,14 +35,40 @@ SLOW_SERVER = SERVER.replace(
     "setup = takeover_setup()",
     f"""
 import asyncio
-from turinglab.arena.cluster import Cluster
-_route_here = Cluster._route_here
+from turinglab.arena.cluster_takeover import Takeover
+_route_here = Takeover._route_here
 async def _slow_route_here(self, claimed):
     notes = await _route_here(self, claimed)
     await asyncio.sleep({REBUILD_S})  # routed here, not rebuilt yet: as with hundreds of games
     return notes
-Cluster._route_here = _slow_route_here
+Takeover._route_here = _slow_route_here
 setup = takeover_setup()""",
+)
+
+
+GRACE_S = 3.0  # abandon_after_s of the slow-connect server
+SLOW_CONNECT_S = GRACE_S + 5  # past the grace, counted from the takeover
+SLOW_CONNECT_SERVER = SERVER.replace(
+    "setup = takeover_setup()",
+    f"""
+import asyncio
+from dataclasses import replace
+from turinglab.arena.cluster_takeover import Takeover
+_taken = []
+_route_here = Takeover._route_here
+async def _noted_route_here(self, claimed):
+    _taken.append(True)
+    return await _route_here(self, claimed)
+Takeover._route_here = _noted_route_here
+_owner_once_rebuilt = Takeover.owner_once_rebuilt
+async def _slow_owner_once_rebuilt(self, pid):
+    if _taken:  # a connect after the takeover: the survivor is swamped
+        await asyncio.sleep({SLOW_CONNECT_S})
+    return await _owner_once_rebuilt(self, pid)
+Takeover.owner_once_rebuilt = _slow_owner_once_rebuilt
+setup = takeover_setup()
+settings = setup.settings.model_copy(update=dict(abandon_after_s={GRACE_S}))
+setup = replace(setup, settings=settings)""",
 )
 
 
@@ -99,6 +129,38 @@ async def test_an_input_sent_during_the_rebuild_is_applied_without_a_resend(
             # Told why its game went quiet as soon as the dead process was noticed.
             (moving,) = [f for f in here.frames if f["type"] == "error"]
             assert moving["code"] == "moving" and "picking your game up" in moving["message"]
+        finally:
+            store.close()
+            for p in (here, gone):
+                await p.close()
+
+
+async def test_a_person_whose_reconnect_is_slow_after_a_takeover_is_not_counted_gone(
+    postgres_url: str,
+) -> None:
+    async with arena_processes(SLOW_CONNECT_SERVER, postgres_url) as arena:
+        one, two = arena.bases
+        here, gone = Person(two), Person(one)  # `gone`'s process takes the match, then dies
+        store = Store(postgres_url)
+        try:
+            for p in (here, gone):
+                assert (await p.connect())["type"] == "status"
+            judge, _witness, _game = await _match(here, gone, "three-party")
+            await judge.send(type="message", id="q-1", after=0, channel="A", text="hi A, ok?")
+            await judge.until("message", ref="q-1")
+
+            arena.procs[0].send_signal(signal.SIGKILL)
+            arena.procs[0].wait(10)
+            await gone.drop()
+            await _claimed_by(store, arena.ports[1])
+            gone.base = two
+            began = asyncio.get_running_loop().time()
+            back = await gone.connect()  # open at once, connected only after SLOW_CONNECT_S
+            took = asyncio.get_running_loop().time() - began
+            assert took >= SLOW_CONNECT_S - 0.5, f"the connect was not slowed ({took:.1f} s)"
+            assert back["type"] == "game" and back["phase"] != "ended", back
+            ended = [f for p in (here, gone) for f in p.frames if f["type"] == "reveal"]
+            assert not ended, f"a person with an open socket was counted gone: {ended}"
         finally:
             store.close()
             for p in (here, gone):

@@ -479,12 +479,12 @@ async def _serve_socket(
     limiter = FrameLimiter.from_settings(setup.settings)
     arena.metrics.socket_connects += 1
     resume = ResumePoint.from_query(dict(ws.query_params))  # a page reconnecting (resume.py)
-    if cluster is not None:
-        with said_if_slow(log, "connect-slow", participant=person.id):
-            await cluster.connect(person, outlet, resume)
-    else:
-        arena.connect(person, outlet, resume)
-    try:
+    try:  # a connect that fails (Redis, the store) is undone like a closed socket
+        if cluster is not None:
+            with said_if_slow(log, "connect-slow", participant=person.id):
+                await cluster.connect(person, outlet, resume)
+        else:
+            arena.connect(person, outlet, resume)
         while True:
             message = await ws.receive()
             if message["type"] == "websocket.disconnect":

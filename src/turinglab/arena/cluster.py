@@ -23,14 +23,15 @@ A process that dies takes its games' tasks with it, not their data: each process
 heartbeat key `alive:<process>` with a TTL (`takeover_after_s`) and is listed in `procs`. When a
 listed process's key has expired, any other process claims its games that are still playing in
 the store — one `UPDATE games … WHERE worker = <lost>`, so each game goes to exactly one
-claimant — and rebuilds them from the stored messages (takeover.py); the claim also moves the
-people's `player:<id>` routes, so they land on the new owner wherever they reconnect. Its people
-connected here are told their game is moving, and their inputs and reconnects wait until their
-game is rebuilt (none goes to the dead owner, none is shown the lobby meanwhile). The heartbeat
-is renewed by a task of its own: a long tick must not make a live process look dead. People
-it had queued or waiting blind reconnect elsewhere without joining again: the process they
-reach tells them they wait and, once the dead one's heartbeat has gone, adopts them
-(queue_adopt.py, shared_blind.py), so each is matched or timed out there, not left untold.
+claimant — and rebuilds them from the stored messages (cluster_takeover.py, takeover.py); the
+claim also moves the people's `player:<id>` routes, so they land on the new owner wherever they
+reconnect. Its people connected here are told their game is moving, and their inputs and
+reconnects wait until their game is rebuilt (none goes to the dead owner, none is shown the
+lobby meanwhile). The heartbeat is renewed by a task of its own: a long tick must not make a
+live process look dead. People it had queued or waiting blind reconnect elsewhere without
+joining again: the process they reach tells them they wait and, once the dead one's heartbeat
+has gone, adopts them (queue_adopt.py, shared_blind.py), so each is matched or timed out
+there, not left untold.
 
 Pub/sub keeps nothing for a subscriber that is away, so after the listener reconnects (Redis
 restarted or cut off) a process asks the owner of each of its people's games for the frames
@@ -43,7 +44,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import hashlib
 import hmac
 import json
@@ -58,6 +58,7 @@ from redis.exceptions import RedisError
 
 from turinglab.arena import frames as F
 from turinglab.arena.admin_end import end_by_admin
+from turinglab.arena.cluster_takeover import PLAYER_TTL_S, Takeover
 from turinglab.arena.live import SERVER_LOST, InputRejected, LiveGame, Outlet
 from turinglab.arena.metrics import fault
 from turinglab.arena.queue_adopt import QueueAdopt
@@ -65,42 +66,21 @@ from turinglab.arena.resume import ResumePoint
 from turinglab.arena.sessions import Participant, Sessions
 from turinglab.arena.shared_blind import SharedBlind
 from turinglab.arena.shared_rounds import SharedRounds
-from turinglab.arena.takeover import restore
-from turinglab.games.spec import FLAGGED, GameResult
 
 if TYPE_CHECKING:
-    from sqlalchemy import Connection
-
     from turinglab.arena.hub import Arena
     from turinglab.arena.modes import ArenaMode
     from turinglab.arena.store_bridge import ArenaStore
-    from turinglab.store.arena_games import StoredGame
     from turinglab.store.arena_people import PastRounds
 
 log = logging.getLogger(__name__)
 
-PLAYER_TTL_S = 6 * 3600
 SEND_RETRY_S = 30.0  # how long frames wait for an unreachable Redis before they are dropped
 # A store that failed a commit this recently is not asked for a lost round book: each ask would
 # hold a thread up to the connect timeout while the writer already knows it is down.
 STORE_QUIET_S = 10.0
 CATCHUP_S = 30.0  # after Redis is back, how long a process keeps asking owners for missed frames
-# After a takeover, how long someone not counted gone before has to show up on some process: a
-# live page reconnects within its 5 s backoff cap, mostly long before (takeover_after_s passed).
-RECONNECT_AFTER_TAKEOVER_S = 5.0
-# How long a person's input or reconnect waits for their game to be rebuilt here after a claim
-# (hundreds of games take seconds); past that it goes on as if the game were not coming.
-REBUILD_WAIT_S = 30.0
 BEAT_S = 0.5  # how often the heartbeat is renewed (its TTL is the takeover delay)
-MOVING_TEXT = (
-    "The server running your game stopped; another one is picking your game up. "
-    "You will be back in a few seconds, with everything said so far."
-)
-
-
-def _end_lost(store: ArenaStore, gid: int, conn: Connection) -> None:
-    """A game that could not even be rebuilt: kept as it is, flagged."""
-    store.end(conn, gid, GameResult(FLAGGED, flags=[SERVER_LOST]), time())
 
 
 class SignedSessions(Sessions):
@@ -174,14 +154,14 @@ class Cluster:
         # pid -> (mode, waited, monotonic s): taken from the queue here by another process.
         self._taken: dict[str, tuple[str, float, float]] = {}
         self.owners: dict[str, str] = {}  # pid -> the process playing their game, when known
-        self._sockets: dict[str, int] = {}  # pid -> sockets of theirs held here
+        self.sockets: dict[str, int] = {}  # pid -> sockets of theirs held here
         self._pubsub: Any = None
         self.listening = False  # the Redis listener is connected and subscribed (/healthz)
         self._mine = f'{{"o": "{self.me}",'  # how our own payloads begin
         # pid -> the last frame of their game stream relayed here in order (resume.py), and
         # people still to be caught up after Redis came back (pid -> when to stop asking).
         self.seen: dict[str, ResumePoint] = {}
-        self._catchup: dict[str, float] = {}
+        self.catchup: dict[str, float] = {}
         # pid -> a join they sent while their last game's owner had not answered yet: played
         # once it has (or is known gone), not sent to an owner that may have died with it.
         self._held_joins: dict[str, F.Join] = {}
@@ -191,10 +171,8 @@ class Cluster:
         self._game_shown: dict[str, str] = {}  # pid -> the last game relayed here from another
         # pid -> the other processes holding a socket of theirs, as they told us (abandon.py).
         self.holders: dict[str, set[str]] = {}
-        # pid -> set once their game, claimed here from a dead process, is rebuilt: until then
-        # the cache and the route may still name the dead owner, and an input sent there is lost.
-        self._rebuilding: dict[str, asyncio.Event] = {}
         self._held_tasks: set[asyncio.Task[None]] = set()
+        self.takeover = Takeover(self)  # games of processes that die (cluster_takeover.py)
         arena.abandon.present = self._present
         arena.abandon.noted = self._note_gone
         arena.on_game_start = self._game_started
@@ -328,12 +306,12 @@ class Cluster:
                 except Exception as err:
                     log.warning("redis: still unreachable (%s)", err)
             self.arena.metrics.redis_reconnects += 1
-            fault(log, "redis-listener-back", process=self.me, catching_up=len(self._catchup))
+            fault(log, "redis-listener-back", process=self.me, catching_up=len(self.catchup))
 
     async def _resubscribe(self) -> None:
         assert self.redis is not None
         old, pubsub = self._pubsub, self.redis.pubsub()
-        channels = [self.ns + "proc:" + self.me, *(self.ns + "to:" + p for p in self._sockets)]
+        channels = [self.ns + "proc:" + self.me, *(self.ns + "to:" + p for p in self.sockets)]
         await pubsub.subscribe(*channels)
         self._pubsub = pubsub
         with contextlib.suppress(Exception):
@@ -342,8 +320,8 @@ class Cluster:
         # Frames published while we were away are gone, and so may be any sent before the
         # owner's own listener is back: ask each owner for what we missed until it answers.
         until = monotonic() + CATCHUP_S
-        for pid in list(self._sockets):
-            self._catchup[pid] = until
+        for pid in list(self.sockets):
+            self.catchup[pid] = until
             await self._ask_owner(pid)
 
     async def _ask_owner(self, pid: str) -> None:
@@ -380,9 +358,9 @@ class Cluster:
     def _answered(self, pid: str) -> None:
         """The owner of `pid`'s last game answered (or is known gone): no more asking, and a
         join held meanwhile is played now."""
-        self._catchup.pop(pid, None)
+        self.catchup.pop(pid, None)
         join = self._held_joins.pop(pid, None)
-        if join is not None and pid in self._sockets:
+        if join is not None and pid in self.sockets:
             asyncio.get_running_loop().create_task(self._play_held(pid, join))
 
     async def _play_held(self, pid: str, join: F.Join) -> None:
@@ -457,7 +435,7 @@ class Cluster:
         kind = frame.get("type")
         if kind == "game":
             self._game_shown[pid] = str(frame.get("game"))
-            if self.owners.get(pid) != data["o"] and pid in self._sockets:
+            if self.owners.get(pid) != data["o"] and pid in self.sockets:
                 self._forward(data["o"], {"p": pid, "here": True, "from": self.me})
             self.owners[pid] = data["o"]
         elif kind == "reveal":
@@ -488,32 +466,23 @@ class Cluster:
         else:
             self._out.put_nowait(("hset", key, seat, f"{time():.3f}"))
 
-    def _carry_absence(self, game: LiveGame, noted: dict[str, str]) -> None:
-        """A game taken over here: its people who are not back count as gone since the old
-        owner counted them gone (`noted`: its `gone:<game>` note), or else since it died, less
-        the time a live page needs to reconnect — not from now, or the partner of someone who
-        left would wait a whole grace more (takeover_after_s + abandon_after_s) before being
-        told."""
-        watch, settings = self.arena.abandon, self.arena.setup.settings
-        now_c, now_w = self.arena.clock.now(), time()
-        died = max(
-            now_w - settings.takeover_after_s,
-            now_w + RECONNECT_AFTER_TAKEOVER_S - watch.grace_s,
-        )
-        for seat in game.views:
-            since = float(noted[seat]) if seat in noted else died
-            watch.carry_over(game.id, seat, now_c - (now_w - since))
-
     def _present(self, view: Any) -> bool:
-        """Whether a person has a socket open here or on another (live) process."""
+        """Whether a person has a socket open here or on another (live) process. A socket
+        whose connect is still under way here counts: after a takeover the survivor may take
+        longer than the grace to connect the dead process's people (their routes, rounds,
+        rebuilt games), and they are back, not gone."""
         pid, relay = view.participant.id, self._publishers.get(view.participant.id)
-        return any(o is not relay for o in view.outlets) or bool(self.holders.get(pid))
+        return (
+            self.sockets.get(pid, 0) > 0
+            or any(o is not relay for o in view.outlets)
+            or bool(self.holders.get(pid))
+        )
 
     async def _forwarded(self, data: dict[str, Any]) -> None:
         if "admin_end" in data:  # the admin, on another process, ended a game played here
             end_by_admin(self.arena, str(data["admin_end"]), str(data.get("reason", "")))
             return
-        if data["p"] in self._rebuilding:  # handled once their game is rebuilt, in order,
+        if data["p"] in self.takeover.rebuilding:  # handled once their game is rebuilt, in order,
             self._later(self._forwarded_after_rebuild(data))  # not holding up the listener
             return
         participant = self.person(data["p"])
@@ -541,34 +510,13 @@ class Cluster:
             self.arena.send(participant, F.Error(code=code, message=str(err), ref=ref))
 
     async def _forwarded_after_rebuild(self, data: dict[str, Any]) -> None:
-        await self._rebuilt(data["p"])
+        await self.takeover.rebuilt(data["p"])
         await self._forwarded(data)
 
     def _later(self, work: Any) -> None:
         task = asyncio.get_running_loop().create_task(work)
         self._held_tasks.add(task)
         task.add_done_callback(self._held_tasks.discard)
-
-    async def _owner_once_rebuilt(self, pid: str) -> str | None:
-        """The process playing `pid`'s game; while it is being rebuilt here after a takeover,
-        this one once it is. Checked after the look-up: a takeover that began meanwhile has
-        marked its people before it moved their routes here, and a route here with no game
-        here yet would show them the lobby, or their input would go to the dead owner."""
-        owner = await self.owner(pid)
-        if pid in self._rebuilding:
-            await self._rebuilt(pid)
-            owner = await self.owner(pid)
-        return owner
-
-    async def _rebuilt(self, pid: str) -> None:
-        """Wait while `pid`'s game is being rebuilt here after a takeover."""
-        pending = self._rebuilding.get(pid)
-        if pending is None:
-            return
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(REBUILD_WAIT_S):
-                await pending.wait()
-        self._rebuilding.pop(pid, None)
 
     # ---- what people do --------------------------------------------------------------------
 
@@ -584,13 +532,13 @@ class Cluster:
         self, participant: Participant, outlet: Outlet, resume: ResumePoint | None = None
     ) -> None:
         self.person(participant.id)
-        self._sockets[participant.id] = self._sockets.get(participant.id, 0) + 1
-        if self._sockets[participant.id] == 1:
+        self.sockets[participant.id] = self.sockets.get(participant.id, 0) + 1
+        if self.sockets[participant.id] == 1:
             await self._pubsub.subscribe(self.ns + "to:" + participant.id)
         self.owners.pop(participant.id, None)  # a (re)connect asks Redis: the owner may be new
         # Their rounds may have been counted by another process since this one last looked.
         await self.books.load(self._run(), participant.id, self.arena.lobby.rounds)
-        owner = await self._owner_once_rebuilt(participant.id)
+        owner = await self.takeover.owner_once_rebuilt(participant.id)
         # A game taken over here while Redis was asked is known here first.
         here = self.arena.games.get(participant.game or "")
         if here is not None and here.result is None:
@@ -603,7 +551,7 @@ class Cluster:
             self._forward(owner, hello)
             # Asked again each tick until it answers: the owner may have died (its games are
             # taken over and their routes moved), or died leaving a stale route (_ask_owner).
-            self._catchup[participant.id] = monotonic() + CATCHUP_S
+            self.catchup[participant.id] = monotonic() + CATCHUP_S
         elif participant.id in self.waiting or await self._waits_blind(participant.id):
             # Waiting here, or on a live process (which may still seat them): say so.
             self.arena.outlets.setdefault(participant.id, set()).add(outlet)
@@ -651,7 +599,7 @@ class Cluster:
             mode = self.arena.setup.mode(mode_name)
             if (
                 mode is None
-                or pid not in self._sockets
+                or pid not in self.sockets
                 or pid in self.seen
                 or pid in self.waiting
                 or pid in self.blind.waiting
@@ -672,15 +620,15 @@ class Cluster:
 
     async def disconnect(self, participant: Participant, outlet: Outlet) -> None:
         self.arena.disconnect(participant, outlet)
-        left = self._sockets.get(participant.id, 0) - 1
+        left = self.sockets.get(participant.id, 0) - 1
         if left > 0:
-            self._sockets[participant.id] = left
+            self.sockets[participant.id] = left
             return
-        self._sockets.pop(participant.id, None)
+        self.sockets.pop(participant.id, None)
         self.blind.elsewhere.pop(participant.id, None)  # watched from where they reconnect
         self.queued.elsewhere.discard(participant.id)
         self.seen.pop(participant.id, None)
-        self._catchup.pop(participant.id, None)
+        self.catchup.pop(participant.id, None)
         self._held_joins.pop(participant.id, None)
         self._game_shown.pop(participant.id, None)
         owner = self.owners.get(participant.id)
@@ -701,15 +649,15 @@ class Cluster:
     ) -> None:
         self.person(participant.id)
         if not forwarded:
-            owner = await self._owner_once_rebuilt(participant.id)
+            owner = await self.takeover.owner_once_rebuilt(participant.id)
             if owner not in (None, self.me) and isinstance(frame, F.Join):
                 assert owner is not None and self.redis is not None
                 # That owner has not answered yet, or has died (with a game to be taken over
                 # or a route it had no time to delete): a join sent there would be lost.
-                waiting = participant.id in self._catchup
+                waiting = participant.id in self.catchup
                 if waiting or not await self.redis.exists(self.ns + "alive:" + owner):
                     self._held_joins[participant.id] = frame
-                    self._catchup.setdefault(participant.id, monotonic() + CATCHUP_S)
+                    self.catchup.setdefault(participant.id, monotonic() + CATCHUP_S)
                     return
             if owner is not None and owner != self.me:
                 raw = frame.model_dump_json()
@@ -847,9 +795,9 @@ class Cluster:
             async with asks:
                 await self._ask_again(pid, until, now_m)
 
-        await asyncio.gather(*(ask_again(p, u) for p, u in list(self._catchup.items())))
+        await asyncio.gather(*(ask_again(p, u) for p, u in list(self.catchup.items())))
         try:
-            await self.take_over_lost()
+            await self.takeover.take_over_lost()
         except Exception:  # the store or Redis hiccuped: try again next tick, match people now
             log.exception("takeover failed; trying again")
         settings = self.arena.setup.settings
@@ -888,9 +836,9 @@ class Cluster:
         """An owner not heard from yet: asked again, or given up on after CATCHUP_S."""
         owner = await self.owner(pid) if now_m > until else None
         if owner is not None and await self._route_state(pid, owner) == "taking-over":
-            self._catchup[pid] = now_m + 1.0  # its games are being claimed: wait for that
+            self.catchup[pid] = now_m + 1.0  # its games are being claimed: wait for that
         elif now_m > until:
-            self._catchup.pop(pid, None)
+            self.catchup.pop(pid, None)
             fault(log, "catchup-unanswered", participant=pid, after_s=CATCHUP_S)
             if self._held_joins.pop(pid, None) is not None:
                 message = "The server of your last game did not answer; please try again."
@@ -931,108 +879,6 @@ class Cluster:
             if owners.get(gid) != self.me:
                 log.warning("game %s was taken over by %s; stopped here", game.id, owners.get(gid))
                 self.arena.give_up(game)
-
-    async def _lost_processes(self) -> list[str]:
-        """Listed processes whose heartbeat has expired."""
-        assert self.redis is not None
-        listed = await self.redis.smembers(self.ns + "procs")
-        others = sorted(str(p) for p in listed if p != self.me)
-        if not others:
-            return []
-        beats = await self.redis.mget([self.ns + "alive:" + p for p in others])
-        return [p for p, beat in zip(others, beats, strict=True) if beat is None]
-
-    async def take_over_lost(self) -> list[LiveGame]:
-        """Claim and rebuild the live games of every process that has died."""
-        store = self.arena.store
-        if store is None:  # nothing durable to rebuild from
-            return []
-        assert self.redis is not None
-        adopted = []
-        for lost in await self._lost_processes():
-            await self._tell_moving(lost)
-            began = monotonic()
-            claimed = await asyncio.to_thread(store.take_over, lost)
-            if claimed:
-                self.arena.metrics.takeovers += len(claimed)
-                took = round(monotonic() - began, 3)
-                fault(log, "takeover", lost=lost, by=self.me, games=len(claimed), claim_s=took)
-            # Until each game is rebuilt, its people's inputs and reconnects wait for it here.
-            rebuilt = {stored.game: asyncio.Event() for stored in claimed}
-            for stored in claimed:
-                for pid in stored.people.values():
-                    self._rebuilding[pid] = rebuilt[stored.game]
-            began = monotonic()
-            try:
-                adopted += await self._rebuild(lost, claimed, rebuilt)
-                if claimed:
-                    took = round(monotonic() - began, 3)
-                    fault(log, "takeover-rebuilt", lost=lost, games=len(claimed), seconds=took)
-            finally:
-                for pending in rebuilt.values():
-                    pending.set()
-                for stored in claimed:
-                    for pid in stored.people.values():
-                        if self._rebuilding.get(pid) is rebuilt[stored.game]:
-                            del self._rebuilding[pid]
-            await self.redis.srem(self.ns + "procs", lost)  # its games are all claimed now
-            for held in self.holders.values():  # its sockets died with it
-                held.discard(lost)
-            self.owners = {p: o for p, o in self.owners.items() if o != lost}
-        return adopted
-
-    async def _tell_moving(self, lost: str) -> None:
-        """Tell the people connected here whose game `lost` played that it is being moved: it
-        went silent up to `takeover_after_s` ago, and claiming and rebuilding hundreds of
-        games takes seconds more."""
-        assert self.redis is not None
-        moving = {pid for pid in self._sockets if self.owners.get(pid) == lost}
-        # People who reconnected here and wait for their game's owner: the route names it.
-        asking = [pid for pid in self._catchup if pid in self._sockets and pid not in moving]
-        routes = await self.redis.mget([self.ns + "player:" + p for p in asking]) if asking else []
-        for pid, route in zip(asking, routes, strict=True):
-            if route is not None and json.loads(route)["owner"] == lost:
-                moving.add(pid)
-        for pid in moving:
-            self.arena.send(self.person(pid), F.Error(code="moving", message=MOVING_TEXT))
-
-    async def _route_here(self, claimed: list[StoredGame]) -> dict[str, dict[str, str]]:
-        """Routes first, at once (not queued): whoever reconnects now is sent here. Returns
-        each game's departure notes (`gone:<game>`: seat -> when they were counted gone)."""
-        assert self.redis is not None
-        routes = self.redis.pipeline(transaction=False)
-        for stored in claimed:
-            route = json.dumps({"game": stored.game, "owner": self.me})
-            for pid in stored.people.values():
-                routes.set(self.ns + "player:" + pid, route, ex=PLAYER_TTL_S)
-        await routes.execute()
-        notes = self.redis.pipeline(transaction=False)
-        for stored in claimed:
-            notes.hgetall(self.ns + "gone:" + stored.game)
-        return dict(zip((g.game for g in claimed), await notes.execute(), strict=True))
-
-    async def _rebuild(
-        self, lost: str, claimed: list[StoredGame], rebuilt: dict[str, asyncio.Event]
-    ) -> list[LiveGame]:
-        """Route the claimed games' people here and rebuild the games, setting each game's
-        event once it is played here."""
-        store = self.arena.store
-        assert store is not None
-        adopted = []
-        gone = await self._route_here(claimed)
-        # Games where someone had already left first: their partners have waited longest.
-        for n, stored in enumerate(sorted(claimed, key=lambda g: not gone[g.game])):
-            if n % 25 == 24:
-                await asyncio.sleep(0)  # hundreds to rebuild: let the live games go on
-            try:
-                game = restore(self.arena, stored, lambda pid: self.person(pid))
-                adopted.append(game)
-                self._carry_absence(game, gone[stored.game])
-            except Exception:
-                log.exception("takeover: game %s of %s could not be rebuilt", stored.game, lost)
-                await store.writer.call(functools.partial(_end_lost, store, stored.store_id))
-            rebuilt[stored.game].set()
-        return adopted
 
     async def study_fallbacks(self) -> int:
         """Blind matching's fallbacks on every process of this study (shared_blind.py)."""

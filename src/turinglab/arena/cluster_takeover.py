@@ -1,0 +1,214 @@
+"""The cluster's side of a takeover: noticing a process has died, claiming its games, moving
+its people here, and holding their inputs and reconnects until their game is rebuilt.
+
+A process is lost once its heartbeat key `alive:<process>` has expired while it is still listed
+in `procs` (cluster.py renews this one's). The live games it played are claimed in one store
+update (each goes to exactly one claimant), their people's routes `player:<id>` are moved here
+at once, and each game is rebuilt from its committed messages (takeover.py). Until a person's
+game is rebuilt, the cache and the route may still name the dead owner, and an input sent
+there would be lost: so their inputs and reconnects wait for it (`owner_once_rebuilt`, capped).
+People connected here whose game is moving are told so the moment the loss is noticed.
+
+Absence carries over: someone the dead owner had already counted gone (its `gone:<game>`
+note) stays counted from then, and anyone else from about when it died, so a partner of
+someone who left is told at about the time they would have been without the takeover.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import json
+import logging
+from time import monotonic, time
+from typing import TYPE_CHECKING
+
+from turinglab.arena import frames as F
+from turinglab.arena.live import SERVER_LOST, LiveGame
+from turinglab.arena.metrics import fault
+from turinglab.arena.takeover import restore
+from turinglab.games.spec import FLAGGED, GameResult
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
+
+    from turinglab.arena.cluster import Cluster
+    from turinglab.arena.store_bridge import ArenaStore
+    from turinglab.store.arena_games import StoredGame
+
+log = logging.getLogger(__name__)
+
+PLAYER_TTL_S = 6 * 3600  # how long a person's route `player:<id>` is kept
+# After a takeover, how long someone not counted gone before has to show up on some process: a
+# live page reconnects within its 5 s backoff cap, mostly long before (takeover_after_s passed).
+RECONNECT_AFTER_TAKEOVER_S = 5.0
+# How long a person's input or reconnect waits for their game to be rebuilt here after a claim
+# (hundreds of games take seconds); past that it goes on as if the game were not coming.
+REBUILD_WAIT_S = 30.0
+MOVING_TEXT = (
+    "The server running your game stopped; another one is picking your game up. "
+    "You will be back in a few seconds, with everything said so far."
+)
+
+
+def _end_lost(store: ArenaStore, gid: int, conn: Connection) -> None:
+    """A game that could not even be rebuilt: kept as it is, flagged."""
+    store.end(conn, gid, GameResult(FLAGGED, flags=[SERVER_LOST]), time())
+
+
+class Takeover:
+    """Takes over the games of processes that died, for one cluster process."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        # pid -> set once their game, claimed here from a dead process, is rebuilt.
+        self.rebuilding: dict[str, asyncio.Event] = {}
+
+    async def owner_once_rebuilt(self, pid: str) -> str | None:
+        """The process playing `pid`'s game; while it is being rebuilt here after a takeover,
+        this one once it is. Checked after the look-up: a takeover that began meanwhile has
+        marked its people before it moved their routes here, and a route here with no game
+        here yet would show them the lobby, or their input would go to the dead owner."""
+        owner = await self.cluster.owner(pid)
+        if pid in self.rebuilding:
+            await self.rebuilt(pid)
+            owner = await self.cluster.owner(pid)
+        return owner
+
+    async def rebuilt(self, pid: str) -> None:
+        """Wait while `pid`'s game is being rebuilt here after a takeover."""
+        pending = self.rebuilding.get(pid)
+        if pending is None:
+            return
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(REBUILD_WAIT_S):
+                await pending.wait()
+        self.rebuilding.pop(pid, None)
+
+    async def lost_processes(self) -> list[str]:
+        """Listed processes whose heartbeat has expired."""
+        cluster = self.cluster
+        assert cluster.redis is not None
+        listed = await cluster.redis.smembers(cluster.ns + "procs")
+        others = sorted(str(p) for p in listed if p != cluster.me)
+        if not others:
+            return []
+        beats = await cluster.redis.mget([cluster.ns + "alive:" + p for p in others])
+        return [p for p, beat in zip(others, beats, strict=True) if beat is None]
+
+    async def take_over_lost(self) -> list[LiveGame]:
+        """Claim and rebuild the live games of every process that has died."""
+        cluster = self.cluster
+        store = cluster.arena.store
+        if store is None:  # nothing durable to rebuild from
+            return []
+        assert cluster.redis is not None
+        adopted = []
+        for lost in await self.lost_processes():
+            await self._tell_moving(lost)
+            began = monotonic()
+            claimed = await asyncio.to_thread(store.take_over, lost)
+            if claimed:
+                cluster.arena.metrics.takeovers += len(claimed)
+                took = round(monotonic() - began, 3)
+                fault(log, "takeover", lost=lost, by=cluster.me, games=len(claimed), claim_s=took)
+            # Until each game is rebuilt, its people's inputs and reconnects wait for it here.
+            rebuilt = {stored.game: asyncio.Event() for stored in claimed}
+            for stored in claimed:
+                for pid in stored.people.values():
+                    self.rebuilding[pid] = rebuilt[stored.game]
+            began = monotonic()
+            try:
+                adopted += await self._rebuild(lost, claimed, rebuilt)
+                if claimed:
+                    took = round(monotonic() - began, 3)
+                    fault(log, "takeover-rebuilt", lost=lost, games=len(claimed), seconds=took)
+            finally:
+                for pending in rebuilt.values():
+                    pending.set()
+                for stored in claimed:
+                    for pid in stored.people.values():
+                        if self.rebuilding.get(pid) is rebuilt[stored.game]:
+                            del self.rebuilding[pid]
+            await cluster.redis.srem(cluster.ns + "procs", lost)  # its games are all claimed now
+            for held in cluster.holders.values():  # its sockets died with it
+                held.discard(lost)
+            cluster.owners = {p: o for p, o in cluster.owners.items() if o != lost}
+        return adopted
+
+    async def _tell_moving(self, lost: str) -> None:
+        """Tell the people connected here whose game `lost` played that it is being moved: it
+        went silent up to `takeover_after_s` ago, and claiming and rebuilding hundreds of
+        games takes seconds more."""
+        cluster = self.cluster
+        assert cluster.redis is not None
+        moving = {pid for pid in cluster.sockets if cluster.owners.get(pid) == lost}
+        # People who reconnected here and wait for their game's owner: the route names it.
+        asking = [pid for pid in cluster.catchup if pid in cluster.sockets and pid not in moving]
+        routes = (
+            await cluster.redis.mget([cluster.ns + "player:" + p for p in asking]) if asking else []
+        )
+        for pid, route in zip(asking, routes, strict=True):
+            if route is not None and json.loads(route)["owner"] == lost:
+                moving.add(pid)
+        for pid in moving:
+            cluster.arena.send(cluster.person(pid), F.Error(code="moving", message=MOVING_TEXT))
+
+    async def _route_here(self, claimed: list[StoredGame]) -> dict[str, dict[str, str]]:
+        """Routes first, at once (not queued): whoever reconnects now is sent here. Returns
+        each game's departure notes (`gone:<game>`: seat -> when they were counted gone)."""
+        cluster = self.cluster
+        assert cluster.redis is not None
+        routes = cluster.redis.pipeline(transaction=False)
+        for stored in claimed:
+            route = json.dumps({"game": stored.game, "owner": cluster.me})
+            for pid in stored.people.values():
+                routes.set(cluster.ns + "player:" + pid, route, ex=PLAYER_TTL_S)
+        await routes.execute()
+        notes = cluster.redis.pipeline(transaction=False)
+        for stored in claimed:
+            notes.hgetall(cluster.ns + "gone:" + stored.game)
+        return dict(zip((g.game for g in claimed), await notes.execute(), strict=True))
+
+    async def _rebuild(
+        self, lost: str, claimed: list[StoredGame], rebuilt: dict[str, asyncio.Event]
+    ) -> list[LiveGame]:
+        """Route the claimed games' people here and rebuild the games, setting each game's
+        event once it is played here."""
+        cluster = self.cluster
+        store = cluster.arena.store
+        assert store is not None
+        adopted = []
+        gone = await self._route_here(claimed)
+        # Games where someone had already left first: their partners have waited longest.
+        for n, stored in enumerate(sorted(claimed, key=lambda g: not gone[g.game])):
+            if n % 25 == 24:
+                await asyncio.sleep(0)  # hundreds to rebuild: let the live games go on
+            try:
+                game = restore(cluster.arena, stored, cluster.person)
+                adopted.append(game)
+                self._carry_absence(game, gone[stored.game])
+            except Exception:
+                log.exception("takeover: game %s of %s could not be rebuilt", stored.game, lost)
+                await store.writer.call(functools.partial(_end_lost, store, stored.store_id))
+            rebuilt[stored.game].set()
+        return adopted
+
+    def _carry_absence(self, game: LiveGame, noted: dict[str, str]) -> None:
+        """A game taken over here: its people who are not back count as gone since the old
+        owner counted them gone (`noted`: its `gone:<game>` note), or else since it died, less
+        the time a live page needs to reconnect — not from now, or the partner of someone who
+        left would wait a whole grace more (takeover_after_s + abandon_after_s) before being
+        told. Someone whose socket is open here is present, however long their connect takes
+        (Cluster.present)."""
+        arena = self.cluster.arena
+        watch, settings = arena.abandon, arena.setup.settings
+        now_c, now_w = arena.clock.now(), time()
+        died = max(
+            now_w - settings.takeover_after_s,
+            now_w + RECONNECT_AFTER_TAKEOVER_S - watch.grace_s,
+        )
+        for seat in game.views:
+            since = float(noted[seat]) if seat in noted else died
+            watch.carry_over(game.id, seat, now_c - (now_w - since))
