@@ -6,18 +6,20 @@ last frame it saw (`/ws?game=…&stream=…&seq=…`): it gets exactly the frame
 each once, then `resumed`, and no snapshot. A resume from an unknown stream gets a snapshot.
 The same message id sent twice, and sent again after the reply (as a page does after a
 reconnect), is shown and played once; the repeats are acknowledged (`ack`). A rejected input's
-error names it (`ref`), so a page stops showing "Sending…". Takeover across processes is in
+error names it (`ref`), so a page stops showing "Sending…"; so does a message the game had
+not taken yet when the talk ended (it never will). Takeover across processes is in
 tests/test_arena_resume_cluster.py.
 """
 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import Any
 
 import aiohttp
 
-from arena_fixtures import ADMIN_PASSWORD, Person, pair, running_arena
+from arena_fixtures import ADMIN_PASSWORD, ChatGame, Person, make_setup, pair, running_arena
 
 AUTH = {"Authorization": aiohttp.encode_basic_auth("admin", ADMIN_PASSWORD)}
 
@@ -112,6 +114,36 @@ async def test_a_message_re_sent_is_shown_and_played_once() -> None:
             # The game goes on with the next id.
             await judge.send(type="message", id="k-2", after=2, channel="A", text="two")
             assert (await witness.until("message"))["text"] == "two"
+        finally:
+            await judge.close()
+            await witness.close()
+
+
+class SlowToTake(ChatGame):
+    """Never gets round to a witness's message: it is still on its way when the talk ends."""
+
+    def _message(self, table: Any, seat: str, item: Any, tasks: set, inbox: Any) -> None:
+        if seat == "interrogator":
+            super()._message(table, seat, item, tasks, inbox)
+
+
+async def test_a_message_the_talk_ended_before_is_answered() -> None:
+    setup = make_setup()
+    slow = SlowToTake("two-party-test", {"seat_only": "ch-only"})
+    modes = [replace(m, game=slow) if m.name == "two-party" else m for m in setup.modes]
+    with running_arena(replace(setup, modes=modes)) as (base, _app):
+        judge, witness, _gj, _gw = await pair(base, "two-party")
+        try:
+            await judge.send(type="message", id="k-1", after=0, channel="A", text="hello?")
+            await witness.until("message", sender="them")
+            await witness.send(type="message", id="w-1", after=1, channel="A", text="hi")
+            await witness.send(type="ping")
+            await witness.until("pong")  # taken by the server, not said by the game
+            await judge.send(type="end", id="e-1")
+            assert (await witness.until("phase"))["phase"] == "verdict"
+            late = await witness.until("error", timeout=5)
+            assert late["ref"] == "w-1" and late["code"] == "too-late"
+            assert "was not sent" in late["message"]
         finally:
             await judge.close()
             await witness.close()

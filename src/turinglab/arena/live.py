@@ -54,6 +54,8 @@ STORE_LOST_TEXT = (
     "Saving this game failed, so it ended here. Everything saved so far is kept, but this "
     "game will not count. Sorry, and thank you for playing."
 )
+# A message a person sent that the game had not said yet when the talk ended: it never will.
+TOO_LATE = "Time ran out before your last message went through, so it was not sent."
 Play = Callable[[Table, TrialSpec], Awaitable[GameResult]]
 SaveEnd = Callable[["LiveGame", GameResult], Awaitable[None]]
 
@@ -309,6 +311,16 @@ class LiveGame:
         self.ended_at = self.clock.now()
         for view in self.views.values():
             view.phase = "ended"
+            self._unsent(view)
+
+    @staticmethod
+    def _unsent(view: PersonView) -> None:
+        """Messages the person sent that the game will not say now the talk is over (it ended
+        between their send and the game taking it): each is answered, or the page would show
+        it "sending" and send it again until the person's next game."""
+        for ref in view.pending.values():
+            view.send(F.Error(code="too-late", message=TOO_LATE, ref=ref))
+        view.pending.clear()
 
     def _reveal(self, view: PersonView, result: GameResult) -> F.Reveal:
         judge_aliases = dict(zip(self.mode.channel_of, ALIASES, strict=False))  # seat -> alias
@@ -386,6 +398,7 @@ class LiveGame:
         elif isinstance(event, TalkEnded | VerdictAsked) and view.phase == "playing":
             view.phase = "verdict"  # the talk is over; the verdict (or waiting for it) follows
             view.send(F.Phase(phase="verdict"))
+            self._unsent(view)
         elif isinstance(event, InputRefused):  # the rules said no: tell the person, in our names
             self._recount(view, str(event.channel))  # their send did not count
             ref = view.pending.pop(str(event.channel), None)
