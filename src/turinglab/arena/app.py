@@ -519,6 +519,10 @@ async def _serve_socket(
                 outlet(F.Error(code="retry", message=retry))
     except WebSocketDisconnect:
         pass
+    except RedisError as err:  # Redis restarting as they connected: the page comes back
+        log.warning("redis: %s not connected (%s); their page reconnects", person.id, err)
+        with contextlib.suppress(Exception):
+            await ws.close(code=1012)  # "service restart": reconnect
     finally:
         if cluster is not None:
             await cluster.disconnect(person, outlet)
