@@ -44,7 +44,7 @@ nginx:
 TEST_WORKERS ?= 4
 
 test: setup browser nginx
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal --durations=15 $(PYTEST_ARGS)
 
 lint: setup
 	$(BIN)/ruff check src tests

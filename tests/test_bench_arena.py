@@ -45,7 +45,7 @@ def test_benchmark_command_plays_realistic_rounds(tmp_path: Path) -> None:
     assert out["command"].startswith("turinglab bench arena --games 4")
     assert out["people"]["people"] == 8 and out["people"]["message_chars"]["max"] == 300
     # Seen once in ~30 runs (7, a fresh-clone suite): say what the people saw when it recurs.
-    seen = {k: out[k] for k in ("outcomes", "left_waiting", "error_frames", "counts")}
+    seen = {k: out[k] for k in ("outcomes", "left_waiting", "error_frames", "counts", "odd_frames")}
     assert out["games_played"] == 8, seen  # 8 people x 2 rounds / 2 people a game
     assert out["outcomes"] == {"finished": 16}
     audit = out["store_audit"]

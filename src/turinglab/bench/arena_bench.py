@@ -420,6 +420,9 @@ async def run(args: Any) -> dict[str, Any]:
         "longest_input_began_s": round(tally.longest_input[2] - start_at, 1),
         "longest_input_person": tally.longest_input[3],
         "long_waits": tally.long_waits[:20],  # their pages' state at the end
+        "odd_frames": [  # unexpected mid-game: another game's snapshot, a lobby status
+            {**odd, "at": round(odd["at"] - start_at, 1)} for odd in tally.odd_frames[:20]
+        ],
         "abandons": len(tally.left),
         "told_after_abandon_s": {"n": len(told), "max": round(max(told), 1) if told else None},
         "error_frames": dict(tally.errors),

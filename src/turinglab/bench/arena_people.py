@@ -157,6 +157,7 @@ class Game:
             elif kind == "game":
                 if f["game"] != self.id:
                     self.tally.counts["snapshots of another game"] += 1
+                    self._odd(f, f["game"])
                 self._apply(f)
             elif kind == "error":
                 self.tally.errors[f["code"]] += 1
@@ -165,8 +166,18 @@ class Game:
                     self._ended(None)
             elif kind == "status":  # out of the game: it ended without telling this page
                 self.outcome = f"status {f['state']} mid-game"
+                self._odd(f, f["state"])
                 self._ended(None)
             self.changed.set()
+
+    def _odd(self, f: dict[str, Any], what: str) -> None:
+        """Keep a frame this page did not expect mid-game, with where it stood, for the trace."""
+        self.tally.odd_frames.append({
+            "person": self.link.cookie.partition(".")[0], "tag": self.who, "game": self.id,
+            "role": self.role, "phase": self.phase,
+            "frame": f["type"], "what": what, "at": time.time(), "sockets": self.link.sockets,
+            "server": self.link.bases[0],
+        })  # fmt: skip
 
     async def _changed(self) -> None:
         self.changed.clear()

@@ -51,6 +51,9 @@ class Tally:
     long_waits: list[dict[str, Any]] = field(default_factory=list)
     # The longest an input took to be answered, notices or not: [s, what, began (epoch), who]
     longest_input: list[Any] = field(default_factory=lambda: [0.0, "", 0.0, ""])
+    # Frames a page did not expect mid-game (another game's snapshot, a lobby status): who,
+    # which game, what came, when (epoch s), and where their socket was, for the trace
+    odd_frames: list[dict[str, Any]] = field(default_factory=list)
     counts: Counter[str] = field(default_factory=Counter)  # reconnects, resends, typing, ...
     # People left waiting: (join sent, epoch s; round; the statuses they got after it; who)
     stuck: list[tuple[float, int, list[str], str]] = field(default_factory=list)
