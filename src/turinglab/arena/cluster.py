@@ -565,6 +565,10 @@ class Cluster:
         else:
             if owner is None:
                 self._left_elsewhere(participant, resume)
+            if self.arena.lobby.rounds.done(participant.id) and participant.game is None:
+                # About to be told their study is done: not for a round that never existed
+                # (a game its process showed them and died before storing).
+                await self.books.recount(self._run(), participant.id, self.arena.lobby.rounds)
             self.arena.connect(participant, outlet, resume)
 
     def _left_elsewhere(self, participant: Participant, resume: ResumePoint | None) -> None:
@@ -607,7 +611,28 @@ class Cluster:
             ):
                 continue
             fault(log, "taken-never-seated", participant=pid, after_s=after_s)
+            # The process that took them counted their round and died: not a round played.
+            await self.books.recount(self._run(), pid, self.arena.lobby.rounds)
             await self._queue(self.person(pid), mode, waited + now_m - at)
+
+    async def count_taken_away(self) -> None:
+        """People queued here whom another process took from the queue to pair them: one that
+        died before seating them told them nothing, and their entry is gone, so nobody else
+        would take them. Once a process is lost, those no longer in the queue count as taken
+        (`_taken_never_seated` queues them again if no game of theirs shows up)."""
+        assert self.redis is not None
+        if not self.waiting:
+            return
+        modes = sorted({mode for mode, _ in self.waiting.values()})
+        queues = self.redis.pipeline(transaction=False)
+        for mode in modes:
+            queues.lrange(self.ns + "queue:" + mode, 0, -1)
+        listed = {m: set(q) for m, q in zip(modes, await queues.execute(), strict=True)}
+        now_c, now_m = self.arena.clock.now(), monotonic()
+        for pid, (mode, since) in list(self.waiting.items()):
+            if f"{pid}|{self.me}" not in listed[mode]:
+                del self.waiting[pid]
+                self._taken[pid] = (mode, now_c - since, now_m)
 
     async def _adopt_queued(self, pid: str, mode_name: str, waited_s: float) -> None:
         mode = self.arena.setup.mode(mode_name)
@@ -616,6 +641,8 @@ class Cluster:
             self.arena.send(person, self.arena.state_frame(person))
             return
         log.info("open matching: %s adopted from a dead process (waited %.1f s)", pid, waited_s)
+        # It may have paired and counted them before it died, seating nobody: undo that.
+        await self.books.recount(self._run(), pid, self.arena.lobby.rounds)
         await self._queue(person, mode, waited_s)
 
     async def disconnect(self, participant: Participant, outlet: Outlet) -> None:
@@ -703,6 +730,9 @@ class Cluster:
         await self.queued.queued(pid, mode.name, waited_s)
         shown = self._game_shown.get(pid)
         taken = await self.books.take_or_wait(self._run(), mode.name, pid, self.me, book)
+        # "Done" ends their study: first make sure no round counted is one that never existed.
+        if taken.outcome == "done" and await self.books.recount(self._run(), pid, book):
+            taken = await self.books.take_or_wait(self._run(), mode.name, pid, self.me, book)
         if taken.outcome == "waiting" and self._game_shown.get(pid) != shown:
             # Queued, and taken at once by another process, whose new game has been relayed
             # to them while Redis answered here: "waiting" now would hide it.

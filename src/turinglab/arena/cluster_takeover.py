@@ -100,12 +100,15 @@ class Takeover:
     async def take_over_lost(self) -> list[LiveGame]:
         """Claim and rebuild the live games of every process that has died."""
         cluster = self.cluster
+        lost_ones = await self.lost_processes()
+        if lost_ones:  # it may have taken people queued here, and died before seating them
+            await cluster.count_taken_away()
         store = cluster.arena.store
         if store is None:  # nothing durable to rebuild from
             return []
         assert cluster.redis is not None
         adopted = []
-        for lost in await self.lost_processes():
+        for lost in lost_ones:
             await self._tell_moving(lost)
             began = monotonic()
             claimed = await asyncio.to_thread(store.take_over, lost)

@@ -7,10 +7,11 @@ entry is dropped and their page reconnects to another process without joining ag
 would show them an idle lobby while they believe they wait. So each queued person also has
 `queued:<pid>` = "<process>|<mode>|<epoch s queued>", set before the process tries to pair
 them (it may die between pairing and seating them too) and deleted once they are seated or
-leave the queue; the
-process they reconnect to watches them while their process lives (it may still seat them) and,
-once its heartbeat has gone, ADOPT moves them to itself, to be queued there with their wait
-counted from when they first queued.
+leave the queue; the process they reconnect to watches them while their process lives (it may
+still seat them) and, once its heartbeat has gone, ADOPT moves them to itself, to be queued
+there with their wait counted from when they first queued. The round a dying process counted
+for a pair it never seated is taken back there (shared_rounds.py, `recount`); their partner,
+queued on another process, is queued again by that one (cluster.py, `count_taken_away`).
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ if TYPE_CHECKING:
     import redis.asyncio as aioredis
 
 # KEYS[1] the person's `queued` key, KEYS[2] their game route (`player:<pid>`). ARGV[1] this
-# process, ARGV[2] the heartbeat key prefix, ARGV[3] the queue key prefix, ARGV[4] the pid,
-# ARGV[5] the key's TTL. {'elsewhere', ''} while their process lives and still queues them;
-# {'adopted', value} once it has died (the key names this process now); else {'none', ''}.
+# process, ARGV[2] the heartbeat key prefix, ARGV[3] the key's TTL. {'elsewhere', ''} while
+# their process lives and still queues them, or has taken them from the queue to seat them (a
+# route shows up, or it dies first and they are adopted); {'adopted', value} once it has died
+# (the key names this process now); else {'none', ''}.
 ADOPT = """
 local v = redis.call('GET', KEYS[1])
 if not v then return {'none', ''} end
@@ -36,12 +38,9 @@ if redis.call('EXISTS', KEYS[2]) == 1 then  -- seated (a game's route): not wait
   return {'none', ''}
 end
 if redis.call('EXISTS', ARGV[2] .. proc) == 1 then
-  if redis.call('LPOS', ARGV[3] .. mode, ARGV[4] .. '|' .. proc) then
-    return {'elsewhere', ''}
-  end
-  return {'none', ''}  -- taken by a process, or left
+  return {'elsewhere', ''}  -- queued there, or being seated (leaving deletes the key)
 end
-redis.call('SET', KEYS[1], ARGV[1] .. string.sub(v, string.len(proc) + 1), 'EX', ARGV[5])
+redis.call('SET', KEYS[1], ARGV[1] .. string.sub(v, string.len(proc) + 1), 'EX', ARGV[3])
 return {'adopted', v}
 """
 
@@ -88,7 +87,7 @@ class QueueAdopt:
     async def find(self, pid: str) -> Found:
         state, value = await self._adopt(
             keys=[self.key(pid), f"{self.prefix}player:{pid}"],
-            args=[self.process, f"{self.prefix}alive:", f"{self.prefix}queue:", pid, TTL_S],
+            args=[self.process, f"{self.prefix}alive:", TTL_S],
         )
         if state == "elsewhere":
             self.elsewhere.add(pid)

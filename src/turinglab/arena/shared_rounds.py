@@ -20,6 +20,11 @@ person joins) seeds one. Seeding only fills what is missing (HSETNX, SADD), so c
 concurrent writer made meanwhile are never overwritten. The AI witness groups' cycle is not
 rebuilt: after a loss a person may meet a group again before meeting all.
 
+The store also corrects Redis the other way (`recount`): a process that paired two people
+and died before seating them counted a round for each that no game holds. Whoever picks them
+up (cluster.py: a person taken and never seated, one adopted from a dead process's queue) and
+any "done" about to end someone's study set the book back to the store's record.
+
 The scripts build the partner's keys from prefixes: fine on one Redis server, not on Redis
 Cluster (whose scripts must name every key they touch).
 """
@@ -33,6 +38,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from turinglab.arena.metrics import fault
 from turinglab.arena.rounds import Role, RoundBook
 
 if TYPE_CHECKING:
@@ -142,6 +148,19 @@ end
 return 1
 """
 
+# KEYS[1] a person's book, KEYS[2] their met-set, ARGV as SEED's. Unlike SEED it replaces what
+# Redis has: the counts of a pair that a process recorded and then died before seating them.
+RECOUNT = """
+redis.call('HSET', KEYS[1], 'i', ARGV[1], 'w', ARGV[2])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+redis.call('DEL', KEYS[2])
+if #ARGV > 4 then
+  redis.call('SADD', KEYS[2], unpack(ARGV, 5))
+  redis.call('EXPIRE', KEYS[2], ARGV[4])
+end
+return 1
+"""
+
 # KEYS[1] the person's book. ARGV[1] "1": answer `unseeded` when they have none, ARGV[2] book
 # TTL. Counts a round as interrogator; returns {outcome, i, w}.
 COUNT_ALONE = """
@@ -207,6 +226,7 @@ class SharedRounds:
         self._take = client.register_script(TAKE_OR_WAIT)
         self._draw = client.register_script(DRAW_GROUPS)
         self._seed = client.register_script(SEED)
+        self._recount = client.register_script(RECOUNT)
         self._count_alone = client.register_script(COUNT_ALONE)
 
     def book_key(self, run: str, pid: str) -> str:
@@ -226,6 +246,32 @@ class SharedRounds:
             args += sorted(past.met)
         await self._seed(keys=[self.book_key(run, pid), f"{self.prefix}met:{pid}"], args=args)
         self.seeded += 1
+        return True
+
+    async def recount(self, run: str, pid: str, book: RoundBook) -> bool:
+        """Set `pid`'s book to the store's record where Redis counts more rounds: a pair that
+        a process counted and then died before seating them (their game never existed), which
+        would otherwise cost them a round, maybe their last ("rounds-done" too early), and bar
+        them from meeting the person they never met. True when it was corrected."""
+        if self.past is None:
+            return False
+        try:
+            past = await self.past(run, pid)
+        except Exception as err:  # the store is down: Redis's counts stand, as before
+            log.warning("round book of %s not checked against the store: %s", pid, err)
+            return False
+        if past is None:
+            return False
+        i, w = await self.redis.hmget(self.book_key(run, pid), ["i", "w"])
+        counted = (int(i or 0), int(w or 0))
+        if counted[0] <= past.interrogated and counted[1] <= past.witnessed:
+            return False
+        args: list[str | int] = [past.interrogated, past.witnessed, BOOK_TTL_S, self.met_ttl_s]
+        args += sorted(past.met)
+        await self._recount(keys=[self.book_key(run, pid), f"{self.prefix}met:{pid}"], args=args)
+        book.mirror(pid, past.interrogated, past.witnessed)
+        stored = (past.interrogated, past.witnessed)
+        fault(log, "rounds-recounted", participant=pid, counted=counted, stored=stored)
         return True
 
     async def take_or_wait(

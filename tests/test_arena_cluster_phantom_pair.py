@@ -1,0 +1,108 @@
+"""A pair counted by a process that died before it seated them is not a round played.
+
+Two server processes (PostgreSQL + Redis). A waits for the chat mode on process 2. B joins on
+process 1, whose matching script pairs B with A — counting a round for each and recording that
+they met — and then process 1 dies before it seats them (SIGKILLed inside `_seat`). Process 2
+re-queues A (taken, never seated) and adopts B when B's page reconnects to it. Their books are
+set back to the store's record (no game): each has one round counted afterwards, the game they
+then play together, not two; without that, they could never meet (the met-set said they had),
+and the phantom round could be the one that tells someone their study is done.
+
+And before anyone is told their study is done, the count is checked against the store: a book
+in Redis that counts every round while the store has none shows the lobby, not the end.
+"""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+import pytest
+import redis.asyncio as aioredis
+
+from arena_fixtures import Person
+from test_arena_cluster_queue_adopt import _pid
+from test_arena_multiprocess import arena_processes
+from test_arena_takeover import SERVER
+
+pytestmark = [pytest.mark.database, pytest.mark.slow]
+
+DYING_SERVER = SERVER.replace(
+    "setup = takeover_setup()",
+    """
+import os, signal
+from turinglab.arena.cluster import Cluster
+_seat = Cluster._seat
+async def _seat_or_die(self, mode, people):
+    if os.path.exists({marker!r} + "-" + str({port!r})):  # dies between pairing and seating
+        os.kill(os.getpid(), signal.SIGKILL)
+    await _seat(self, mode, people)
+Cluster._seat = _seat_or_die
+setup = takeover_setup()""",
+)
+
+
+async def _rounds(ns: str, pid: str) -> int:
+    client = aioredis.Redis.from_url("redis://127.0.0.1:6379/0", decode_responses=True)
+    try:
+        (key,) = await client.keys(f"turinglab:arena:{ns}:book:*:{pid}")
+        i, w = await client.hmget(key, ["i", "w"])
+        return int(i or 0) + int(w or 0)
+    finally:
+        await client.aclose()
+
+
+async def test_a_pair_whose_process_died_before_seating_them_is_not_counted(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    marker = str(tmp_path / "die")
+    server = DYING_SERVER.replace("{marker!r}", repr(marker))
+    async with arena_processes(server, postgres_url) as arena:
+        one, two = arena.bases
+        a, b = Person(two), Person(one)
+        try:
+            for p in (a, b):
+                assert (await p.connect())["type"] == "status"
+            await a.send(type="join", mode="chat", consent=True)
+            assert (await a.until("status"))["state"] == "waiting"
+            Path(f"{marker}-{arena.ports[0]}").touch()  # process 1 dies as it seats a pair
+            await b.send(type="join", mode="chat", consent=True)
+            arena.procs[0].wait(10)
+            assert arena.procs[0].returncode == -signal.SIGKILL
+            assert await _rounds(arena.ns, _pid(b)) == 1  # counted by the dead process
+
+            await b.drop()
+            b.base = two  # the page reconnects to the process that is left
+            await b.connect()
+            try:
+                gb = await b.until("game", timeout=15)
+            except TimeoutError:
+                raise AssertionError(f"B: {b.frames}") from None
+            ga = await a.until("game", timeout=15)
+            assert ga["game"] == gb["game"]  # they meet: they never had
+            for p in (a, b):
+                assert await _rounds(arena.ns, _pid(p)) == 1  # the game they play, only
+        finally:
+            for p in (a, b):
+                await p.close()
+
+
+async def test_no_one_is_told_their_study_is_done_for_rounds_the_store_lacks(
+    postgres_url: str,
+) -> None:
+    async with arena_processes(SERVER, postgres_url, n=1) as arena:
+        person = Person(arena.bases[0])
+        try:
+            assert (await person.connect())["type"] == "status"
+            client = aioredis.Redis.from_url("redis://127.0.0.1:6379/0", decode_responses=True)
+            try:  # every round counted, none stored (a dying process's pairs, say)
+                (key,) = await client.keys(f"turinglab:arena:{arena.ns}:book:*:{_pid(person)}")
+                await client.hset(key, mapping={"i": 4, "w": 4})
+            finally:
+                await client.aclose()
+            await person.drop()
+            lobby = await person.connect()
+            assert lobby["state"] == "idle" and lobby["rounds"]["played"] == 0, lobby
+            assert await _rounds(arena.ns, _pid(person)) == 0
+        finally:
+            await person.close()
