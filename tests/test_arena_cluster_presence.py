@@ -29,9 +29,11 @@ from typing import Any
 
 import pytest
 import redis
+import redis.asyncio
 from yarl import URL
 
 from arena_fixtures import Person
+from test_arena_cluster_queue_adopt import _pid
 from test_arena_multiprocess import arena_processes
 from test_arena_takeover import SERVER, _match
 from turinglab.arena.abandon import TOLD_STAYED
@@ -121,9 +123,28 @@ async def test_a_person_who_leaves_a_game_owned_elsewhere_ends_it_abandoned() ->
             await away.close()  # closes the tab: no reconnect
             reveal = await asyncio.wait_for(here.until("reveal"), 30)
             assert reveal["flagged"] == TOLD_STAYED
+            # Not a round: given back in the shared book too, or the next process to read it
+            # would count it again.
+            for p in (away, here):
+                await _no_rounds(arena.ns, _pid(p))
         finally:
             for p in (away, here):
                 await p.close()
+
+
+async def _no_rounds(ns: str, pid: str) -> None:
+    client = redis.asyncio.Redis.from_url("redis://127.0.0.1:6379/0", decode_responses=True)
+    try:
+        counts: list[str | None] = []
+        for _ in range(100):
+            (key,) = await client.keys(f"turinglab:arena:{ns}:book:*:{pid}")
+            counts = await client.hmget(key, ["i", "w"])
+            if all(int(c or 0) == 0 for c in counts):
+                return
+            await asyncio.sleep(0.05)
+        raise AssertionError(f"{pid}'s shared book still counts the abandoned game: {counts}")
+    finally:
+        await client.aclose()
 
 
 TAKEOVER_S, ABANDON_S = 3.0, 6.0
@@ -226,11 +247,6 @@ async def test_a_stale_route_to_a_dead_process_is_dropped_and_the_person_shown_t
                 client.close()
         finally:
             await person.close()
-
-
-def _pid(person: Person) -> str:
-    cookie = person.http.cookie_jar.filter_cookies(URL(person.base))
-    return next(iter(cookie.values())).value.partition(".")[0]
 
 
 async def test_a_game_left_on_a_dead_process_is_not_shown_again_by_its_owner() -> None:

@@ -57,6 +57,7 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from turinglab.arena import frames as F
+from turinglab.arena.abandon import not_a_round
 from turinglab.arena.admin_end import end_by_admin
 from turinglab.arena.cluster_takeover import PLAYER_TTL_S, Takeover
 from turinglab.arena.live import SERVER_LOST, InputRejected, LiveGame, Outlet
@@ -345,6 +346,7 @@ class Cluster:
             await self.redis.delete(self.ns + "player:" + pid)
             person = self.person(pid)
             if pid not in self._held_joins:  # else the join they sent answers them
+                await self._counted_right(pid)
                 self.arena.send(person, self.arena.state_frame(person))
             self._answered(pid)
             return
@@ -565,11 +567,17 @@ class Cluster:
         else:
             if owner is None:
                 self._left_elsewhere(participant, resume)
-            if self.arena.lobby.rounds.done(participant.id) and participant.game is None:
-                # About to be told their study is done: not for a round that never existed
-                # (a game its process showed them and died before storing).
-                await self.books.recount(self._run(), participant.id, self.arena.lobby.rounds)
+            if participant.game is None:
+                await self._counted_right(participant.id)
             self.arena.connect(participant, outlet, resume)
+
+    async def _counted_right(self, pid: str) -> None:
+        """Before a person is shown the lobby: if it would tell them their study is done, first
+        make sure no round counted is one the store lacks (a game a dying process showed them
+        and never stored; a pair it counted and never seated)."""
+        book = self.arena.lobby.rounds
+        if book.done(pid):
+            await self.books.recount(self._run(), pid, book)
 
     def _left_elsewhere(self, participant: Participant, resume: ResumePoint | None) -> None:
         """A game that ended here (its route deleted), which the page reconnecting does not
@@ -960,6 +968,9 @@ class Cluster:
         # it ended and why, not an empty lobby.
         lost = game.result is not None and SERVER_LOST in game.result.flags
         self._out.put_nowait(("delete", self.ns + "gone:" + game.id))
+        if not_a_round(game) and any(game.mode is m for m in self.arena.setup.modes):
+            for view in game.views.values():  # as this process's book does (hub._finished)
+                self._later(self.books.give_back(self._run(), view.participant.id, view.role))
         for view in game.views.values():
             self.owners.pop(view.participant.id, None)
             if not lost:

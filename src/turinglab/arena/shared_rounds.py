@@ -7,6 +7,10 @@ HINCRBY, which Redis runs atomically, so whichever process seats a person reads 
 same book. Each process mirrors the counts it reads into its lobby's RoundBook (rounds.py),
 which is what its frames show ("round 2 of 8", "rounds-done").
 
+A game that was not a round (abandoned or flagged: abandon.py) gives its rounds back here too
+(GIVE_BACK, by the process that played it), or the next process to mirror the book would count
+them again.
+
 Matchmaking is one script, TAKE_OR_WAIT: it takes the first person queued for the mode who has
 not met the caller and whose quota allows the opposite role, counts the round for both, records
 that they met, and says which role the caller plays; or it queues the caller; or, when the
@@ -161,6 +165,15 @@ end
 return 1
 """
 
+# KEYS[1] a person's book, ARGV[1] "i" or "w": a round given back (its game was abandoned or
+# flagged), never below none.
+GIVE_BACK = """
+if tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0') > 0 then
+  redis.call('HINCRBY', KEYS[1], ARGV[1], -1)
+end
+return 1
+"""
+
 # KEYS[1] the person's book. ARGV[1] "1": answer `unseeded` when they have none, ARGV[2] book
 # TTL. Counts a round as interrogator; returns {outcome, i, w}.
 COUNT_ALONE = """
@@ -227,6 +240,7 @@ class SharedRounds:
         self._draw = client.register_script(DRAW_GROUPS)
         self._seed = client.register_script(SEED)
         self._recount = client.register_script(RECOUNT)
+        self._give_back = client.register_script(GIVE_BACK)
         self._count_alone = client.register_script(COUNT_ALONE)
 
     def book_key(self, run: str, pid: str) -> str:
@@ -247,6 +261,11 @@ class SharedRounds:
         await self._seed(keys=[self.book_key(run, pid), f"{self.prefix}met:{pid}"], args=args)
         self.seeded += 1
         return True
+
+    async def give_back(self, run: str, pid: str, role: Role) -> None:
+        """A round of a game that was not one (abandoned, flagged) is not counted: the owner's
+        book gave it back (abandon.py); the shared one must too, or the next mirror undoes it."""
+        await self._give_back(keys=[self.book_key(run, pid)], args=[role[0]])
 
     async def recount(self, run: str, pid: str, book: RoundBook) -> bool:
         """Set `pid`'s book to the store's record where Redis counts more rounds: a pair that
