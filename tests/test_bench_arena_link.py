@@ -118,3 +118,29 @@ async def test_a_handshake_that_hangs_is_given_up_for_the_next_process(
             await link.close()
             await runner.cleanup()
             hung.close()
+
+
+async def test_a_frame_the_page_fails_on_does_not_stop_it_reading() -> None:
+    """A fault of the simulated page on one frame (a bug in the benchmark) is counted and
+    printed, and the page goes on reading, as a browser does: its reader task used to die,
+    leaving the person deaf on a socket nobody watched (issue 15's "heard nothing" waits)."""
+
+    async def handler(request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        await ws.send_json({"type": "resumed", "game": "g-1"})  # no stream, no seq
+        await ws.send_json(IDLE)
+        async for _ in ws:
+            pass
+        return ws
+
+    runner, base = await _serve(handler)
+    async with aiohttp.ClientSession(cookie_jar=aiohttp.DummyCookieJar()) as http:
+        link = Link(http, [base], "p-1.sig", random.Random(0))
+        try:
+            await link.open()
+            frame = await asyncio.wait_for(link.frames.get(), 10)
+            assert frame["type"] == "status" and link.page_errors == 1
+        finally:
+            await link.close()
+            await runner.cleanup()

@@ -23,7 +23,9 @@ import contextlib
 import json
 import random
 import secrets
+import sys
 import time
+import traceback
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,6 +75,7 @@ class Link:
         self.resent = 0
         self.duplicate_frames = 0
         self.gaps = 0
+        self.page_errors = 0  # frames (or reconnects) this page failed on: a bench bug
         self._retry = 0
         self._closed = False
         self._bouncing = False
@@ -146,7 +149,10 @@ class Link:
                 if msg.type != aiohttp.WSMsgType.TEXT:
                     break
                 self.last_heard = time.monotonic()
-                self._arrived(json.loads(msg.data))
+                try:
+                    self._arrived(json.loads(msg.data))
+                except Exception:  # as a browser: a frame the page fails on does not stop it
+                    self._page_error(msg.data)
             if self._closed:
                 return
             if self._bouncing:
@@ -158,7 +164,17 @@ class Link:
                 self.frames.put_nowait({"type": "error", "code": "no-session"})
                 return
             self.bases = [*self.bases[1:], self.bases[0]]
-            await self._reopen()
+            try:
+                await self._reopen()
+            except Exception:  # nor a failure while reconnecting: the next try goes on
+                self._page_error("(reconnecting)")
+
+    def _page_error(self, what: str) -> None:
+        """A fault of this simulated page: counted, and the first one printed whole."""
+        self.page_errors += 1
+        if self.page_errors == 1:
+            print(f"bench page fault on {what[:200]!r}:", file=sys.stderr)
+            traceback.print_exc()
 
     async def _heartbeat(self) -> None:
         while not self._closed:
