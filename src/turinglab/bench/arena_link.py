@@ -94,9 +94,15 @@ class Link:
         url = self.bases[0].replace("http", "ws", 1) + "/ws"
         params = {k: str(v) for k, v in (self.point or {}).items()}
         async with asyncio.timeout(DEAD_S):  # as arena.js: a handshake that hangs is given up
-            self.ws = await self.http.ws_connect(
+            ws = await self.http.ws_connect(
                 url, params=params, headers={"Cookie": f"turinglab_session={self.cookie}"}
             )
+        # One socket at a time, as arena.js (`ws = socket`): a reconnect of the reader's and a
+        # bounce's can overlap, and the reader must not go on reading a socket the page no
+        # longer watches (the heartbeat closes `self.ws` only).
+        old, self.ws = self.ws, ws
+        if old is not None and not old.closed:
+            asyncio.get_running_loop().create_task(old.close())
         self.last_heard = time.monotonic()
         self._retry = 0
         self.sockets += 1
