@@ -87,6 +87,14 @@ async def _claimed_by(store: Store, port: int) -> None:
     raise AssertionError(f"the game was not claimed by process {port}: {rows}")
 
 
+async def _matched(here: Person, gone: Person) -> tuple[Person, Person]:
+    """Both connected, then matched by `gone`'s process, which owns the game: (judge, witness)."""
+    for p in (here, gone):
+        assert (await p.connect())["type"] == "status"
+    judge, witness, _game = await _match(here, gone, "three-party")
+    return judge, witness
+
+
 async def test_an_input_sent_during_the_rebuild_is_applied_without_a_resend(
     postgres_url: str,
 ) -> None:
@@ -95,9 +103,7 @@ async def test_an_input_sent_during_the_rebuild_is_applied_without_a_resend(
         here, gone = Person(two), Person(one)  # `gone`'s process takes the match, then dies
         store = Store(postgres_url)
         try:
-            for p in (here, gone):
-                assert (await p.connect())["type"] == "status"
-            judge, witness, _game = await _match(here, gone, "three-party")
+            judge, witness = await _matched(here, gone)
             snap = next(f for f in here.frames if f["type"] == "game")
             # A question shown, so the game and what was said are stored before the kill.
             await judge.send(type="message", id="q-1", after=0, channel="A", text="hi A, ok?")
@@ -143,9 +149,7 @@ async def test_a_person_whose_reconnect_is_slow_after_a_takeover_is_not_counted_
         here, gone = Person(two), Person(one)  # `gone`'s process takes the match, then dies
         store = Store(postgres_url)
         try:
-            for p in (here, gone):
-                assert (await p.connect())["type"] == "status"
-            judge, _witness, _game = await _match(here, gone, "three-party")
+            judge, _witness = await _matched(here, gone)
             await judge.send(type="message", id="q-1", after=0, channel="A", text="hi A, ok?")
             await judge.until("message", ref="q-1")
 

@@ -37,6 +37,21 @@ async def _serve(handler: Handler) -> tuple[web.AppRunner, str]:
     return runner, f"http://127.0.0.1:{port}"
 
 
+def _sending(*frames: dict[str, object]) -> Handler:
+    """A server that sends `frames` on each socket, then reads until it closes."""
+
+    async def handler(request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        for frame in frames:
+            await ws.send_json(frame)
+        async for _ in ws:
+            pass
+        return ws
+
+    return handler
+
+
 async def test_a_join_pressed_before_a_new_sockets_first_frame_is_sent() -> None:
     die, speak = asyncio.Event(), asyncio.Event()
     received: list[dict[str, object]] = []
@@ -99,15 +114,7 @@ async def test_a_handshake_that_hangs_is_given_up_for_the_next_process(
     hung = await asyncio.start_server(wedged, "127.0.0.1", 0)
     hung_port = hung.sockets[0].getsockname()[1]
 
-    async def handler(request: web.Request) -> web.WebSocketResponse:
-        ws = web.WebSocketResponse()
-        await ws.prepare(request)
-        await ws.send_json(IDLE)
-        async for _ in ws:
-            pass
-        return ws
-
-    runner, good = await _serve(handler)
+    runner, good = await _serve(_sending(IDLE))
     async with aiohttp.ClientSession(cookie_jar=aiohttp.DummyCookieJar()) as http:
         link = Link(http, [f"http://127.0.0.1:{hung_port}", good], "p-1.sig", random.Random(0))
         try:
@@ -125,16 +132,7 @@ async def test_a_frame_the_page_fails_on_does_not_stop_it_reading() -> None:
     printed, and the page goes on reading, as a browser does: its reader task used to die,
     leaving the person deaf on a socket nobody watched (issue 15's "heard nothing" waits)."""
 
-    async def handler(request: web.Request) -> web.WebSocketResponse:
-        ws = web.WebSocketResponse()
-        await ws.prepare(request)
-        await ws.send_json({"type": "resumed", "game": "g-1"})  # no stream, no seq
-        await ws.send_json(IDLE)
-        async for _ in ws:
-            pass
-        return ws
-
-    runner, base = await _serve(handler)
+    runner, base = await _serve(_sending({"type": "resumed", "game": "g-1"}, IDLE))  # no seq
     async with aiohttp.ClientSession(cookie_jar=aiohttp.DummyCookieJar()) as http:
         link = Link(http, [base], "p-1.sig", random.Random(0))
         try:
