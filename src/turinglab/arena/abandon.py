@@ -86,18 +86,11 @@ class AbandonWatch:
         game.end_now(GameResult(ABANDONED, flags=[flag]), notes)
 
 
-def not_a_round(game: LiveGame) -> bool:
-    """A study game that did not finish cleanly (abandoned or flagged) is not a round for
-    anyone in it."""
-    result = game.result
-    if game.mode.solo or result is None:
-        return False
-    return result.status != FINISHED or bool(result.flags)
-
-
 def give_rounds_back(game: LiveGame, book: RoundBook) -> bool:
-    """Give back the rounds of a game that was not a round. True if rounds were given back."""
-    if not not_a_round(game):
+    """A study game that did not finish cleanly (abandoned or flagged) is not a round for
+    anyone in it. True if rounds were given back."""
+    result = game.result
+    if game.mode.solo or result is None or (result.status == FINISHED and not result.flags):
         return False
     for view in game.views.values():
         book.unrecord(view.participant.id, view.role)

@@ -57,7 +57,6 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from turinglab.arena import frames as F
-from turinglab.arena.abandon import not_a_round
 from turinglab.arena.admin_end import end_by_admin
 from turinglab.arena.cluster_takeover import PLAYER_TTL_S, Takeover
 from turinglab.arena.live import SERVER_LOST, InputRejected, LiveGame, Outlet
@@ -178,6 +177,7 @@ class Cluster:
         arena.abandon.noted = self._note_gone
         arena.on_game_start = self._game_started
         arena.on_game_end = self._game_ended
+        arena.on_rounds_back = self._rounds_back
 
     # ---- lifecycle -------------------------------------------------------------------------
 
@@ -963,14 +963,17 @@ class Cluster:
             self.owners.pop(view.participant.id, None)
         self.arena.give_up(game)
 
+    def _rounds_back(self, game: LiveGame) -> None:
+        """The rounds this process's book gave back (hub._finished), given back in the shared
+        book too, or the next process to mirror it would count them again."""
+        for view in game.views.values():
+            self._later(self.books.give_back(self._run(), view.participant.id, view.role))
+
     def _game_ended(self, game: LiveGame) -> None:
         # A game lost with its process keeps its route: whoever reconnects, anywhere, is shown
         # it ended and why, not an empty lobby.
         lost = game.result is not None and SERVER_LOST in game.result.flags
         self._out.put_nowait(("delete", self.ns + "gone:" + game.id))
-        if not_a_round(game) and any(game.mode is m for m in self.arena.setup.modes):
-            for view in game.views.values():  # as this process's book does (hub._finished)
-                self._later(self.books.give_back(self._run(), view.participant.id, view.role))
         for view in game.views.values():
             self.owners.pop(view.participant.id, None)
             if not lost:

@@ -60,6 +60,8 @@ class Arena:
         # Called as a game starts (before anyone is told) and once it has ended (cluster.py).
         self.on_game_start: Callable[[LiveGame], None] | None = None
         self.on_game_end: Callable[[LiveGame], None] | None = None
+        # Told after a game's rounds were given back here (several processes share the book).
+        self.on_rounds_back: Callable[[LiveGame], None] | None = None
         self._count = 0
         self.metrics = ArenaMetrics()  # what /metrics says (metrics.py)
 
@@ -281,7 +283,8 @@ class Arena:
         record = game.record()
         if any(game.mode is m for m in self.setup.modes):  # not a game of a closed study
             self.finished.append(record)
-            give_rounds_back(game, self.lobby.rounds)
+            if give_rounds_back(game, self.lobby.rounds) and self.on_rounds_back is not None:
+                self.on_rounds_back(game)
         if self._on_finished is not None:
             try:
                 self._on_finished(record)
