@@ -364,3 +364,38 @@ async def test_a_message_is_shown_to_nobody_before_it_is_committed(postgres_url:
         for p in people:
             await p.close()
         await proxy.stop()
+
+
+async def test_a_new_game_is_shown_only_once_its_row_is_stored(postgres_url: str) -> None:
+    """A game a process shows and then loses (it dies before the row commits) would vanish
+    from under its people: so a new game waits for its row, its people in "waiting"."""
+    proxy = TcpProxy("127.0.0.1", 5432)
+    await proxy.start()
+    db = postgres_url.replace("127.0.0.1:5432", f"127.0.0.1:{proxy.port}")
+    people: list[Person] = []
+    try:
+        fmt = {"db": db, "redis": "", "setup": CHAT, "max_outage_s": 60}
+        async with server_processes(SERVER, 1, **fmt) as servers:
+            (base, _proc), = servers  # fmt: skip
+            a, b = Person(base), Person(base)
+            people = [a, b]
+            for p in people:
+                assert (await p.connect())["type"] == "status"
+            proxy.stall()  # every commit hangs: the game's row with them
+            await a.send(type="join", mode="three-party", consent=True)
+            assert (await a.until("status"))["state"] == "waiting"
+            await b.send(type="join", mode="three-party", consent=True)
+            with pytest.raises(TimeoutError):  # paired, seated, not shown
+                await b.until_any(("game",), timeout=3)
+            assert not [f for p in people for f in p.frames if f["type"] == "game"]
+            await b.drop()  # a page that reconnects meanwhile is told it waits, still
+            assert (await b.connect())["state"] == "waiting"
+            proxy.flow()
+            shown = [await p.until("game", timeout=30) for p in people]
+            assert shown[0]["game"] == shown[1]["game"]
+    finally:
+        for p in people:
+            await p.close()
+        await proxy.stop()
+    stored = audit(postgres_url)
+    assert shown[0]["game"] in stored

@@ -79,6 +79,7 @@ SEND_RETRY_S = 30.0  # how long frames wait for an unreachable Redis before they
 # A store that failed a commit this recently is not asked for a lost round book: each ask would
 # hold a thread up to the connect timeout while the writer already knows it is down.
 STORE_QUIET_S = 10.0
+STORE_LOOKUP_S = 5.0  # a store that takes longer to say where someone plays is not waited for
 CATCHUP_S = 30.0  # after Redis is back, how long a process keeps asking owners for missed frames
 BEAT_S = 0.5  # how often the heartbeat is renewed (its TTL is the takeover delay)
 
@@ -541,6 +542,8 @@ class Cluster:
         # Their rounds may have been counted by another process since this one last looked.
         await self.books.load(self._run(), participant.id, self.arena.lobby.rounds)
         owner = await self.takeover.owner_once_rebuilt(participant.id)
+        if owner is None:
+            owner = await self._owner_in_store(participant)
         # A game taken over here while Redis was asked is known here first.
         here = self.arena.games.get(participant.game or "")
         if here is not None and here.result is None:
@@ -570,6 +573,41 @@ class Cluster:
             if participant.game is None:
                 await self._counted_right(participant.id)
             self.arena.connect(participant, outlet, resume)
+
+    async def _owner_in_store(self, participant: Participant) -> str | None:
+        """Where the store says `participant` is playing, when Redis has no route for them: the
+        store is the record of who plays where, the route only its copy, and a copy can be lost
+        (a Redis restart between a game's start and its owner's next registration). Without
+        this, someone whose game goes on elsewhere would be shown the lobby here, join again,
+        and be seated twice. Asked only of people with a round counted (anyone ever seated)
+        and not in a game here."""
+        pid, store = participant.id, self.arena.store
+        here = self.arena.games.get(participant.game or "")
+        if store is None or (here is not None and here.result is None):
+            return None
+        if self.arena.lobby.rounds.played(pid) == 0:
+            return None
+        failed = store.writer.last_failure_at
+        if failed is not None and time() - failed < STORE_QUIET_S:
+            return None  # the store is out: the route (none) is all there is
+        try:
+            async with asyncio.timeout(STORE_LOOKUP_S):
+                found = await asyncio.to_thread(store.live_game_of, pid)
+        except Exception as err:
+            log.warning("store: where %s plays could not be read (%r)", pid, err)
+            return None
+        game, owner = found if found is not None else ("", None)
+        if owner is None:
+            return None
+        if owner == self.me:  # ended here (its end not committed yet), or claimed here
+            if here is None or here.id != game:
+                await self.takeover.rebuilt(pid)  # in a takeover: wait for its rebuild
+            return None
+        # Also seen for a game that has just ended there (its route deleted, its end not
+        # committed yet): its owner then answers with the lobby, as it would have here.
+        fault(log, "route-missing", participant=pid, game=game, owner=owner, process=self.me)
+        self.owners[pid] = owner  # asked again there while it does not answer (_ask_owner)
+        return owner
 
     async def _counted_right(self, pid: str) -> None:
         """Before a person is shown the lobby: if it would tell them their study is done, first

@@ -20,7 +20,7 @@ from turinglab.arena.finished import FinishedGames
 from turinglab.arena.frame_rules import check_survey
 from turinglab.arena.live import InputRejected, LiveGame, Outlet
 from turinglab.arena.lobby import Lobby
-from turinglab.arena.metrics import ArenaMetrics
+from turinglab.arena.metrics import ArenaMetrics, fault
 from turinglab.arena.modes import ArenaMode, ArenaSetup
 from turinglab.arena.resume import ResumePoint
 from turinglab.arena.sessions import Participant, Sessions
@@ -110,6 +110,8 @@ class Arena:
 
     def state_frame(self, participant: Participant) -> F.ServerFrame:
         game = self.games.get(participant.game or "")
+        if game is not None and game.task is None:  # seated; shown once stored (open)
+            return F.Status(state="waiting", modes=[], waited_s=0.0)
         if game is not None:
             return self._snapshot(game, participant)
         waited = self.lobby.waited(participant)
@@ -252,10 +254,30 @@ class Arena:
             self.on_game_start(game)
         for view in game.views.values():
             person = view.participant
+            other = self.games.get(person.game or "")
+            if other is not None and other is not game and other.result is None:
+                # Never meant to happen (the lobby seats only people in no game): said loudly.
+                fault(
+                    log,
+                    "seated-twice",
+                    logging.ERROR,
+                    participant=person.id,
+                    games=[other.id, game.id],
+                )
             person.game = game.id
             person.games_played.append(game.id)
             view.outlets = self.outlets.setdefault(person.id, set())
-            self.send(person, self._snapshot(game, person))
+        if recorder is None:
+            self._show(game)
+        else:  # shown once stored: a process dying first leaves no game shown that is lost
+            recorder.when_stored(lambda: self._show(game))
+
+    def _show(self, game: LiveGame) -> None:
+        """A game begins for its people: each is sent it, and its clock starts."""
+        if game.task is not None:  # ended before it was stored (end_now): nothing begins
+            return
+        for view in game.views.values():
+            self.send(view.participant, self._snapshot(game, view.participant))
         game.start()
 
     def stored_ids(self) -> dict[int, LiveGame]:

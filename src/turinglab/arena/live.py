@@ -196,6 +196,8 @@ class LiveGame:
         """The game's result; running past `limit` (flag `late`) or an agent's fault ends the
         game FLAGGED: as data, never as a verdict."""
         self._aborted = asyncio.get_running_loop().create_future()
+        if self.gate is not None and self.gate.failed is not None:  # its row was never stored
+            self._aborted.set_result(GameResult(FLAGGED, flags=[STORE_LOST]))
         playing = asyncio.ensure_future(asyncio.wait_for(self.play(self.table, self.spec), limit))
         try:
             await asyncio.wait({playing, self._aborted}, return_when=asyncio.FIRST_COMPLETED)

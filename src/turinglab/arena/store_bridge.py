@@ -175,6 +175,7 @@ class GameRecorder:
         self.epoch = epoch
         self.gate: CommitGate | None = None  # told of every commit, or why saving failed
         self._early: list[TranscriptMessage] = []  # said before the game's row landed
+        self._on_row: list[Callable[[], None]] = []  # waiting for the row (when_stored)
 
     def sink(self, message: TranscriptMessage) -> None:
         if message.seq < self.said:
@@ -195,6 +196,14 @@ class GameRecorder:
         inbox = self.bridge.inbox()
         future.add_done_callback(lambda f: inbox.put(self._settled, seq, f))
 
+    def when_stored(self, call: Callable[[], None]) -> None:
+        """`call` once the game's row is committed, or its write has failed for good (then the
+        game, shown, ends flagged at once: LiveGame._play)."""
+        if self.id.value is not None:
+            call()
+        else:
+            self._on_row.append(call)
+
     def _settled(self, seq: int, future: Future[Any]) -> None:
         err = future.exception()
         if err is None and seq < 0:  # the game's row landed
@@ -206,6 +215,10 @@ class GameRecorder:
             self.gate.saved(seq)
         else:
             self.gate.save_failed(err)
+        if seq < 0:
+            waiting, self._on_row = self._on_row, []
+            for call in waiting:
+                call()
 
     def landed(self, game_id: int) -> None:
         self.id.value = game_id
@@ -429,6 +442,10 @@ class ArenaStore:
     def people(self, limit: int) -> arena_people.People:
         """How many took part in this study, and the newest `limit` with ids and rounds."""
         return arena_people.people(self.store, self.run_id, limit)
+
+    def live_game_of(self, participant: str) -> tuple[str, str | None] | None:
+        """(the arena's game id, its owner) of the game `participant` is playing, if any."""
+        return arena_people.live_game_of(self.store, self.run_id, participant)
 
     def study_rounds(self, participant: str) -> arena_people.PastRounds:
         """A person's rounds in this study by role, and whom they met (their round book)."""

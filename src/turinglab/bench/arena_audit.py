@@ -4,7 +4,8 @@ were shown.
 * every game of the run has ended, and how (status; the reason of every flagged or abandoned
   game, as its flags say);
 * every message a person was shown as sent (acknowledged) is stored exactly once: an id the
-  store lacks is lost, an id stored twice is duplicated.
+  store lacks is lost, an id stored twice is duplicated;
+* nobody was seated in two games at once (two games of theirs whose times overlap).
 """
 
 from __future__ import annotations
@@ -14,6 +15,18 @@ from collections import Counter
 from typing import Any
 
 from turinglab.bench.arena_tally import parse_tag
+
+# A person in two games of the run whose times overlap (a game still playing never ends).
+SEATED_TWICE = (
+    "SELECT s1.participant, g1.id, g2.id, g1.started_at, g2.started_at "
+    "FROM seats s1 JOIN games g1 ON g1.id = s1.game_id "
+    "JOIN seats s2 ON s2.participant = s1.participant AND s2.game_id > s1.game_id "
+    "JOIN games g2 ON g2.id = s2.game_id "
+    "WHERE g1.run_id = :r AND g2.run_id = :r AND s1.participant IS NOT NULL "
+    "AND g2.started_at < COALESCE(g1.finished_at, 'Infinity') "
+    "AND g1.started_at < COALESCE(g2.finished_at, 'Infinity') "
+    "ORDER BY g1.id"
+)
 
 
 def audit_store(url: str, run_id: str, acked: list[str]) -> dict[str, Any]:
@@ -36,6 +49,7 @@ def audit_store(url: str, run_id: str, acked: list[str]) -> dict[str, Any]:
                 {"r": run_id},
             ).scalars()
             stored = Counter(found[0] for t in texts if (found := parse_tag(t)) is not None)
+            twice = conn.execute(text(SEATED_TWICE), {"r": run_id}).all()
     finally:
         engine.dispose()
     reasons: Counter[str] = Counter()
@@ -53,4 +67,9 @@ def audit_store(url: str, run_id: str, acked: list[str]) -> dict[str, Any]:
         "acknowledged_lost": sorted(shown - set(stored))[:20],
         "acknowledged_lost_count": len(shown - set(stored)),
         "stored_twice_count": sum(1 for n in stored.values() if n > 1),
+        "seated_twice_count": len(twice),
+        "seated_twice": [
+            {"person": p, "games": [a, b], "started": [round(x, 1), round(y, 1)]}
+            for p, a, b, x, y in twice[:20]
+        ],
     }

@@ -97,6 +97,21 @@ class PastRounds:
     met: frozenset[str]  # everyone seated with them in a study game, whatever its end
 
 
+def live_game_of(store: Store, run_id: str, participant: str) -> tuple[str, str | None] | None:
+    """The game of the study `participant` sits in that is still playing, as (the arena's id
+    of it, the process that owns it), or None: where to find them when Redis has no route."""
+    query = (
+        select(games.c.setup["arena_game"].as_string(), games.c.worker)
+        .join(seats, seats.c.game_id == games.c.id)
+        .where(_in_run(run_id), seats.c.participant == participant, games.c.status == PLAYING)
+        .order_by(desc(games.c.id))
+        .limit(1)
+    )
+    with store.engine.connect() as conn:
+        row = conn.execute(query).first()
+    return None if row is None else (str(row[0]), row[1])
+
+
 def study_rounds(
     store: Store, run_id: str, participant: str, judge_seats: Mapping[str, str]
 ) -> PastRounds:

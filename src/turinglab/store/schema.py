@@ -28,7 +28,7 @@ from sqlalchemy import (
 metadata = MetaData()
 
 # Kept in `meta` for readers of the file; Alembic's revision is what upgrades act on.
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 meta = Table(
     "meta",
@@ -120,6 +120,8 @@ seats = Table(
     Column("participant", String(200)),  # a person's id, for human seats
     Column("details", JSON, nullable=False),
     UniqueConstraint("game_id", "seat", name="uq_seats_game_seat"),
+    # A person's games (their rounds, the game they are in): looked up as they reconnect.
+    Index("ix_seats_participant", "participant"),
 )
 
 messages = Table(
