@@ -385,6 +385,7 @@ async def test_a_new_game_is_shown_only_once_its_row_is_stored(postgres_url: str
             await a.send(type="join", mode="three-party", consent=True)
             assert (await a.until("status"))["state"] == "waiting"
             await b.send(type="join", mode="three-party", consent=True)
+            assert (await b.until("status"))["state"] == "waiting"  # the join is answered
             with pytest.raises(TimeoutError):  # paired, seated, not shown
                 await b.until_any(("game",), timeout=3)
             assert not [f for p in people for f in p.frames if f["type"] == "game"]

@@ -797,6 +797,7 @@ class Cluster:
         partner = self.person(taken.partner_id)
         people = [participant, partner] if taken.role == "interrogator" else [partner, participant]
         await self._seat(mode, people)
+        self.arena.answer_join(participant)
 
     async def _seat(self, mode: ArenaMode, people: list[Participant]) -> None:
         """Seat people counted in the shared book: people[0] interrogates, with the next AI

@@ -179,7 +179,13 @@ class Arena:
             self.send(participant, self.state_frame(participant))  # on to the exit survey
             return
         self.lobby.join(participant, mode)
-        if participant.game is None:
+        self.answer_join(participant)
+
+    def answer_join(self, participant: Participant) -> None:
+        """A join is answered by the game it seats them in, once shown (open), or else by
+        their state: waiting, also while a new game waits for its row to be stored."""
+        game = self.games.get(participant.game or "")
+        if game is None or game.task is None:
             self.send(participant, self.state_frame(participant))
 
     def _leave(self, participant: Participant) -> None:
