@@ -241,43 +241,52 @@ class Cluster:
         return p
 
     async def _send_loop(self) -> None:
-        assert self.redis is not None
         while True:
             batch = [await self._out.get()]
             while not self._out.empty() and len(batch) < 1000:
                 batch.append(self._out.get_nowait())
-            pipe = self.redis.pipeline(transaction=False)
-            for cmd, *args in batch:
-                if cmd == "publish":
-                    pipe.publish(args[0], args[1])
-                elif cmd == "set":
-                    pipe.set(args[0], args[1], ex=PLAYER_TTL_S)
-                elif cmd == "delete":
-                    pipe.delete(args[0])
-                elif cmd == "hset":
-                    pipe.hset(args[0], args[1], args[2])
-                    pipe.expire(args[0], PLAYER_TTL_S)
-                elif cmd == "hdel":
-                    pipe.hdel(args[0], args[1])
-            await self._execute(pipe, len(batch))
+            await self._execute(batch)
 
-    async def _execute(self, pipe: Any, n: int) -> None:
+    def _pipeline(self, batch: list[tuple[str, ...]]) -> Any:
+        assert self.redis is not None
+        pipe = self.redis.pipeline(transaction=False)
+        for cmd, *args in batch:
+            if cmd == "publish":
+                pipe.publish(args[0], args[1])
+            elif cmd == "set":
+                pipe.set(args[0], args[1], ex=PLAYER_TTL_S)
+            elif cmd == "delete":
+                pipe.delete(args[0])
+            elif cmd == "hset":
+                pipe.hset(args[0], args[1], args[2])
+                pipe.expire(args[0], PLAYER_TTL_S)
+            elif cmd == "hdel":
+                pipe.hdel(args[0], args[1])
+        return pipe
+
+    async def _execute(self, batch: list[tuple[str, ...]]) -> None:
         """Send a batch, in order; while Redis is unreachable keep trying (jittered backoff)
-        for up to SEND_RETRY_S, so a restart or a pause loses no frame sent meanwhile."""
+        for up to SEND_RETRY_S, so a restart or a pause loses no frame sent meanwhile. Each
+        try builds its pipeline again: redis-py empties a pipeline whenever it executes, even
+        when it fails, and a second `execute()` of it would send nothing and say it did."""
         deadline = monotonic() + SEND_RETRY_S
         backoff = 0.05
         while True:
             try:
-                await pipe.execute()
+                await self._pipeline(batch).execute()
                 return
             except Exception as err:
                 if monotonic() + backoff > deadline:
-                    self.arena.metrics.redis_commands_lost += n
+                    self.arena.metrics.redis_commands_lost += len(batch)
                     fault(
-                        log, "redis-commands-lost", logging.ERROR, commands=n, after_s=SEND_RETRY_S
+                        log,
+                        "redis-commands-lost",
+                        logging.ERROR,
+                        commands=len(batch),
+                        after_s=SEND_RETRY_S,
                     )
                     return
-                log.warning("redis: %d commands not sent yet (%s); retrying", n, err)
+                log.warning("redis: %d commands not sent yet (%s); retrying", len(batch), err)
                 await asyncio.sleep(backoff * random.uniform(0.5, 1.5))
                 backoff = min(backoff * 2, 2.0)
 
@@ -577,7 +586,8 @@ class Cluster:
     async def _owner_in_store(self, participant: Participant) -> str | None:
         """Where the store says `participant` is playing, when Redis has no route for them: the
         store is the record of who plays where, the route only its copy, and a copy can be lost
-        (a Redis restart between a game's start and its owner's next registration). Without
+        (commands dropped after SEND_RETRY_S of a Redis outage; before 2026-11-28, every batch
+        that failed once: `_execute`). Without
         this, someone whose game goes on elsewhere would be shown the lobby here, join again,
         and be seated twice. Asked only of people with a round counted (anyone ever seated)
         and not in a game here."""
