@@ -5,6 +5,7 @@ told they still wait, and are matched or sent on (no-match at `max_wait_s`) ther
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 import time
 from collections.abc import Awaitable, Callable
@@ -124,6 +125,41 @@ async def test_a_person_who_leaves_on_another_process_is_not_seated_by_the_first
             finally:
                 await client.aclose()
             assert [entry.split("|")[0] for entry in queue] == [_pid(b)]  # b alone
+        finally:
+            for p in (a, b):
+                await p.close()
+
+
+@pytest.mark.server
+async def test_a_person_queued_behind_a_stale_route_is_queued_by_the_other() -> None:
+    """Queued on P0, with the route of their last game there never deleted (P0 died with the
+    delete unsent): the survivor asks P0 for their game, finds it gone, and queues them —
+    they wait on, and meet the next arrival, instead of being shown the lobby."""
+    async with arena_processes(SERVER, "") as arena:
+        a, b = Person(arena.bases[0]), Person(arena.bases[1])
+        try:
+            for p in (a, b):
+                await p.connect()
+            await a.send(type="join", mode="two-party", consent=True)
+            assert (await a.until("status"))["state"] == "waiting"
+            client = aioredis.Redis.from_url("redis://127.0.0.1:6379/0", decode_responses=True)
+            try:
+                queued = await client.get(f"turinglab:arena:{arena.ns}:queued:{_pid(a)}")
+                p0 = str(queued).split("|")[0]
+                stale = json.dumps({"game": "g-ended-there", "owner": p0})
+                await client.set(f"turinglab:arena:{arena.ns}:player:{_pid(a)}", stale)
+            finally:
+                await client.aclose()
+            arena.procs[0].send_signal(signal.SIGKILL)
+            arena.procs[0].wait(10)
+            await a.drop()
+            a.base = arena.bases[1]
+            first = await a.connect()  # once P0 is known gone (a "moving" notice before)
+            told = first if first["type"] == "status" else await a.until("status", timeout=15)
+            assert told["state"] == "waiting", a.frames
+            await b.send(type="join", mode="two-party", consent=True)
+            ga, gb = await a.until("game", timeout=10), await b.until("game", timeout=10)
+            assert ga["game"] == gb["game"]
         finally:
             for p in (a, b):
                 await p.close()

@@ -351,11 +351,13 @@ class Cluster:
         if await self._route_state(pid, owner) == "stale":
             # A route left by a process that died before it deleted it (the game had ended,
             # so no takeover moved it): nobody will answer. The person is where this process
-            # says they are (the lobby, rounds done, ...).
+            # says they are (the lobby, rounds done, ...), or waits for a match: maybe queued
+            # on that process (a join after their game there ended), adopted here then.
             assert self.redis is not None
             await self.redis.delete(self.ns + "player:" + pid)
             person = self.person(pid)
-            if pid not in self._held_joins:  # else the join they sent answers them
+            # A join held meanwhile answers them itself (_answered plays it).
+            if pid not in self._held_joins and not await self._waits(pid):
                 await self._counted_right(pid)
                 self.arena.send(person, self.arena.state_frame(person))
             self._answered(pid)
@@ -566,22 +568,32 @@ class Cluster:
             # Asked again each tick until it answers: the owner may have died (its games are
             # taken over and their routes moved), or died leaving a stale route (_ask_owner).
             self.catchup[participant.id] = monotonic() + CATCHUP_S
-        elif participant.id in self.waiting or await self._waits_blind(participant.id):
-            # Waiting here, or on a live process (which may still seat them): say so.
-            self.arena.outlets.setdefault(participant.id, set()).add(outlet)
-            outlet(F.Status(state="waiting", modes=[], waited_s=0.0))
-        elif (found := await self.queued.find(participant.id)).state != "none":
-            self.arena.outlets.setdefault(participant.id, set()).add(outlet)
-            if found.state == "elsewhere":
-                outlet(F.Status(state="waiting", modes=[], waited_s=0.0))
-            else:  # queued on a process that died: queued here now (queue_adopt.py)
-                await self._adopt_queued(participant.id, found.mode, found.waited_s)
-        else:
+        elif not await self._waits(participant.id, outlet):
             if owner is None:
                 self._left_elsewhere(participant, resume)
             if participant.game is None:
                 await self._counted_right(participant.id)
             self.arena.connect(participant, outlet, resume)
+
+    async def _waits(self, pid: str, outlet: Outlet | None = None) -> bool:
+        """Whether `pid` waits for a match: here, or on a live process (which may still seat
+        them), and is told so; or queued on a process that died, and is queued here now
+        (queue_adopt.py). `outlet`: the socket connecting, else all of theirs."""
+        waiting = F.Status(state="waiting", modes=[], waited_s=0.0)
+        found = None
+        if pid not in self.waiting and not await self._waits_blind(pid):
+            found = await self.queued.find(pid)
+            if found.state == "none":
+                return False
+        if outlet is not None:
+            self.arena.outlets.setdefault(pid, set()).add(outlet)
+        if found is not None and found.state == "adopted":
+            await self._adopt_queued(pid, found.mode, found.waited_s)
+        elif outlet is not None:
+            outlet(waiting)
+        else:
+            self.arena.send(self.person(pid), waiting)
+        return True
 
     async def _owner_in_store(self, participant: Participant) -> str | None:
         """Where the store says `participant` is playing, when Redis has no route for them: the

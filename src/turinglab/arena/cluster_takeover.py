@@ -104,9 +104,10 @@ class Takeover:
         if lost_ones:  # it may have taken people queued here, and died before seating them
             await cluster.count_taken_away()
         store = cluster.arena.store
-        if store is None:  # nothing durable to rebuild from
+        if store is None:  # nothing durable to rebuild from: only known gone
+            for lost in lost_ones:
+                await self._forget(lost)
             return []
-        assert cluster.redis is not None
         adopted = []
         for lost in lost_ones:
             await self._tell_moving(lost)
@@ -134,11 +135,17 @@ class Takeover:
                     for pid in stored.people.values():
                         if self.rebuilding.get(pid) is rebuilt[stored.game]:
                             del self.rebuilding[pid]
-            await cluster.redis.srem(cluster.ns + "procs", lost)  # its games are all claimed now
-            for held in cluster.holders.values():  # its sockets died with it
-                held.discard(lost)
-            cluster.owners = {p: o for p, o in cluster.owners.items() if o != lost}
+            await self._forget(lost)  # its games are all claimed now
         return adopted
+
+    async def _forget(self, lost: str) -> None:
+        """`lost` is unlisted: known gone, so routes naming it are stale (Cluster._route_state)."""
+        cluster = self.cluster
+        assert cluster.redis is not None
+        await cluster.redis.srem(cluster.ns + "procs", lost)
+        for held in cluster.holders.values():  # its sockets died with it
+            held.discard(lost)
+        cluster.owners = {p: o for p, o in cluster.owners.items() if o != lost}
 
     async def _tell_moving(self, lost: str) -> None:
         """Tell the people connected here whose game `lost` played that it is being moved: it
