@@ -599,10 +599,9 @@ class Cluster:
         """Where the store says `participant` is playing, when Redis has no route for them: the
         store is the record of who plays where, the route only its copy, and a copy can be lost
         (commands dropped after SEND_RETRY_S of a Redis outage; before 2026-11-28, every batch
-        that failed once: `_execute`). Without
-        this, someone whose game goes on elsewhere would be shown the lobby here, join again,
-        and be seated twice. Asked only of people with a round counted (anyone ever seated)
-        and not in a game here."""
+        that failed once: `_execute`). Without this, someone whose game goes on elsewhere
+        would be shown the lobby here, join again, and be seated twice. Asked only of people
+        with a round counted (anyone ever seated) and not in a game here."""
         pid, store = participant.id, self.arena.store
         here = self.arena.games.get(participant.game or "")
         if store is None or (here is not None and here.result is None):
