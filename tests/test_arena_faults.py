@@ -16,9 +16,11 @@ Each waits for states (frames, rows) with generous timeouts, never for a fixed t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import signal
 import time
+from collections.abc import AsyncIterator
 
 import pytest
 import redis.asyncio as aioredis
@@ -69,6 +71,30 @@ async def _until(predicate, timeout: float = 60.0, what: str = "") -> None:  # t
             return
         await asyncio.sleep(0.05)
     raise AssertionError(f"timed out waiting for {what or predicate}")
+
+
+@contextlib.asynccontextmanager
+async def _pair_behind_a_proxy(
+    postgres_url: str, max_outage_s: float
+) -> AsyncIterator[tuple[TcpProxy, str, Person, Person]]:
+    """One arena server that reaches PostgreSQL through a proxy the test fails on purpose, and
+    two people connected to it; all closed afterwards."""
+    proxy = TcpProxy("127.0.0.1", 5432)
+    await proxy.start()
+    db = postgres_url.replace("127.0.0.1:5432", f"127.0.0.1:{proxy.port}")
+    people: list[Person] = []
+    try:
+        fmt = {"db": db, "redis": "", "setup": CHAT, "max_outage_s": max_outage_s}
+        async with server_processes(SERVER, 1, **fmt) as servers:
+            (base, _proc), = servers  # fmt: skip
+            people = [Person(base), Person(base)]
+            for p in people:
+                assert (await p.connect())["type"] == "status"
+            yield proxy, base, people[0], people[1]
+    finally:
+        for p in people:
+            await p.close()
+        await proxy.stop()
 
 
 def _snapshot_after_resume(t: Talker) -> dict | None:  # type: ignore[type-arg]
@@ -167,30 +193,15 @@ async def test_postgres_refusing_then_stalling_mid_game_loses_and_duplicates_not
 async def test_a_store_down_past_the_bound_ends_the_game_flagged_with_what_was_saved(
     postgres_url: str,
 ) -> None:
-    proxy = TcpProxy("127.0.0.1", 5432)
-    await proxy.start()
-    db = postgres_url.replace("127.0.0.1:5432", f"127.0.0.1:{proxy.port}")
-    people: list[Person] = []
-    try:
-        fmt = {"db": db, "redis": "", "setup": CHAT, "max_outage_s": 3}
-        async with server_processes(SERVER, 1, **fmt) as servers:
-            (base, _proc), = servers  # fmt: skip
-            a, b = Person(base), Person(base)
-            people = [a, b]
-            for p in people:
-                assert (await p.connect())["type"] == "status"
-            talkers = await seat_pair(a, b, "three-party", [base], "x")
-            tasks = [asyncio.create_task(t.run()) for t in talkers]
-            await _each_progresses(talkers)
-            await proxy.refuse()
-            proxy.cut()
-            await asyncio.wait_for(asyncio.gather(*tasks), 60)  # the reveal comes, flagged
-            await proxy.accept()  # the end lands once the store is back
-            await _until(lambda: audit(postgres_url)[talkers[0].game].status != "playing", 60)
-    finally:
-        for p in people:
-            await p.close()
-        await proxy.stop()
+    async with _pair_behind_a_proxy(postgres_url, max_outage_s=3) as (proxy, base, a, b):
+        talkers = await seat_pair(a, b, "three-party", [base], "x")
+        tasks = [asyncio.create_task(t.run()) for t in talkers]
+        await _each_progresses(talkers)
+        await proxy.refuse()
+        proxy.cut()
+        await asyncio.wait_for(asyncio.gather(*tasks), 60)  # the reveal comes, flagged
+        await proxy.accept()  # the end lands once the store is back
+        await _until(lambda: audit(postgres_url)[talkers[0].game].status != "playing", 60)
     game = audit(postgres_url)[talkers[0].game]
     assert game.status == "flagged" and game.flags == [STORE_LOST]
     assert game.seqs == list(range(len(game.seqs)))
@@ -334,69 +345,38 @@ async def test_a_message_is_shown_to_nobody_before_it_is_committed(postgres_url:
     """Commit before relay: with every connection to PostgreSQL stalled, a message sent is
     echoed to nobody (its sender included) and relayed to nobody; people are told saving is
     delayed; the moment the store answers, it is stored and shown."""
-    proxy = TcpProxy("127.0.0.1", 5432)
-    await proxy.start()
-    db = postgres_url.replace("127.0.0.1:5432", f"127.0.0.1:{proxy.port}")
-    people: list[Person] = []
-    try:
-        fmt = {"db": db, "redis": "", "setup": CHAT, "max_outage_s": 60}
-        async with server_processes(SERVER, 1, **fmt) as servers:
-            (base, _proc), = servers  # fmt: skip
-            a, b = Person(base), Person(base)
-            people = [a, b]
-            for p in people:
-                assert (await p.connect())["type"] == "status"
-            talkers = await seat_pair(a, b, "two-party", [base], "s")
-            judge, witness = sorted(talkers, key=lambda t: t.role != "interrogator")
-            await _until(lambda: judge.game in audit(postgres_url), 30, "the game's row")
-            proxy.stall()
-            await judge.person.send(type="message", channel="A", text="held until saved")
-            for p in (judge.person, witness.person):  # told, and shown nothing meanwhile
-                delayed = await p.until_any(("error", "message"), timeout=30)
-                assert delayed["type"] == "error" and delayed["code"] == "saving-delayed"
-            assert audit(postgres_url)[judge.game].texts == []
-            proxy.flow()
-            for p in (judge.person, witness.person):
-                shown = await p.until("message", timeout=60)
-                assert shown["text"] == "held until saved"
-            assert audit(postgres_url)[judge.game].texts == ["held until saved"]
-    finally:
-        for p in people:
-            await p.close()
-        await proxy.stop()
+    async with _pair_behind_a_proxy(postgres_url, max_outage_s=60) as (proxy, base, a, b):
+        talkers = await seat_pair(a, b, "two-party", [base], "s")
+        judge, witness = sorted(talkers, key=lambda t: t.role != "interrogator")
+        await _until(lambda: judge.game in audit(postgres_url), 30, "the game's row")
+        proxy.stall()
+        await judge.person.send(type="message", channel="A", text="held until saved")
+        for p in (judge.person, witness.person):  # told, and shown nothing meanwhile
+            delayed = await p.until_any(("error", "message"), timeout=30)
+            assert delayed["type"] == "error" and delayed["code"] == "saving-delayed"
+        assert audit(postgres_url)[judge.game].texts == []
+        proxy.flow()
+        for p in (judge.person, witness.person):
+            shown = await p.until("message", timeout=60)
+            assert shown["text"] == "held until saved"
+        assert audit(postgres_url)[judge.game].texts == ["held until saved"]
 
 
 async def test_a_new_game_is_shown_only_once_its_row_is_stored(postgres_url: str) -> None:
     """A game a process shows and then loses (it dies before the row commits) would vanish
     from under its people: so a new game waits for its row, its people in "waiting"."""
-    proxy = TcpProxy("127.0.0.1", 5432)
-    await proxy.start()
-    db = postgres_url.replace("127.0.0.1:5432", f"127.0.0.1:{proxy.port}")
-    people: list[Person] = []
-    try:
-        fmt = {"db": db, "redis": "", "setup": CHAT, "max_outage_s": 60}
-        async with server_processes(SERVER, 1, **fmt) as servers:
-            (base, _proc), = servers  # fmt: skip
-            a, b = Person(base), Person(base)
-            people = [a, b]
-            for p in people:
-                assert (await p.connect())["type"] == "status"
-            proxy.stall()  # every commit hangs: the game's row with them
-            await a.send(type="join", mode="three-party", consent=True)
-            assert (await a.until("status"))["state"] == "waiting"
-            await b.send(type="join", mode="three-party", consent=True)
-            assert (await b.until("status"))["state"] == "waiting"  # the join is answered
-            with pytest.raises(TimeoutError):  # paired, seated, not shown
-                await b.until_any(("game",), timeout=3)
-            assert not [f for p in people for f in p.frames if f["type"] == "game"]
-            await b.drop()  # a page that reconnects meanwhile is told it waits, still
-            assert (await b.connect())["state"] == "waiting"
-            proxy.flow()
-            shown = [await p.until("game", timeout=30) for p in people]
-            assert shown[0]["game"] == shown[1]["game"]
-    finally:
-        for p in people:
-            await p.close()
-        await proxy.stop()
-    stored = audit(postgres_url)
-    assert shown[0]["game"] in stored
+    async with _pair_behind_a_proxy(postgres_url, max_outage_s=60) as (proxy, _base, a, b):
+        proxy.stall()  # every commit hangs: the game's row with them
+        await a.send(type="join", mode="three-party", consent=True)
+        assert (await a.until("status"))["state"] == "waiting"
+        await b.send(type="join", mode="three-party", consent=True)
+        assert (await b.until("status"))["state"] == "waiting"  # the join is answered
+        with pytest.raises(TimeoutError):  # paired, seated, not shown
+            await b.until_any(("game",), timeout=3)
+        assert not [f for p in (a, b) for f in p.frames if f["type"] == "game"]
+        await b.drop()  # a page that reconnects meanwhile is told it waits, still
+        assert (await b.connect())["state"] == "waiting"
+        proxy.flow()
+        shown = [await p.until("game", timeout=30) for p in (a, b)]
+        assert shown[0]["game"] == shown[1]["game"]
+    assert shown[0]["game"] in audit(postgres_url)
