@@ -44,12 +44,16 @@ def test_benchmark_command_plays_realistic_rounds(tmp_path: Path) -> None:
     assert out["benchmark"] == "arena-realistic" and out["person_failures"] == {}
     assert out["command"].startswith("turinglab bench arena --games 4")
     assert out["people"]["people"] == 8 and out["people"]["message_chars"]["max"] == 300
-    # Seen once in ~30 runs (7, a fresh-clone suite): say what the people saw when it recurs.
     seen = {k: out[k] for k in ("outcomes", "left_waiting", "error_frames", "counts", "odd_frames")}
-    assert out["games_played"] == 8, seen  # 8 people x 2 rounds / 2 people a game
-    assert out["outcomes"] == {"finished": 16}
+    games = out["games_played"]  # 8 people x 2 rounds / 2 people a game
+    if games == 7:  # seen about once in 30 runs
+        # People who have met are never matched again: when the last two left waiting in the
+        # second round are the pair of the first, each is sent on ("no-match") at --max-wait.
+        assert out["outcomes"] == {"finished": 14, "status no-match": 2}, seen
+    else:
+        assert games == 8 and out["outcomes"] == {"finished": 16}, seen
     audit = out["store_audit"]
-    assert audit["games"] == 8 and audit["by_status"] == {"finished": 8}
+    assert audit["games"] == games and audit["by_status"] == {"finished": games}
     assert audit["not_ended"] == 0 and audit["acknowledged_lost_count"] == 0
     assert audit["stored_twice_count"] == 0
     assert audit["acknowledged_messages"] == audit["person_messages_stored"] > 0
