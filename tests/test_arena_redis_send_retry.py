@@ -1,7 +1,7 @@
 """A batch of Redis commands that failed is sent whole when Redis answers again.
 
 The cluster queues what it tells Redis (frames to publish, people's routes, notes) and sends it
-in batches, retrying while Redis is unreachable (cluster.py `_execute`). redis-py empties a
+in batches, retrying while Redis is unreachable (redis_outbox.py). redis-py empties a
 pipeline whenever it executes it, failed or not: retrying the same pipeline sent nothing and
 reported success, so a batch that failed once was lost without a word — people's routes
 among them, after a Redis restart (the lobby shown to people whose game went on elsewhere).
@@ -13,17 +13,14 @@ and lets traffic flow again: the batch lands, every command of it.
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import secrets
-from types import SimpleNamespace
-from typing import cast
 
 import pytest
 import redis.asyncio as aioredis
 
-from turinglab.arena.cluster import Cluster
 from turinglab.arena.metrics import ArenaMetrics
+from turinglab.arena.redis_outbox import RedisOutbox
 from turinglab.testing.tcp_proxy import TcpProxy
 
 pytestmark = [pytest.mark.database]
@@ -39,14 +36,13 @@ async def test_a_failed_batch_is_sent_whole_on_the_next_try(
     key = f"turinglab:test:send-retry:{secrets.token_hex(4)}"
     try:
         assert await through.ping()  # a pooled connection through the proxy
-        # The two methods under test, on a stand-in for the rest of a cluster process.
-        sender = SimpleNamespace(redis=through, arena=SimpleNamespace(metrics=ArenaMetrics()))
-        sender._pipeline = functools.partial(Cluster._pipeline, cast(Cluster, sender))
+        outbox = RedisOutbox(ArenaMetrics(), ttl_s=60)
+        outbox.redis = through
         batch = [("set", key, "routed"), ("hset", key + ":note", "seat", "1")]
 
         proxy.stall()
-        caplog.set_level(logging.WARNING, logger="turinglab.arena.cluster")
-        sending = asyncio.create_task(Cluster._execute(cast(Cluster, sender), batch))
+        caplog.set_level(logging.WARNING, logger="turinglab.arena.redis_outbox")
+        sending = asyncio.create_task(outbox.send(batch))
         for _ in range(400):  # until a try has failed whole (redis-py's own retries included)
             if "commands not sent yet" in caplog.text or sending.done():
                 break
@@ -58,7 +54,7 @@ async def test_a_failed_batch_is_sent_whole_on_the_next_try(
 
         assert await direct.get(key) == "routed"
         assert await direct.hget(key + ":note", "seat") == "1"
-        assert sender.arena.metrics.redis_commands_lost == 0
+        assert outbox.metrics.redis_commands_lost == 0
     finally:
         await direct.delete(key, key + ":note")
         await through.aclose()

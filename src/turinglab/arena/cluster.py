@@ -62,6 +62,7 @@ from turinglab.arena.cluster_takeover import PLAYER_TTL_S, Takeover
 from turinglab.arena.live import SERVER_LOST, InputRejected, LiveGame, Outlet
 from turinglab.arena.metrics import fault
 from turinglab.arena.queue_adopt import QueueAdopt
+from turinglab.arena.redis_outbox import RedisOutbox
 from turinglab.arena.resume import ResumePoint
 from turinglab.arena.sessions import Participant, Sessions
 from turinglab.arena.shared_blind import SharedBlind
@@ -75,7 +76,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SEND_RETRY_S = 30.0  # how long frames wait for an unreachable Redis before they are dropped
 # A store that failed a commit this recently is not asked for a lost round book: each ask would
 # hold a thread up to the connect timeout while the writer already knows it is down.
 STORE_QUIET_S = 10.0
@@ -148,7 +148,7 @@ class Cluster:
             arena.store.worker = self.me
             arena.store.store.name_sessions(self.me)  # what a takeover ends, if need be
         self.redis: aioredis.Redis | None = None
-        self._out: asyncio.Queue[tuple[str, ...]] = asyncio.Queue()  # ordered commands
+        self.outbox = RedisOutbox(arena.metrics, PLAYER_TTL_S)  # what this process tells Redis
         self._tasks: list[asyncio.Task[None]] = []
         self._publishers: dict[str, Outlet] = {}
         self.waiting: dict[str, tuple[str, float]] = {}  # pid -> (mode, since), queued here
@@ -201,7 +201,7 @@ class Cluster:
         await self._beat()
         self._tasks = [
             asyncio.create_task(self._listen_supervised(), name="arena-cluster-listen"),
-            asyncio.create_task(self._send_loop(), name="arena-cluster-send"),
+            asyncio.create_task(self.outbox.run(self.redis), name="arena-cluster-send"),
             asyncio.create_task(self._beat_loop(), name="arena-cluster-beat"),
         ]
 
@@ -228,7 +228,7 @@ class Cluster:
                     f'"f": {frame.model_dump_json()}}}'
                 )
 
-                self._out.put_nowait(("publish", self.ns + "to:" + pid, payload))
+                self.outbox.put("publish", self.ns + "to:" + pid, payload)
 
             self._publishers[pid] = outlet
         return outlet
@@ -239,56 +239,6 @@ class Cluster:
         p = sessions.ensure(pid) if isinstance(sessions, SignedSessions) else sessions.by_id[pid]
         self.arena.outlets.setdefault(pid, set()).add(self._publisher(pid))
         return p
-
-    async def _send_loop(self) -> None:
-        while True:
-            batch = [await self._out.get()]
-            while not self._out.empty() and len(batch) < 1000:
-                batch.append(self._out.get_nowait())
-            await self._execute(batch)
-
-    def _pipeline(self, batch: list[tuple[str, ...]]) -> Any:
-        assert self.redis is not None
-        pipe = self.redis.pipeline(transaction=False)
-        for cmd, *args in batch:
-            if cmd == "publish":
-                pipe.publish(args[0], args[1])
-            elif cmd == "set":
-                pipe.set(args[0], args[1], ex=PLAYER_TTL_S)
-            elif cmd == "delete":
-                pipe.delete(args[0])
-            elif cmd == "hset":
-                pipe.hset(args[0], args[1], args[2])
-                pipe.expire(args[0], PLAYER_TTL_S)
-            elif cmd == "hdel":
-                pipe.hdel(args[0], args[1])
-        return pipe
-
-    async def _execute(self, batch: list[tuple[str, ...]]) -> None:
-        """Send a batch, in order; while Redis is unreachable keep trying (jittered backoff)
-        for up to SEND_RETRY_S, so a restart or a pause loses no frame sent meanwhile. Each
-        try builds its pipeline again: redis-py empties a pipeline whenever it executes, even
-        when it fails, and a second `execute()` of it would send nothing and say it did."""
-        deadline = monotonic() + SEND_RETRY_S
-        backoff = 0.05
-        while True:
-            try:
-                await self._pipeline(batch).execute()
-                return
-            except Exception as err:
-                if monotonic() + backoff > deadline:
-                    self.arena.metrics.redis_commands_lost += len(batch)
-                    fault(
-                        log,
-                        "redis-commands-lost",
-                        logging.ERROR,
-                        commands=len(batch),
-                        after_s=SEND_RETRY_S,
-                    )
-                    return
-                log.warning("redis: %d commands not sent yet (%s); retrying", len(batch), err)
-                await asyncio.sleep(backoff * random.uniform(0.5, 1.5))
-                backoff = min(backoff * 2, 2.0)
 
     # ---- incoming --------------------------------------------------------------------------
 
@@ -476,9 +426,9 @@ class Cluster:
         """Keep when a person was first counted gone (wall time) for a takeover's new owner."""
         key = self.ns + "gone:" + gid
         if since is None:
-            self._out.put_nowait(("hdel", key, seat))
+            self.outbox.put("hdel", key, seat)
         else:
-            self._out.put_nowait(("hset", key, seat, f"{time():.3f}"))
+            self.outbox.put("hset", key, seat, f"{time():.3f}")
 
     def _present(self, view: Any) -> bool:
         """Whether a person has a socket open here or on another (live) process. A socket
@@ -598,8 +548,8 @@ class Cluster:
     async def _owner_in_store(self, participant: Participant) -> str | None:
         """Where the store says `participant` is playing, when Redis has no route for them: the
         store is the record of who plays where, the route only its copy, and a copy can be lost
-        (commands dropped after SEND_RETRY_S of a Redis outage; before 2026-11-28, every batch
-        that failed once: `_execute`). Without this, someone whose game goes on elsewhere
+        (commands dropped after 30 s of a Redis outage, redis_outbox.py; before 2026-11-28,
+        every batch that failed once). Without this, someone whose game goes on elsewhere
         would be shown the lobby here, join again, and be seated twice. Asked only of people
         with a round counted (anyone ever seated) and not in a game here."""
         pid, store = participant.id, self.arena.store
@@ -736,7 +686,7 @@ class Cluster:
         self._forward(owner, {"admin_end": gid, "reason": reason})
 
     def _forward(self, owner: str, data: dict[str, Any]) -> None:
-        self._out.put_nowait(("publish", self.ns + "proc:" + owner, json.dumps(data)))
+        self.outbox.put("publish", self.ns + "proc:" + owner, json.dumps(data))
 
     async def handle(
         self, participant: Participant, frame: F.ClientFrame, *, forwarded: bool = False
@@ -806,7 +756,7 @@ class Cluster:
             return
         if taken.outcome == "done":  # on to the exit survey
             self.waiting.pop(pid, None)
-            self._out.put_nowait(("delete", self.queued.key(pid)))
+            self.outbox.put("delete", self.queued.key(pid))
             self.arena.send(participant, self.arena.state_frame(participant))
             return
         if taken.outcome == "waiting":
@@ -857,7 +807,7 @@ class Cluster:
         entry = self.waiting.pop(pid, None)
         if entry is None:
             return False
-        self._out.put_nowait(("delete", self.queued.key(pid)))
+        self.outbox.put("delete", self.queued.key(pid))
         removed = await self.redis.lrem(self.ns + "queue:" + entry[0], 0, f"{pid}|{self.me}")
         return bool(removed)
 
@@ -1004,7 +954,7 @@ class Cluster:
             self.waiting.pop(view.participant.id, None)
         self._announce(game)
         for view in game.views.values():  # after their route: queued nowhere now
-            self._out.put_nowait(("delete", self.queued.key(view.participant.id)))
+            self.outbox.put("delete", self.queued.key(view.participant.id))
 
     def _announce(self, game: LiveGame) -> None:
         """Route the game's people here (`player:<pid>` in Redis)."""
@@ -1012,7 +962,7 @@ class Cluster:
         for view in game.views.values():
             pid = view.participant.id
             self.owners[pid] = self.me
-            self._out.put_nowait(("set", self.ns + "player:" + pid, record))
+            self.outbox.put("set", self.ns + "player:" + pid, record)
 
     def _fenced(self, game: LiveGame) -> None:
         """A write of `game` was refused: another process claimed it (this one was paused or
@@ -1033,8 +983,8 @@ class Cluster:
         # A game lost with its process keeps its route: whoever reconnects, anywhere, is shown
         # it ended and why, not an empty lobby.
         lost = game.result is not None and SERVER_LOST in game.result.flags
-        self._out.put_nowait(("delete", self.ns + "gone:" + game.id))
+        self.outbox.put("delete", self.ns + "gone:" + game.id)
         for view in game.views.values():
             self.owners.pop(view.participant.id, None)
             if not lost:
-                self._out.put_nowait(("delete", self.ns + "player:" + view.participant.id))
+                self.outbox.put("delete", self.ns + "player:" + view.participant.id)

@@ -64,7 +64,7 @@ class ArenaMetrics:
         self.takeovers = 0  # games taken over here from a process that died
         self.fenced = 0  # games this process stopped playing: another one had claimed them
         self.redis_reconnects = 0  # the Redis listener lost its connection and got it back
-        self.redis_commands_lost = 0  # commands dropped after retrying (SEND_RETRY_S)
+        self.redis_commands_lost = 0  # commands dropped after retrying (redis_outbox.SEND_RETRY_S)
         self.socket_connects = 0  # sockets opened; a reconnecting page opens another
         self.catchups = 0  # people asked their game's owner for missed frames (after Redis)
         self.resumes = 0  # game streams resumed here (a reconnect, a gap, a catch-up)
