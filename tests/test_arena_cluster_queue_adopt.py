@@ -154,7 +154,7 @@ async def test_a_person_queued_behind_a_stale_route_is_queued_by_the_other() -> 
             arena.procs[0].wait(10)
             await a.drop()
             a.base = arena.bases[1]
-            first = await a.connect()  # once P0 is known gone (a "moving" notice before)
+            first = await a.connect()  # answered once P0 is known gone
             told = first if first["type"] == "status" else await a.until("status", timeout=15)
             assert told["state"] == "waiting", a.frames
             await b.send(type="join", mode="two-party", consent=True)
