@@ -29,7 +29,7 @@ class RedisOutbox:
     value), ("delete", key), ("hset", key, field, value), ("hdel", key, field). Keys set
     expire after `ttl_s`."""
 
-    def __init__(self, metrics: ArenaMetrics, ttl_s: float) -> None:
+    def __init__(self, metrics: ArenaMetrics, ttl_s: int) -> None:
         self.metrics = metrics
         self.ttl_s = ttl_s
         self.redis: aioredis.Redis | None = None  # the client, once connected (run)
@@ -79,12 +79,12 @@ class RedisOutbox:
             if cmd == "publish":
                 pipe.publish(args[0], args[1])
             elif cmd == "set":
-                pipe.set(args[0], args[1], ex=int(self.ttl_s))
+                pipe.set(args[0], args[1], ex=self.ttl_s)
             elif cmd == "delete":
                 pipe.delete(args[0])
             elif cmd == "hset":
                 pipe.hset(args[0], args[1], args[2])
-                pipe.expire(args[0], int(self.ttl_s))
+                pipe.expire(args[0], self.ttl_s)
             elif cmd == "hdel":
                 pipe.hdel(args[0], args[1])
         return pipe
