@@ -35,6 +35,7 @@ from turinglab.arena.modes import ArenaMode, ArenaSettings
 from turinglab.arena.rounds import RoundBook
 from turinglab.arena.shared_blind import SharedBlind
 from turinglab.arena.shared_rounds import SharedRounds
+from turinglab.store.arena_people import PastRounds
 
 RUN = "run-1"
 N = 120
@@ -95,6 +96,12 @@ class Processes:
     async def tick(self) -> None:
         for matcher, book in zip(self.matchers, self.rounds, strict=True):
             await matcher.tick(RUN, book)
+
+    async def tick_one(self, i: int, settings: ArenaSettings) -> None:
+        """Process `i`'s ticker, as the server's: the watched people first, then the waiting."""
+        matcher, book = self.matchers[i], self.rounds[i]
+        await matcher.watch_elsewhere(RUN, settings, book, mode_named)
+        await matcher.tick(RUN, book)
 
     @property
     def waiting(self) -> bool:
@@ -259,6 +266,49 @@ async def test_who_was_taken_by_a_process_that_died_unseated_is_adopted(
     await p1.watch_elsewhere(RUN, settings, book1, mode_named)
     assert list(p1.waiting) == ["x"]
     assert await client.zrange(f"{prefix}blind:three-party", 0, -1) == ["x|P1"]
+
+
+async def test_a_witness_taken_by_a_process_that_died_unseated_waits_again_uncounted(
+    namespace: tuple,
+) -> None:
+    """The witness's socket stays on their own process, so nothing makes them reconnect: that
+    process learns they were taken (their due time), watches them, and once the taker is dead
+    seats them itself, the round the taker counted given back (the store holds no game)."""
+    client, prefix = namespace
+    settings = ArenaSettings(
+        design=MatchDesign(human_witness_share=1.0, wait_min_s=0, wait_max_s=0)
+    )
+    mode = mode_named("two-party")
+    procs = Processes(client, prefix, n=2, seed=1, rng_for=Drawn)
+
+    async def no_games(_run: str, _pid: str) -> PastRounds:
+        return PastRounds(interrogated=0, witnessed=0, met=frozenset())
+
+    procs.books.past = no_games
+    drawn(procs, 1, WITNESS)
+    await procs.join("w", 1, mode, settings)  # offered by P1
+    drawn(procs, 0, PERSON)
+    await procs.join("i", 0, mode, settings)
+
+    async def killed(_mode: ArenaMode, _pids: list[str]) -> None:
+        raise RuntimeError("SIGKILL")
+
+    procs.matchers[0]._seat = killed
+    with pytest.raises(RuntimeError):
+        await procs.matchers[0].tick(RUN, procs.rounds[0])  # i takes w: counted, not seated
+    assert await client.hgetall(f"{prefix}book:{RUN}:w") == {"i": "0", "w": "1"}
+    p1, book1 = procs.matchers[1], procs.rounds[1]
+    await procs.tick_one(1, settings)  # w's due time: taken by P0, which may still seat them
+    assert "w" not in p1.waiting and p1.elsewhere == {"w": "taken"}
+    await procs.tick_one(1, settings)
+    assert "w" not in p1.waiting and p1.elsewhere == {"w": "taken:P0"}
+    await client.delete(f"{prefix}alive:P0")  # P0 is dead
+    drawn(procs, 1, PERSON)  # w's new draw: interrogate, an AI witness (share 1, none free)
+    await procs.tick_one(1, settings)  # adopted (and seated at once: a wait of 0 s)
+    assert procs.seated == [["w"]] and not p1.elsewhere and not p1.waiting
+    assert await client.hgetall(f"{prefix}book:{RUN}:w") == {"i": "1", "w": "0"}
+    progress = book1.progress("w")
+    assert (progress.interrogated, progress.witnessed) == (1, 0)
 
 
 SERVER = """

@@ -8,6 +8,8 @@
   (SIGCONT): the game goes on at the other process; the paused one writes nothing more.
 * The owning process killed (SIGKILL) while people talk fast: every message anyone was shown
   is in the store.
+* A new game is shown only once its row is stored; a row that never lands (the store out past
+  the bound) ends the game flagged as it is shown, and it is not a round.
 
 Each waits for states (frames, rows) with generous timeouts, never for a fixed time to pass
 (the fault windows themselves are fixed: that is the fault being tested).
@@ -380,3 +382,35 @@ async def test_a_new_game_is_shown_only_once_its_row_is_stored(postgres_url: str
         shown = [await p.until("game", timeout=30) for p in (a, b)]
         assert shown[0]["game"] == shown[1]["game"]
     assert shown[0]["game"] in audit(postgres_url)
+
+
+async def test_a_game_whose_row_is_never_stored_ends_flagged_and_is_not_a_round(
+    postgres_url: str,
+) -> None:
+    """The store is out past the bound as a pair is seated: their game's row never lands. It
+    is shown only to end at once, flagged (saving failed), not played in the dark; it was not
+    a round, so once the store is back the next game is their first."""
+    async with _pair_behind_a_proxy(postgres_url, max_outage_s=2) as (proxy, base, a, b):
+        await proxy.refuse()
+        proxy.cut()
+        for p in (a, b):
+            await p.send(type="join", mode="three-party", consent=True)
+            assert (await p.until("status"))["state"] == "waiting"
+        for p in (a, b):
+            reveal = await p.until("reveal", timeout=30)
+            assert "Saving this game failed" in reveal["flagged"]
+            said = [f for f in p.frames if f["type"] in ("message", "typing")]
+            assert said == [], said  # a game over as it was shown: nothing said in it
+        assert not audit(postgres_url)  # nothing stored, nothing half-stored
+        await proxy.accept()
+        c = Person(base)  # someone new: a and b have met, and are never paired again
+        try:
+            assert (await c.connect())["type"] == "status"
+            for p in (a, c):
+                await p.send(type="join", mode="three-party", consent=True)
+            shown = [await p.until("game", timeout=30) for p in (a, c)]
+        finally:
+            await c.close()
+        assert shown[0]["game"] == shown[1]["game"]
+        assert shown[0]["rounds"] == {"played": 1, "total": 8}  # the lost game was no round
+    assert list(audit(postgres_url)) == [shown[0]["game"]]

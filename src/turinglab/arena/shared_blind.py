@@ -31,6 +31,10 @@ A process that dies (SIGKILL) leaves its waiting people, and any it took but had
 with nobody to seat them or time them out. Their pages reconnect to another process without
 joining again; that process watches each (`watch`: told they wait) and once the dead one's
 heartbeat has gone ADOPT moves them to it, their wait counted from when they first joined.
+A person waiting here whom another process took as a witness is watched the same way (their
+socket stays here: nothing would make them reconnect), and adopted back if the taker dies
+before seating them. An adopted person's book is set back to the store's record (`recount`):
+the taker counted a round for them that no game holds.
 """
 
 from __future__ import annotations
@@ -280,6 +284,7 @@ class SharedBlind:
         name, _, joined = str(value).partition("|")
         mode = mode_of(name)
         await self.books.load(run, pid, book)
+        await self.books.recount(run, pid, book)  # a round the dead taker counted, if any
         if mode is None or book.done(pid):
             await self.redis.delete(self._at(pid))
             return False
@@ -319,7 +324,9 @@ class SharedBlind:
     async def leave(self, pid: str) -> bool:
         """Stop waiting; False when another process took them as a witness meanwhile."""
         waiting = self.waiting.pop(pid, None)
-        return waiting is not None and await self._withdraw(pid, waiting, release=True)
+        freed = waiting is not None and await self._withdraw(pid, waiting, release=True)
+        self.elsewhere.pop(pid, None)  # they left: not adopted back if a taker dies
+        return freed
 
     async def tick(self, run: str, book: RoundBook) -> None:
         """Seat everyone due now; send on those who waited past `max_wait_s`."""
@@ -365,15 +372,21 @@ class SharedBlind:
         args: list[str | int] = [self.process, self._entry(pid), int(release)]
         if await self._withdraw_script(keys=keys, args=args) == "free":
             return True
-        self.waiting.pop(pid, None)  # a process took them: it seats them
+        self._taken_away(pid)
         return False
+
+    def _taken_away(self, pid: str) -> None:
+        """Another process took `pid` (or they joined again on one): it seats them. Watched from
+        here until it has, as it may die first (`watch_elsewhere`)."""
+        self.waiting.pop(pid, None)
+        self.elsewhere[pid] = "taken"
 
     async def _due(self, run: str, pid: str, waiting: Waiting, book: RoundBook) -> None:
         mode, one_witness = waiting.mode, len(waiting.mode.witnesses) == 1
         if waiting.plan.kind == "person":
             outcome, partner = await self._take_witness(run, pid, waiting, book)
             if outcome == "gone":
-                self.waiting.pop(pid, None)
+                self._taken_away(pid)
                 return
             if partner is not None:
                 self.waiting.pop(pid, None)
