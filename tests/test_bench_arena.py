@@ -69,12 +69,36 @@ def test_benchmark_command_plays_realistic_rounds(tmp_path: Path) -> None:
     assert out["server"]["ws"] == "websockets-sansio" and out["faults"] == []
 
 
+@pytest.mark.database
+def test_benchmark_command_matches_blind_across_two_processes(postgres_url: str) -> None:
+    """With --blind the arena runs a study design's blind matching (over Redis, two
+    processes): every join waits its drawn 1-3 s, and every game is played and stored."""
+    done = _bench(
+        *("--games", "4", "--rounds", "2", "--game-s", "6", "--ramp", "0.5", "--pace", "0.05"),
+        *("--reconnect-p", "0", "--abandon-p", "0", "--clients", "2", "--max-wait", "10"),
+        *("--processes", "2", "--blind", "1:3", "--store", postgres_url),
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["people"]["blind_waits_s"] == "1:3" and out["person_failures"] == {}
+    assert out["games_played"] == 8 and out["outcomes"] == {"finished": 16}, out["outcomes"]
+    assert out["join_ms"]["n"] == 16 and out["join_ms"]["max"] >= 1000
+    audit = out["store_audit"]
+    assert audit["by_status"] == {"finished": 8} and audit["acknowledged_lost_count"] == 0
+    assert audit["seated_twice_count"] == 0 and out["left_waiting"] == []
+
+
 def test_benchmark_refuses_bad_settings() -> None:
     done = _bench("--games", "0")
     assert done.returncode == 2 and "--games must be at least 1, not 0" in done.stderr
     assert "turinglab bench arena" in done.stderr  # the usage line names the CLI command
     done = _bench("--rounds", "1")
     assert done.returncode == 2 and "--rounds must be at least 2" in done.stderr
+    done = _bench("--blind", "5")
+    assert done.returncode == 2 and "--blind '5': give the drawn wait's range" in done.stderr
+    done = _bench("--blind", "5:90", "--max-wait", "60")
+    assert done.returncode == 2 and "(90 s) must be under --max-wait" in done.stderr
     done = _bench("--fault", "redis-restart", "--processes", "2", "--redis", "redis://x:1/0")
     assert done.returncode == 1 and "restarts the benchmark's own Redis only" in done.stderr
 

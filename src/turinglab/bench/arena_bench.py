@@ -52,13 +52,17 @@ FAULTS = ("sigkill", "redis-restart", "pg-outage")
 PG_OUTAGE_S = 5.0
 
 
-def engine_setup(game_s: float, rounds: int, max_wait_s: float, seed: int) -> Any:
+def engine_setup(
+    game_s: float, rounds: int, max_wait_s: float, seed: int, blind: str | None = None
+) -> Any:
     """The engine's three-party game (games/three_party.py): one person interrogates, one
     witnesses, and a scripted AI witness answers with real chat turns, at once, behind the
     arena's typing-delay model (the paper's delays): what is measured is the arena, not a
-    model. Default rate limits; open matching (people are paired as they wait)."""
+    model. Default rate limits; open matching (people are paired as they wait), or with
+    `blind` ("MIN:MAX" s) a study design's blind matching, each wait drawn from that range."""
     from turinglab.agents.scripted import ScriptedAgent
     from turinglab.arena.engine_modes import interrogation_mode
+    from turinglab.arena.matchmaking_wait import MatchDesign
     from turinglab.arena.modes import ArenaSettings, ArenaSetup
     from turinglab.bench.chat_texts import chat_turns
     from turinglab.games.three_party import ThreePartyExperiment
@@ -76,8 +80,24 @@ def engine_setup(game_s: float, rounds: int, max_wait_s: float, seed: int) -> An
     replies = list(random.Random(seed).sample(chat_turns(), 200))
     bot = ScriptedAgent("bot", replies, cycle=True)
     mode = interrogation_mode("three-party", "Three-party", cfg)
-    settings = ArenaSettings(rounds=rounds, max_wait_s=max_wait_s, seed=seed)
+    design = None
+    if blind is not None:
+        low, high = blind_waits(blind)
+        design = MatchDesign(wait_min_s=low, wait_max_s=high)
+    settings = ArenaSettings(rounds=rounds, max_wait_s=max_wait_s, seed=seed, design=design)
     return ArenaSetup([mode], {"bot": bot}, {"bot": "BOT"}, settings)
+
+
+def blind_waits(text: str) -> tuple[float, float]:
+    """--blind's "MIN:MAX" (seconds), checked."""
+    low, sep, high = text.partition(":")
+    try:
+        waits = (float(low), float(high))
+    except ValueError:
+        waits = (-1.0, -1.0)
+    if not sep or not 0 <= waits[0] <= waits[1]:
+        raise ValueError(f"--blind {text!r}: give the drawn wait's range as MIN:MAX seconds")
+    return waits
 
 
 @dataclass(frozen=True)
@@ -94,6 +114,7 @@ class ServerOptions:
     rounds: int
     max_wait_s: float
     study_seed: int
+    blind: str | None  # a study design's blind matching, waits drawn in "MIN:MAX" s
 
 
 def serve(o: ServerOptions) -> None:
@@ -105,7 +126,7 @@ def serve(o: ServerOptions) -> None:
     from turinglab.heap import settle_heap
     from turinglab.store.database import Store
 
-    setup = engine_setup(o.game_s, o.rounds, o.max_wait_s, o.study_seed)
+    setup = engine_setup(o.game_s, o.rounds, o.max_wait_s, o.study_seed, o.blind)
     kept = None if o.store is None else ArenaStore(Store(o.store), setup, worker=f"bench:{o.port}")
     app = create_app(
         setup,
@@ -158,6 +179,8 @@ def _server_command(
     command += ["--loop", args.loop, "--http", args.http, "--ws", args.ws]
     command += ["--game-s", str(args.game_s), "--rounds", str(args.rounds)]
     command += ["--max-wait", str(args.max_wait)]
+    if args.blind:
+        command += ["--blind", args.blind]
     if args.profile:  # the server's own profile, for finding where it spends its time
         command += ["--profile", f"{args.profile}.{i}"]
     if store:
@@ -353,7 +376,7 @@ async def run(args: Any) -> dict[str, Any]:
     audit = None
     if args.store:
         run_id = arena_run_id(
-            engine_setup(args.game_s, args.rounds, args.max_wait, args.study_seed)
+            engine_setup(args.game_s, args.rounds, args.max_wait, args.study_seed, args.blind)
         )
         audit = audit_store(args.store, run_id, tally.acked)
     ramped = start_at + args.ramp
@@ -388,6 +411,7 @@ async def run(args: Any) -> dict[str, Any]:
             "pace": args.pace,
             "seed": args.seed,
             "study_seed": args.study_seed,
+            "blind_waits_s": args.blind,  # None: open matching
             "message_chars": distribution(),
         },
         "faults": faults.done if faults is not None else [],
@@ -463,6 +487,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--abandon-p", type=float, default=0.01, help="per person and game")
     ap.add_argument("--max-wait", type=float, default=60.0, help="lobby wait before no-match")
     ap.add_argument(
+        "--blind",
+        metavar="MIN:MAX",
+        help="a study design's blind matching, each wait drawn in MIN..MAX s (default: open)",
+    )
+    ap.add_argument(
         "--pace", type=float, default=1.0, help="scale people's reading/typing times (tests)"
     )
     ap.add_argument("--seed", type=int, default=0)
@@ -501,6 +530,13 @@ def main(argv: list[str] | None = None) -> None:
         ap.error("--game-s must be at least 5, --ramp not negative, --pace in (0, 10]")
     if not (0 <= args.reconnect_p <= 1 and 0 <= args.abandon_p <= 1):
         ap.error("--reconnect-p and --abandon-p are probabilities (0 to 1)")
+    if args.blind is not None:
+        try:
+            high = blind_waits(args.blind)[1]
+        except ValueError as err:
+            ap.error(str(err))
+        if high >= args.max_wait:
+            ap.error(f"--blind's longest wait ({high:g} s) must be under --max-wait")
     if args.client is not None:  # a client process: the people only, no server imports
         script = Script(
             args.rounds, args.reconnect_p, args.abandon_p, args.seed, args.max_wait, args.pace
@@ -518,7 +554,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.serve:
         options = ServerOptions(
             args.port, args.store, args.redis, args.ns, args.loop, args.http, args.ws,
-            args.profile, args.game_s, args.rounds, args.max_wait, args.study_seed,
+            args.profile, args.game_s, args.rounds, args.max_wait, args.study_seed, args.blind,
         )  # fmt: skip
         serve(options)
         return

@@ -7,12 +7,16 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
 if TYPE_CHECKING:
+    from collections.abc import Coroutine
+
     from turinglab.agents.base import Agent
+
+T = TypeVar("T")
 
 itt_app = typer.Typer(
     help="Integrative Turing tests: human and machine responses, H/M judges, detectability.",
@@ -257,6 +261,14 @@ def judge(
     _echo_json({"study": str(out), "ai_judgements": len(result.judgements), **result.summary})
 
 
+async def _closing(agent: Agent, work: Coroutine[Any, Any, T]) -> T:
+    """`work`, then `agent` closed (an HTTP agent's session), whatever happened."""
+    try:
+        return await work
+    finally:
+        await agent.aclose()
+
+
 def _judge_agent(name: str, config: Path | None) -> Agent:
     """The agent a judging command names: an embedded one, or one from `--config`."""
     from turinglab.agents.registry import build_agent
@@ -305,12 +317,15 @@ def llm_judge(
         if shots == 1 and chosen is None:
             _fail("--shots 1 needs --example naming a conversation of the dataset")
         run = asyncio.run(
-            judge_conversations(
+            _closing(
                 judge,
-                convs if limit is None else stratified(convs, limit, seed),
-                shots=shots,
-                example=chosen,
-                exchanges=exchanges,
+                judge_conversations(
+                    judge,
+                    convs if limit is None else stratified(convs, limit, seed),
+                    shots=shots,
+                    example=chosen,
+                    exchanges=exchanges,
+                ),
             )
         )
     except (ValueError, ConfigError, AgentSetupError) as err:
@@ -349,7 +364,7 @@ def vision_judge(
         if not rows:
             _fail(f"{dataset}: no captioning, colour or object answers with an image")
         chosen = rows if limit is None else balanced(rows, limit, seed)
-        run = asyncio.run(judge_images(judge, chosen, dataset.parent, seed=seed))
+        run = asyncio.run(_closing(judge, judge_images(judge, chosen, dataset.parent, seed=seed)))
     except (ValueError, ConfigError, AgentSetupError) as err:
         _fail(str(err))
         return
