@@ -10,20 +10,29 @@ and the phantom round could be the one that tells someone their study is done.
 
 And before anyone is told their study is done, the count is checked against the store: a book
 in Redis that counts every round while the store has none shows the lobby, not the end.
+
+Counting who was taken from the queue (after a process is lost) skips anyone queued while the
+queues were being read, and whether a taken person plays is read from their route and its
+owner's heartbeat, not from a cached owner (found in a three-process fault run: someone queued
+again at the takeover was counted as taken, then dropped for a stale owner, left waiting).
 """
 
 from __future__ import annotations
 
+import json
 import signal
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
 
-from arena_fixtures import Person
+from arena_fixtures import Person, make_setup
 from test_arena_cluster_queue_adopt import _pid
-from test_arena_multiprocess import arena_processes
+from test_arena_multiprocess import alive_namespace, arena_processes
 from test_arena_takeover import SERVER
+from turinglab.arena.cluster import Cluster
+from turinglab.arena.hub import Arena
 
 pytestmark = [pytest.mark.database, pytest.mark.slow]
 
@@ -106,3 +115,37 @@ async def test_no_one_is_told_their_study_is_done_for_rounds_the_store_lacks(
             assert await _rounds(arena.ns, _pid(person)) == 0
         finally:
             await person.close()
+
+
+async def test_who_was_queued_while_the_queues_were_read_is_not_counted_as_taken(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async with alive_namespace("P1") as (client, prefix):
+        cluster = Cluster(Arena(make_setup()), "unused", prefix.split(":")[2])
+        cluster.redis = client
+        cluster.waiting["early"] = ("chat", 0.0)  # taken meanwhile: in no queue
+        pipeline = client.pipeline
+
+        def answered_late(**kw: Any) -> Any:
+            pipe = pipeline(**kw)
+            execute = pipe.execute
+
+            async def meanwhile() -> Any:
+                read = await execute()
+                cluster.waiting["late"] = ("chat", 1.0)  # queued here as Redis answered
+                return read
+
+            pipe.execute = meanwhile
+            return pipe
+
+        monkeypatch.setattr(client, "pipeline", answered_late)
+        await cluster.count_taken_away()
+        assert cluster.waiting == {"late": ("chat", 1.0)} and list(cluster._taken) == ["early"]
+
+        cluster.owners["early"] = "P1"  # cached from their last game: says nothing now
+        assert not await cluster._in_live_game("early")
+        route = json.dumps({"game": "g-1", "owner": "P1"})
+        await client.set(f"{prefix}player:early", route)
+        assert await cluster._in_live_game("early")  # seated by a living process
+        await client.delete(f"{prefix}alive:P1")
+        assert not await cluster._in_live_game("early")  # ... that has died

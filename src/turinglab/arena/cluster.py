@@ -621,10 +621,10 @@ class Cluster:
             if (
                 mode is None
                 or pid not in self.sockets
-                or pid in self.seen
+                or pid in self.seen  # a game's frames relayed here since they joined
                 or pid in self.waiting
                 or pid in self.blind.waiting
-                or await self.owner(pid) is not None
+                or await self._in_live_game(pid)
             ):
                 continue
             fault(log, "taken-never-seated", participant=pid, after_s=after_s)
@@ -632,22 +632,39 @@ class Cluster:
             await self.books.recount(self._run(), pid, self.arena.lobby.rounds)
             await self._queue(self.person(pid), mode, waited + now_m - at)
 
+    async def _in_live_game(self, pid: str) -> bool:
+        """Whether `pid` plays a game here, or one routed to a living process. Not the cached
+        owner: a reveal relayed from a process that died on the way leaves it stale."""
+        person = self.arena.sessions.by_id.get(pid)
+        here = None if person is None else self.arena.games.get(person.game or "")
+        if here is not None and here.result is None:
+            return True
+        assert self.redis is not None
+        found = await self.redis.get(self.ns + "player:" + pid)
+        if found is None:
+            return False
+        owner = str(json.loads(found)["owner"])  # here, with no live game: over
+        return owner != self.me and bool(await self.redis.exists(self.ns + "alive:" + owner))
+
     async def count_taken_away(self) -> None:
         """People queued here whom another process took from the queue to pair them: one that
         died before seating them told them nothing, and their entry is gone, so nobody else
         would take them. Once a process is lost, those no longer in the queue count as taken
         (`_taken_never_seated` queues them again if no game of theirs shows up)."""
         assert self.redis is not None
-        if not self.waiting:
+        # Only those queued before the queues are read: someone queued while Redis answers
+        # is in `waiting` now but not in what it read.
+        before = dict(self.waiting)
+        if not before:
             return
-        modes = sorted({mode for mode, _ in self.waiting.values()})
+        modes = sorted({mode for mode, _ in before.values()})
         queues = self.redis.pipeline(transaction=False)
         for mode in modes:
             queues.lrange(self.ns + "queue:" + mode, 0, -1)
         listed = {m: set(q) for m, q in zip(modes, await queues.execute(), strict=True)}
         now_c, now_m = self.arena.clock.now(), monotonic()
-        for pid, (mode, since) in list(self.waiting.items()):
-            if f"{pid}|{self.me}" not in listed[mode]:
+        for pid, (mode, since) in before.items():
+            if self.waiting.get(pid) == (mode, since) and f"{pid}|{self.me}" not in listed[mode]:
                 del self.waiting[pid]
                 self._taken[pid] = (mode, now_c - since, now_m)
 
@@ -728,6 +745,7 @@ class Cluster:
         assert mode is not None
         participant.game = None
         pid, book = participant.id, self.arena.lobby.rounds
+        self.seen.pop(pid, None)  # their last game is over: any relayed from now is a new one
         settings = self.arena.setup.settings
         if settings.design is not None:  # blind: the design decides, the wait is drawn
             await self._unqueue(pid)
