@@ -311,6 +311,36 @@ async def test_a_witness_taken_by_a_process_that_died_unseated_waits_again_uncou
     assert (progress.interrogated, progress.witnessed) == (1, 0)
 
 
+async def test_who_waits_when_redis_restarts_empty_is_noted_and_offered_again(
+    namespace: tuple,
+) -> None:
+    """Their `blind-at` keys and the offer set gone with Redis, the process registers its
+    waiting people again (its heartbeat had gone too): each is seated once, by it; one whom
+    another process set meanwhile is left to that one. Without it, each was taken for taken
+    by another process at their due time and left waiting for nobody (a blind fault run)."""
+    client, prefix = namespace
+    settings = ArenaSettings(design=MatchDesign(wait_min_s=0, wait_max_s=0))
+    mode = mode_named("three-party")
+    procs = Processes(client, prefix, n=2, seed=1, rng_for=Drawn)
+    for pid in ("x", "y", "z", "w"):
+        await procs.join(pid, 0, mode, settings)
+    for key in await client.keys(f"{prefix}*"):  # Redis restarted empty ...
+        await client.delete(key)
+    for proc in ("P0", "P1"):  # ... and the processes beat again
+        await client.set(f"{prefix}alive:{proc}", "1")
+    await client.set(f"{prefix}blind-at:z", "P1")  # z joined again on P1 meanwhile
+
+    async def plays(pid: str) -> bool:  # w: taken and seated by P1 before the restart
+        return pid == "w"
+
+    p0 = procs.matchers[0]
+    await p0.register_again(RUN, procs.rounds[0], plays)
+    assert set(p0.waiting) == {"x", "y"} and p0.elsewhere == {"z": "taken"}
+    assert sorted(await client.zrange(f"{prefix}blind:three-party", 0, -1)) == ["x|P0", "y|P0"]
+    await procs.tick()
+    assert procs.seated == [["x", "y"]] and not p0.waiting
+
+
 SERVER = """
 import sys
 sys.path.insert(0, {tests!r})

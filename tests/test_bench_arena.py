@@ -82,10 +82,14 @@ def test_benchmark_command_matches_blind_across_two_processes(postgres_url: str)
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert out["people"]["blind_waits_s"] == "1:3" and out["person_failures"] == {}
-    assert out["games_played"] == 8 and out["outcomes"] == {"finished": 16}, out["outcomes"]
-    assert out["join_ms"]["n"] == 16 and out["join_ms"]["max"] >= 1000
+    games = out["games_played"]
+    if games == 7:  # the last two waiting met in round 1: each sent on (as in the test above)
+        assert out["outcomes"] == {"finished": 14, "status no-match": 2}, out["outcomes"]
+    else:
+        assert games == 8 and out["outcomes"] == {"finished": 16}, out["outcomes"]
+    assert out["join_ms"]["n"] == 2 * games and out["join_ms"]["max"] >= 1000
     audit = out["store_audit"]
-    assert audit["by_status"] == {"finished": 8} and audit["acknowledged_lost_count"] == 0
+    assert audit["by_status"] == {"finished": games} and audit["acknowledged_lost_count"] == 0
     assert audit["seated_twice_count"] == 0 and out["left_waiting"] == []
 
 

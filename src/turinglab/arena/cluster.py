@@ -304,6 +304,9 @@ class Cluster:
             # says they are (the lobby, rounds done, ...), or waits for a match: maybe queued
             # on that process (a join after their game there ended), adopted here then.
             assert self.redis is not None
+            log.debug(
+                "stale route of %s (owner %s), held join %s", pid, owner, pid in self._held_joins
+            )
             await self.redis.delete(self.ns + "player:" + pid)
             person = self.person(pid)
             # A join held meanwhile answers them itself (_answered plays it).
@@ -504,11 +507,12 @@ class Cluster:
         await self.books.load(self._run(), participant.id, self.arena.lobby.rounds)
         owner = await self.takeover.owner_once_rebuilt(participant.id)
         if owner is None:
-            owner = await self._owner_in_store(participant)
+            owner = await self._owner_in_store(participant, resume)
         # A game taken over here while Redis was asked is known here first.
         here = self.arena.games.get(participant.game or "")
         if here is not None and here.result is None:
             owner = self.me  # a game taken over here while Redis was asked
+        log.debug("connect %s: owner %s, game here %s", participant.id, owner, here is not None)
         if owner is not None and owner != self.me:  # their game is elsewhere: ask for it
             self.arena.outlets.setdefault(participant.id, set()).add(outlet)
             hello: dict[str, Any] = {"p": participant.id, "hello": True, "from": self.me}
@@ -545,13 +549,20 @@ class Cluster:
             self.arena.send(self.person(pid), waiting)
         return True
 
-    async def _owner_in_store(self, participant: Participant) -> str | None:
+    async def _owner_in_store(
+        self, participant: Participant, resume: ResumePoint | None = None
+    ) -> str | None:
         """Where the store says `participant` is playing, when Redis has no route for them: the
         store is the record of who plays where, the route only its copy, and a copy can be lost
         (commands dropped after 30 s of a Redis outage, redis_outbox.py; before 2026-11-28,
         every batch that failed once). Without this, someone whose game goes on elsewhere
         would be shown the lobby here, join again, and be seated twice. Asked only of people
-        with a round counted (anyone ever seated) and not in a game here."""
+        with a round counted (anyone ever seated) and not in a game here.
+
+        Also the owner of the game their reconnecting page names, if it ended there since
+        (its route deleted): it still holds the game and shows them its end, which they
+        missed with the socket they lost; not the lobby (seen at a SIGKILL: witnesses in the
+        verdict phase whose socket died with its process as their game ended elsewhere)."""
         pid, store = participant.id, self.arena.store
         here = self.arena.games.get(participant.game or "")
         if store is None or (here is not None and here.result is None):
@@ -561,19 +572,26 @@ class Cluster:
         failed = store.writer.last_failure_at
         if failed is not None and time() - failed < STORE_QUIET_S:
             return None  # the store is out: the route (none) is all there is
+        named = resume.game if resume is not None else None
         try:
             async with asyncio.timeout(STORE_LOOKUP_S):
-                found = await asyncio.to_thread(store.live_game_of, pid)
+                found = await asyncio.to_thread(store.game_to_find, pid, named)
         except Exception as err:
             log.warning("store: where %s plays could not be read (%r)", pid, err)
             return None
-        game, owner = found if found is not None else ("", None)
+        game, owner, playing = found if found is not None else ("", None, False)
         if owner is None:
             return None
         if owner == self.me:  # ended here (its end not committed yet), or claimed here
-            if here is None or here.id != game:
+            if playing and (here is None or here.id != game):
                 await self.takeover.rebuilt(pid)  # in a takeover: wait for its rebuild
             return None
+        if not playing:  # the game their page names ended there: shown by its owner if alive
+            assert self.redis is not None
+            if not await self.redis.exists(self.ns + "alive:" + owner):
+                return None
+            self.owners[pid] = owner
+            return owner
         # Also seen for a game that has just ended there (its route deleted, its end not
         # committed yet): its owner then answers with the lobby, as it would have here.
         fault(log, "route-missing", participant=pid, game=game, owner=owner, process=self.me)
@@ -618,6 +636,14 @@ class Cluster:
                 continue
             del self._taken[pid]
             mode = self.arena.setup.mode(mode_name)
+            log.debug(
+                "taken %s: socket %s seen %s waiting %s/%s",
+                pid,
+                pid in self.sockets,
+                pid in self.seen,
+                pid in self.waiting,
+                pid in self.blind.waiting,
+            )
             if (
                 mode is None
                 or pid not in self.sockets
@@ -646,6 +672,22 @@ class Cluster:
         owner = str(json.loads(found)["owner"])  # here, with no live game: over
         return owner != self.me and bool(await self.redis.exists(self.ns + "alive:" + owner))
 
+    async def _plays(self, pid: str) -> bool:
+        """Whether `pid` is in a live game: here, routed to a living process, or as the store
+        has it (routes are lost when Redis restarts empty, until their owners route again)."""
+        if await self._in_live_game(pid):
+            return True
+        store = self.arena.store
+        if store is None:
+            return False
+        try:
+            async with asyncio.timeout(STORE_LOOKUP_S):
+                found = await asyncio.to_thread(store.game_to_find, pid)
+        except Exception as err:  # not known: taken for waiting, as the person believes
+            log.warning("store: whether %s plays could not be read (%r)", pid, err)
+            return False
+        return found is not None and found[2]
+
     async def count_taken_away(self) -> None:
         """People queued here whom another process took from the queue to pair them: one that
         died before seating them told them nothing, and their entry is gone, so nobody else
@@ -665,6 +707,7 @@ class Cluster:
         now_c, now_m = self.arena.clock.now(), monotonic()
         for pid, (mode, since) in before.items():
             if self.waiting.get(pid) == (mode, since) and f"{pid}|{self.me}" not in listed[mode]:
+                log.debug("counted as taken: %s", pid)
                 del self.waiting[pid]
                 self._taken[pid] = (mode, now_c - since, now_m)
 
@@ -768,6 +811,7 @@ class Cluster:
         # "Done" ends their study: first make sure no round counted is one that never existed.
         if taken.outcome == "done" and await self.books.recount(self._run(), pid, book):
             taken = await self.books.take_or_wait(self._run(), mode.name, pid, self.me, book)
+        log.debug("queue %s: %s %s", pid, taken.outcome, taken.partner)
         if taken.outcome == "waiting" and self._game_shown.get(pid) != shown:
             # Queued, and taken at once by another process, whose new game has been relayed
             # to them while Redis answered here: "waiting" now would hide it.
@@ -883,6 +927,7 @@ class Cluster:
             if mode is None or not (alone or waited >= settings.max_wait_s):
                 continue
             if not await self._unqueue(pid):  # matched by another process
+                log.debug("unqueue %s: taken by another process", pid)
                 self._taken[pid] = (mode_name, waited, monotonic())
                 continue
             person = self.person(pid)
@@ -934,6 +979,7 @@ class Cluster:
             for game in list(self.arena.games.values()):
                 if game.result is None:
                     self._announce(game)
+            await self.blind.register_again(self._run(), self.arena.lobby.rounds, self._plays)
 
     async def _give_up_taken(self) -> None:
         store = self.arena.store

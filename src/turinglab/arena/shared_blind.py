@@ -63,14 +63,19 @@ log = logging.getLogger(__name__)
 
 # KEYS[1] the person's `blind-at` key, KEYS[2] the mode's offer set, KEYS[3] the offer counter
 # (oldest first), KEYS[4] their `blind-wait` key. ARGV[1] this process, ARGV[2] the entry,
-# ARGV[3] "1" to offer them, ARGV[4] the keys' TTL, ARGV[5] "1" as they join (else they must
-# still be waiting here), ARGV[6] "<mode>|<epoch s joined>" for `blind-wait`. 0: they are not
-# (taken, or waiting on another process).
+# ARGV[3] "1" to offer them, ARGV[4] the keys' TTL, ARGV[5] "1" as they join, "2" when Redis
+# lost their keys (restarted empty: set again unless another process has set them since),
+# else they must still be waiting here, ARGV[6] "<mode>|<epoch s joined>" for `blind-wait`.
+# 0: they are not (taken, or waiting on another process).
 JOIN = """
 if ARGV[5] == '1' then
   redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[4])
   redis.call('SET', KEYS[4], ARGV[6], 'EX', ARGV[4])
-elseif redis.call('GET', KEYS[1]) ~= ARGV[1] then
+elseif ARGV[5] == '2' then
+  redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[4])
+  redis.call('SET', KEYS[4], ARGV[6], 'NX', 'EX', ARGV[4])
+end
+if ARGV[5] ~= '1' and redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return 0
 end
 if ARGV[3] == '1' then
@@ -300,8 +305,28 @@ class SharedBlind:
         for pid in list(self.elsewhere):
             await self.watch(run, pid, settings, book, mode_of)
 
-    async def _register(self, pid: str, waiting: Waiting, *, joining: bool) -> bool:
-        """Note that `pid` waits here, offered as a witness when their part says so."""
+    async def register_again(
+        self, run: str, book: RoundBook, plays: Callable[[str], Awaitable[bool]]
+    ) -> None:
+        """Redis restarted empty (this process's heartbeat had gone): everyone still waiting
+        here is noted and offered again, their books rebuilt from the store. Without this,
+        their `blind-at` keys gone, each would be taken for taken by another process at their
+        due time and left waiting for nobody. Not those another process took and seated
+        before (`plays`: kept in `waiting` here until their due time), or they could be
+        seated twice."""
+        for pid, waiting in list(self.waiting.items()):
+            if await plays(pid):
+                self.waiting.pop(pid, None)
+                continue
+            await self.books.load(run, pid, book)
+            if not await self._register(pid, waiting, joining=False, lost=True):
+                self._taken_away(pid)  # another process set them meanwhile: watched from here
+
+    async def _register(
+        self, pid: str, waiting: Waiting, *, joining: bool, lost: bool = False
+    ) -> bool:
+        """Note that `pid` waits here, offered as a witness when their part says so; `lost`:
+        their keys were lost with Redis (set again unless another process has set them)."""
         offer = waiting.plan.kind == "witness" or len(waiting.mode.witnesses) > 1
         key = self._set(waiting.mode)
         joined = f"{waiting.mode.name}|{time.time() - (self.clock.now() - waiting.since):.3f}"
@@ -312,7 +337,7 @@ class SharedBlind:
                 self._entry(pid),
                 int(offer),
                 self.books.met_ttl_s,
-                int(joining),
+                1 if joining else 2 if lost else 0,
                 joined,
             ],
         )

@@ -29,6 +29,7 @@ import argparse
 import asyncio
 import cProfile
 import json
+import logging
 import os
 import platform
 import random
@@ -127,6 +128,12 @@ def serve(o: ServerOptions) -> None:
     from turinglab.store.database import Store
 
     setup = engine_setup(o.game_s, o.rounds, o.max_wait_s, o.study_seed, o.blind)
+    if os.environ.get("TURINGLAB_BENCH_TRACE"):  # the cluster's decisions, for tracing a run
+        trace = logging.getLogger("turinglab.arena.cluster")
+        trace.setLevel(logging.DEBUG)
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter(f"%(asctime)s {o.port} %(message)s"))
+        trace.addHandler(handler)
     kept = None if o.store is None else ArenaStore(Store(o.store), setup, worker=f"bench:{o.port}")
     app = create_app(
         setup,
