@@ -339,6 +339,22 @@ async def test_who_waits_when_redis_restarts_empty_is_noted_and_offered_again(
     assert sorted(await client.zrange(f"{prefix}blind:three-party", 0, -1)) == ["x|P0", "y|P0"]
     await procs.tick()
     assert procs.seated == [["x", "y"]] and not p0.waiting
+    # Someone P1 took from P0 and seated is still listed on P0 until their due time: noted
+    # again (a second registration, as the listener's and the heartbeat's both do), they
+    # are not offered again, so nobody can seat them twice.
+    settings = ArenaSettings(
+        design=MatchDesign(human_witness_share=1.0, wait_min_s=0, wait_max_s=0)
+    )
+    drawn(procs, 0, WITNESS)
+    await procs.join("v", 0, mode_named("two-party"), settings)
+    drawn(procs, 1, PERSON)
+    await procs.join("u", 1, mode_named("two-party"), settings)
+    await procs.matchers[1].tick(RUN, procs.rounds[1])
+    assert procs.seated[-1] == ["u", "v"] and "v" in p0.waiting
+    await p0.register_again(RUN, procs.rounds[0], plays)
+    assert "v" not in p0.waiting and await client.zrange(f"{prefix}blind:two-party", 0, -1) == []
+    await procs.tick_one(0, settings)
+    assert procs.seated[-1] == ["u", "v"] and not p0.waiting and p0.elsewhere == {"z": "P1"}
 
 
 SERVER = """

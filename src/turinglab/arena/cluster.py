@@ -507,7 +507,7 @@ class Cluster:
         await self.books.load(self._run(), participant.id, self.arena.lobby.rounds)
         owner = await self.takeover.owner_once_rebuilt(participant.id)
         if owner is None:
-            owner = await self._owner_in_store(participant, resume)
+            owner = await self._owner_in_store(participant)
         # A game taken over here while Redis was asked is known here first.
         here = self.arena.games.get(participant.game or "")
         if here is not None and here.result is None:
@@ -549,20 +549,13 @@ class Cluster:
             self.arena.send(self.person(pid), waiting)
         return True
 
-    async def _owner_in_store(
-        self, participant: Participant, resume: ResumePoint | None = None
-    ) -> str | None:
+    async def _owner_in_store(self, participant: Participant) -> str | None:
         """Where the store says `participant` is playing, when Redis has no route for them: the
         store is the record of who plays where, the route only its copy, and a copy can be lost
         (commands dropped after 30 s of a Redis outage, redis_outbox.py; before 2026-11-28,
         every batch that failed once). Without this, someone whose game goes on elsewhere
         would be shown the lobby here, join again, and be seated twice. Asked only of people
-        with a round counted (anyone ever seated) and not in a game here.
-
-        Also the owner of the game their reconnecting page names, if it ended there since
-        (its route deleted): it still holds the game and shows them its end, which they
-        missed with the socket they lost; not the lobby (seen at a SIGKILL: witnesses in the
-        verdict phase whose socket died with its process as their game ended elsewhere)."""
+        with a round counted (anyone ever seated) and not in a game here."""
         pid, store = participant.id, self.arena.store
         here = self.arena.games.get(participant.game or "")
         if store is None or (here is not None and here.result is None):
@@ -572,26 +565,19 @@ class Cluster:
         failed = store.writer.last_failure_at
         if failed is not None and time() - failed < STORE_QUIET_S:
             return None  # the store is out: the route (none) is all there is
-        named = resume.game if resume is not None else None
         try:
             async with asyncio.timeout(STORE_LOOKUP_S):
-                found = await asyncio.to_thread(store.game_to_find, pid, named)
+                found = await asyncio.to_thread(store.live_game_of, pid)
         except Exception as err:
             log.warning("store: where %s plays could not be read (%r)", pid, err)
             return None
-        game, owner, playing = found if found is not None else ("", None, False)
+        game, owner = found if found is not None else ("", None)
         if owner is None:
             return None
         if owner == self.me:  # ended here (its end not committed yet), or claimed here
-            if playing and (here is None or here.id != game):
+            if here is None or here.id != game:
                 await self.takeover.rebuilt(pid)  # in a takeover: wait for its rebuild
             return None
-        if not playing:  # the game their page names ended there: shown by its owner if alive
-            assert self.redis is not None
-            if not await self.redis.exists(self.ns + "alive:" + owner):
-                return None
-            self.owners[pid] = owner
-            return owner
         # Also seen for a game that has just ended there (its route deleted, its end not
         # committed yet): its owner then answers with the lobby, as it would have here.
         fault(log, "route-missing", participant=pid, game=game, owner=owner, process=self.me)
@@ -682,11 +668,11 @@ class Cluster:
             return False
         try:
             async with asyncio.timeout(STORE_LOOKUP_S):
-                found = await asyncio.to_thread(store.game_to_find, pid)
+                found = await asyncio.to_thread(store.live_game_of, pid)
         except Exception as err:  # not known: taken for waiting, as the person believes
             log.warning("store: whether %s plays could not be read (%r)", pid, err)
             return False
-        return found is not None and found[2]
+        return found is not None
 
     async def count_taken_away(self) -> None:
         """People queued here whom another process took from the queue to pair them: one that
@@ -973,6 +959,10 @@ class Cluster:
             if self._registered and not force:  # a long pause, or Redis restarted empty
                 fault(log, "heartbeat-missing", logging.ERROR, process=self.me)
             self._registered = True
+            # Until every step below is done: one that fails half-way (Redis failing again,
+            # as it often does just after a restart) is redone by the next beat, or the routes
+            # and waiting people after it would stay unregistered.
+            self._register_again = True
             await self.redis.set(key, "1", px=ttl_ms)
             await self.redis.sadd(self.ns + "procs", self.me)
             await self._give_up_taken()
@@ -980,6 +970,7 @@ class Cluster:
                 if game.result is None:
                     self._announce(game)
             await self.blind.register_again(self._run(), self.arena.lobby.rounds, self._plays)
+            self._register_again = False
 
     async def _give_up_taken(self) -> None:
         store = self.arena.store

@@ -6,9 +6,10 @@ Each process draws a person's wait and part as they join there, exactly as one p
 distribution). What is shared, in Redis and changed only by Lua scripts (atomic there):
 
 * `blind-at:<pid>`: the process a person waits on, the only one that may seat them: set as
-  they join, `taken:<process>` from TAKE until that process has seated them, deleted when they
-  are seated or let go. A person who joins again on another process (a reconnect elsewhere) is
-  waited for there only; the first process's plan lapses. `blind-wait:<pid>` keeps the mode
+  they join, `taken:<process>` from TAKE until that process has seated them, then `seated`;
+  deleted when they are seated with AI witnesses or let go. A person who joins again on
+  another process (a reconnect elsewhere) is waited for there only; the first process's plan
+  lapses. `blind-wait:<pid>` keeps the mode
   and when they joined, for ADOPT;
 * `blind:<mode>`, a sorted set of entries "pid|process", oldest first: who may be taken as a
   witness — in one-witness modes those drawn to witness, in three-party modes everyone waiting.
@@ -104,7 +105,7 @@ return 'free'
 # when they wait nowhere else.
 ADOPT = """
 local at = redis.call('GET', KEYS[1])
-if not at or at == ARGV[1] then return {'none', ''} end
+if not at or at == ARGV[1] or at == 'seated' then return {'none', ''} end
 local proc = string.match(at, '^taken:(.*)$') or at
 if redis.call('EXISTS', ARGV[2] .. proc) == 1 then return {'elsewhere', at} end
 if proc ~= at and redis.call('EXISTS', KEYS[3]) == 1 then  -- seated before it died
@@ -164,10 +165,13 @@ return {'none', '', ci, cw, 0, 0}
 """
 )
 
-# KEYS: the `blind-at` keys of people this process took, now seated. ARGV[1] its marker.
+# KEYS: the `blind-at` keys of people this process took, now seated. ARGV[1] its marker,
+# ARGV[2] the keys' TTL. Marked SEATED (until they join again), not deleted: a process that
+# still lists them as waiting (it learns they were taken at their due time) and notes its
+# waiting people again after Redis restarted empty (JOIN, "2") must not offer them again.
 SEATED = """
 for _, key in ipairs(KEYS) do
-  if redis.call('GET', key) == ARGV[1] then redis.call('DEL', key) end
+  if redis.call('GET', key) == ARGV[1] then redis.call('SET', key, 'seated', 'EX', ARGV[2]) end
 end
 """
 
@@ -417,7 +421,8 @@ class SharedBlind:
                 self.waiting.pop(pid, None)
                 self.waiting.pop(partner, None)  # when they waited here
                 await self._seat(mode, [pid, partner])
-                await self._seated(keys=[self._at(pid), self._at(partner)], args=[self._taken])
+                keys, ttl = [self._at(pid), self._at(partner)], self.books.met_ttl_s
+                await self._seated(keys=keys, args=[self._taken, ttl])
                 return
             if not one_witness:
                 return  # three-party with nobody to witness: keep waiting, still offered

@@ -443,12 +443,9 @@ class ArenaStore:
         """How many took part in this study, and the newest `limit` with ids and rounds."""
         return arena_people.people(self.store, self.run_id, limit)
 
-    def game_to_find(
-        self, participant: str, named: str | None = None
-    ) -> tuple[str, str | None, bool] | None:
-        """(the arena's game id, its owner, still playing) of the game `participant` is
-        playing, or of the one their page names (arena_people.game_to_find)."""
-        return arena_people.game_to_find(self.store, self.run_id, participant, named)
+    def live_game_of(self, participant: str) -> tuple[str, str | None] | None:
+        """(the arena's game id, its owner) of the game `participant` is playing, if any."""
+        return arena_people.live_game_of(self.store, self.run_id, participant)
 
     def study_rounds(self, participant: str) -> arena_people.PastRounds:
         """A person's rounds in this study by role, and whom they met (their round book)."""

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import and_, bindparam, desc, func, or_, select
+from sqlalchemy import and_, bindparam, desc, func, select
 
 from turinglab.store.arena_records import SURVEY_GAME
 from turinglab.store.database import FINISHED, PLAYING, Store
@@ -97,26 +97,19 @@ class PastRounds:
     met: frozenset[str]  # everyone seated with them in a study game, whatever its end
 
 
-def game_to_find(
-    store: Store, run_id: str, participant: str, named: str | None = None
-) -> tuple[str, str | None, bool] | None:
-    """Where to find `participant` when Redis has no route: the latest of their games in the
-    study that are still playing or that their page names (`named`, the arena's id; ended,
-    say, as their page reconnected), as (the arena's id, its owner, still playing)."""
-    game_id = games.c.setup["arena_game"].as_string()
-    wanted = games.c.status == PLAYING
-    if named is not None:
-        wanted = or_(wanted, game_id == named)
+def live_game_of(store: Store, run_id: str, participant: str) -> tuple[str, str | None] | None:
+    """The game of the study `participant` sits in that is still playing, as (the arena's id
+    of it, the process that owns it), or None: where to find them when Redis has no route."""
     query = (
-        select(game_id, games.c.worker, games.c.status)
+        select(games.c.setup["arena_game"].as_string(), games.c.worker)
         .join(seats, seats.c.game_id == games.c.id)
-        .where(_in_run(run_id), seats.c.participant == participant, wanted)
+        .where(_in_run(run_id), seats.c.participant == participant, games.c.status == PLAYING)
         .order_by(desc(games.c.id))
         .limit(1)
     )
     with store.engine.connect() as conn:
         row = conn.execute(query).first()
-    return None if row is None else (str(row[0]), row[1], row[2] == PLAYING)
+    return None if row is None else (str(row[0]), row[1])
 
 
 def study_rounds(
