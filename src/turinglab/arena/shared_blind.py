@@ -9,8 +9,7 @@ distribution). What is shared, in Redis and changed only by Lua scripts (atomic 
   they join, `taken:<process>` from TAKE until that process has seated them, then `seated`;
   deleted when they are seated with AI witnesses or let go. A person who joins again on
   another process (a reconnect elsewhere) is waited for there only; the first process's plan
-  lapses. `blind-wait:<pid>` keeps the mode
-  and when they joined, for ADOPT;
+  lapses. `blind-wait:<pid>` keeps the mode and when they joined, for ADOPT;
 * `blind:<mode>`, a sorted set of entries "pid|process", oldest first: who may be taken as a
   witness — in one-witness modes those drawn to witness, in three-party modes everyone waiting.
 
