@@ -240,6 +240,17 @@ async def test_who_waited_on_a_dead_process_is_adopted_where_they_reconnect(
     assert procs.seated == [["a"]] and not procs.waiting
 
 
+async def dies_as_it_seats(procs: Processes) -> None:
+    """P0 ticks and dies between pairing (rounds counted, people marked taken) and seating."""
+
+    async def killed(_mode: ArenaMode, _pids: list[str]) -> None:
+        raise RuntimeError("SIGKILL")
+
+    procs.matchers[0]._seat = killed
+    with pytest.raises(RuntimeError):
+        await procs.matchers[0].tick(RUN, procs.rounds[0])
+
+
 async def test_who_was_taken_by_a_process_that_died_unseated_is_adopted(
     namespace: tuple,
 ) -> None:
@@ -249,13 +260,7 @@ async def test_who_was_taken_by_a_process_that_died_unseated_is_adopted(
     procs = Processes(client, prefix, n=2, seed=1, rng_for=Drawn)
     await procs.join("x", 0, mode, settings)
     await procs.join("y", 0, mode, settings)
-
-    async def killed(_mode: ArenaMode, _pids: list[str]) -> None:
-        raise RuntimeError("SIGKILL")
-
-    procs.matchers[0]._seat = killed
-    with pytest.raises(RuntimeError):
-        await procs.matchers[0].tick(RUN, procs.rounds[0])  # x takes y: counted, not seated
+    await dies_as_it_seats(procs)  # x takes y: counted, not seated
     assert await client.get(f"{prefix}blind-at:x") == "taken:P0"
     p1, book1 = procs.matchers[1], procs.rounds[1]
     assert await p1.watch(RUN, "x", settings, book1, mode_named)  # P0 may still seat them
@@ -289,13 +294,7 @@ async def test_a_witness_taken_by_a_process_that_died_unseated_waits_again_uncou
     await procs.join("w", 1, mode, settings)  # offered by P1
     drawn(procs, 0, PERSON)
     await procs.join("i", 0, mode, settings)
-
-    async def killed(_mode: ArenaMode, _pids: list[str]) -> None:
-        raise RuntimeError("SIGKILL")
-
-    procs.matchers[0]._seat = killed
-    with pytest.raises(RuntimeError):
-        await procs.matchers[0].tick(RUN, procs.rounds[0])  # i takes w: counted, not seated
+    await dies_as_it_seats(procs)  # i takes w: counted, not seated
     assert await client.hgetall(f"{prefix}book:{RUN}:w") == {"i": "0", "w": "1"}
     p1, book1 = procs.matchers[1], procs.rounds[1]
     await procs.tick_one(1, settings)  # w's due time: taken by P0, which may still seat them
