@@ -149,3 +149,15 @@ async def test_who_was_queued_while_the_queues_were_read_is_not_counted_as_taken
         assert await cluster._in_live_game("early")  # seated by a living process
         await client.delete(f"{prefix}alive:P1")
         assert not await cluster._in_live_game("early")  # ... that has died
+
+
+async def test_sockets_held_on_a_dead_process_are_forgotten_by_every_survivor() -> None:
+    """With three processes only the one that claims a dead process's games unlists it; the
+    others forget its sockets from its heartbeat, or their players whose socket it held would
+    count as present for ever (a partner told of a departure after 189 s, in a fault run)."""
+    async with alive_namespace("P1") as (client, prefix):
+        cluster = Cluster(Arena(make_setup()), "unused", prefix.split(":")[2])
+        cluster.redis = client
+        cluster.holders = {"a": {"P1", "P2"}, "b": {"P2"}, "c": {"P1"}}  # P2: dead, unlisted
+        await cluster._forget_dead_holders()
+        assert cluster.holders == {"a": {"P1"}, "b": set(), "c": {"P1"}}

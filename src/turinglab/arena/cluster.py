@@ -674,6 +674,20 @@ class Cluster:
             return False
         return found is not None
 
+    async def _forget_dead_holders(self) -> None:
+        """Sockets held on a process that has died died with it. Only the survivor that claims
+        its games unlists it (Takeover._forget); with three or more processes the others must
+        see it gone themselves, or their players whose socket it held would count as present
+        for ever, and a partner of one who left would never be told."""
+        assert self.redis is not None
+        named = sorted({proc for held in self.holders.values() for proc in held})
+        if not named:
+            return
+        beats = await self.redis.mget([self.ns + "alive:" + proc for proc in named])
+        dead = {proc for proc, beat in zip(named, beats, strict=True) if beat is None}
+        for held in self.holders.values():
+            held -= dead
+
     async def count_taken_away(self) -> None:
         """People queued here whom another process took from the queue to pair them: one that
         died before seating them told them nothing, and their entry is gone, so nobody else
@@ -894,6 +908,7 @@ class Cluster:
         await asyncio.gather(*(ask_again(p, u) for p, u in list(self.catchup.items())))
         try:
             await self.takeover.take_over_lost()
+            await self._forget_dead_holders()
         except Exception:  # the store or Redis hiccuped: try again next tick, match people now
             log.exception("takeover failed; trying again")
         settings = self.arena.setup.settings
