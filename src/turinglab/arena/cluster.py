@@ -169,8 +169,6 @@ class Cluster:
         self._beat_failing = False
         self._registered = False  # the first beat registered this process
         self._register_again = False  # a registration failed half-way: the next beat redoes it
-        # Registered again: its blind-matching waiters too, at the next tick (shared_blind.py).
-        self._blind_to_register = False
         self._game_shown: dict[str, str] = {}  # pid -> the last game relayed here from another
         # pid -> the other processes holding a socket of theirs, as they told us (abandon.py).
         self.holders: dict[str, set[str]] = {}
@@ -915,9 +913,6 @@ class Cluster:
             log.exception("takeover failed; trying again")
         settings = self.arena.setup.settings
         book, mode_of = self.arena.lobby.rounds, self.arena.setup.mode
-        if self._blind_to_register:
-            await self.blind.register_again(self._run(), book, self._plays)
-            self._blind_to_register = False
         await self.blind.watch_elsewhere(self._run(), settings, book, mode_of)
         await self.blind.tick(self._run(), book)
         now = self.arena.clock.now()
@@ -981,7 +976,7 @@ class Cluster:
             self._registered = True
             # Until every step below is done: one that fails half-way (Redis failing again,
             # as it often does just after a restart) is redone by the next beat, or the routes
-            # and waiting people would stay unregistered.
+            # and waiting people after it would stay unregistered.
             self._register_again = True
             await self.redis.set(key, "1", px=ttl_ms)
             await self.redis.sadd(self.ns + "procs", self.me)
@@ -989,7 +984,7 @@ class Cluster:
             for game in list(self.arena.games.values()):
                 if game.result is None:
                     self._announce(game)
-            self._blind_to_register = True  # by the tick: store look-ups, not in the beat
+            await self.blind.register_again(self._run(), self.arena.lobby.rounds, self._plays)
             self._register_again = False
 
     async def _give_up_taken(self) -> None:

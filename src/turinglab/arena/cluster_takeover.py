@@ -142,7 +142,9 @@ class Takeover:
         """`lost` is unlisted: known gone, so routes naming it are stale (Cluster._route_state)."""
         cluster = self.cluster
         assert cluster.redis is not None
-        await cluster.redis.srem(cluster.ns + "procs", lost)  # its sockets: _forget_dead_holders
+        await cluster.redis.srem(cluster.ns + "procs", lost)
+        for held in cluster.holders.values():  # its sockets died with it
+            held.discard(lost)
         cluster.owners = {p: o for p, o in cluster.owners.items() if o != lost}
 
     async def _tell_moving(self, lost: str) -> None:
