@@ -31,7 +31,8 @@ from arena_fixtures import Person, make_setup
 from test_arena_cluster_queue_adopt import _pid
 from test_arena_multiprocess import alive_namespace, arena_processes
 from test_arena_takeover import SERVER
-from turinglab.arena.cluster import Cluster
+from turinglab.arena import cluster as cluster_module
+from turinglab.arena.cluster import HOLDER_GONE_S, Cluster
 from turinglab.arena.hub import Arena
 
 pytestmark = [pytest.mark.database, pytest.mark.slow]
@@ -40,7 +41,8 @@ DYING_SERVER = SERVER.replace(
     "setup = takeover_setup()",
     """
 import os, signal
-from turinglab.arena.cluster import Cluster
+from turinglab.arena import cluster as cluster_module
+from turinglab.arena.cluster import HOLDER_GONE_S, Cluster
 _seat = Cluster._seat
 async def _seat_or_die(self, mode, people):
     if os.path.exists({marker!r} + "-" + str({port!r})):  # dies between pairing and seating
@@ -151,13 +153,26 @@ async def test_who_was_queued_while_the_queues_were_read_is_not_counted_as_taken
         assert not await cluster._in_live_game("early")  # ... that has died
 
 
-async def test_sockets_held_on_a_dead_process_are_forgotten_by_every_survivor() -> None:
+async def test_sockets_held_on_a_dead_process_are_forgotten_by_every_survivor(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """With three processes only the one that claims a dead process's games unlists it; the
     others forget its sockets from its heartbeat, or their players whose socket it held would
-    count as present for ever (a partner told of a departure after 189 s, in a fault run)."""
+    count as present for ever (a partner told of a departure after 189 s, in a fault run).
+    A heartbeat missing for a moment is Redis restarted empty, not a death: forgetting then
+    would count every player whose socket is on another process as gone."""
+    now = [100.0]
+    monkeypatch.setattr(cluster_module, "monotonic", lambda: now[0])
     async with alive_namespace("P1") as (client, prefix):
         cluster = Cluster(Arena(make_setup()), "unused", prefix.split(":")[2])
         cluster.redis = client
-        cluster.holders = {"a": {"P1", "P2"}, "b": {"P2"}, "c": {"P1"}}  # P2: dead, unlisted
+        held = {"a": {"P1", "P2"}, "b": {"P2"}, "c": {"P1", "P3"}}  # P2: dead, unlisted
+        cluster.holders = {pid: set(procs) for pid, procs in held.items()}
         await cluster._forget_dead_holders()
-        assert cluster.holders == {"a": {"P1"}, "b": set(), "c": {"P1"}}
+        assert cluster.holders == held, "a heartbeat missing once was taken for a death"
+        now[0] += HOLDER_GONE_S / 2
+        await client.set(f"{prefix}alive:P3", "1")  # P3 beats again (Redis was restarted)
+        await cluster._forget_dead_holders()
+        now[0] += HOLDER_GONE_S / 2
+        await cluster._forget_dead_holders()
+        assert cluster.holders == {"a": {"P1"}, "b": set(), "c": {"P1", "P3"}}

@@ -20,17 +20,21 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
 import redis
+from sqlalchemy import select
 
 from arena_fixtures import Person, free_port
 from fault_fixtures import audit, seat_pair, server_processes, shown_is_stored
 from resilient_talker import ResilientTalker
 from test_arena_faults import CHAT, SERVER, _until
 from test_arena_resume import AUTH, metric_values
+from turinglab.store.database import PLAYING, Store
+from turinglab.store.schema import games
 
 pytestmark = [pytest.mark.database, pytest.mark.slow]
 
@@ -207,3 +211,77 @@ async def _metrics(base: str) -> dict[str, float]:
     async with aiohttp.ClientSession(headers=AUTH) as http, http.get(base + "/metrics") as r:
         assert r.status == 200
         return metric_values(await r.text())
+
+
+LATE_S = 2.5  # how late the marked process beats again after the restart (< HOLDER_GONE_S)
+LATE_SERVER = SERVER.replace(
+    "setup = {setup}",
+    """
+import asyncio, os
+from turinglab.arena.cluster import Cluster
+_beat = Cluster._beat
+async def _late_beat(self, force=False):
+    if self._registered and os.path.exists({marker!r} + "-" + str({port!r})):
+        if not await self.redis.exists(self.ns + "alive:" + self.me):  # Redis came back empty
+            await asyncio.sleep(LATE_S)
+    await _beat(self, force)
+Cluster._beat = _late_beat
+setup = {setup}""".replace("LATE_S", repr(LATE_S)),
+)
+
+
+async def test_a_silent_person_on_another_process_is_not_counted_gone_after_a_restart(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """After Redis restarts empty, every heartbeat is missing until its process beats again.
+    The owner of a game must not take that for the death of the process holding a person's
+    socket: that person, silent (reading, thinking), would count as gone after the grace and
+    the game end as abandoned. Here the holder beats again LATE_S late, and the grace is
+    shorter than that (its catch-up, once it beats, would tell the owner it holds the socket);
+    the person stays silent; the game goes on."""
+    grace_s = 1.0
+    marker = str(tmp_path / "late")
+    with restartable_redis() as rds:
+        fmt = {
+            "db": postgres_url,
+            "redis": rds.url,
+            "setup": f"make_setup(ai_after_s=600, abandon_after_s={grace_s})",
+            "max_outage_s": 60,
+            "marker": marker,
+        }
+        async with server_processes(LATE_SERVER, 2, **fmt) as servers:
+            bases = [base for base, _ in servers]
+            waiter, taker = Person(bases[1]), Person(bases[0])
+            try:
+                for p in (waiter, taker):
+                    assert (await p.connect())["type"] == "status"
+                await seat_pair(waiter, taker, "three-party", bases, "g")
+                # The person whose socket is not on the game's owner is the one at risk.
+                owner = _owner_port(postgres_url)
+                holder = next(b for b in bases if not b.endswith(f":{owner}"))
+                Path(f"{marker}-{holder.rsplit(':', 1)[1]}").touch()
+                rds.kill()
+                await _until_health(bases, 503, 30)
+                await asyncio.sleep(2.0)
+                rds.start()
+                await _until_health(bases, 200, 60)
+                await asyncio.sleep(LATE_S + grace_s + 3.0)  # nobody writes
+                ended = [f for p in (waiter, taker) for f in p.frames if f["type"] == "reveal"]
+                assert not ended, f"a silent person was counted gone after the restart: {ended}"
+            finally:
+                for p in (waiter, taker):
+                    await p.close()
+    game = next(iter(audit(postgres_url).values()))
+    assert game.status == "playing", (game.status, game.flags)
+
+
+def _owner_port(url: str) -> int:
+    """The port of the process playing the one live game (its row's worker)."""
+    store = Store(url)
+    try:
+        with store.engine.connect() as conn:
+            playing = select(games.c.worker).where(games.c.status == PLAYING)
+            (worker,) = [str(w) for (w,) in conn.execute(playing)]
+    finally:
+        store.close()
+    return int(worker.split("/", 1)[0])

@@ -23,7 +23,7 @@ import pytest
 from sqlalchemy import select
 
 from arena_fixtures import Person
-from test_arena_multiprocess import arena_processes
+from test_arena_multiprocess import Processes, arena_processes
 from test_arena_takeover import SERVER, _match
 from turinglab.store.database import PLAYING, Store
 from turinglab.store.schema import games
@@ -87,23 +87,41 @@ async def _claimed_by(store: Store, port: int) -> None:
     raise AssertionError(f"the game was not claimed by process {port}: {rows}")
 
 
-async def _matched(here: Person, gone: Person) -> tuple[Person, Person]:
-    """Both connected, then matched by `gone`'s process, which owns the game: (judge, witness)."""
-    for p in (here, gone):
+async def _owner_port(store: Store) -> int:
+    """The port of the process whose row names it the live game's worker."""
+    with store.engine.connect() as conn:
+        playing = select(games.c.worker).where(games.c.status == PLAYING)
+        workers = [w for (w,) in conn.execute(playing)]
+    assert len(workers) == 1, workers
+    return int(str(workers[0]).split("/", 1)[0])
+
+
+async def _matched(
+    arena: Processes, store: Store, people: list[Person]
+) -> tuple[Person, Person, Person, Person, int]:
+    """Two people, one on each process, matched: (judge, witness, here, gone, dead), where
+    `gone` is the person on the process that owns the game, arena.procs[dead], to be killed.
+    Which process seats the pair is asked of the store, not assumed: a run that killed the
+    other one found no takeover (its connect "not slowed"), on 2026-11-28."""
+    first, second = Person(arena.bases[1]), Person(arena.bases[0])
+    people += [first, second]  # closed by the caller
+    for p in (first, second):
         assert (await p.connect())["type"] == "status"
-    judge, witness, _game = await _match(here, gone, "three-party")
-    return judge, witness
+    judge, witness, _game = await _match(first, second, "three-party")
+    dead = arena.ports.index(await _owner_port(store))
+    here, gone = (first, second) if dead == 0 else (second, first)
+    return judge, witness, here, gone, dead
 
 
 async def test_an_input_sent_during_the_rebuild_is_applied_without_a_resend(
     postgres_url: str,
 ) -> None:
     async with arena_processes(SLOW_SERVER, postgres_url) as arena:
-        one, two = arena.bases
-        here, gone = Person(two), Person(one)  # `gone`'s process takes the match, then dies
         store = Store(postgres_url)
+        people: list[Person] = []
         try:
-            judge, witness = await _matched(here, gone)
+            judge, witness, here, gone, dead = await _matched(arena, store, people)
+            survivor = 1 - dead
             snap = next(f for f in here.frames if f["type"] == "game")
             # A question shown, so the game and what was said are stored before the kill.
             await judge.send(type="message", id="q-1", after=0, channel="A", text="hi A, ok?")
@@ -117,15 +135,15 @@ async def test_an_input_sent_during_the_rebuild_is_applied_without_a_resend(
             else:  # it asks the other witness its first question
                 sent = {"channel": "B", "text": "what did you have for breakfast?"}
 
-            arena.procs[0].send_signal(signal.SIGKILL)
-            arena.procs[0].wait(10)
+            arena.procs[dead].send_signal(signal.SIGKILL)
+            arena.procs[dead].wait(10)
             await gone.drop()
-            await _claimed_by(store, arena.ports[1])
+            await _claimed_by(store, arena.ports[survivor])
             began = asyncio.get_running_loop().time()
             await here.send(type="message", id="in-rebuild", after=after, **sent)
             # The person of the dead process comes back meanwhile: routed here, where the game
             # is not rebuilt yet. They wait for it, not shown the lobby.
-            gone.base = two
+            gone.base = arena.bases[survivor]
             assert (await gone.connect())["type"] == "game"
             # Sent once, never again: shown (so stored) once the game is rebuilt.
             shown = await here.until("message", ref="in-rebuild", timeout=20)
@@ -137,7 +155,7 @@ async def test_an_input_sent_during_the_rebuild_is_applied_without_a_resend(
             assert moving["code"] == "moving" and "picking your game up" in moving["message"]
         finally:
             store.close()
-            for p in (here, gone):
+            for p in people:
                 await p.close()
 
 
@@ -145,19 +163,19 @@ async def test_a_person_whose_reconnect_is_slow_after_a_takeover_is_not_counted_
     postgres_url: str,
 ) -> None:
     async with arena_processes(SLOW_CONNECT_SERVER, postgres_url) as arena:
-        one, two = arena.bases
-        here, gone = Person(two), Person(one)  # `gone`'s process takes the match, then dies
         store = Store(postgres_url)
+        people: list[Person] = []
         try:
-            judge, _witness = await _matched(here, gone)
+            judge, _witness, here, gone, dead = await _matched(arena, store, people)
+            survivor = 1 - dead
             await judge.send(type="message", id="q-1", after=0, channel="A", text="hi A, ok?")
             await judge.until("message", ref="q-1")
 
-            arena.procs[0].send_signal(signal.SIGKILL)
-            arena.procs[0].wait(10)
+            arena.procs[dead].send_signal(signal.SIGKILL)
+            arena.procs[dead].wait(10)
             await gone.drop()
-            await _claimed_by(store, arena.ports[1])
-            gone.base = two
+            await _claimed_by(store, arena.ports[survivor])
+            gone.base = arena.bases[survivor]
             began = asyncio.get_running_loop().time()
             back = await gone.connect()  # open at once, connected only after SLOW_CONNECT_S
             took = asyncio.get_running_loop().time() - began
@@ -167,5 +185,5 @@ async def test_a_person_whose_reconnect_is_slow_after_a_takeover_is_not_counted_
             assert not ended, f"a person with an open socket was counted gone: {ended}"
         finally:
             store.close()
-            for p in (here, gone):
+            for p in people:
                 await p.close()

@@ -82,6 +82,10 @@ STORE_QUIET_S = 10.0
 STORE_LOOKUP_S = 5.0  # a store that takes longer to say where someone plays is not waited for
 CATCHUP_S = 30.0  # after Redis is back, how long a process keeps asking owners for missed frames
 BEAT_S = 0.5  # how often the heartbeat is renewed (its TTL is the takeover delay)
+# A heartbeat missing this long, as seen here, is a death: after Redis restarts empty every
+# heartbeat is missing until its process beats again (within BEAT_S of Redis coming back, or
+# later when that process is busy).
+HOLDER_GONE_S = 5.0
 
 
 class SignedSessions(Sessions):
@@ -169,9 +173,12 @@ class Cluster:
         self._beat_failing = False
         self._registered = False  # the first beat registered this process
         self._register_again = False  # a registration failed half-way: the next beat redoes it
+        # Registered again: its blind-matching waiters too, by the next tick (shared_blind.py).
+        self._blind_to_register = False
         self._game_shown: dict[str, str] = {}  # pid -> the last game relayed here from another
         # pid -> the other processes holding a socket of theirs, as they told us (abandon.py).
         self.holders: dict[str, set[str]] = {}
+        self._beat_missing: dict[str, float] = {}  # holder -> seen without a heartbeat since
         self._held_tasks: set[asyncio.Task[None]] = set()
         self.takeover = Takeover(self)  # games of processes that die (cluster_takeover.py)
         arena.abandon.present = self._present
@@ -678,13 +685,16 @@ class Cluster:
         """Sockets held on a process that has died died with it. Only the survivor that claims
         its games unlists it (Takeover._forget); with three or more processes the others must
         see it gone themselves, or their players whose socket it held would count as present
-        for ever, and a partner of one who left would never be told."""
+        for ever, and a partner of one who left would never be told. Gone means its heartbeat
+        stayed missing HOLDER_GONE_S: not merely wiped by a Redis restart, or every player
+        whose socket is on another process would count as absent and their game be ended."""
         assert self.redis is not None
         named = sorted({proc for held in self.holders.values() for proc in held})
-        if not named:
-            return
-        beats = await self.redis.mget([self.ns + "alive:" + proc for proc in named])
-        dead = {proc for proc, beat in zip(named, beats, strict=True) if beat is None}
+        beats = await self.redis.mget([self.ns + "alive:" + p for p in named]) if named else []
+        now = monotonic()
+        missing = {proc for proc, beat in zip(named, beats, strict=True) if beat is None}
+        self._beat_missing = {p: self._beat_missing.get(p, now) for p in missing}
+        dead = {p for p, since in self._beat_missing.items() if now - since >= HOLDER_GONE_S}
         for held in self.holders.values():
             held -= dead
 
@@ -913,6 +923,9 @@ class Cluster:
             log.exception("takeover failed; trying again")
         settings = self.arena.setup.settings
         book, mode_of = self.arena.lobby.rounds, self.arena.setup.mode
+        if self._blind_to_register:  # not in the beat: a store look-up per waiting person
+            await self.blind.register_again(self._run(), book, self._plays)
+            self._blind_to_register = False
         await self.blind.watch_elsewhere(self._run(), settings, book, mode_of)
         await self.blind.tick(self._run(), book)
         now = self.arena.clock.now()
@@ -984,7 +997,7 @@ class Cluster:
             for game in list(self.arena.games.values()):
                 if game.result is None:
                     self._announce(game)
-            await self.blind.register_again(self._run(), self.arena.lobby.rounds, self._plays)
+            self._blind_to_register = True  # by the tick (store look-ups), before it matches
             self._register_again = False
 
     async def _give_up_taken(self) -> None:
