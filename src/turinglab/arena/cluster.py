@@ -50,8 +50,9 @@ import json
 import logging
 import random
 import secrets
+from collections.abc import Callable
 from time import monotonic, time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
@@ -75,12 +76,17 @@ if TYPE_CHECKING:
     from turinglab.store.arena_people import PastRounds
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
-# A store that failed a commit this recently is not asked for a lost round book: each ask would
-# hold a thread up to the connect timeout while the writer already knows it is down.
+# A store that failed a commit this recently is not asked for a lost round book or a lost
+# route (_store_out).
 STORE_QUIET_S = 10.0
 STORE_LOOKUP_S = 5.0  # a store that takes longer to say where someone plays is not waited for
 CATCHUP_S = 30.0  # after Redis is back, how long a process keeps asking owners for missed frames
+# A page back within ENDED_REPLAY_S of its game's end elsewhere is shown the end it missed, by
+# the process that played it; asked ENDED_ASK_S (it may have died), then the lobby here.
+ENDED_REPLAY_S = 60.0
+ENDED_ASK_S = 3.0
 BEAT_S = 0.5  # how often the heartbeat is renewed (its TTL is the takeover delay)
 # A heartbeat missing this long, as seen here, is a death: after Redis restarts empty every
 # heartbeat is missing until its process beats again (within BEAT_S of Redis coming back, or
@@ -170,6 +176,7 @@ class Cluster:
         # pid -> a join they sent while their last game's owner had not answered yet: played
         # once it has (or is known gone), not sent to an owner that may have died with it.
         self._held_joins: dict[str, F.Join] = {}
+        self._asking_ended: set[str] = set()  # asked for the end of a game played elsewhere
         self._beat_failing = False
         self._registered = False  # the first beat registered this process
         self._register_again = False  # a registration failed half-way: the next beat redoes it
@@ -303,6 +310,8 @@ class Cluster:
         route = await self.redis.get(self.ns + "player:" + pid)
         owner = str(json.loads(route)["owner"]) if route is not None else self.owners.get(pid)
         if owner is None or owner == self.me:
+            if pid in self._asking_ended:  # where their game ended was found dead meanwhile
+                await self._on_from_here(pid)
             self._answered(pid)
             return
         if await self._route_state(pid, owner) == "stale":
@@ -315,12 +324,7 @@ class Cluster:
                 "stale route of %s (owner %s), held join %s", pid, owner, pid in self._held_joins
             )
             await self.redis.delete(self.ns + "player:" + pid)
-            person = self.person(pid)
-            # A join held meanwhile answers them itself (_answered plays it).
-            if pid not in self._held_joins and not await self._waits(pid):
-                await self._counted_right(pid)
-                self.arena.send(person, self.arena.state_frame(person))
-            self._answered(pid)
+            await self._on_from_here(pid)
             return
         hello: dict[str, Any] = {"p": pid, "hello": True, "from": self.me}
         point = self.seen.get(pid)
@@ -329,10 +333,23 @@ class Cluster:
         self.arena.metrics.catchups += 1
         self._forward(owner, hello)
 
+    async def _on_from_here(self, pid: str) -> None:
+        """Nobody will answer for `pid`'s last game: they are where this process says they
+        are (the lobby, rounds done, ...), or wait for a match, maybe queued on a process that
+        died (adopted here then). A join held meanwhile answers them itself (_answered)."""
+        person = self.person(pid)
+        if pid not in self._held_joins and not await self._waits(pid):
+            await self._counted_right(pid)
+            self.arena.send(person, self.arena.state_frame(person))
+        self._answered(pid)
+
     def _answered(self, pid: str) -> None:
         """The owner of `pid`'s last game answered (or is known gone): no more asking, and a
         join held meanwhile is played now."""
         self.catchup.pop(pid, None)
+        if pid in self._asking_ended:  # that game is over: what they do next starts here
+            self._asking_ended.discard(pid)
+            self.owners.pop(pid, None)
         join = self._held_joins.pop(pid, None)
         if join is not None and pid in self.sockets:
             asyncio.get_running_loop().create_task(self._play_held(pid, join))
@@ -409,6 +426,9 @@ class Cluster:
         kind = frame.get("type")
         if kind == "game":
             self._game_shown[pid] = str(frame.get("game"))
+            # Queued here, seated by another process: not waiting here any more (else shown
+            # "waiting" if they came back here after that game, until max_wait_s).
+            self.waiting.pop(pid, None)
             if self.owners.get(pid) != data["o"] and pid in self.sockets:
                 self._forward(data["o"], {"p": pid, "here": True, "from": self.me})
             self.owners[pid] = data["o"]
@@ -515,6 +535,8 @@ class Cluster:
         owner = await self.takeover.owner_once_rebuilt(participant.id)
         if owner is None:
             owner = await self._owner_in_store(participant)
+        if owner is None and resume is not None:
+            owner = await self._ended_elsewhere(participant, resume)
         # A game taken over here while Redis was asked is known here first.
         here = self.arena.games.get(participant.game or "")
         if here is not None and here.result is None:
@@ -528,7 +550,8 @@ class Cluster:
             self._forward(owner, hello)
             # Asked again each tick until it answers: the owner may have died (its games are
             # taken over and their routes moved), or died leaving a stale route (_ask_owner).
-            self.catchup[participant.id] = monotonic() + CATCHUP_S
+            asking = ENDED_ASK_S if participant.id in self._asking_ended else CATCHUP_S
+            self.catchup[participant.id] = monotonic() + asking
         elif not await self._waits(participant.id, outlet):
             if owner is None:
                 self._left_elsewhere(participant, resume)
@@ -569,15 +592,9 @@ class Cluster:
             return None
         if self.arena.lobby.rounds.played(pid) == 0:
             return None
-        failed = store.writer.last_failure_at
-        if failed is not None and time() - failed < STORE_QUIET_S:
-            return None  # the store is out: the route (none) is all there is
-        try:
-            async with asyncio.timeout(STORE_LOOKUP_S):
-                found = await asyncio.to_thread(store.live_game_of, pid)
-        except Exception as err:
-            log.warning("store: where %s plays could not be read (%r)", pid, err)
-            return None
+        if self._store_out():
+            return None  # the route (none) is all there is
+        found = await self._read_store(f"where {pid} plays", store.live_game_of, pid)
         game, owner = found if found is not None else ("", None)
         if owner is None:
             return None
@@ -589,6 +606,29 @@ class Cluster:
         # committed yet): its owner then answers with the lobby, as it would have here.
         fault(log, "route-missing", participant=pid, game=game, owner=owner, process=self.me)
         self.owners[pid] = owner  # asked again there while it does not answer (_ask_owner)
+        return owner
+
+    async def _ended_elsewhere(self, participant: Participant, resume: ResumePoint) -> str | None:
+        """The living process where the game a reconnecting page names ended moments ago, when
+        that game is not here: the page's socket closed with another process (a SIGKILL) as
+        the game ended, and its end, relayed there, was lost. That process still holds the
+        game (hub.FORGET_ENDED_AFTER_S) and sends the page what it missed, the reveal; without
+        this the page went from the game straight to the lobby here. It is asked for
+        ENDED_ASK_S only: a heartbeat outlives its process (_ask_again, then the lobby)."""
+        pid, store = participant.id, self.arena.store
+        if store is None or resume.game in self.arena.games or self._store_out():
+            return None
+        found = await self._read_store(f"where {pid} ended", store.game_end, pid, resume.game)
+        owner, ended_at = found if found is not None else (None, 0.0)
+        if owner is None or owner == self.me or time() - ended_at > ENDED_REPLAY_S:
+            return None
+        assert self.redis is not None
+        if not await self.redis.exists(self.ns + "alive:" + owner):
+            return None
+        log.debug("ended elsewhere %s: %s on %s", pid, resume.game, owner)
+        self.owners[pid] = owner  # asked again, from the same point, while it does not answer
+        self.seen[pid] = resume
+        self._asking_ended.add(pid)
         return owner
 
     async def _counted_right(self, pid: str) -> None:
@@ -673,13 +713,25 @@ class Cluster:
         store = self.arena.store
         if store is None:
             return False
+        # Not known (the store out): taken for waiting, as the person believes.
+        return await self._read_store(f"whether {pid} plays", store.live_game_of, pid) is not None
+
+    def _store_out(self) -> bool:
+        """The store's writer failed lately: a read would hold a thread up to the connect
+        timeout while the writer already knows it is down."""
+        store = self.arena.store
+        failed = None if store is None else store.writer.last_failure_at
+        return failed is not None and time() - failed < STORE_QUIET_S
+
+    async def _read_store(self, what: str, read: Callable[..., T], *args: Any) -> T | None:
+        """A store read that routes someone: None when it does not answer within
+        STORE_LOOKUP_S (then, with a warning)."""
         try:
             async with asyncio.timeout(STORE_LOOKUP_S):
-                found = await asyncio.to_thread(store.live_game_of, pid)
-        except Exception as err:  # not known: taken for waiting, as the person believes
-            log.warning("store: whether %s plays could not be read (%r)", pid, err)
-            return False
-        return found is not None
+                return await asyncio.to_thread(read, *args)
+        except Exception as err:
+            log.warning("store: %s could not be read (%r)", what, err)
+            return None
 
     async def _forget_dead_holders(self) -> None:
         """Sockets held on a process that has died died with it. Only the survivor that claims
@@ -863,9 +915,8 @@ class Cluster:
         store = self.arena.store
         if store is None or store.run_id != run:
             return None
-        failed = store.writer.last_failure_at
-        if failed is not None and time() - failed < STORE_QUIET_S:
-            raise ConnectionError(f"the store failed a commit {time() - failed:.1f} s ago")
+        if self._store_out():
+            raise ConnectionError("the store failed a commit moments ago")
         return await asyncio.to_thread(store.study_rounds, pid)
 
     def _run(self) -> str:
@@ -962,6 +1013,12 @@ class Cluster:
         owner = await self.owner(pid) if now_m > until else None
         if owner is not None and await self._route_state(pid, owner) == "taking-over":
             self.catchup[pid] = now_m + 1.0  # its games are being claimed: wait for that
+        elif now_m > until and pid in self._asking_ended:
+            # The process where their game ended did not answer (it died): on from here.
+            fault(log, "catchup-unanswered", participant=pid, after_s=ENDED_ASK_S)
+            self.owners.pop(pid, None)
+            self.seen.pop(pid, None)
+            await self._on_from_here(pid)
         elif now_m > until:
             self.catchup.pop(pid, None)
             fault(log, "catchup-unanswered", participant=pid, after_s=CATCHUP_S)

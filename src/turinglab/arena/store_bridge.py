@@ -447,6 +447,10 @@ class ArenaStore:
         """(the arena's game id, its owner) of the game `participant` is playing, if any."""
         return arena_people.live_game_of(self.store, self.run_id, participant)
 
+    def game_end(self, participant: str, game: str) -> tuple[str | None, float] | None:
+        """(its owner, when it ended) of `participant`'s game `game`, once ended."""
+        return arena_people.game_end(self.store, self.run_id, participant, game)
+
     def study_rounds(self, participant: str) -> arena_people.PastRounds:
         """A person's rounds in this study by role, and whom they met (their round book)."""
         return arena_people.study_rounds(self.store, self.run_id, participant, self.judge_seats)

@@ -112,6 +112,28 @@ def live_game_of(store: Store, run_id: str, participant: str) -> tuple[str, str 
     return None if row is None else (str(row[0]), row[1])
 
 
+def game_end(
+    store: Store, run_id: str, participant: str, arena_game: str
+) -> tuple[str | None, float] | None:
+    """(the process that played it, when it ended) of `participant`'s game `arena_game` of
+    the study once it has ended, else None: where a page that missed its end can be shown it."""
+    query = (
+        select(games.c.worker, games.c.finished_at)
+        .join(seats, seats.c.game_id == games.c.id)
+        .where(
+            _in_run(run_id),
+            seats.c.participant == participant,
+            games.c.setup["arena_game"].as_string() == arena_game,
+            games.c.status != PLAYING,
+            games.c.finished_at.is_not(None),
+        )
+        .limit(1)
+    )
+    with store.engine.connect() as conn:
+        row = conn.execute(query).first()
+    return None if row is None else (row[0], float(row[1]))
+
+
 def study_rounds(
     store: Store, run_id: str, participant: str, judge_seats: Mapping[str, str]
 ) -> PastRounds:

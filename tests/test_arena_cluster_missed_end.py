@@ -1,0 +1,126 @@
+"""A page whose socket closed as its game ended on another process is shown that end.
+
+Two server processes (PostgreSQL + Redis) and a three-party game owned by one of them; one
+person's socket is on the other. That socket closes (as when its process is SIGKILLed), and
+the game then ends (the admin ends it) and its end is committed. The person comes back to a
+process that does not own the game, naming where they were in it. Redis has no route for them
+any more (deleted at the end) and the store no live game: the process asks the one where the
+game ended, which sends the page what it missed, the reveal, not the lobby (in the
+three-process fault benchmark, 2-5 people a run went from their game straight to the lobby).
+
+And when the process where it ended does not answer (it died; its heartbeat outlives it), the
+person is shown the lobby within moments, not left waiting: after ENDED_ASK_S, or as soon as
+that process is known dead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+
+from arena_fixtures import Person
+from test_arena_admin_cluster import _end
+from test_arena_multiprocess import Processes, arena_processes
+from test_arena_resume import reconnect
+from test_arena_takeover import SERVER, _match
+from turinglab.arena.cluster import ENDED_ASK_S
+from turinglab.store.database import PLAYING, Store
+from turinglab.store.schema import games
+
+pytestmark = [pytest.mark.database, pytest.mark.slow]
+
+
+async def _away_as_it_ends(
+    arena: Processes, store: Store, people: list[Person]
+) -> tuple[Person, dict[str, Any], str]:
+    """Two people matched; the one whose socket is not on the game's owner drops, the game is
+    ended by the admin and its end committed. Returns (that person, the last game frame
+    they saw, the owner's base)."""
+    first, second = Person(arena.bases[1]), Person(arena.bases[0])
+    people += [first, second]
+    for p in (first, second):
+        assert (await p.connect())["type"] == "status"
+    _judge, _witness, game = await _match(first, second, "three-party")
+    with store.engine.connect() as conn:
+        named = games.c.setup["arena_game"].as_string() == game
+        (worker,) = conn.execute(select(games.c.worker).where(named)).one()
+    owner = arena.ports.index(int(str(worker).split("/", 1)[0]))
+    away, stays = (first, second) if owner == 0 else (second, first)
+    seen = next(f for f in reversed(away.frames) if f["type"] == "game")
+    await away.drop()
+    await _end(arena.bases[owner], game)
+    await stays.until("reveal")
+    for _ in range(200):  # the end committed: no live game for the store to route them to
+        with store.engine.connect() as conn:
+            playing = conn.execute(select(games.c.id).where(games.c.status == PLAYING)).all()
+        if not playing:
+            break
+        await asyncio.sleep(0.05)
+    assert not playing, "the game's end was never committed"
+    return away, seen, arena.bases[owner]
+
+
+async def test_a_page_back_elsewhere_is_shown_the_end_it_missed(postgres_url: str) -> None:
+    async with arena_processes(SERVER, postgres_url) as arena:
+        store = Store(postgres_url)
+        people: list[Person] = []
+        try:
+            away, seen, owner = await _away_as_it_ends(arena, store, people)
+            assert away.base != owner
+            await reconnect(away, game=seen["game"], stream=seen["stream"], seq=seen["seq"])
+            first = await away.until_any(("reveal", "status"), timeout=10)
+            assert first["type"] == "reveal", f"shown {first} instead of the end it missed"
+            assert "researchers ended this game" in first["flagged"]
+            await away.until("resumed", timeout=10)
+            # What they do next starts here: a join is played, not sent to the last owner.
+            await away.send(type="join", mode="three-party", consent=True)
+            assert (await away.until("status", timeout=10))["state"] == "waiting"
+        finally:
+            store.close()
+            for p in people:
+                await p.close()
+
+
+async def test_a_page_back_without_its_place_is_shown_the_lobby(postgres_url: str) -> None:
+    """A page reloaded (no resume point) after the game: the lobby, not "waiting" (the process
+    it had queued on took it for still queued there, seated by another one)."""
+    async with arena_processes(SERVER, postgres_url) as arena:
+        store = Store(postgres_url)
+        people: list[Person] = []
+        try:
+            away, _seen, _owner = await _away_as_it_ends(arena, store, people)
+            await reconnect(away)
+            assert (await away.until("status", timeout=10))["state"] == "idle"
+        finally:
+            store.close()
+            for p in people:
+                await p.close()
+
+
+async def test_when_the_process_where_it_ended_is_silent_the_page_is_shown_the_lobby(
+    postgres_url: str,
+) -> None:
+    async with arena_processes(SERVER, postgres_url) as arena:
+        store = Store(postgres_url)
+        people: list[Person] = []
+        try:
+            away, seen, owner = await _away_as_it_ends(arena, store, people)
+            dead = arena.procs[arena.bases.index(owner)]
+            dead.send_signal(signal.SIGSTOP)  # silent; its heartbeat lasts the takeover delay
+            try:
+                began = asyncio.get_running_loop().time()
+                await reconnect(away, game=seen["game"], stream=seen["stream"], seq=seen["seq"])
+                shown = await away.until("status", timeout=ENDED_ASK_S + 10)
+                took = asyncio.get_running_loop().time() - began
+                assert shown["state"] == "idle", shown
+                assert took < ENDED_ASK_S + 3, f"shown the lobby after {took:.1f} s"
+            finally:
+                dead.send_signal(signal.SIGCONT)
+        finally:
+            store.close()
+            for p in people:
+                await p.close()
