@@ -26,7 +26,7 @@ from arena_fixtures import Person
 from test_arena_multiprocess import Processes, arena_processes
 from test_arena_takeover import SERVER, _match
 from turinglab.store.database import PLAYING, Store
-from turinglab.store.schema import games
+from turinglab.store.schema import games, judgements
 
 pytestmark = [pytest.mark.database, pytest.mark.slow]
 
@@ -183,6 +183,62 @@ async def test_a_person_whose_reconnect_is_slow_after_a_takeover_is_not_counted_
             assert back["type"] == "game" and back["phase"] != "ended", back
             ended = [f for p in (here, gone) for f in p.frames if f["type"] == "reveal"]
             assert not ended, f"a person with an open socket was counted gone: {ended}"
+        finally:
+            store.close()
+            for p in people:
+                await p.close()
+
+
+CATCH_UP_S = 1.5  # how long a rebuilt game takes to catch up (its clock, its commits)
+SHORT_GAME_SERVER = SERVER.replace(
+    "setup = takeover_setup()",
+    f"""
+import asyncio
+import arena_fixtures
+from turinglab.games.interrogation import Interrogation
+arena_fixtures.RULES["time_limit_s"] = 4  # over before the kill: the verdict is being given
+_run = Interrogation.run
+async def _slow_to_catch_up(self, resume_from=None):
+    if resume_from is not None:  # as under a takeover's load: the verdict form comes late
+        await asyncio.sleep({CATCH_UP_S})
+    return await _run(self, resume_from)
+Interrogation.run = _slow_to_catch_up
+setup = takeover_setup()""",
+)
+
+
+async def test_a_verdict_resent_to_a_rebuilt_game_whose_time_is_up_is_taken(
+    postgres_url: str,
+) -> None:
+    """The talk was over (time up) and the interrogator's verdict went to the process that
+    died. The page sends it again as soon as the rebuilt game's snapshot comes, before the
+    rebuilt game has caught up and asked for it: it is taken, not refused as "not now" (the
+    page counts a refusal as an answer and would not send it again; 41 games of a fault run
+    ended without a verdict)."""
+    async with arena_processes(SHORT_GAME_SERVER, postgres_url) as arena:
+        store = Store(postgres_url)
+        people: list[Person] = []
+        try:
+            judge, witness, here, gone, dead = await _matched(arena, store, people)
+            survivor = 1 - dead
+            await judge.until("phase", phase="verdict", timeout=30)
+            arena.procs[dead].send_signal(signal.SIGKILL)
+            arena.procs[dead].wait(10)
+            await gone.drop()
+            await _claimed_by(store, arena.ports[survivor])
+            gone.base = arena.bases[survivor]
+            assert (await gone.connect())["type"] == "game"
+            if judge is here:
+                await judge.until("game", timeout=20)  # the rebuilt game's snapshot
+            verdict = {"choice": "A", "confidence": 70, "reason": "asked about the weather"}
+            await judge.send(type="verdict", id="v-1", **verdict)
+            shown = await judge.until_any(("reveal", "error"), timeout=20)
+            assert shown["type"] == "reveal", f"the verdict was refused: {shown}"
+            await witness.until("reveal", timeout=20)
+            with store.engine.connect() as conn:
+                rows = conn.execute(select(games.c.status, games.c.game)).all()
+                made = conn.execute(select(judgements.c.confidence)).all()
+            assert [c for (c,) in made] == [70], (rows, made)  # stored once
         finally:
             store.close()
             for p in people:

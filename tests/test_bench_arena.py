@@ -91,6 +91,7 @@ def test_benchmark_command_matches_blind_across_two_processes(postgres_url: str)
     audit = out["store_audit"]
     assert audit["by_status"] == {"finished": games} and audit["acknowledged_lost_count"] == 0
     assert audit["seated_twice_count"] == 0 and out["left_waiting"] == []
+    assert audit["finished_without_a_verdict"] == 0  # every interrogator gave one
 
 
 def test_benchmark_refuses_bad_settings() -> None:

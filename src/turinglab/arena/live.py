@@ -479,7 +479,10 @@ class LiveGame:
             view.remember(frame.id)
         elif isinstance(frame, F.Verdict):
             self._judge_only(view)
-            if view.phase != "verdict" and not view.asked_end:  # the page asks only after "end"
+            # The page asks only after "end", or once time is up: a game rebuilt by a takeover
+            # asks again only once it has caught up, and the page re-sends its verdict at once.
+            time_up = self.deadline is not None and self.clock.now() >= self.deadline
+            if view.phase != "verdict" and not view.asked_end and not time_up:
                 raise InputRejected("not-now", "End the conversation before giving a verdict.")
             view.agent.push(HumanInput("verdict", data=self._verdict_data(view, frame)))
             view.remember(frame.id)

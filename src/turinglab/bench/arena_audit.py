@@ -5,7 +5,9 @@ were shown.
   game, as its flags say);
 * every message a person was shown as sent (acknowledged) is stored exactly once: an id the
   store lacks is lost, an id stored twice is duplicated;
-* nobody was seated in two games at once (two games of theirs whose times overlap).
+* nobody was seated in two games at once (two games of theirs whose times overlap);
+* how many games ended without a verdict: the benchmark's interrogators give one 3-12 s after
+  the talk unless they left (then the game ends abandoned), so such a game lost it.
 """
 
 from __future__ import annotations
@@ -50,6 +52,13 @@ def audit_store(url: str, run_id: str, acked: list[str]) -> dict[str, Any]:
             ).scalars()
             stored = Counter(found[0] for t in texts if (found := parse_tag(t)) is not None)
             twice = conn.execute(text(SEATED_TWICE), {"r": run_id}).all()
+            no_verdict = conn.execute(
+                text(
+                    "SELECT count(*) FROM outcomes o JOIN games g ON g.id = o.game_id "
+                    "WHERE g.run_id = :r AND o.status = 'no-verdict'"
+                ),
+                {"r": run_id},
+            ).scalar_one()
     finally:
         engine.dispose()
     reasons: Counter[str] = Counter()
@@ -62,6 +71,7 @@ def audit_store(url: str, run_id: str, acked: list[str]) -> dict[str, Any]:
         "by_status": dict(Counter(status for status, _ in games)),
         "not_ended": sum(1 for status, _ in games if status == "playing"),
         "ended_with_a_reason": dict(reasons),
+        "finished_without_a_verdict": no_verdict,
         "person_messages_stored": sum(stored.values()),
         "acknowledged_messages": len(shown),
         "acknowledged_lost": sorted(shown - set(stored))[:20],
