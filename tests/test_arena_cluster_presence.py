@@ -35,6 +35,7 @@ from yarl import URL
 from arena_fixtures import Person
 from test_arena_cluster_queue_adopt import _pid
 from test_arena_multiprocess import arena_processes
+from test_arena_resume import reconnect
 from test_arena_takeover import SERVER, _match
 from turinglab.arena.abandon import TOLD_STAYED
 
@@ -127,6 +128,26 @@ async def test_a_person_who_leaves_a_game_owned_elsewhere_ends_it_abandoned() ->
             # would count it again.
             for p in (away, here):
                 await _no_rounds(arena.ns, _pid(p))
+        finally:
+            for p in (away, here):
+                await p.close()
+
+
+async def test_a_person_who_came_back_then_leaves_a_game_owned_elsewhere_ends_it() -> None:
+    """A page that reconnected to its process (naming its place: it is sent what it missed,
+    no new snapshot) and then closes: the process it was on tells the game's owner, which had
+    learnt nothing of it since (a partner in a fault run told after 228 s, at the game's end)."""
+    async with arena_processes(LEAVING, "") as arena:
+        one, two = arena.bases
+        away, here = Person(one), Person(two)  # `here` takes the match: process 2 owns it
+        try:
+            games = await _matched_on_two(away, here)
+            snap = games[away]
+            await reconnect(away, game=snap["game"], stream=snap["stream"], seq=snap["seq"])
+            await away.until("resumed")
+            await away.close()  # closes the tab: no reconnect
+            reveal = await asyncio.wait_for(here.until("reveal"), 30)
+            assert reveal["flagged"] == TOLD_STAYED
         finally:
             for p in (away, here):
                 await p.close()

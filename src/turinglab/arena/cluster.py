@@ -337,6 +337,7 @@ class Cluster:
         """Nobody will answer for `pid`'s last game: they are where this process says they
         are (the lobby, rounds done, ...), or wait for a match, maybe queued on a process that
         died (adopted here then). A join held meanwhile answers them itself (_answered)."""
+        self.owners.pop(pid, None)  # or a join would be held for it again
         person = self.person(pid)
         if pid not in self._held_joins and not await self._waits(pid):
             await self._counted_right(pid)
@@ -543,6 +544,9 @@ class Cluster:
             owner = self.me  # a game taken over here while Redis was asked
         log.debug("connect %s: owner %s, game here %s", participant.id, owner, here is not None)
         if owner is not None and owner != self.me:  # their game is elsewhere: ask for it
+            # Known from now: it is told when they leave (`disconnect`). Its answer to a page
+            # resuming is the frames missed, not a snapshot (which is what set it, in _deliver).
+            self.owners[participant.id] = owner
             self.arena.outlets.setdefault(participant.id, set()).add(outlet)
             hello: dict[str, Any] = {"p": participant.id, "hello": True, "from": self.me}
             if resume is not None:
@@ -1016,11 +1020,11 @@ class Cluster:
         elif now_m > until and pid in self._asking_ended:
             # The process where their game ended did not answer (it died): on from here.
             fault(log, "catchup-unanswered", participant=pid, after_s=ENDED_ASK_S)
-            self.owners.pop(pid, None)
             self.seen.pop(pid, None)
             await self._on_from_here(pid)
         elif now_m > until:
             self.catchup.pop(pid, None)
+            self.owners.pop(pid, None)  # asked of the route again next time
             fault(log, "catchup-unanswered", participant=pid, after_s=CATCHUP_S)
             if self._held_joins.pop(pid, None) is not None:
                 message = "The server of your last game did not answer; please try again."

@@ -455,7 +455,11 @@ async def run(args: Any) -> dict[str, Any]:
             {**odd, "at": round(odd["at"] - start_at, 1)} for odd in tally.odd_frames[:20]
         ],
         "abandons": len(tally.left),
-        "told_after_abandon_s": {"n": len(told), "max": round(max(told), 1) if told else None},
+        "told_after_abandon_s": {  # and the game of the slowest, to trace it
+            "n": len(told),
+            "max": round(told[-1][0], 1) if told else None,
+            "max_game": told[-1][1] if told else None,
+        },
         "error_frames": dict(tally.errors),
         # who was left waiting: join sent (s after the start), round, statuses seen after it
         "left_waiting": [

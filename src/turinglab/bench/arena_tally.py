@@ -150,5 +150,6 @@ class Tally:
             out += [(shown - later) * 1000 for _, shown in pair]
         return out
 
-    def told_after_abandon_s(self) -> list[float]:
-        return sorted(self.told[g] - at for g, at in self.left.items() if g in self.told)
+    def told_after_abandon_s(self) -> list[tuple[float, str]]:
+        """(seconds until the other person was told, game) for each game someone left."""
+        return sorted((self.told[g] - at, g) for g, at in self.left.items() if g in self.told)
