@@ -14,8 +14,10 @@ routed through Redis, with no coordination of our own beyond what Redis does ato
 * frames: every frame for a person is published on their channel `to:<id>`, which a process
   subscribes to while it holds a socket of theirs (and it ignores what it published itself).
 
-Each process remembers which process owns a person's game (from the frames it relays), so an
-input costs a Redis look-up only when that is not known.
+Each process remembers which process owns a person's game (from the frames it relays, and
+from a page's connect), so an input costs a Redis look-up only when that is not known. A page
+that comes back after its game ended on another process is sent the end it missed by that
+process (`_ended_elsewhere`), or shown the lobby here if it does not answer at once.
 
 Session cookies are signed with a secret all processes share, so a person is known everywhere.
 
