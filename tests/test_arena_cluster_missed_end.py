@@ -20,10 +20,12 @@ import signal
 from typing import Any
 
 import pytest
+import redis
 from sqlalchemy import select
 
 from arena_fixtures import Person
 from test_arena_admin_cluster import _end
+from test_arena_cluster_queue_adopt import _pid
 from test_arena_multiprocess import Processes, arena_processes
 from test_arena_resume import reconnect
 from test_arena_takeover import SERVER, _match
@@ -61,6 +63,16 @@ async def _away_as_it_ends(
             break
         await asyncio.sleep(0.05)
     assert not playing, "the game's end was never committed"
+    client = redis.Redis.from_url("redis://127.0.0.1:6379/0")
+    try:  # and its route deleted (sent after the end): Redis no longer says where they play
+        route = f"turinglab:arena:{arena.ns}:player:{_pid(away)}"
+        for _ in range(200):
+            if not client.exists(route):
+                break
+            await asyncio.sleep(0.05)
+        assert not client.exists(route), "the ended game's route was never deleted"
+    finally:
+        client.close()
     return away, seen, arena.bases[owner]
 
 
