@@ -29,7 +29,7 @@ from test_arena_cluster_queue_adopt import _pid
 from test_arena_multiprocess import Processes, arena_processes
 from test_arena_resume import reconnect
 from test_arena_takeover import SERVER, _match
-from turinglab.arena.cluster import ENDED_ASK_S
+from turinglab.arena.cluster_store_routes import ENDED_ASK_S
 from turinglab.store.database import PLAYING, Store
 from turinglab.store.schema import games
 

@@ -69,7 +69,7 @@ def play(kept: ArenaStore, judge: str, witness: str | None = None, **how: object
 
 
 def rounds(client: tuple[aioredis.Redis, str], kept: ArenaStore) -> SharedRounds:
-    """A process's SharedRounds reading the store as the cluster does (cluster._past_rounds)."""
+    """A process's SharedRounds reading the store as the cluster does (StoreRoutes.past_rounds)."""
 
     async def past(run: str, pid: str) -> PastRounds:
         assert run == kept.run_id

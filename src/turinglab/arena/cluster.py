@@ -15,9 +15,10 @@ routed through Redis, with no coordination of our own beyond what Redis does ato
   subscribes to while it holds a socket of theirs (and it ignores what it published itself).
 
 Each process remembers which process owns a person's game (from the frames it relays, and
-from a page's connect), so an input costs a Redis look-up only when that is not known. A page
-that comes back after its game ended on another process is sent the end it missed by that
-process (`_ended_elsewhere`), or shown the lobby here if it does not answer at once.
+from a page's connect), so an input costs a Redis look-up only when that is not known. Where
+Redis has no route for someone, the store is asked (cluster_store_routes.py): a page that comes
+back after its game ended on another process is sent the end it missed by that process, or
+shown the lobby here if it does not answer at once.
 
 Session cookies are signed with a secret all processes share, so a person is known everywhere.
 
@@ -52,15 +53,15 @@ import json
 import logging
 import random
 import secrets
-from collections.abc import Callable
 from time import monotonic, time
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from turinglab.arena import frames as F
 from turinglab.arena.admin_end import end_by_admin
+from turinglab.arena.cluster_store_routes import ENDED_ASK_S, StoreRoutes
 from turinglab.arena.cluster_takeover import PLAYER_TTL_S, Takeover
 from turinglab.arena.live import SERVER_LOST, InputRejected, LiveGame, Outlet
 from turinglab.arena.metrics import fault
@@ -75,20 +76,10 @@ if TYPE_CHECKING:
     from turinglab.arena.hub import Arena
     from turinglab.arena.modes import ArenaMode
     from turinglab.arena.store_bridge import ArenaStore
-    from turinglab.store.arena_people import PastRounds
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 
-# A store that failed a commit this recently is not asked for a lost round book or a lost
-# route (_store_out).
-STORE_QUIET_S = 10.0
-STORE_LOOKUP_S = 5.0  # a store that takes longer to say where someone plays is not waited for
 CATCHUP_S = 30.0  # after Redis is back, how long a process keeps asking owners for missed frames
-# A page back within ENDED_REPLAY_S of its game's end elsewhere is shown the end it missed, by
-# the process that played it; asked ENDED_ASK_S (it may have died), then the lobby here.
-ENDED_REPLAY_S = 60.0
-ENDED_ASK_S = 3.0
 BEAT_S = 0.5  # how often the heartbeat is renewed (its TTL is the takeover delay)
 # A heartbeat missing this long, as seen here, is a death: after Redis restarts empty every
 # heartbeat is missing until its process beats again (within BEAT_S of Redis coming back, or
@@ -190,6 +181,7 @@ class Cluster:
         self._beat_missing: dict[str, float] = {}  # holder -> seen without a heartbeat since
         self._held_tasks: set[asyncio.Task[None]] = set()
         self.takeover = Takeover(self)  # games of processes that die (cluster_takeover.py)
+        self.routes = StoreRoutes(self)  # where the store says people are (no route in Redis)
         arena.abandon.present = self._present
         arena.abandon.noted = self._note_gone
         arena.on_game_start = self._game_started
@@ -205,7 +197,7 @@ class Cluster:
         )
         self.redis = aioredis.Redis(connection_pool=pool)
         await self.redis.ping()
-        self.books = SharedRounds(self.redis, self.ns, PLAYER_TTL_S, self._past_rounds)
+        self.books = SharedRounds(self.redis, self.ns, PLAYER_TTL_S, self.routes.past_rounds)
         # A study design's blind matching (shared_blind.py); each process draws its own.
         rng = random.Random(f"{self.arena.setup.settings.seed}:{self.me}")
         self.blind = SharedBlind(
@@ -537,7 +529,7 @@ class Cluster:
         await self.books.load(self._run(), participant.id, self.arena.lobby.rounds)
         owner = await self.takeover.owner_once_rebuilt(participant.id)
         if owner is None:
-            owner = await self._owner_in_store(participant)
+            owner = await self.routes.live_owner(participant)
         if owner is None and resume is not None:
             owner = await self._ended_elsewhere(participant, resume)
         # A game taken over here while Redis was asked is known here first.
@@ -585,56 +577,15 @@ class Cluster:
             self.arena.send(self.person(pid), waiting)
         return True
 
-    async def _owner_in_store(self, participant: Participant) -> str | None:
-        """Where the store says `participant` is playing, when Redis has no route for them: the
-        store is the record of who plays where, the route only its copy, and a copy can be lost
-        (commands dropped after 30 s of a Redis outage, redis_outbox.py; before 2026-11-28,
-        every batch that failed once). Without this, someone whose game goes on elsewhere
-        would be shown the lobby here, join again, and be seated twice. Asked only of people
-        with a round counted (anyone ever seated) and not in a game here."""
-        pid, store = participant.id, self.arena.store
-        here = self.arena.games.get(participant.game or "")
-        if store is None or (here is not None and here.result is None):
-            return None
-        if self.arena.lobby.rounds.played(pid) == 0:
-            return None
-        if self._store_out():
-            return None  # the route (none) is all there is
-        found = await self._read_store(f"where {pid} plays", store.live_game_of, pid)
-        game, owner = found if found is not None else ("", None)
-        if owner is None:
-            return None
-        if owner == self.me:  # ended here (its end not committed yet), or claimed here
-            if here is None or here.id != game:
-                await self.takeover.rebuilt(pid)  # in a takeover: wait for its rebuild
-            return None
-        # Also seen for a game that has just ended there (its route deleted, its end not
-        # committed yet): its owner then answers with the lobby, as it would have here.
-        fault(log, "route-missing", participant=pid, game=game, owner=owner, process=self.me)
-        self.owners[pid] = owner  # asked again there while it does not answer (_ask_owner)
-        return owner
-
     async def _ended_elsewhere(self, participant: Participant, resume: ResumePoint) -> str | None:
-        """The living process where the game a reconnecting page names ended moments ago, when
-        that game is not here: the page's socket closed with another process (a SIGKILL) as
-        the game ended, and its end, relayed there, was lost. That process still holds the
-        game (hub.FORGET_ENDED_AFTER_S) and sends the page what it missed, the reveal; without
-        this the page went from the game straight to the lobby here. It is asked for
-        ENDED_ASK_S only: a heartbeat outlives its process (_ask_again, then the lobby)."""
-        pid, store = participant.id, self.arena.store
-        if store is None or resume.game in self.arena.games or self._store_out():
-            return None
-        found = await self._read_store(f"where {pid} ended", store.game_end, pid, resume.game)
-        owner, ended_at = found if found is not None else (None, 0.0)
-        if owner is None or owner == self.me or time() - ended_at > ENDED_REPLAY_S:
-            return None
-        assert self.redis is not None
-        if not await self.redis.exists(self.ns + "alive:" + owner):
-            return None
-        log.debug("ended elsewhere %s: %s on %s", pid, resume.game, owner)
-        self.owners[pid] = owner  # asked again, from the same point, while it does not answer
-        self.seen[pid] = resume
-        self._asking_ended.add(pid)
+        """The process to ask for the end of the game the page names, which ended elsewhere
+        moments ago (cluster_store_routes.py), asked from the same point while it does not
+        answer, for ENDED_ASK_S (_ask_again)."""
+        owner = await self.routes.ended_owner(participant, resume)
+        if owner is not None:
+            self.owners[participant.id] = owner
+            self.seen[participant.id] = resume
+            self._asking_ended.add(participant.id)
         return owner
 
     async def _counted_right(self, pid: str) -> None:
@@ -716,28 +667,7 @@ class Cluster:
         has it (routes are lost when Redis restarts empty, until their owners route again)."""
         if await self._in_live_game(pid):
             return True
-        store = self.arena.store
-        if store is None:
-            return False
-        # Not known (the store out): taken for waiting, as the person believes.
-        return await self._read_store(f"whether {pid} plays", store.live_game_of, pid) is not None
-
-    def _store_out(self) -> bool:
-        """The store's writer failed lately: a read would hold a thread up to the connect
-        timeout while the writer already knows it is down."""
-        store = self.arena.store
-        failed = None if store is None else store.writer.last_failure_at
-        return failed is not None and time() - failed < STORE_QUIET_S
-
-    async def _read_store(self, what: str, read: Callable[..., T], *args: Any) -> T | None:
-        """A store read that routes someone: None when it does not answer within
-        STORE_LOOKUP_S (then, with a warning)."""
-        try:
-            async with asyncio.timeout(STORE_LOOKUP_S):
-                return await asyncio.to_thread(read, *args)
-        except Exception as err:
-            log.warning("store: %s could not be read (%r)", what, err)
-            return None
+        return await self.routes.plays(pid)
 
     async def _forget_dead_holders(self) -> None:
         """Sockets held on a process that has died died with it. Only the survivor that claims
@@ -915,15 +845,6 @@ class Cluster:
 
     def _no_match(self, pid: str, waited: float) -> None:
         self.arena.send(self.person(pid), F.Status(state="no-match", waited_s=waited))
-
-    async def _past_rounds(self, run: str, pid: str) -> PastRounds | None:
-        """A person's rounds as the store has them: what rebuilds a round book Redis lost."""
-        store = self.arena.store
-        if store is None or store.run_id != run:
-            return None
-        if self._store_out():
-            raise ConnectionError("the store failed a commit moments ago")
-        return await asyncio.to_thread(store.study_rounds, pid)
 
     def _run(self) -> str:
         """Whose books: the study being run (a new study starts fresh books)."""

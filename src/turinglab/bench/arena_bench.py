@@ -129,11 +129,12 @@ def serve(o: ServerOptions) -> None:
 
     setup = engine_setup(o.game_s, o.rounds, o.max_wait_s, o.study_seed, o.blind)
     if os.environ.get("TURINGLAB_BENCH_TRACE"):  # the cluster's decisions, for tracing a run
-        trace = logging.getLogger("turinglab.arena.cluster")
-        trace.setLevel(logging.DEBUG)
         handler = logging.StreamHandler()
         handler.setFormatter(logging.Formatter(f"%(asctime)s {o.port} %(message)s"))
-        trace.addHandler(handler)
+        for name in ("turinglab.arena.cluster", "turinglab.arena.cluster_store_routes"):
+            trace = logging.getLogger(name)
+            trace.setLevel(logging.DEBUG)
+            trace.addHandler(handler)
     kept = None if o.store is None else ArenaStore(Store(o.store), setup, worker=f"bench:{o.port}")
     app = create_app(
         setup,
