@@ -26,9 +26,10 @@ from sqlalchemy import select
 from arena_fixtures import Person
 from test_arena_admin_cluster import _end
 from test_arena_cluster_queue_adopt import _pid
-from test_arena_multiprocess import Processes, arena_processes
+from test_arena_multiprocess import Processes
 from test_arena_resume import reconnect
 from test_arena_takeover import SERVER, _match
+from test_arena_takeover_rebuild import two_processes
 from turinglab.arena.cluster_store_routes import ENDED_ASK_S
 from turinglab.store.database import PLAYING, Store
 from turinglab.store.schema import games
@@ -77,62 +78,41 @@ async def _away_as_it_ends(
 
 
 async def test_a_page_back_elsewhere_is_shown_the_end_it_missed(postgres_url: str) -> None:
-    async with arena_processes(SERVER, postgres_url) as arena:
-        store = Store(postgres_url)
-        people: list[Person] = []
-        try:
-            away, seen, owner = await _away_as_it_ends(arena, store, people)
-            assert away.base != owner
-            await reconnect(away, game=seen["game"], stream=seen["stream"], seq=seen["seq"])
-            first = await away.until_any(("reveal", "status"), timeout=10)
-            assert first["type"] == "reveal", f"shown {first} instead of the end it missed"
-            assert "researchers ended this game" in first["flagged"]
-            await away.until("resumed", timeout=10)
-            # What they do next starts here: a join is played, not sent to the last owner.
-            await away.send(type="join", mode="three-party", consent=True)
-            assert (await away.until("status", timeout=10))["state"] == "waiting"
-        finally:
-            store.close()
-            for p in people:
-                await p.close()
+    async with two_processes(SERVER, postgres_url) as (arena, store, people):
+        away, seen, owner = await _away_as_it_ends(arena, store, people)
+        assert away.base != owner
+        await reconnect(away, game=seen["game"], stream=seen["stream"], seq=seen["seq"])
+        first = await away.until_any(("reveal", "status"), timeout=10)
+        assert first["type"] == "reveal", f"shown {first} instead of the end it missed"
+        assert "researchers ended this game" in first["flagged"]
+        await away.until("resumed", timeout=10)
+        # What they do next starts here: a join is played, not sent to the last owner.
+        await away.send(type="join", mode="three-party", consent=True)
+        assert (await away.until("status", timeout=10))["state"] == "waiting"
 
 
 async def test_a_page_back_without_its_place_is_shown_the_lobby(postgres_url: str) -> None:
     """A page reloaded (no resume point) after the game: the lobby, not "waiting" (the process
     it had queued on took it for still queued there, seated by another one)."""
-    async with arena_processes(SERVER, postgres_url) as arena:
-        store = Store(postgres_url)
-        people: list[Person] = []
-        try:
-            away, _seen, _owner = await _away_as_it_ends(arena, store, people)
-            await reconnect(away)
-            assert (await away.until("status", timeout=10))["state"] == "idle"
-        finally:
-            store.close()
-            for p in people:
-                await p.close()
+    async with two_processes(SERVER, postgres_url) as (arena, store, people):
+        away, _seen, _owner = await _away_as_it_ends(arena, store, people)
+        await reconnect(away)
+        assert (await away.until("status", timeout=10))["state"] == "idle"
 
 
 async def test_when_the_process_where_it_ended_is_silent_the_page_is_shown_the_lobby(
     postgres_url: str,
 ) -> None:
-    async with arena_processes(SERVER, postgres_url) as arena:
-        store = Store(postgres_url)
-        people: list[Person] = []
+    async with two_processes(SERVER, postgres_url) as (arena, store, people):
+        away, seen, owner = await _away_as_it_ends(arena, store, people)
+        dead = arena.procs[arena.bases.index(owner)]
+        dead.send_signal(signal.SIGSTOP)  # silent; its heartbeat lasts the takeover delay
         try:
-            away, seen, owner = await _away_as_it_ends(arena, store, people)
-            dead = arena.procs[arena.bases.index(owner)]
-            dead.send_signal(signal.SIGSTOP)  # silent; its heartbeat lasts the takeover delay
-            try:
-                began = asyncio.get_running_loop().time()
-                await reconnect(away, game=seen["game"], stream=seen["stream"], seq=seen["seq"])
-                shown = await away.until("status", timeout=ENDED_ASK_S + 10)
-                took = asyncio.get_running_loop().time() - began
-                assert shown["state"] == "idle", shown
-                assert took < ENDED_ASK_S + 3, f"shown the lobby after {took:.1f} s"
-            finally:
-                dead.send_signal(signal.SIGCONT)
+            began = asyncio.get_running_loop().time()
+            await reconnect(away, game=seen["game"], stream=seen["stream"], seq=seen["seq"])
+            shown = await away.until("status", timeout=ENDED_ASK_S + 10)
+            took = asyncio.get_running_loop().time() - began
+            assert shown["state"] == "idle", shown
+            assert took < ENDED_ASK_S + 3, f"shown the lobby after {took:.1f} s"
         finally:
-            store.close()
-            for p in people:
-                await p.close()
+            dead.send_signal(signal.SIGCONT)

@@ -17,7 +17,9 @@ game goes on rather than ending as abandoned by someone whose socket is open.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
+from collections.abc import AsyncIterator
 
 import pytest
 from sqlalchemy import select
@@ -72,6 +74,23 @@ setup = replace(setup, settings=settings)""",
 )
 
 
+@contextlib.asynccontextmanager
+async def two_processes(
+    server: str, url: str
+) -> AsyncIterator[tuple[Processes, Store, list[Person]]]:
+    """Two arena processes of `server`, the store, and a list for the people a test makes:
+    closed, all of them, afterwards."""
+    async with arena_processes(server, url) as arena:
+        store = Store(url)
+        people: list[Person] = []
+        try:
+            yield arena, store, people
+        finally:
+            store.close()
+            for p in people:
+                await p.close()
+
+
 async def _claimed_by(store: Store, port: int) -> None:
     """Until the live game's row names a process of `port` as its worker (the claim)."""
     for _ in range(300):
@@ -116,77 +135,63 @@ async def _matched(
 async def test_an_input_sent_during_the_rebuild_is_applied_without_a_resend(
     postgres_url: str,
 ) -> None:
-    async with arena_processes(SLOW_SERVER, postgres_url) as arena:
-        store = Store(postgres_url)
-        people: list[Person] = []
-        try:
-            judge, witness, here, gone, dead = await _matched(arena, store, people)
-            survivor = 1 - dead
-            snap = next(f for f in here.frames if f["type"] == "game")
-            # A question shown, so the game and what was said are stored before the kill.
-            await judge.send(type="message", id="q-1", after=0, channel="A", text="hi A, ok?")
-            await judge.until("message", ref="q-1")
-            after = len(snap["messages"]) + 1
-            if here is witness:  # it answers a question asked before the kill
-                await judge.send(type="message", id="q-2", after=0, channel="B", text="hi B, ok?")
-                await judge.until("message", ref="q-2")
-                heard = await witness.until("message", sender="them")
-                sent = {"channel": "A", "text": f"fine, thanks ({heard['text'][:8]})"}
-            else:  # it asks the other witness its first question
-                sent = {"channel": "B", "text": "what did you have for breakfast?"}
+    async with two_processes(SLOW_SERVER, postgres_url) as (arena, store, people):
+        judge, witness, here, gone, dead = await _matched(arena, store, people)
+        survivor = 1 - dead
+        snap = next(f for f in here.frames if f["type"] == "game")
+        # A question shown, so the game and what was said are stored before the kill.
+        await judge.send(type="message", id="q-1", after=0, channel="A", text="hi A, ok?")
+        await judge.until("message", ref="q-1")
+        after = len(snap["messages"]) + 1
+        if here is witness:  # it answers a question asked before the kill
+            await judge.send(type="message", id="q-2", after=0, channel="B", text="hi B, ok?")
+            await judge.until("message", ref="q-2")
+            heard = await witness.until("message", sender="them")
+            sent = {"channel": "A", "text": f"fine, thanks ({heard['text'][:8]})"}
+        else:  # it asks the other witness its first question
+            sent = {"channel": "B", "text": "what did you have for breakfast?"}
 
-            arena.procs[dead].send_signal(signal.SIGKILL)
-            arena.procs[dead].wait(10)
-            await gone.drop()
-            await _claimed_by(store, arena.ports[survivor])
-            began = asyncio.get_running_loop().time()
-            await here.send(type="message", id="in-rebuild", after=after, **sent)
-            # The person of the dead process comes back meanwhile: routed here, where the game
-            # is not rebuilt yet. They wait for it, not shown the lobby.
-            gone.base = arena.bases[survivor]
-            assert (await gone.connect())["type"] == "game"
-            # Sent once, never again: shown (so stored) once the game is rebuilt.
-            shown = await here.until("message", ref="in-rebuild", timeout=20)
-            assert shown["text"] == sent["text"]
-            took = asyncio.get_running_loop().time() - began
-            assert took < REBUILD_S + 5, f"applied {took:.1f} s after it was sent"
-            # Told why its game went quiet as soon as the dead process was noticed.
-            (moving,) = [f for f in here.frames if f["type"] == "error"]
-            assert moving["code"] == "moving" and "picking your game up" in moving["message"]
-        finally:
-            store.close()
-            for p in people:
-                await p.close()
+        arena.procs[dead].send_signal(signal.SIGKILL)
+        arena.procs[dead].wait(10)
+        await gone.drop()
+        await _claimed_by(store, arena.ports[survivor])
+        began = asyncio.get_running_loop().time()
+        await here.send(type="message", id="in-rebuild", after=after, **sent)
+        # The person of the dead process comes back meanwhile: routed here, where the game
+        # is not rebuilt yet. They wait for it, not shown the lobby.
+        gone.base = arena.bases[survivor]
+        assert (await gone.connect())["type"] == "game"
+        # Sent once, never again: shown (so stored) once the game is rebuilt.
+        shown = await here.until("message", ref="in-rebuild", timeout=20)
+        assert shown["text"] == sent["text"]
+        took = asyncio.get_running_loop().time() - began
+        assert took < REBUILD_S + 5, f"applied {took:.1f} s after it was sent"
+        # Told why its game went quiet as soon as the dead process was noticed.
+        (moving,) = [f for f in here.frames if f["type"] == "error"]
+        assert moving["code"] == "moving" and "picking your game up" in moving["message"]
 
 
 async def test_a_person_whose_reconnect_is_slow_after_a_takeover_is_not_counted_gone(
     postgres_url: str,
 ) -> None:
-    async with arena_processes(SLOW_CONNECT_SERVER, postgres_url) as arena:
-        store = Store(postgres_url)
-        people: list[Person] = []
-        try:
-            judge, _witness, here, gone, dead = await _matched(arena, store, people)
-            survivor = 1 - dead
-            await judge.send(type="message", id="q-1", after=0, channel="A", text="hi A, ok?")
-            await judge.until("message", ref="q-1")
+    async with two_processes(SLOW_CONNECT_SERVER, postgres_url) as (arena, store, people):
+        judge, _witness, here, gone, dead = await _matched(arena, store, people)
+        survivor = 1 - dead
+        await judge.send(type="message", id="q-1", after=0, channel="A", text="hi A, ok?")
+        await judge.until("message", ref="q-1")
 
-            arena.procs[dead].send_signal(signal.SIGKILL)
-            arena.procs[dead].wait(10)
-            await gone.drop()
-            await _claimed_by(store, arena.ports[survivor])
-            gone.base = arena.bases[survivor]
-            began = asyncio.get_running_loop().time()
-            back = await gone.connect()  # open at once, connected only after SLOW_CONNECT_S
-            took = asyncio.get_running_loop().time() - began
-            assert took >= SLOW_CONNECT_S - 0.5, f"the connect was not slowed ({took:.1f} s)"
-            assert back["type"] == "game" and back["phase"] != "ended", back
-            ended = [f for p in (here, gone) for f in p.frames if f["type"] == "reveal"]
-            assert not ended, f"a person with an open socket was counted gone: {ended}"
-        finally:
-            store.close()
-            for p in people:
-                await p.close()
+        arena.procs[dead].send_signal(signal.SIGKILL)
+        arena.procs[dead].wait(10)
+        await gone.drop()
+        await _claimed_by(store, arena.ports[survivor])
+        gone.base = arena.bases[survivor]
+        began = asyncio.get_running_loop().time()
+        back = await gone.connect()  # open at once, connected only after SLOW_CONNECT_S
+        took = asyncio.get_running_loop().time() - began
+        assert took >= SLOW_CONNECT_S - 0.5, f"the connect was not slowed ({took:.1f} s)"
+        assert back["type"] == "game" and back["phase"] != "ended", back
+        ended = [f for p in (here, gone) for f in p.frames if f["type"] == "reveal"]
+        assert not ended, f"a person with an open socket was counted gone: {ended}"
 
 
 CATCH_UP_S = 1.5  # how long a rebuilt game takes to catch up (its clock, its commits)
@@ -215,31 +220,24 @@ async def test_a_verdict_resent_to_a_rebuilt_game_whose_time_is_up_is_taken(
     rebuilt game has caught up and asked for it: it is taken, not refused as "not now" (the
     page counts a refusal as an answer and would not send it again; 41 games of a fault run
     ended without a verdict)."""
-    async with arena_processes(SHORT_GAME_SERVER, postgres_url) as arena:
-        store = Store(postgres_url)
-        people: list[Person] = []
-        try:
-            judge, witness, here, gone, dead = await _matched(arena, store, people)
-            survivor = 1 - dead
-            await judge.until("phase", phase="verdict", timeout=30)
-            arena.procs[dead].send_signal(signal.SIGKILL)
-            arena.procs[dead].wait(10)
-            await gone.drop()
-            await _claimed_by(store, arena.ports[survivor])
-            gone.base = arena.bases[survivor]
-            assert (await gone.connect())["type"] == "game"
-            if judge is here:
-                await judge.until("game", timeout=20)  # the rebuilt game's snapshot
-            verdict = {"choice": "A", "confidence": 70, "reason": "asked about the weather"}
-            await judge.send(type="verdict", id="v-1", **verdict)
-            shown = await judge.until_any(("reveal", "error"), timeout=20)
-            assert shown["type"] == "reveal", f"the verdict was refused: {shown}"
-            await witness.until("reveal", timeout=20)
-            with store.engine.connect() as conn:
-                rows = conn.execute(select(games.c.status, games.c.game)).all()
-                made = conn.execute(select(judgements.c.confidence)).all()
-            assert [c for (c,) in made] == [70], (rows, made)  # stored once
-        finally:
-            store.close()
-            for p in people:
-                await p.close()
+    async with two_processes(SHORT_GAME_SERVER, postgres_url) as (arena, store, people):
+        judge, witness, here, gone, dead = await _matched(arena, store, people)
+        survivor = 1 - dead
+        await judge.until("phase", phase="verdict", timeout=30)
+        arena.procs[dead].send_signal(signal.SIGKILL)
+        arena.procs[dead].wait(10)
+        await gone.drop()
+        await _claimed_by(store, arena.ports[survivor])
+        gone.base = arena.bases[survivor]
+        assert (await gone.connect())["type"] == "game"
+        if judge is here:
+            await judge.until("game", timeout=20)  # the rebuilt game's snapshot
+        verdict = {"choice": "A", "confidence": 70, "reason": "asked about the weather"}
+        await judge.send(type="verdict", id="v-1", **verdict)
+        shown = await judge.until_any(("reveal", "error"), timeout=20)
+        assert shown["type"] == "reveal", f"the verdict was refused: {shown}"
+        await witness.until("reveal", timeout=20)
+        with store.engine.connect() as conn:
+            rows = conn.execute(select(games.c.status, games.c.game)).all()
+            made = conn.execute(select(judgements.c.confidence)).all()
+        assert [c for (c,) in made] == [70], (rows, made)  # stored once
