@@ -35,6 +35,7 @@ import platform
 import random
 import secrets
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -104,6 +105,7 @@ def blind_waits(text: str) -> tuple[float, float]:
 @dataclass(frozen=True)
 class ServerOptions:
     port: int
+    fd: int  # the listening socket the benchmark bound (no port race)
     store: str | None
     redis: str | None
     ns: str
@@ -151,14 +153,9 @@ def serve(o: ServerOptions) -> None:
     if profile is not None:
         profile.enable()
     try:
-        uvicorn.run(
-            app,
-            host="127.0.0.1",
-            port=o.port,
-            log_level="warning",
-            backlog=4096,
-            **{**uvicorn_options(), "loop": o.loop, "http": o.http, "ws": o.ws},
-        )
+        options = {**uvicorn_options(), "loop": o.loop, "http": o.http, "ws": o.ws}
+        config = uvicorn.Config(app, log_level="warning", backlog=4096, **options)
+        uvicorn.Server(config).run(sockets=[socket.socket(fileno=o.fd)])
     finally:
         if profile is not None and o.profile:
             profile.disable()
@@ -180,10 +177,11 @@ def _prioritise(pid: int, nice: int | None) -> None:
 
 
 def _server_command(
-    args: Any, port: int, ns: str, i: int, store: str | None, redis: str | None
+    args: Any, sock: socket.socket, ns: str, i: int, store: str | None, redis: str | None
 ) -> list[str]:
     command = [sys.executable, "-m", "turinglab.bench.arena_bench", "--serve"]
-    command += ["--port", str(port), "--ns", ns, "--study-seed", str(args.study_seed)]
+    command += ["--port", str(sock.getsockname()[1]), "--fd", str(sock.fileno())]
+    command += ["--ns", ns, "--study-seed", str(args.study_seed)]
     command += ["--loop", args.loop, "--http", args.http, "--ws", args.ws]
     command += ["--game-s", str(args.game_s), "--rounds", str(args.rounds)]
     command += ["--max-wait", str(args.max_wait)]
@@ -302,7 +300,10 @@ async def run(args: Any) -> dict[str, Any]:
 
     _check(args)
     load_start = [round(x, 2) for x in os.getloadavg()]
-    ports = [svc.free_port() for _ in range(args.processes)]
+    # Bound here and handed down: a port chosen free and bound later by the server could be
+    # taken meanwhile by an outgoing connection (it was, once: "address already in use").
+    listening = [svc.listening_socket() for _ in range(args.processes)]
+    ports = [int(sock.getsockname()[1]) for sock in listening]
     bases = [f"http://127.0.0.1:{port}" for port in ports]
     ns = f"bench-{secrets.token_hex(4)}"
     redis = svc.OwnRedis() if args.redis == "own" else None
@@ -318,9 +319,15 @@ async def run(args: Any) -> dict[str, Any]:
     # between sessions (autogroups) first, so on a machine busy with other work the people's
     # CPU would otherwise come out of the servers' share.
     servers = [
-        subprocess.Popen(_server_command(args, p, ns, i, store, redis_url), start_new_session=True)
-        for i, p in enumerate(ports)
+        subprocess.Popen(
+            _server_command(args, sock, ns, i, store, redis_url),
+            start_new_session=True,
+            pass_fds=(sock.fileno(),),
+        )
+        for i, sock in enumerate(listening)
     ]
+    for sock in listening:  # the servers hold them now; one that dies closes its port
+        sock.close()
     for server in servers:
         _prioritise(server.pid, args.priority)
     if redis is not None and redis.proc is not None:
@@ -530,6 +537,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--base", action="append", default=[], help=argparse.SUPPRESS)
     ap.add_argument("--start-at", type=float, default=0.0, help=argparse.SUPPRESS)
     ap.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--fd", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--ns", default="bench", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
@@ -565,7 +573,7 @@ def main(argv: list[str] | None = None) -> None:
         args.study_seed = secrets.randbelow(2**31)  # a run of its own in the store
     if args.serve:
         options = ServerOptions(
-            args.port, args.store, args.redis, args.ns, args.loop, args.http, args.ws,
+            args.port, args.fd, args.store, args.redis, args.ns, args.loop, args.http, args.ws,
             args.profile, args.game_s, args.rounds, args.max_wait, args.study_seed, args.blind,
         )  # fmt: skip
         serve(options)

@@ -24,6 +24,14 @@ from urllib.parse import urlsplit, urlunsplit
 from turinglab.testing.tcp_proxy import TcpProxy
 
 
+def listening_socket(backlog: int = 4096) -> socket.socket:
+    """A socket listening on a port the OS chose, to hand to a server process."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(backlog)
+    return sock
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
