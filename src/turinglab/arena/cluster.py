@@ -173,8 +173,6 @@ class Cluster:
         self._beat_failing = False
         self._registered = False  # the first beat registered this process
         self._register_again = False  # a registration failed half-way: the next beat redoes it
-        # Registered again: its blind-matching waiters too, by the next tick (shared_blind.py).
-        self._blind_to_register = False
         self._game_shown: dict[str, str] = {}  # pid -> the last game relayed here from another
         # pid -> the other processes holding a socket of theirs, as they told us (abandon.py).
         self.holders: dict[str, set[str]] = {}
@@ -901,9 +899,6 @@ class Cluster:
             log.exception("takeover failed; trying again")
         settings = self.arena.setup.settings
         book, mode_of = self.arena.lobby.rounds, self.arena.setup.mode
-        if self._blind_to_register:  # not in the beat: a store look-up per waiting person
-            await self.blind.register_again(self._run(), book, self._plays)
-            self._blind_to_register = False
         await self.blind.watch_elsewhere(self._run(), settings, book, mode_of)
         await self.blind.tick(self._run(), book)
         now = self.arena.clock.now()
@@ -981,7 +976,9 @@ class Cluster:
             for game in list(self.arena.games.values()):
                 if game.result is None:
                     self._announce(game)
-            self._blind_to_register = True  # by the tick (store look-ups), before it matches
+            # Its blind waiters too, before `_beat_failing` clears and a tick may match: a tick
+            # between the two found them gone with Redis's keys (2 left waiting in a run).
+            await self.blind.register_again(self._run(), self.arena.lobby.rounds, self._plays)
             self._register_again = False
 
     async def _give_up_taken(self) -> None:
