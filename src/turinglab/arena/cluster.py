@@ -304,7 +304,8 @@ class Cluster:
         if owner is None or owner == self.me:
             if pid in self._asking_ended:  # where their game ended was found dead meanwhile
                 await self._on_from_here(pid)
-            self._answered(pid)
+            else:
+                self._answered(pid)
             return
         if await self._route_state(pid, owner) == "stale":
             # A route left by a process that died before it deleted it (the game had ended,
@@ -536,7 +537,8 @@ class Cluster:
             owner = self.me  # a game taken over here while Redis was asked
         log.debug("connect %s: owner %s, game here %s", participant.id, owner, here is not None)
         if owner is not None and owner != self.me:  # their game is elsewhere: ask for it
-            # Known from now: it is told when they leave (`disconnect`). Its answer to a page
+            # Known from now, however found (route, store): it is asked again while it does not
+            # answer (_ask_owner) and told when they leave (`disconnect`). Its answer to a page
             # resuming is the frames missed, not a snapshot (which is what set it, in _deliver).
             self.owners[participant.id] = owner
             self.arena.outlets.setdefault(participant.id, set()).add(outlet)
@@ -578,10 +580,9 @@ class Cluster:
     async def _ended_elsewhere(self, participant: Participant, resume: ResumePoint) -> str | None:
         """The process to ask for the end of the game the page names, which ended elsewhere
         moments ago (cluster_store_routes.py), asked from the same point while it does not
-        answer, for ENDED_ASK_S (_ask_again)."""
+        answer, for ENDED_ASK_S (_ask_again); `connect` keeps it as their owner."""
         owner = await self.routes.ended_owner(participant, resume)
         if owner is not None:
-            self.owners[participant.id] = owner
             self.seen[participant.id] = resume
             self._asking_ended.add(participant.id)
         return owner

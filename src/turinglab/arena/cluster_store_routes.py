@@ -81,7 +81,6 @@ class StoreRoutes:
         # Also seen for a game that has just ended there (its route deleted, its end not
         # committed yet): its owner then answers with the lobby, as it would have here.
         fault(log, "route-missing", participant=pid, game=game, owner=owner, process=cluster.me)
-        cluster.owners[pid] = owner  # asked again there while it does not answer (_ask_owner)
         return owner
 
     async def ended_owner(self, participant: Participant, resume: ResumePoint) -> str | None:
