@@ -333,14 +333,14 @@ async def test_a_killed_owner_under_load_loses_no_acknowledged_message(postgres_
 
     stored = audit(postgres_url)
     assert len(stored) == 6
-    acknowledged = 0
     for t in talkers:
         game = stored[t.game]
         assert game.seqs == list(range(len(game.seqs)))
         assert game.status == "flagged" and game.flags == [SERVER_LOST]
         shown_is_stored(t, game)  # every message shown to anyone is stored, once, in order
-        acknowledged += len(t.seen)
-    assert acknowledged >= 6 * 4
+    # Each game was under way at the kill (as _each_progresses waited for, twice); how much
+    # more was said depends on the machine's speed (a sum of 24 failed on a slow one).
+    assert all(len(t.seen) >= 2 for t in talkers if t.role == "interrogator")
 
 
 async def test_a_message_is_shown_to_nobody_before_it_is_committed(postgres_url: str) -> None:

@@ -241,3 +241,37 @@ async def test_a_verdict_resent_to_a_rebuilt_game_whose_time_is_up_is_taken(
             rows = conn.execute(select(games.c.status, games.c.game)).all()
             made = conn.execute(select(judgements.c.confidence)).all()
         assert [c for (c,) in made] == [70], (rows, made)  # stored once
+
+
+async def test_a_game_ended_by_the_interrogator_goes_on_to_the_verdict_after_a_takeover(
+    postgres_url: str,
+) -> None:
+    """The interrogator ended the talk early and the owner died before their verdict: the
+    rebuilt game goes on to the verdict, not back to the talk (the end is kept in the
+    transcript as the game's note), and the verdict their page sends again is taken."""
+    async with two_processes(SERVER, postgres_url) as (arena, store, people):
+        judge, witness, _here, gone, dead = await _matched(arena, store, people)
+        survivor = 1 - dead
+        await judge.send(type="message", id="q-1", after=0, channel="A", text="hi A, ok?")
+        await judge.until("message", ref="q-1")
+        await judge.send(type="end", id="e-1")
+        # Shown once stored, then the verdict asked.
+        await judge.until("message", sender="game", text="You ended the conversation.")
+        await judge.until("phase", phase="verdict", timeout=30)
+        arena.procs[dead].send_signal(signal.SIGKILL)
+        arena.procs[dead].wait(10)
+        await gone.drop()
+        await _claimed_by(store, arena.ports[survivor])
+        gone.base = arena.bases[survivor]
+        back = await gone.connect()
+        rebuilt = back if gone is judge else await judge.until("game", timeout=20)
+        assert rebuilt["phase"] == "verdict", rebuilt["phase"]
+        verdict = {"choice": "B", "confidence": 60, "reason": "too quick to answer"}
+        await judge.send(type="verdict", id="v-1", **verdict)
+        shown = await judge.until_any(("reveal", "error"), timeout=20)
+        assert shown["type"] == "reveal", f"the verdict was refused: {shown}"
+        await witness.until("reveal", timeout=20)
+        with store.engine.connect() as conn:
+            rows = conn.execute(select(games.c.status, games.c.flags)).all()
+            made = conn.execute(select(judgements.c.confidence)).scalars().all()
+        assert all(tuple(r) == ("finished", []) for r in rows) and made == [60], (rows, made)

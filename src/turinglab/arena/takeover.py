@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from turinglab.arena.live import SERVER_LOST, VERDICT_GRACE_S, LiveGame
 from turinglab.arena.sessions import Participant
+from turinglab.games.interrogation import ended_by_interrogator
 from turinglab.games.kinds import RESUMABLE
 from turinglab.games.spec import FLAGGED, GameResult, TrialSpec
 from turinglab.games.table import Table
@@ -70,6 +71,11 @@ def restore(arena: Arena, stored: StoredGame, person: Callable[[str], Participan
     # Only what was committed is replayed, and shown; what it says next waits for its commit.
     arena.store.attach(recorder, game, saved_through=len(stored.messages) - 1)
     game.table.replay(stored.messages)
+    if ended_by_interrogator(game.table) is not None:
+        # The talk was over before the takeover: its snapshot says so, and the verdict the
+        # interrogator's page re-sends at once is taken, not refused as "not now".
+        for view in game.views.values():
+            view.phase, view.asked_end = "verdict", view.role == "interrogator"
     if resumes(game, game.clock.now()):
         game.play = functools.partial(
             mode.game.resume,  # type: ignore[attr-defined]

@@ -31,6 +31,7 @@ from typing import Any
 
 import aiohttp
 
+from turinglab.arena.abandon import TOLD_LEFT
 from turinglab.bench.arena_link import Link
 from turinglab.bench.arena_tally import Tally, parse_tag, tag
 from turinglab.bench.chat_texts import draw_turn, tagged
@@ -136,6 +137,8 @@ class Game:
             self.outcome = self.outcome or "ended without a reveal"
         elif reveal.get("flagged"):
             self.outcome = f"flagged: {reveal['flagged'][:80]}"
+            if reveal["flagged"] == TOLD_LEFT:  # a page still here was counted gone
+                self._odd(reveal, "told they left")
         else:
             self.outcome = "finished"
         self.tally.told.setdefault(self.id, time.time())

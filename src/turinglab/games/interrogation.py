@@ -55,7 +55,7 @@ from turinglab.games.interrogation_text import (
 from turinglab.games.live import MissedCall, call_seat
 from turinglab.games.people import is_person, person_at
 from turinglab.games.spec import FINISHED, FLAGGED, GameResult, Judgement
-from turinglab.games.table import GAME, Table
+from turinglab.games.table import GAME, Table, TranscriptMessage
 from turinglab.games.typing_delay import TypingDelay
 from turinglab.games.typing_timeline import ShownTyping, TypingPlan
 from turinglab.games.witness import WitnessPrompt
@@ -64,6 +64,11 @@ from turinglab.prompts import builtin_prompt, render
 CONTROL = "control"  # channel of the game's own instructions and the verdict exchange
 REFUSED = "refused"  # phase of an AI interrogator's refused message and the reason
 NO_VERDICT = "no-verdict"
+# The game's note to a person interrogator who ended the talk early. Kept in the transcript as
+# any message is, so a game rebuilt from it elsewhere (arena/takeover.py) goes on to the
+# verdict, not back to the talk; shown to them (and the verdict asked) once it is stored.
+TALK_ENDED = "talk-ended"
+YOU_ENDED = "You ended the conversation."
 UNPARSEABLE_VERDICT = "unparseable-verdict"
 _MAX_AI_REFUSALS = 2
 
@@ -129,6 +134,8 @@ class Interrogation:
         time left from the start, and an AI witness owed an answer is asked for it."""
         now = self.table.clock.now()
         self.started = now if resume_from is None else resume_from
+        if resume_from is not None and ended_by_interrogator(self.table) is not None:
+            return await self._finish("interrogator-ended", None)  # before it was rebuilt
         self._waiting = {w.seat: False for w in self.witnesses}
         rng = random.Random(self.seed)
         left = self.rules.time_limit_s - (now - self.started)
@@ -501,6 +508,12 @@ class Interrogation:
 
     async def _finish(self, end_reason: str, verdict: Judgement | None) -> GameResult:
         duration = self.table.clock.now() - self.started
+        if end_reason == "interrogator-ended" and self._is_person(INTERROGATOR):
+            noted = ended_by_interrogator(self.table)
+            if noted is None:
+                self.table.tell(INTERROGATOR, YOU_ENDED, phase=TALK_ENDED, channel=CONTROL)
+            else:  # ended before a takeover: the talk lasted until then
+                duration = noted.created_at - self.started
         self.table.announce(TalkEnded(end_reason))
         status = FINISHED
         try:
@@ -618,6 +631,11 @@ class Interrogation:
 class _LongReply(Exception):
     def __init__(self, seat: str, length: int, limit: int) -> None:
         super().__init__(f"{seat}: replied twice over the {limit}-character limit ({length})")
+
+
+def ended_by_interrogator(table: Table) -> TranscriptMessage | None:
+    """The game's note that a person interrogator ended the talk, if they did."""
+    return next((m for m in table.messages if m.phase == TALK_ENDED), None)
 
 
 def message_counts(table: Table) -> dict[str, dict[str, int]]:
