@@ -9,8 +9,9 @@ game ended, which sends the page what it missed, the reveal, not the lobby (in t
 three-process fault benchmark, 2-5 people a run went from their game straight to the lobby).
 
 And when the process where it ended does not answer (it died; its heartbeat outlives it), the
-person is shown the lobby within moments, not left waiting: after ENDED_ASK_S, or as soon as
-that process is known dead.
+person is shown that end within moments, from the store (its transcript and reveal: the
+process asked is not needed for it), not left waiting: after ENDED_ASK_S, or at once when that
+process is known dead. Then the lobby, as after any game.
 """
 
 from __future__ import annotations
@@ -30,7 +31,11 @@ from test_arena_multiprocess import Processes
 from test_arena_resume import reconnect
 from test_arena_takeover import SERVER, _match
 from test_arena_takeover_rebuild import two_processes
+from turinglab.arena.abandon import ABANDONED, LEFT_FLAG, TOLD_LEFT, TOLD_STAYED
+from turinglab.arena.admin_end import ADMIN_ENDED, ADMIN_FLAG
 from turinglab.arena.cluster_store_routes import ENDED_ASK_S
+from turinglab.arena.stored_end import told_from_flags
+from turinglab.games.spec import FLAGGED, GameResult
 from turinglab.store.database import PLAYING, Store
 from turinglab.store.schema import games
 
@@ -100,7 +105,7 @@ async def test_a_page_back_without_its_place_is_shown_the_lobby(postgres_url: st
         assert (await away.until("status", timeout=10))["state"] == "idle"
 
 
-async def test_when_the_process_where_it_ended_is_silent_the_page_is_shown_the_lobby(
+async def test_when_the_process_where_it_ended_is_silent_the_end_comes_from_the_store(
     postgres_url: str,
 ) -> None:
     async with two_processes(SERVER, postgres_url) as (arena, store, people):
@@ -110,9 +115,58 @@ async def test_when_the_process_where_it_ended_is_silent_the_page_is_shown_the_l
         try:
             began = asyncio.get_running_loop().time()
             await reconnect(away, game=seen["game"], stream=seen["stream"], seq=seen["seq"])
-            shown = await away.until("status", timeout=ENDED_ASK_S + 10)
+            shown = await away.until_any(("game", "status"), timeout=ENDED_ASK_S + 10)
             took = asyncio.get_running_loop().time() - began
-            assert shown["state"] == "idle", shown
-            assert took < ENDED_ASK_S + 3, f"shown the lobby after {took:.1f} s"
+            assert took < ENDED_ASK_S + 3, f"shown after {took:.1f} s"
+            _is_the_end(shown, seen)
+            await _then_the_lobby(away)
         finally:
             dead.send_signal(signal.SIGCONT)
+
+
+async def test_when_the_process_where_it_ended_has_died_the_end_comes_from_the_store(
+    postgres_url: str,
+) -> None:
+    async with two_processes(SERVER, postgres_url) as (arena, store, people):
+        away, seen, owner = await _away_as_it_ends(arena, store, people)
+        dead = arena.procs[arena.bases.index(owner)]
+        dead.send_signal(signal.SIGKILL)
+        dead.wait(10)
+        client = redis.Redis.from_url("redis://127.0.0.1:6379/0")
+        try:  # known dead: its heartbeat has expired
+            beat = f"turinglab:arena:{arena.ns}:alive:*"
+            for _ in range(300):
+                if len(client.keys(beat)) == 1:
+                    break
+                await asyncio.sleep(0.05)
+            assert len(client.keys(beat)) == 1, "the dead process's heartbeat never expired"
+        finally:
+            client.close()
+        await reconnect(away, game=seen["game"], stream=seen["stream"], seq=seen["seq"])
+        _is_the_end(await away.until_any(("game", "status"), timeout=10), seen)
+        await away.until("resumed", timeout=10)
+        await _then_the_lobby(away)
+
+
+def _is_the_end(shown: dict[str, Any], seen: dict[str, Any]) -> None:
+    """The snapshot of the game the page was in, over: everything said, and its reveal."""
+    assert shown["type"] == "game", f"shown {shown} instead of the end it missed"
+    assert shown["game"] == seen["game"] and shown["phase"] == "ended", shown
+    assert shown["reveal"] is not None and "researchers ended" in shown["reveal"]["flagged"]
+    assert shown["messages"] == seen["messages"], "not the transcript the page had"
+
+
+async def _then_the_lobby(person: Person) -> None:
+    await person.send(type="leave")  # the page's "play again"
+    assert (await person.until("status", timeout=10))["state"] == "idle"
+
+
+def test_people_are_told_from_the_stored_flags_what_they_were_told_at_the_end() -> None:
+    """An end rebuilt from the store says what the end said: who left (abandon.py), or that
+    the researchers ended it (admin_end.py); any other flag, the reveal's own words."""
+    told = told_from_flags
+    left = GameResult(ABANDONED, flags=[LEFT_FLAG.format(role="witness", grace=12)])
+    assert (told(left, "witness"), told(left, "interrogator")) == (TOLD_LEFT, TOLD_STAYED)
+    admin = GameResult(FLAGGED, flags=[ADMIN_FLAG.format(reason="stuck")])
+    assert told(admin, "witness") == told(admin, "interrogator") == ADMIN_ENDED
+    assert told(GameResult(FLAGGED, flags=["arena: server lost"]), "witness") is None

@@ -71,6 +71,7 @@ from turinglab.arena.resume import ResumePoint
 from turinglab.arena.sessions import Participant, Sessions
 from turinglab.arena.shared_blind import SharedBlind
 from turinglab.arena.shared_rounds import SharedRounds
+from turinglab.arena.stored_end import show_stored_end
 
 if TYPE_CHECKING:
     from turinglab.arena.hub import Arena
@@ -332,6 +333,9 @@ class Cluster:
         died (adopted here then). A join held meanwhile answers them itself (_answered)."""
         self.owners.pop(pid, None)  # or a join would be held for it again
         person = self.person(pid)
+        point = self.seen.pop(pid, None) if pid in self._asking_ended else None
+        if point is not None:  # the end they missed, from the store: not the lobby yet
+            await self._end_from_store(person, point.game)
         if pid not in self._held_joins and not await self._waits(pid):
             await self._counted_right(pid)
             self.arena.send(person, self.arena.state_frame(person))
@@ -581,11 +585,24 @@ class Cluster:
         """The process to ask for the end of the game the page names, which ended elsewhere
         moments ago (cluster_store_routes.py), asked from the same point while it does not
         answer, for ENDED_ASK_S (_ask_again); `connect` keeps it as their owner."""
-        owner = await self.routes.ended_owner(participant, resume)
-        if owner is not None:
-            self.seen[participant.id] = resume
-            self._asking_ended.add(participant.id)
+        found = await self.routes.ended_owner(participant, resume)
+        if found is None:
+            return None
+        owner, alive = found
+        if not alive:  # it died as the game ended: the end is shown here, from the store
+            await self._end_from_store(participant, resume.game)
+            return None
+        self.seen[participant.id] = resume
+        self._asking_ended.add(participant.id)
         return owner
+
+    async def _end_from_store(self, participant: Participant, game: str) -> None:
+        """`participant` is in `game` here, already over, rebuilt from the store (stored_end.py):
+        what they are sent next is its end, not the lobby."""
+        # Rebuilt once: another of its people may have come back here first.
+        found = None if game in self.arena.games else await self.routes.ended_game(game)
+        if show_stored_end(self.arena, participant, game, found, self.person):
+            fault(log, "end-from-store", participant=participant.id, game=game)
 
     async def _counted_right(self, pid: str) -> None:
         """Before a person is shown the lobby: if it would tell them their study is done, first
@@ -939,7 +956,6 @@ class Cluster:
         elif now_m > until and pid in self._asking_ended:
             # The process where their game ended did not answer (it died): on from here.
             fault(log, "catchup-unanswered", participant=pid, after_s=ENDED_ASK_S)
-            self.seen.pop(pid, None)
             await self._on_from_here(pid)
         elif now_m > until:
             self.catchup.pop(pid, None)

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from turinglab.arena.cluster import Cluster
     from turinglab.arena.resume import ResumePoint
     from turinglab.arena.sessions import Participant
+    from turinglab.games.spec import GameResult
+    from turinglab.store.arena_games import StoredGame
     from turinglab.store.arena_people import PastRounds
 
 log = logging.getLogger(__name__)
@@ -83,13 +85,16 @@ class StoreRoutes:
         fault(log, "route-missing", participant=pid, game=game, owner=owner, process=cluster.me)
         return owner
 
-    async def ended_owner(self, participant: Participant, resume: ResumePoint) -> str | None:
-        """The living process where the game a reconnecting page names ended moments ago, when
-        that game is not here: the page's socket closed with another process (a SIGKILL) as
-        the game ended, and its end, relayed there, was lost. That process still holds the
-        game (hub.FORGET_ENDED_AFTER_S) and sends the page what it missed, the reveal; without
-        this the page went from the game straight to the lobby here. A heartbeat outlives its
-        process, so it is asked ENDED_ASK_S only (Cluster._ask_again, then the lobby)."""
+    async def ended_owner(
+        self, participant: Participant, resume: ResumePoint
+    ) -> tuple[str, bool] | None:
+        """(the process, whether it lives) where the game a reconnecting page names ended
+        moments ago, when that game is not here: the page's socket closed with another process
+        (a SIGKILL) as the game ended, and its end, relayed there, was lost. A living process
+        still holds the game (hub.FORGET_ENDED_AFTER_S) and sends the page what it missed, the
+        reveal; without this the page went from the game straight to the lobby here. A
+        heartbeat outlives its process, so it is asked ENDED_ASK_S only (Cluster._ask_again);
+        when it does not answer, or has died, the end is shown here from the store."""
         cluster = self.cluster
         pid, store = participant.id, cluster.arena.store
         if store is None or resume.game in cluster.arena.games or self.out():
@@ -99,10 +104,16 @@ class StoreRoutes:
         if owner is None or owner == cluster.me or time() - ended_at > ENDED_REPLAY_S:
             return None
         assert cluster.redis is not None
-        if not await cluster.redis.exists(cluster.ns + "alive:" + owner):
+        alive = bool(await cluster.redis.exists(cluster.ns + "alive:" + owner))
+        log.debug("ended elsewhere %s: %s on %s (alive %s)", pid, resume.game, owner, alive)
+        return owner, alive
+
+    async def ended_game(self, game: str) -> tuple[StoredGame, GameResult] | None:
+        """The ended game `game` as the store has it (stored_end.py)."""
+        store = self.cluster.arena.store
+        if store is None or self.out():
             return None
-        log.debug("ended elsewhere %s: %s on %s", pid, resume.game, owner)
-        return owner
+        return await self.read(f"the end of {game}", store.ended_game, game)
 
     async def plays(self, pid: str) -> bool:
         """Whether the store has `pid` in a live game; not known (the store out) is taken for

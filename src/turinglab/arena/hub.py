@@ -110,7 +110,7 @@ class Arena:
 
     def state_frame(self, participant: Participant) -> F.ServerFrame:
         game = self.games.get(participant.game or "")
-        if game is not None and game.task is None:  # seated; shown once stored (open)
+        if game is not None and game.task is None and game.result is None:  # shown once stored
             return F.Status(state="waiting", modes=[], waited_s=0.0)
         if game is not None:
             return self._snapshot(game, participant)

@@ -307,6 +307,16 @@ class LiveGame:
             view.send(view.reveal)
         self._on_finish(self)
 
+    def already_over(self, result: GameResult, told: Mapping[str, str | None]) -> None:
+        """A game rebuilt only to show its end (arena/stored_end.py): its result, and each
+        person's reveal with what they were told (`told`: seat -> text, None: the reveal's
+        own words); nothing is sent, saved or counted."""
+        self._ended(result)
+        for seat, view in self.views.items():
+            reveal = self._reveal(view, result)
+            note = told.get(seat)
+            view.reveal = reveal if note is None else reveal.model_copy(update={"flagged": note})
+
     def _ended(self, result: GameResult) -> None:
         """Keep the result and close every view (the caller then shows the end to people)."""
         self.result = result

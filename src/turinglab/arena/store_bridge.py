@@ -451,6 +451,10 @@ class ArenaStore:
         """(its owner, when it ended) of `participant`'s game `game`, once ended."""
         return arena_people.game_end(self.store, self.run_id, participant, game)
 
+    def ended_game(self, game: str) -> tuple[StoredGame, GameResult] | None:
+        """The game `game` (the arena's id) once ended: all it committed, and its result."""
+        return arena_games.ended_game(self.store, self.run_id, game)
+
     def study_rounds(self, participant: str) -> arena_people.PastRounds:
         """A person's rounds in this study by role, and whom they met (their round book)."""
         return arena_people.study_rounds(self.store, self.run_id, participant, self.judge_seats)

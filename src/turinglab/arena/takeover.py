@@ -30,6 +30,8 @@ from turinglab.store.arena_games import StoredGame
 
 if TYPE_CHECKING:
     from turinglab.arena.hub import Arena
+    from turinglab.arena.modes import ArenaMode
+    from turinglab.games.table import MessageSink
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +46,33 @@ def resumes(game: LiveGame, now: float) -> bool:
     return RESUMABLE.of(game.mode.game) is not None and not late
 
 
+def rebuilt(
+    arena: Arena,
+    make: type[LiveGame],
+    mode: ArenaMode,
+    stored: StoredGame,
+    person: Callable[[str], Participant],
+    on_finish: Callable[[LiveGame], None],
+    sink: MessageSink | None = None,
+) -> LiveGame:
+    """`stored` as a game here, not started: its id (what people's clients know), seats,
+    people, start and deadline."""
+    game = make(
+        mode,
+        stored.spec,
+        {seat: person(pid) for seat, pid in stored.people.items()},
+        arena.setup.agents,
+        display_names=arena.setup.display_names,
+        clock=arena.clock,
+        on_finish=on_finish,
+        sink=sink,
+    )
+    game.id = stored.game
+    game.started_at = stored.started_at
+    game.deadline = stored.started_at + mode.duration_s if mode.duration_s else None
+    return game
+
+
 def restore(arena: Arena, stored: StoredGame, person: Callable[[str], Participant]) -> LiveGame:
     """Rebuild `stored` here and start it (resumed, or ended flagged at once)."""
     assert arena.store is not None
@@ -52,22 +81,10 @@ def restore(arena: Arena, stored: StoredGame, person: Callable[[str], Participan
         raise ValueError(f"takeover: this process has no mode {stored.mode!r}")
     recorder = arena.store.recorder(stored.store_id, len(stored.messages), stored.epoch)
     make: type[LiveGame] = getattr(mode, "live_game", LiveGame)
-    game = make(
-        mode,
-        stored.spec,
-        {seat: person(pid) for seat, pid in stored.people.items()},
-        arena.setup.agents,
-        display_names=arena.setup.display_names,
-        clock=arena.clock,
-        on_finish=arena._finished,
-        sink=recorder.sink,
-    )
-    game.id = stored.game
+    game = rebuilt(arena, make, mode, stored, person, arena._finished, recorder.sink)
     # The clock stood still under earlier owners while saving was delayed: it still does here,
     # so the people have the time left they had (the deadline is on the game's clock).
     game.clock.carry_over(stored.paused_s)
-    game.started_at = stored.started_at
-    game.deadline = stored.started_at + mode.duration_s if mode.duration_s else None
     # Only what was committed is replayed, and shown; what it says next waits for its commit.
     arena.store.attach(recorder, game, saved_through=len(stored.messages) - 1)
     game.table.replay(stored.messages)

@@ -252,6 +252,31 @@ def _load(conn: Connection, epochs: Mapping[int, int]) -> list[StoredGame]:
     ]
 
 
+def ended_game(store: Store, run_id: str, arena_game: str) -> tuple[StoredGame, GameResult] | None:
+    """An arena game of the run once it has ended, with all it committed and its result: the
+    end shown to a page that missed it where its own process cannot (arena/stored_end.py)."""
+    query = (
+        select(*_RESULT_COLUMNS)
+        .outerjoin(outcomes, outcomes.c.game_id == games.c.id)
+        .where(
+            games.c.run_id == run_id,
+            games.c.setup["arena_game"].as_string() == arena_game,
+            games.c.status != PLAYING,
+            games.c.finished_at.is_not(None),
+        )
+        .limit(1)
+    )
+    with store.engine.connect() as conn:
+        row = conn.execute(query).first()
+        if row is None:
+            return None
+        (stored,) = _load(conn, {row.id: 0})
+        judged = conn.execute(
+            select(judgements).where(judgements.c.game_id == row.id).order_by(judgements.c.id)
+        ).all()
+    return stored, _result(row, [Judgement.from_json(dict(j._mapping)) for j in judged])
+
+
 def _said(m: Any, images: Mapping[str, ImagePart]) -> TranscriptMessage:
     return TranscriptMessage(
         seq=m.seq,
@@ -334,17 +359,7 @@ def records(store: Store, run_id: str) -> list[Record]:
     """Every game of an arena run as its record (store/arena_records.py), unfinished ones
     included (status None), each with `stored_status`, the game row's own status."""
     query = (
-        select(
-            games.c.id,
-            games.c.status,
-            games.c.started_at,
-            games.c.finished_at,
-            games.c.setup,
-            games.c.flags,
-            outcomes.c.status.label("outcome_status"),
-            outcomes.c.correct.label("outcome_correct"),
-            outcomes.c.details.label("outcome_details"),
-        )
+        select(*_RESULT_COLUMNS)
         .outerjoin(outcomes, outcomes.c.game_id == games.c.id)
         .where(games.c.run_id == run_id, games.c.game != SURVEY_GAME)
         .order_by(games.c.id)
@@ -397,6 +412,20 @@ def records(store: Store, run_id: str) -> list[Record]:
         record["stored_status"] = r.status
         out.append(record)
     return out
+
+
+# A game's row and outcome: what records and _result read.
+_RESULT_COLUMNS = (
+    games.c.id,
+    games.c.status,
+    games.c.started_at,
+    games.c.finished_at,
+    games.c.setup,
+    games.c.flags,
+    outcomes.c.status.label("outcome_status"),
+    outcomes.c.correct.label("outcome_correct"),
+    outcomes.c.details.label("outcome_details"),
+)
 
 
 def _result(row: Any, judged: list[Any]) -> GameResult:
