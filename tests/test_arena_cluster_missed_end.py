@@ -119,6 +119,9 @@ async def test_when_the_process_where_it_ended_is_silent_the_end_comes_from_the_
             took = asyncio.get_running_loop().time() - began
             assert took < ENDED_ASK_S + 3, f"shown after {took:.1f} s"
             _is_the_end(shown, seen)
+            # Then `resumed`, as any answer to a resume: a page whose join went with the
+            # silent process sends it again then (bench: 30 left waiting without it).
+            await away.until("resumed", timeout=10)
             await _then_the_lobby(away)
         finally:
             dead.send_signal(signal.SIGCONT)

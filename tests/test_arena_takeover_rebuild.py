@@ -20,13 +20,16 @@ import asyncio
 import contextlib
 import signal
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 from sqlalchemy import select
 
 from arena_fixtures import Person
 from test_arena_multiprocess import Processes, arena_processes
+from test_arena_resume import reconnect
 from test_arena_takeover import SERVER, _match
+from turinglab.arena.abandon import TOLD_STAYED
 from turinglab.store.database import PLAYING, Store
 from turinglab.store.schema import games, judgements
 
@@ -275,3 +278,70 @@ async def test_a_game_ended_by_the_interrogator_goes_on_to_the_verdict_after_a_t
             rows = conn.execute(select(games.c.status, games.c.flags)).all()
             made = conn.execute(select(judgements.c.confidence)).scalars().all()
         assert all(tuple(r) == ("finished", []) for r in rows) and made == [60], (rows, made)
+
+
+LEAVE_GRACE_S = 4.0
+DEAF_SERVER = SERVER.replace(
+    "setup = takeover_setup()",
+    f"""
+import os
+from dataclasses import replace
+from turinglab.arena.cluster import Cluster
+from turinglab.arena.cluster_takeover import Takeover
+def _marked():
+    return os.path.exists("/tmp/deaf-" + {{ns!r}} + "-" + str({{port!r}}))
+_deliver = Cluster._deliver
+def _deaf(self, data):
+    # Marked: the owner's answers to this process's catch-up never land (as when they are
+    # still on their way), so the owner it knows stays the dead one; and it takes nothing
+    # over (the other survivor does).
+    if _marked() and data["f"].get("type") in ("game", "resumed"):
+        return
+    _deliver(self, data)
+Cluster._deliver = _deaf
+_take_over_lost = Takeover.take_over_lost
+async def _not_here(self):
+    if not _marked():
+        await _take_over_lost(self)
+Takeover.take_over_lost = _not_here
+setup = takeover_setup()
+settings = setup.settings.model_copy(update=dict(abandon_after_s={LEAVE_GRACE_S}))
+setup = replace(setup, settings=settings)""",
+)
+
+
+async def test_a_departure_from_a_third_process_during_a_takeover_is_told(
+    postgres_url: str,
+) -> None:
+    """The owner dies; a person of its game reconnects to a third process, which asks the dead
+    owner, then (its games claimed) the new one, which counts them present through it. They
+    leave before the answer comes back: the new owner must be told, not only the dead one the
+    third process still names. Seen in a fault run: the game ran to its end and its verdict
+    timeout, 135 s, before the partner was told; no verdict either."""
+    async with arena_processes(DEAF_SERVER, postgres_url, 3) as arena:
+        store = Store(postgres_url)
+        first, second = Person(arena.bases[1]), Person(arena.bases[0])
+        marker = Path(f"/tmp/deaf-{arena.ns}-{arena.ports[2]}")
+        try:
+            for p in (first, second):
+                assert (await p.connect())["type"] == "status"
+            await _match(first, second, "three-party")
+            dead = arena.ports.index(await _owner_port(store))
+            gone, stays = (first, second) if dead == 1 else (second, first)
+            third = arena.bases[2]
+            marker.touch()
+            arena.procs[dead].send_signal(signal.SIGKILL)
+            arena.procs[dead].wait(10)
+            gone.base = third
+            await reconnect(gone)  # answered by nobody: asked of the dead owner, then the new
+            await _claimed_by(store, arena.ports[1 - dead])
+            with pytest.raises(TimeoutError):  # present through the third process
+                await stays.until("reveal", timeout=LEAVE_GRACE_S + 1.0)
+            await gone.close()  # leaves for good
+            reveal = await stays.until("reveal", timeout=LEAVE_GRACE_S + 15)
+            assert reveal["flagged"] == TOLD_STAYED
+        finally:
+            marker.unlink(missing_ok=True)
+            store.close()
+            for p in (first, second):
+                await p.close()

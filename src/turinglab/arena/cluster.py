@@ -177,6 +177,10 @@ class Cluster:
         self._game_shown: dict[str, str] = {}  # pid -> the last game relayed here from another
         # pid -> the other processes holding a socket of theirs, as they told us (abandon.py).
         self.holders: dict[str, set[str]] = {}
+        # pid -> the processes we told we hold a socket of theirs: each is told when we no
+        # longer do, or it counts them present for good (not only the owner we know now: one
+        # asked during a takeover may answer after the socket closed).
+        self._told_holding: dict[str, set[str]] = {}
         self._beat_missing: dict[str, float] = {}  # holder -> seen without a heartbeat since
         self._held_tasks: set[asyncio.Task[None]] = set()
         self.takeover = Takeover(self)  # games of processes that die (cluster_takeover.py)
@@ -320,12 +324,12 @@ class Cluster:
             await self.redis.delete(self.ns + "player:" + pid)
             await self._on_from_here(pid)
             return
-        hello: dict[str, Any] = {"p": pid, "hello": True, "from": self.me}
+        hello: dict[str, Any] = {"p": pid, "hello": True}
         point = self.seen.get(pid)
         if point is not None:
             hello["resume"] = point.as_dict()
         self.arena.metrics.catchups += 1
-        self._forward(owner, hello)
+        self._holding(owner, hello)
 
     async def _on_from_here(self, pid: str) -> None:
         """Nobody will answer for `pid`'s last game: they are where this process says they
@@ -334,9 +338,12 @@ class Cluster:
         self.owners.pop(pid, None)  # or a join would be held for it again
         person = self.person(pid)
         point = self.seen.pop(pid, None) if pid in self._asking_ended else None
-        if point is not None:  # the end they missed, from the store: not the lobby yet
-            await self._end_from_store(person, point.game)
-        if pid not in self._held_joins and not await self._waits(pid):
+        if point is not None and await self._end_from_store(person, point.game):
+            # The end they missed, from the store, answering their resume as a resume is
+            # answered (`resumed` last: a page whose join went with the dead process sends
+            # it again then), not the lobby yet.
+            self.arena.resume(person, point)
+        elif pid not in self._held_joins and not await self._waits(pid):
             await self._counted_right(pid)
             self.arena.send(person, self.arena.state_frame(person))
         self._answered(pid)
@@ -428,7 +435,7 @@ class Cluster:
             # "waiting" if they came back here after that game, until max_wait_s).
             self.waiting.pop(pid, None)
             if self.owners.get(pid) != data["o"] and pid in self.sockets:
-                self._forward(data["o"], {"p": pid, "here": True, "from": self.me})
+                self._holding(data["o"], {"p": pid, "here": True})
             self.owners[pid] = data["o"]
         elif kind == "reveal":
             self.owners.pop(pid, None)  # over: the owner forgets the game too
@@ -546,10 +553,10 @@ class Cluster:
             # resuming is the frames missed, not a snapshot (which is what set it, in _deliver).
             self.owners[participant.id] = owner
             self.arena.outlets.setdefault(participant.id, set()).add(outlet)
-            hello: dict[str, Any] = {"p": participant.id, "hello": True, "from": self.me}
+            hello: dict[str, Any] = {"p": participant.id, "hello": True}
             if resume is not None:
                 hello["resume"] = resume.as_dict()
-            self._forward(owner, hello)
+            self._holding(owner, hello)
             # Asked again each tick until it answers: the owner may have died (its games are
             # taken over and their routes moved), or died leaving a stale route (_ask_owner).
             asking = ENDED_ASK_S if participant.id in self._asking_ended else CATCHUP_S
@@ -596,13 +603,15 @@ class Cluster:
         self._asking_ended.add(participant.id)
         return owner
 
-    async def _end_from_store(self, participant: Participant, game: str) -> None:
+    async def _end_from_store(self, participant: Participant, game: str) -> bool:
         """`participant` is in `game` here, already over, rebuilt from the store (stored_end.py):
-        what they are sent next is its end, not the lobby."""
+        what they are sent next is its end, not the lobby. False if it could not be."""
         # Rebuilt once: another of its people may have come back here first.
         found = None if game in self.arena.games else await self.routes.ended_game(game)
-        if show_stored_end(self.arena, participant, game, found, self.person):
-            fault(log, "end-from-store", participant=participant.id, game=game)
+        if not show_stored_end(self.arena, participant, game, found, self.person):
+            return False
+        fault(log, "end-from-store", participant=participant.id, game=game)
+        return True
 
     async def _counted_right(self, pid: str) -> None:
         """Before a person is shown the lobby: if it would tell them their study is done, first
@@ -749,8 +758,9 @@ class Cluster:
         self.catchup.pop(participant.id, None)
         self._held_joins.pop(participant.id, None)
         self._game_shown.pop(participant.id, None)
-        owner = self.owners.get(participant.id)
-        if owner is not None and owner != self.me:  # their game's owner counts them gone now
+        told = self._told_holding.pop(participant.id, set()) | {self.owners.get(participant.id)}
+        for owner in told - {None, self.me}:  # their game's owner counts them gone now
+            assert owner is not None
             self._forward(owner, {"p": participant.id, "gone": True, "from": self.me})
         with contextlib.suppress(Exception):  # the process may be shutting down
             await self._pubsub.unsubscribe(self.ns + "to:" + participant.id)
@@ -761,6 +771,12 @@ class Cluster:
 
     def _forward(self, owner: str, data: dict[str, Any]) -> None:
         self.outbox.put("publish", self.ns + "proc:" + owner, json.dumps(data))
+
+    def _holding(self, owner: str, data: dict[str, Any]) -> None:
+        """Forward `data` about a person with a socket here: `owner` counts them present
+        through us until told they have gone (`disconnect`)."""
+        self._told_holding.setdefault(str(data["p"]), set()).add(owner)
+        self._forward(owner, {**data, "from": self.me})
 
     async def handle(
         self, participant: Participant, frame: F.ClientFrame, *, forwarded: bool = False
@@ -779,7 +795,7 @@ class Cluster:
                     return
             if owner is not None and owner != self.me:
                 raw = frame.model_dump_json()
-                self._forward(owner, {"p": participant.id, "raw": raw, "from": self.me})
+                self._holding(owner, {"p": participant.id, "raw": raw})
                 return
         if isinstance(frame, F.Join):
             mode = self.arena.setup.mode(frame.mode)

@@ -53,6 +53,7 @@ def show_stored_end(
         return False
     arena.games.setdefault(game.id, game)  # forgotten as any ended game is (hub.py)
     participant.game = game.id
+    game.view_of(participant).outlets = arena.outlets.setdefault(participant.id, set())
     return True
 
 
