@@ -21,6 +21,7 @@ import contextlib
 import signal
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import select
@@ -215,6 +216,35 @@ setup = takeover_setup()""",
 )
 
 
+async def _killed_and_back(
+    arena: Processes, store: Store, gone: Person, dead: int
+) -> dict[str, Any]:
+    """The owner arena.procs[dead] is SIGKILLed; once the other process has claimed the game,
+    `gone` (a person of the dead one) connects there; returns the first frame they get."""
+    arena.procs[dead].send_signal(signal.SIGKILL)
+    arena.procs[dead].wait(10)
+    await gone.drop()
+    await _claimed_by(store, arena.ports[1 - dead])
+    gone.base = arena.bases[1 - dead]
+    return await gone.connect()
+
+
+async def _verdict_taken(
+    judge: Person, witness: Person, store: Store, confidence: int
+) -> tuple[list[tuple[Any, ...]], list[float]]:
+    """The judge's page (re-)sends a verdict: taken (not refused), both shown the reveal.
+    Returns the stored games' (status, flags) and judgements' confidences."""
+    verdict = {"choice": "A", "confidence": confidence, "reason": "asked about the weather"}
+    await judge.send(type="verdict", id="v-1", **verdict)
+    shown = await judge.until_any(("reveal", "error"), timeout=20)
+    assert shown["type"] == "reveal", f"the verdict was refused: {shown}"
+    await witness.until("reveal", timeout=20)
+    with store.engine.connect() as conn:
+        rows = [tuple(r) for r in conn.execute(select(games.c.status, games.c.flags))]
+        made = list(conn.execute(select(judgements.c.confidence)).scalars())
+    return rows, made
+
+
 async def test_a_verdict_resent_to_a_rebuilt_game_whose_time_is_up_is_taken(
     postgres_url: str,
 ) -> None:
@@ -225,25 +255,12 @@ async def test_a_verdict_resent_to_a_rebuilt_game_whose_time_is_up_is_taken(
     ended without a verdict)."""
     async with two_processes(SHORT_GAME_SERVER, postgres_url) as (arena, store, people):
         judge, witness, here, gone, dead = await _matched(arena, store, people)
-        survivor = 1 - dead
         await judge.until("phase", phase="verdict", timeout=30)
-        arena.procs[dead].send_signal(signal.SIGKILL)
-        arena.procs[dead].wait(10)
-        await gone.drop()
-        await _claimed_by(store, arena.ports[survivor])
-        gone.base = arena.bases[survivor]
-        assert (await gone.connect())["type"] == "game"
+        assert (await _killed_and_back(arena, store, gone, dead))["type"] == "game"
         if judge is here:
             await judge.until("game", timeout=20)  # the rebuilt game's snapshot
-        verdict = {"choice": "A", "confidence": 70, "reason": "asked about the weather"}
-        await judge.send(type="verdict", id="v-1", **verdict)
-        shown = await judge.until_any(("reveal", "error"), timeout=20)
-        assert shown["type"] == "reveal", f"the verdict was refused: {shown}"
-        await witness.until("reveal", timeout=20)
-        with store.engine.connect() as conn:
-            rows = conn.execute(select(games.c.status, games.c.game)).all()
-            made = conn.execute(select(judgements.c.confidence)).all()
-        assert [c for (c,) in made] == [70], (rows, made)  # stored once
+        rows, made = await _verdict_taken(judge, witness, store, 70)
+        assert made == [70], (rows, made)  # stored once
 
 
 async def test_a_game_ended_by_the_interrogator_goes_on_to_the_verdict_after_a_takeover(
@@ -254,30 +271,17 @@ async def test_a_game_ended_by_the_interrogator_goes_on_to_the_verdict_after_a_t
     transcript as the game's note), and the verdict their page sends again is taken."""
     async with two_processes(SERVER, postgres_url) as (arena, store, people):
         judge, witness, _here, gone, dead = await _matched(arena, store, people)
-        survivor = 1 - dead
         await judge.send(type="message", id="q-1", after=0, channel="A", text="hi A, ok?")
         await judge.until("message", ref="q-1")
         await judge.send(type="end", id="e-1")
         # Shown once stored, then the verdict asked.
         await judge.until("message", sender="game", text="You ended the conversation.")
         await judge.until("phase", phase="verdict", timeout=30)
-        arena.procs[dead].send_signal(signal.SIGKILL)
-        arena.procs[dead].wait(10)
-        await gone.drop()
-        await _claimed_by(store, arena.ports[survivor])
-        gone.base = arena.bases[survivor]
-        back = await gone.connect()
+        back = await _killed_and_back(arena, store, gone, dead)
         rebuilt = back if gone is judge else await judge.until("game", timeout=20)
         assert rebuilt["phase"] == "verdict", rebuilt["phase"]
-        verdict = {"choice": "B", "confidence": 60, "reason": "too quick to answer"}
-        await judge.send(type="verdict", id="v-1", **verdict)
-        shown = await judge.until_any(("reveal", "error"), timeout=20)
-        assert shown["type"] == "reveal", f"the verdict was refused: {shown}"
-        await witness.until("reveal", timeout=20)
-        with store.engine.connect() as conn:
-            rows = conn.execute(select(games.c.status, games.c.flags)).all()
-            made = conn.execute(select(judgements.c.confidence)).scalars().all()
-        assert all(tuple(r) == ("finished", []) for r in rows) and made == [60], (rows, made)
+        rows, made = await _verdict_taken(judge, witness, store, 60)
+        assert all(r == ("finished", []) for r in rows) and made == [60], (rows, made)
 
 
 LEAVE_GRACE_S = 4.0

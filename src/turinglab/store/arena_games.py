@@ -26,6 +26,7 @@ from sqlalchemy import Connection, bindparam, func, insert, select, update
 from turinglab.agents.base import ImagePart
 from turinglab.games.spec import GameResult, Judgement, TrialSpec
 from turinglab.games.table import TranscriptMessage
+from turinglab.store.arena_people import ended
 from turinglab.store.arena_records import (
     RESULT_STATUS,
     SURVEY_GAME,
@@ -258,12 +259,7 @@ def ended_game(store: Store, run_id: str, arena_game: str) -> tuple[StoredGame, 
     query = (
         select(*_RESULT_COLUMNS)
         .outerjoin(outcomes, outcomes.c.game_id == games.c.id)
-        .where(
-            games.c.run_id == run_id,
-            games.c.setup["arena_game"].as_string() == arena_game,
-            games.c.status != PLAYING,
-            games.c.finished_at.is_not(None),
-        )
+        .where(games.c.run_id == run_id, ended(arena_game))
         .limit(1)
     )
     with store.engine.connect() as conn:

@@ -112,6 +112,15 @@ def live_game_of(store: Store, run_id: str, participant: str) -> tuple[str, str 
     return None if row is None else (str(row[0]), row[1])
 
 
+def ended(arena_game: str) -> Any:
+    """The game the arena calls `arena_game`, once its end is stored."""
+    return and_(
+        games.c.setup["arena_game"].as_string() == arena_game,
+        games.c.status != PLAYING,
+        games.c.finished_at.is_not(None),
+    )
+
+
 def game_end(
     store: Store, run_id: str, participant: str, arena_game: str
 ) -> tuple[str | None, float] | None:
@@ -120,13 +129,7 @@ def game_end(
     query = (
         select(games.c.worker, games.c.finished_at)
         .join(seats, seats.c.game_id == games.c.id)
-        .where(
-            _in_run(run_id),
-            seats.c.participant == participant,
-            games.c.setup["arena_game"].as_string() == arena_game,
-            games.c.status != PLAYING,
-            games.c.finished_at.is_not(None),
-        )
+        .where(_in_run(run_id), seats.c.participant == participant, ended(arena_game))
         .limit(1)
     )
     with store.engine.connect() as conn:
