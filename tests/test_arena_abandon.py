@@ -81,6 +81,19 @@ async def test_a_reconnect_within_the_grace_period_keeps_the_game() -> None:
             await p.close()
 
 
+async def test_a_witness_writing_after_the_end_is_not_asked_for_a_verdict() -> None:
+    with running_arena(make_setup()) as (base, _app):
+        judge, witness, _gj, _gw = await pair(base, "three-party")
+        await _exchange(judge, witness)
+        await judge.send(type="end")
+        await witness.until("phase", phase="verdict")  # the interrogator decides
+        await witness.send(type="message", channel="A", text="one more thing")
+        told = await witness.until("error")
+        assert told["code"] == "not-now" and "verdict" not in told["message"], told
+        for p in (judge, witness):
+            await p.close()
+
+
 async def test_a_verdict_only_after_the_end() -> None:
     with running_arena(make_setup()) as (base, _app):
         p = Person(base)

@@ -547,7 +547,8 @@ class LiveGame:
 
     def _message(self, view: PersonView, frame: F.SendMessage) -> None:
         if view.phase != "playing":
-            raise InputRejected("not-now", "The conversation is over; please give your verdict.")
+            then = "please give your verdict" if view.role == "interrogator" else "wait for the end"
+            raise InputRejected("not-now", f"The conversation is over; {then}.")
         channel = self._channel(view, frame.channel)
         text = self._text(frame)
         last = view.last_sender.get(channel)
