@@ -27,6 +27,7 @@ from turinglab.agents.human import MESSAGE, HumanAgent, HumanInput
 from turinglab.agents.scripted import ScriptedAgent
 from turinglab.arena import ArenaMode, ArenaSettings, ArenaSetup, create_app
 from turinglab.arena.engine_modes import interrogation_mode
+from turinglab.bench.arena_services import listening_socket
 from turinglab.games.events import TalkEnded, Typing
 from turinglab.games.spec import FINISHED, GameResult, Judgement, TrialSpec
 from turinglab.games.table import Seat, Table
@@ -151,21 +152,6 @@ def make_setup(**settings: Any) -> ArenaSetup:
     return ArenaSetup(
         modes, agents, {SECRET_AGENT: "Zorblax (scripted)"}, ArenaSettings(**settings)
     )
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def listening_socket() -> socket.socket:
-    """A socket listening on a port the OS chose: held from the start, so no other test (or
-    outgoing connection) can take the port between choosing it and serving on it."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(128)
-    return sock
 
 
 def serve_on_fd(app: Any, fd: int) -> None:

@@ -28,8 +28,9 @@ import pytest
 import redis
 from sqlalchemy import create_engine, text
 
-from arena_fixtures import Person, free_port
+from arena_fixtures import Person
 from test_arena_store import _wait_up
+from turinglab.bench.arena_services import free_port
 from turinglab.store.database import store_url
 
 

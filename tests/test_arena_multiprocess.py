@@ -20,10 +20,11 @@ import pytest
 import redis
 import redis.asyncio as aioredis
 
-from arena_fixtures import Person, listening_socket, make_setup
+from arena_fixtures import Person, make_setup
 from test_arena_store import _three_party, _wait_up
 from turinglab.arena.cluster import SignedSessions
 from turinglab.arena.store_bridge import ArenaStore
+from turinglab.bench.arena_services import listening_socket
 from turinglab.store.database import Store
 
 TESTS = Path(__file__).parent

@@ -28,11 +28,12 @@ import pytest
 import redis
 from sqlalchemy import select
 
-from arena_fixtures import Person, free_port
+from arena_fixtures import Person
 from fault_fixtures import audit, seat_pair, server_processes, shown_is_stored
 from resilient_talker import ResilientTalker
 from test_arena_faults import CHAT, SERVER, _until
 from test_arena_resume import AUTH, metric_values
+from turinglab.bench.arena_services import free_port
 from turinglab.store.database import PLAYING, Store
 from turinglab.store.schema import games
 

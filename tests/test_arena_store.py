@@ -21,12 +21,12 @@ import aiohttp
 from arena_fixtures import (
     ADMIN_PASSWORD,
     Person,
-    listening_socket,
     make_setup,
     pair,
     running_arena,
 )
 from turinglab.arena.store_bridge import ArenaStore
+from turinglab.bench.arena_services import listening_socket
 from turinglab.store.database import Store
 
 AUTH = {"Authorization": aiohttp.encode_basic_auth("admin", ADMIN_PASSWORD)}

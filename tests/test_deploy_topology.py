@@ -19,8 +19,9 @@ import aiohttp
 import pytest
 import yaml
 
-from arena_fixtures import Person, free_port
+from arena_fixtures import Person
 from fault_fixtures import own_redis
+from turinglab.bench.arena_services import free_port
 
 ROOT = Path(__file__).parent.parent
 SCRIPT = ROOT / "deploy" / "local-topology.sh"

@@ -17,8 +17,9 @@ routed through Redis, with no coordination of our own beyond what Redis does ato
 Each process remembers which process owns a person's game (from the frames it relays, and
 from a page's connect), so an input costs a Redis look-up only when that is not known. Where
 Redis has no route for someone, the store is asked (cluster_store_routes.py): a page that comes
-back after its game ended on another process is sent the end it missed by that process, or
-shown the lobby here if it does not answer at once.
+back after its game ended on another process is sent the end it missed by that process, or,
+when that process has died or does not answer at once, shown it here from the store
+(stored_end.py).
 
 Session cookies are signed with a secret all processes share, so a person is known everywhere.
 
@@ -758,10 +759,12 @@ class Cluster:
         self.catchup.pop(participant.id, None)
         self._held_joins.pop(participant.id, None)
         self._game_shown.pop(participant.id, None)
-        told = self._told_holding.pop(participant.id, set()) | {self.owners.get(participant.id)}
-        for owner in told - {None, self.me}:  # their game's owner counts them gone now
-            assert owner is not None
-            self._forward(owner, {"p": participant.id, "gone": True, "from": self.me})
+        told = self._told_holding.pop(participant.id, set())
+        owner = self.owners.get(participant.id)
+        if owner is not None:
+            told.add(owner)
+        for process in told - {self.me}:  # their game's owner counts them gone now
+            self._forward(process, {"p": participant.id, "gone": True, "from": self.me})
         with contextlib.suppress(Exception):  # the process may be shutting down
             await self._pubsub.unsubscribe(self.ns + "to:" + participant.id)
 

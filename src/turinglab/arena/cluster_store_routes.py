@@ -33,7 +33,7 @@ T = TypeVar("T")
 STORE_QUIET_S = 10.0
 STORE_LOOKUP_S = 5.0  # a store that takes longer to say where someone plays is not waited for
 # A page back within ENDED_REPLAY_S of its game's end elsewhere is shown the end it missed, by
-# the process that played it; asked ENDED_ASK_S (it may have died), then the lobby here.
+# the process that played it; asked ENDED_ASK_S (it may have died), then from the store here.
 ENDED_REPLAY_S = 60.0
 ENDED_ASK_S = 3.0
 

@@ -25,7 +25,9 @@ from turinglab.testing.tcp_proxy import TcpProxy
 
 
 def listening_socket(backlog: int = 4096) -> socket.socket:
-    """A socket listening on a port the OS chose, to hand to a server process."""
+    """A socket listening on a port the OS chose, to hand to a server process: held from the
+    start, so no other process (or outgoing connection) can take the port between choosing it
+    and serving on it (the benchmark and the tests)."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     sock.listen(backlog)
