@@ -41,7 +41,9 @@ PROMPTS = GTTPrompts.load()
     [
         ("I think <answer>1</answer>", True, 1),
         ("<ANSWER> 0 </ANSWER>", True, 0),
-        ("<answer>\n1\n</answer> and later <answer>0</answer>", True, 1),
+        # Tags that disagree are no verdict (the first tag used to decide).
+        ("<answer>\n1\n</answer> and later <answer>0</answer>", True, None),
+        ("<answer>1</answer> yes, <answer> 1 </answer>", True, 1),
         ("<answer>maybe</answer>", True, None),
         ("<answer>10</answer>", True, None),
         ("no tag here, answer 1", False, None),
@@ -69,7 +71,7 @@ async def test_actor_branch_turn_order_and_visibility() -> None:
     actor_instruction = table.messages[2]
     assert actor_instruction.visible_to == (UNKNOWN,)
     assert "Hello, who are you?" in actor_instruction.text
-    assert "<answer>1</answer>" in table.messages[0].text  # the distinguisher is told the format
+    assert "<answer></answer>" in table.messages[0].text  # the distinguisher is told the format
     # Each participant's own view: its messages as assistant, what it saw as user.
     d_view = table.view(DISTINGUISHER)
     assert [m.role for m in d_view] == [

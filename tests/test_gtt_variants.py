@@ -90,7 +90,7 @@ async def test_query_cap_and_controlled_query_budget() -> None:
     phase = budget.details["phases"]["query"]
     assert (phase["queries"], phase["ended_by"]) == (2, "budget")  # STOP is just a word here
     instruction = next(m for m in t.messages if m.phase == "query" and m.sender == GAME)
-    assert "exactly 2 messages" in instruction.text
+    assert "exactly 2 queries" in instruction.text
 
 
 async def test_controlled_turn_asks_after_exactly_n_rounds() -> None:

@@ -41,6 +41,7 @@ NO_ANSWER = "no-answer"
 
 
 TurnCapPolicy = Literal["no-answer", "ask-for-answer"]
+AmbiguityPolicy = Literal["no-answer", "re-ask"]
 
 # A verdict the game asks for (turn cap, last controlled round) is a forced choice between these.
 FORCED_CHOICES = ("<answer>0</answer>", "<answer>1</answer>")
@@ -48,19 +49,38 @@ FORCED_CHOICES = ("<answer>0</answer>", "<answer>1</answer>")
 _ANSWER = re.compile(r"<answer>\s*(.*?)\s*</answer>", re.IGNORECASE | re.DOTALL)
 
 
+# Why a message with <answer> tags gave no verdict (the trial's no_answer_reason).
+UNPARSEABLE = "unparseable"  # the tag holds something other than a bare 0 or 1
+CONFLICTING = "conflicting-answers"  # tags with different contents
+ECHOED = "echoed-example"  # the tags are those of the instruction's own example
+
+
 @dataclass(frozen=True)
 class ParsedAnswer:
     found: bool  # an <answer>…</answer> tag is present
-    value: int | None  # 0 or 1 when the tag holds exactly that
+    value: int | None  # 0 or 1 when the tags agree on exactly that
+    problem: str | None = None  # why there are tags but no verdict
 
 
-def parse_answer(text: str) -> ParsedAnswer:
-    """The first <answer> tag decides; anything but a bare 0 or 1 inside it is unparseable."""
-    match = _ANSWER.search(text)
-    if match is None:
+def answer_tags(text: str) -> tuple[str, ...]:
+    """The contents of every <answer>…</answer> tag, in order."""
+    return tuple(m.group(1).strip() for m in _ANSWER.finditer(text))
+
+
+def parse_answer(text: str, example: tuple[str, ...] = ()) -> ParsedAnswer:
+    """A verdict only when every tag holds the same bare 0 or 1. Tags that repeat `example`
+    (those of the instruction the judge was given), or disagree, give none: a model that
+    quotes its instruction has not answered."""
+    tags = answer_tags(text)
+    if not tags:
         return ParsedAnswer(False, None)
-    inner = match.group(1).strip()
-    return ParsedAnswer(True, int(inner) if inner in ("0", "1") else None)
+    if example and tags == example:
+        return ParsedAnswer(True, None, ECHOED)
+    if len(set(tags)) > 1:
+        return ParsedAnswer(True, None, CONFLICTING)
+    if tags[0] not in ("0", "1"):
+        return ParsedAnswer(True, None, UNPARSEABLE)
+    return ParsedAnswer(True, int(tags[0]))
 
 
 @dataclass(frozen=True)
@@ -68,6 +88,7 @@ class GTTRules:
     max_distinguisher_turns: int = 40
     on_turn_cap: TurnCapPolicy = "no-answer"
     max_specimen_turns: int = 20
+    on_ambiguous_answer: AmbiguityPolicy = "no-answer"
 
 
 @dataclass(frozen=True)
@@ -92,6 +113,7 @@ class _Trial:
             "actor_prompt": None,
             "phases": {},
         }
+        self.example: tuple[str, ...] = ()  # the answer tags of the judge's instruction
 
     def prompt(self, role: PromptRole, **values: Any) -> str:
         template: str = getattr(self.prompts, role)
@@ -138,7 +160,7 @@ class _Trial:
         )
         if status == ANSWERED and verdict is None:
             status = NO_ANSWER
-            self.details["no_answer_reason"] = "unparseable"
+            self.details["no_answer_reason"] = answer.problem or UNPARSEABLE
         main = [m.seq for m in self.table.messages if m.phase == "main"]
         self.details["phases"]["main"] = {"first_seq": main[0], "last_seq": main[-1]}
         correct = None if verdict is None else (verdict == 1) == self.setup.x_is_target
@@ -153,6 +175,8 @@ async def play_gtt(
     if setup.variant not in VARIANTS:
         raise ValueError(f"unknown GTT variant {setup.variant!r} (known: {', '.join(VARIANTS)})")
     trial = _Trial(table, setup, prompts, rules)
+    # Every history sent alternates user/assistant: the game's notes join the adjacent turn.
+    table.alternate_roles = True
     fd = setup.variant in FD_VARIANTS
     pair = (DISTINGUISHER, UNKNOWN)
 
@@ -163,12 +187,15 @@ async def play_gtt(
     else:
         opening = trial.prompt("fd_distinguisher" if fd else "distinguisher")
     table.tell(DISTINGUISHER, opening)
+    trial.example = answer_tags(opening)
     # The first message reaches X inside X's instruction, so only the distinguisher sees it bare.
     first = await table.speak(DISTINGUISHER, visible_to=(DISTINGUISHER,))
     trial.details["first_distinguisher_message"] = first.text
-    answer = parse_answer(first.text)
-    if answer.found:
+    answer = parse_answer(first.text, trial.example)
+    if answer.value is not None:
         return trial.finish(OPENING_ANSWER, first.text, answer, 1)
+    if answer.found:  # tags but no verdict (the format quoted, say): not an answer, play on
+        trial.details["opening_tags"] = answer.problem
 
     if setup.x_is_target:
         instruction = trial.prompt("control", first_message=first.text)
@@ -176,7 +203,12 @@ async def play_gtt(
         if setup.variant in ACTOR_QUERIES:
             budget = setup.budget if setup.variant == "gttq-queries" else None
             await trial.query(UNKNOWN, "fd_actor_query" if fd else "actor_query", budget)
-        instruction = trial.prompt("fd_actor" if fd else "actor", first_message=first.text)
+        # After a querying phase the actor, already told its task, gets the judge's first
+        # message (a set without that role repeats the whole actor instruction instead).
+        role: PromptRole = "fd_actor" if fd else "actor"
+        if setup.variant in ACTOR_QUERIES and prompts.after_query is not None:
+            role = "after_query"
+        instruction = trial.prompt(role, first_message=first.text)
         trial.details["actor_prompt"] = instruction
     table.tell(UNKNOWN, instruction)
 
@@ -189,9 +221,11 @@ async def play_gtt(
             break  # the last round is over: the game asks for the verdict
         message = await table.speak(DISTINGUISHER, visible_to=pair)
         turns += 1
-        answer = parse_answer(message.text)
+        answer = parse_answer(message.text, trial.example)
         if answer.found:
             early = {"early_answer": True} if controlled else {}
+            if answer.value is None and rules.on_ambiguous_answer == "re-ask":
+                return await _re_ask(trial, message.text, answer, turns, early)
             return trial.finish(ANSWERED, message.text, answer, turns, **early)
         if not controlled and turns >= cap:
             break
@@ -201,8 +235,20 @@ async def play_gtt(
         message = await table.speak(
             DISTINGUISHER, visible_to=(DISTINGUISHER,), choices=FORCED_CHOICES
         )
-        answer = parse_answer(message.text)
+        answer = parse_answer(message.text, trial.example)
         if answer.found:
             return trial.finish(ANSWERED, message.text, answer, turns + 1, asked_for_answer=True)
         return trial.finish(NO_ANSWER, message.text, answer, turns + 1, no_answer_reason="turn-cap")
     return trial.finish(NO_ANSWER, message.text, answer, turns, no_answer_reason="turn-cap")
+
+
+async def _re_ask(
+    trial: _Trial, said: str, answer: ParsedAnswer, turns: int, extra: dict[str, Any]
+) -> GameResult:
+    """The final message had tags but no verdict: ask once more, as a forced choice. The first
+    reply's problem is kept; a second reply without a verdict is a no-answer."""
+    table = trial.table
+    table.tell(DISTINGUISHER, trial.prompt("final"))
+    message = await table.speak(DISTINGUISHER, visible_to=(DISTINGUISHER,), choices=FORCED_CHOICES)
+    again = parse_answer(message.text, trial.example)
+    return trial.finish(ANSWERED, message.text, again, turns + 1, re_asked=answer.problem, **extra)

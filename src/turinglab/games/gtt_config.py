@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from turinglab.games.gtt_prompts import PromptRole
+from turinglab.games.gtt_prompts import DEFAULT_PROMPT_SET, PromptRole, PromptSet
 from turinglab.variants import BUDGET_VARIANTS, FD_VARIANTS, GTTVariant
 
 
@@ -58,6 +58,11 @@ class GTTExperiment(_Strict):
     max_distinguisher_turns: int = Field(default=40, ge=1)
     max_specimen_turns: int = Field(default=20, ge=1)
     on_turn_cap: Literal["no-answer", "ask-for-answer"] = "no-answer"
+    on_ambiguous_answer: Literal["no-answer", "re-ask"] = Field(
+        default="no-answer",
+        description="a final message with conflicting <answer> tags, or the instruction's own "
+        "example echoed: a no-answer, or asked once more for a forced choice",
+    )
     distinguishers: list[str] = Field(
         default_factory=list, description="fixed distinguishers D of the FD variants"
     )
@@ -69,6 +74,11 @@ class GTTExperiment(_Strict):
         default=None, description="sample GTT/GTTQ cells adaptively instead of a fixed n"
     )
     seed: int = 0
+    prompt_set: PromptSet = Field(
+        default=DEFAULT_PROMPT_SET,
+        description="built-in prompts: 'paper' (what the paper's B.1 prompts tell each role, in "
+        "our words) or 'v1' (the first releases' wording)",
+    )
     prompts: dict[PromptRole, Path] = Field(
         default_factory=dict, description="template files that replace the built-in prompts"
     )

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict
 from typing import Any
 
 from turinglab.agents.base import Agent
@@ -54,11 +53,12 @@ class GTTGame:
     def __init__(self, experiment: Any, context: GameContext) -> None:
         self.experiment = experiment
         self.context = context
-        self.prompts = GTTPrompts.load(experiment.prompts)
+        self.prompts = GTTPrompts.load(experiment.prompts, experiment.prompt_set)
         self.rules = GTTRules(
             experiment.max_distinguisher_turns,
             experiment.on_turn_cap,
             experiment.max_specimen_turns,
+            experiment.on_ambiguous_answer,
         )
 
     def planned_count(self) -> int:
@@ -68,7 +68,7 @@ class GTTGame:
         return list(plan_trials(self.experiment, ADAPTIVE_VARIANTS))
 
     def identity(self) -> dict[str, Any]:
-        return {"prompts": asdict(self.prompts)}
+        return {"prompts": self.prompts.identity()}
 
     def seats(self, spec: TrialSpec, agents: Mapping[str, Agent]) -> dict[str, Seat]:
         """Fresh seats: the distinguisher, X, and (querying variants) a specimen of the target."""

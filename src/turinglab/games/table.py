@@ -85,6 +85,9 @@ class Table:
     clock: Clock = REAL_CLOCK
     sink: MessageSink | None = None  # called with every message the moment it is appended
     observer: GameObserver | None = None  # told what people may see (None: nobody watches)
+    # Merge consecutive same-role turns of a view into one (a game's note after a reply joins
+    # that reply), as chat templates that demand user/assistant alternation need. Opt-in.
+    alternate_roles: bool = False
 
     def show(self, event: GameEvent, *seats: str) -> None:
         """Report an event for the given seats (a refusal, a request, typing shown)."""
@@ -152,7 +155,7 @@ class Table:
         """What a seat has seen, as its agent is given it; one channel's part when named."""
         seat = self.seats.get(seat_id)
         sees = seat is not None and bool(getattr(seat.agent, "sees_images", False))
-        return [
+        view = [
             ChatMessage(
                 "assistant" if m.sender == seat_id else "user",
                 m.text if sees else with_image_markers(m.text, len(m.images)),
@@ -161,6 +164,7 @@ class Table:
             for m in self.messages
             if seat_id in m.visible_to and (channel is None or m.channel == channel)
         ]
+        return alternating(view) if self.alternate_roles else view
 
     def history(self, seat_id: str) -> list[dict[str, str]]:
         """A participant's full history as stored and exported."""
@@ -235,3 +239,16 @@ class Table:
         """Those who may see a message are told the moment it exists (agents see it in their
         next view)."""
         self.show(MessageSaid(msg), *msg.visible_to)
+
+
+def alternating(view: list[ChatMessage]) -> list[ChatMessage]:
+    """Consecutive messages of one role joined into one (blank line between, images kept)."""
+    out: list[ChatMessage] = []
+    for m in view:
+        if out and out[-1].role == m.role:
+            last = out[-1]
+            text = "\n\n".join(t for t in (last.content, m.content) if t)
+            out[-1] = ChatMessage(m.role, text, last.images + m.images)
+        else:
+            out.append(m)
+    return out

@@ -10,15 +10,23 @@ from pathlib import Path
 from string import Template
 
 
-def builtin_prompt(name: str) -> str:
-    return (resources.files(__package__) / f"{name}.txt").read_text(encoding="utf-8")
+def builtin_prompt(name: str, folder: str | None = None) -> str:
+    """The built-in template `name`; from a named set's sub-folder when `folder` is given."""
+    root = resources.files(__package__)
+    path = root / folder / f"{name}.txt" if folder else root / f"{name}.txt"
+    return path.read_text(encoding="utf-8")
 
 
-def load_prompt(name: str, override: Path | None = None) -> str:
+def has_builtin_prompt(name: str, folder: str | None = None) -> bool:
+    root = resources.files(__package__)
+    return (root / folder / f"{name}.txt" if folder else root / f"{name}.txt").is_file()
+
+
+def load_prompt(name: str, override: Path | None = None, folder: str | None = None) -> str:
     """The override file's text when given, else the built-in template `name`."""
     if override is not None:
         return override.read_text(encoding="utf-8")
-    return builtin_prompt(name)
+    return builtin_prompt(name, folder)
 
 
 def render(template: str, **values: object) -> str:

@@ -61,9 +61,11 @@ def identity_document(config: ExperimentConfig, game: Game | None = None) -> dic
             doc["replies_file"] = hashlib.sha256(agent.replies_file.read_bytes()).hexdigest()
         agents[name] = doc
     game = game or game_of(config)
-    experiment = config.experiment.model_dump(mode="json", exclude={"prompts"})
+    # GTT's prompt texts are in game.identity(); the name of their set adds nothing.
+    experiment = config.experiment.model_dump(mode="json", exclude={"prompts", "prompt_set"})
     # Rules added later, left at their defaults: the same run ids as before they existed.
-    for rule, default in (("min_messages_each", 0), ("addressing", "free")):
+    rules = (("min_messages_each", 0), ("addressing", "free"), ("on_ambiguous_answer", "no-answer"))
+    for rule, default in rules:
         if experiment.get(rule) == default:
             experiment.pop(rule)
     return {"agents": agents, "experiment": experiment, **game.identity()}
