@@ -2,8 +2,10 @@
 
 Its replies are deterministic so that games driven by it terminate: a distinguisher (whose
 instructions, the first user message, mention "<answer>") decides after `answer_after` of its
-own messages; everyone else gets a short sentence. Latency is an asyncio.sleep, so thousands of
-requests can wait at once, and faults (429, 5xx, hangs, bad bodies) can be injected by rule.
+own messages; everyone else gets a short sentence. With `strict_roles` it refuses, as vLLM
+does, messages whose roles do not alternate user/assistant. Latency is an asyncio.sleep, so
+thousands of requests can wait at once, and faults (429, 5xx, hangs, bad bodies) can be
+injected by rule.
 
     python -m turinglab.testing.fake_openai --port 0 --latency 1.0 --faults '[...]'
 
@@ -90,6 +92,9 @@ class FakeBehaviour:
     answer_after: int = 2
     seed: int = 0
     faults: list[FaultRule] = field(default_factory=list)
+    # Reject (HTTP 400) messages whose roles do not alternate user/assistant after an optional
+    # system message, as vLLM does with Gemma's or Mistral's chat template.
+    strict_roles: bool = False
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], base: FakeBehaviour | None = None) -> FakeBehaviour:
@@ -196,6 +201,20 @@ def reply_text(messages: list[dict[str, Any]], answer_after: int) -> str:
     return f"Question {n}: {_LINES[n % len(_LINES)]}"
 
 
+STRICT_ROLES_ERROR = "Conversation roles must alternate user/assistant/user/assistant/..."
+
+
+def roles_problem(messages: list[dict[str, Any]]) -> str | None:
+    """Why a strict chat template would refuse these messages, or None."""
+    roles = [m.get("role") for m in messages]
+    if roles and roles[0] == "system":
+        roles = roles[1:]
+    for i, role in enumerate(roles):
+        if role != ("user" if i % 2 == 0 else "assistant"):
+            return f"{STRICT_ROLES_ERROR} (message {i} is {role!r})"
+    return None
+
+
 def _json(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
     return web.Response(
         body=json.dumps(data).encode(),
@@ -298,6 +317,10 @@ class FakeOpenAIServer:
             return _error(400, str(err))
 
         behaviour, rng = self.behaviour, self._rng
+        if behaviour.strict_roles:
+            problem = roles_problem(messages)
+            if problem is not None:
+                return _error(400, problem)
         self._seq += 1
         fault = next((r for r in behaviour.faults if r.fires(self._seq, rng)), None)
         delay = behaviour.latency_s
@@ -423,6 +446,7 @@ def start_fake_server_process(
     answer_after: int = 2,
     seed: int = 0,
     faults: list[dict[str, Any]] | None = None,
+    strict_roles: bool = False,
     startup_timeout_s: float = 30.0,
 ) -> Iterator[FakeServerProcess]:
     """Run the server in a child process until the block ends (SIGTERM, then SIGKILL)."""
@@ -432,6 +456,7 @@ def start_fake_server_process(
         "--latency", str(latency_s), "--jitter", str(latency_jitter_s),
         "--answer-after", str(answer_after), "--seed", str(seed),
         "--faults", json.dumps(faults or []),
+        *(["--strict-roles"] if strict_roles else []),
     ]  # fmt: skip
     # Make this very copy of the package importable in the child, installed or not.
     env = dict(os.environ)
@@ -476,6 +501,7 @@ async def _serve(args: argparse.Namespace) -> None:
             "answer_after": args.answer_after,
             "seed": args.seed,
             "faults": json.loads(args.faults),
+            "strict_roles": args.strict_roles,
         }
     )
     server = FakeOpenAIServer(behaviour)
@@ -500,6 +526,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--answer-after", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--faults", default="[]", help="JSON list of FaultRule objects")
+    parser.add_argument(
+        "--strict-roles", action="store_true", help="HTTP 400 unless roles alternate (as vLLM)"
+    )
     args = parser.parse_args(argv)
     try:
         import uvloop  # optional: used only when already installed
