@@ -136,7 +136,10 @@ async def run_experiment(
         seed=config.experiment.seed,
     )
     counters = RunCounters(
-        planned=state.planned, already_finished=state.finished, exhausted=state.exhausted
+        planned=state.planned,
+        already_finished=state.finished,
+        exhausted=state.exhausted,
+        failed_before=info.failed_attempts if (info := store.find_run(rid)) else 0,
     )
     runner = TrialRunner(
         store,
@@ -150,6 +153,10 @@ async def run_experiment(
         counters=counters,
         on_change=progress.update if progress else None,
         lease_s=lease_s or lease_seconds(config),
+        attempt_backoff=RetryPolicy(
+            settings.max_attempts, settings.attempt_backoff_base_s, settings.attempt_backoff_max_s
+        ),
+        seed=config.experiment.seed,
     )
     store.set_run_status(rid, "running")
     started = time.perf_counter()
