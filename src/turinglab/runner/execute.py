@@ -20,8 +20,9 @@ from turinglab.games.kinds import (
     GameContext,
     game_for,
 )
+from turinglab.games.spec import TrialSpec
 from turinglab.runner.environment import environment_block
-from turinglab.runner.plan import identity_document, plan_game, run_id
+from turinglab.runner.plan import TrialHasher, identity_document, plan_game, run_id
 from turinglab.runner.scheduler import DEFAULT_LEASE_S, RunCounters, TrialRunner
 from turinglab.store.database import Store, analysis_rows
 
@@ -45,13 +46,19 @@ class RunSummary:
 def prepare_run(
     config: ExperimentConfig, store: Store, say: Callable[[str], None], game: Game | None = None
 ) -> str:
-    """Find this config's run in the store, or plan a new one. Returns the run id."""
+    """Find this config's run in the store, or plan a new one; either way, fill its open
+    trials with the outcomes of the same trials other runs of the store played. Returns the
+    run id."""
     game = game or game_for(config.experiment)
     rid = run_id(config, game)
+    hasher = TrialHasher(config, game)
     existing = store.find_run(rid)
     if existing is not None:
         from turinglab.store.lookup import ago, is_live
 
+        # Trials planned before they had content hashes get them now (same config, same run).
+        old = store.unhashed_specs(rid)
+        store.set_content_hashes(rid, {s.index: hasher(s) for s in old})
         done = f"{existing.finished}/{existing.n_planned} trials already finished."
         if is_live(existing):
             # Another worker renewed the heartbeat within a lease: this one joins it.
@@ -59,6 +66,7 @@ def prepare_run(
             say(f"Joining run {rid} ({existing.name}), in progress (heartbeat {heartbeat}): {done}")
         else:
             say(f"Resuming run {rid} ({existing.name}): {done}")
+        say_reused(store.reuse_outcomes(rid), say)
         return rid
     others = [r for r in store.runs_named(config.name) if r.id != rid]
     if others:
@@ -75,12 +83,22 @@ def prepare_run(
         config.model_dump(mode="json"),
         identity_document(config, game),
         specs,
+        hasher.many(specs),
     )
     if created:
         say(f"New run {rid} ({config.name}): {len(specs)} trials planned.")
     else:
         say(f"Joining run {rid} ({config.name}), planned a moment ago by another worker.")
+    say_reused(store.reuse_outcomes(rid), say)
     return rid
+
+
+def say_reused(n: int, say: Callable[[str], None]) -> None:
+    if n:
+        say(
+            f"Reused {n} trials already played in this store (same agents, prompts, rules "
+            "and trial): they are not played again."
+        )
 
 
 async def sample_adaptively(
@@ -89,15 +107,19 @@ async def sample_adaptively(
     rid: str,
     runner: TrialRunner,
     say: Callable[[str], None],
+    hasher: Callable[[list[TrialSpec]], list[str]] | None = None,
 ) -> None:
     """Plan and play batches for the cells the game says are unsettled (GTT's hook)."""
     while True:
         batch = game.more_trials(store.planned_specs(rid), analysis_rows(store.results(rid)))
         if not batch:
             break
-        added = store.add_trials(rid, batch)
+        added = store.add_trials(rid, batch, hasher(batch) if hasher else None)
         runner.counters.planned += added
         say(f"Adaptive sampling: {len(batch)} more trials for unsettled cells.")
+        reused = store.reuse_outcomes(rid)
+        runner.counters.already_finished += reused
+        say_reused(reused, say)
         await runner.run()
     game.report_adaptive(analysis_rows(store.results(rid)), say)
 
@@ -167,7 +189,9 @@ async def run_experiment(
         await runner.run()
         sampler = ADAPTIVE_SAMPLING.of(game)
         if sampler is not None and sampler.adaptive:
-            await sample_adaptively(sampler, store, rid, runner, say)
+            await sample_adaptively(
+                sampler, store, rid, runner, say, TrialHasher(config, game).many
+            )
         final = store.state(rid, settings.max_attempts)
         # Other workers may have finished trials of this run meanwhile: count them as done.
         counters.already_finished = final.finished - counters.finished
