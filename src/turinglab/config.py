@@ -65,6 +65,11 @@ class RunnerSettings(_Strict):
     # seconds does not use up every attempt at once.
     attempt_backoff_base_s: float = Field(default=10.0, ge=0)
     attempt_backoff_max_s: float = Field(default=300.0, ge=0)
+    budget_usd: float | None = Field(
+        default=None,
+        gt=0,
+        description="stop starting new trials once the run has spent this much (agents' prices)",
+    )
 
 
 # Every game's experiment model; `experiment.game` picks one. A new game adds its model here.

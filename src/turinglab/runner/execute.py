@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from turinglab.agents.base import Agent
+from turinglab.agents.pricing import Price, TokenUse, configured_prices, total_cost, usd
 from turinglab.agents.registry import build_agent, display_names, endpoint_limits
 from turinglab.agents.retry import Caller, CallStats, RetryPolicy
 from turinglab.config import ExperimentConfig
@@ -22,6 +23,7 @@ from turinglab.games.kinds import (
 )
 from turinglab.games.spec import TrialSpec
 from turinglab.runner.environment import environment_block
+from turinglab.runner.estimate import Estimate, from_caps, from_pilot
 from turinglab.runner.plan import TrialHasher, identity_document, plan_game, run_id
 from turinglab.runner.scheduler import DEFAULT_LEASE_S, RunCounters, TrialRunner
 from turinglab.store.database import Store, analysis_rows
@@ -41,6 +43,7 @@ class RunSummary:
     counters: RunCounters
     stats: CallStats
     elapsed_s: float
+    prices: dict[str, Price]
 
 
 def prepare_run(
@@ -124,6 +127,44 @@ async def sample_adaptively(
     game.report_adaptive(analysis_rows(store.results(rid)), say)
 
 
+def token_use(store: Store, rid: str) -> list[TokenUse]:
+    return [TokenUse(**row) for row in store.token_use(rid)]
+
+
+def dry_run(config: ExperimentConfig, store: Store | None) -> Estimate:
+    """Plan the config without storing anything; estimate the trials the store lacks (from
+    the newest finished pilot of the same name that seated every agent, else from caps)."""
+    configs = config.used_agents()
+    game = game_for(config.experiment, GameContext(display_names=display_names(configs)))
+    specs = plan_game(game)
+    hashes = TrialHasher(config, game).many(specs)
+    played = store.played_hashes(hashes) if store is not None else set()
+    todo = [s for s, h in zip(specs, hashes, strict=True) if h not in played]
+    pilots = [r for r in store.runs_named(config.name) if r.finished] if store else []
+    for pilot in reversed(pilots):
+        use = token_use(store, pilot.id) if store is not None else []
+        if set(configs) <= {u.agent for u in use if u.status == "finished"}:
+            est = from_pilot(len(todo), pilot.id, pilot.finished, use)
+            break
+    else:
+        max_tokens = {n: _max_tokens(c) for n, c in configs.items()}
+        est = from_caps(todo, config.experiment, max_tokens)
+    if played:
+        est.notes.append(
+            f"{len(specs) - len(todo)} of {len(specs)} trials are already in the "
+            "store and would be reused"
+        )
+    return est
+
+
+def _max_tokens(cfg: object) -> int | None:
+    params = getattr(cfg, "params", None) or {}
+    value = params.get("max_tokens") or params.get("max_completion_tokens")
+    if value is None:
+        value = getattr(cfg, "max_tokens", None)  # local models
+    return int(value) if value else None
+
+
 def lease_seconds(config: ExperimentConfig) -> float:
     """The row lease: `runner.lease_s` when the config has it, else TURINGLAB_LEASE_S, else 60."""
     configured = getattr(config.runner, "lease_s", None)
@@ -140,6 +181,7 @@ async def run_experiment(
     progress: ProgressView | None = None,
     agents: dict[str, Agent] | None = None,
     lease_s: float | None = None,
+    listed_prices: dict[str, Price] | None = None,
 ) -> RunSummary:
     """Play every unfinished trial of the config's run. Ctrl-C / cancellation stops cleanly:
     every message said is already stored, in-flight games stay `playing` and are replayed next
@@ -151,17 +193,21 @@ async def run_experiment(
     game = game_for(config.experiment, GameContext(display_names=display_names(agent_configs)))
     rid = prepare_run(config, store, say, game)
     state = store.state(rid, settings.max_attempts)
+    prices = {**(listed_prices or {}), **configured_prices(agent_configs)}
     caller = Caller(
         RetryPolicy(settings.call_retries, settings.backoff_base_s, settings.backoff_max_s),
         settings.max_calls_per_endpoint,
         endpoint_limits(agents, agent_configs),
         seed=config.experiment.seed,
+        prices=prices,
     )
     counters = RunCounters(
         planned=state.planned,
         already_finished=state.finished,
         exhausted=state.exhausted,
         failed_before=info.failed_attempts if (info := store.find_run(rid)) else 0,
+        spent_before_usd=total_cost(token_use(store, rid), prices) or 0.0,
+        max_in_flight=settings.max_trials_in_flight,
     )
     runner = TrialRunner(
         store,
@@ -179,6 +225,7 @@ async def run_experiment(
             settings.max_attempts, settings.attempt_backoff_base_s, settings.attempt_backoff_max_s
         ),
         seed=config.experiment.seed,
+        budget_usd=settings.budget_usd,
     )
     store.set_run_status(rid, "running")
     started = time.perf_counter()
@@ -197,6 +244,14 @@ async def run_experiment(
         counters.already_finished = final.finished - counters.finished
         counters.planned = final.planned
         status = "finished" if final.exhausted == 0 else "finished-with-failures"
+        if counters.budget_reached and final.finished < final.planned:
+            status = "stopped-at-budget"
+            say(
+                f"Budget reached: runner.budget_usd {settings.budget_usd:g} USD spent "
+                f"({usd(counters.spent_before_usd + caller.stats.cost_usd)}), so no new trial "
+                f"was started; {final.planned - final.finished} trials are left. Raise "
+                "budget_usd and re-run to play them."
+            )
     finally:
         runner.close()
         if progress:
@@ -204,5 +259,5 @@ async def run_experiment(
         store.set_run_status(rid, status)
         await asyncio.gather(*(a.aclose() for a in agents.values()), return_exceptions=True)
     return RunSummary(
-        rid, config.name, status, counters, caller.stats, time.perf_counter() - started
+        rid, config.name, status, counters, caller.stats, time.perf_counter() - started, prices
     )

@@ -79,6 +79,11 @@ class RunCounters:
     failed_attempts: int = 0
     failed_before: int = 0  # failed attempts stored by earlier invocations
     waiting: int = 0  # trials backing off before their next attempt
+    spent_before_usd: float = 0.0  # what earlier invocations of the run spent (priced agents)
+    budget_reached: bool = False  # no new trial was started once the budget was spent
+    trial_seconds: float = 0.0  # wall time of the trials finished by this invocation
+    trials_timed: int = 0
+    max_in_flight: int = 1
     exhausted: int = 0  # trials that used up every attempt
     running: int = 0
     superseded: int = 0  # games whose trial another worker finished first
@@ -143,6 +148,7 @@ class TrialRunner:
         claim_batch: int | None = None,
         attempt_backoff: RetryPolicy | None = None,
         seed: int = 0,
+        budget_usd: float | None = None,
     ) -> None:
         self.store = store
         self.game = game
@@ -161,6 +167,7 @@ class TrialRunner:
         # Small batches: enough to keep the slots busy, few enough to share a run fairly.
         self.claim_batch = claim_batch or max(1, min(100, max_in_flight // 4))
         self.attempt_backoff = attempt_backoff or RetryPolicy(base_s=0.0)
+        self.budget_usd = budget_usd
         self._rng = random.Random(seed)
         self.writer = StoreWriter(store, min_commit_interval_s=RUNNER_COMMIT_INTERVAL_S)
         self._queue: deque[PendingTrial] = deque()
@@ -229,6 +236,11 @@ class TrialRunner:
 
     async def _next(self) -> PendingTrial | None:
         async with self._claim_lock:
+            if self._over_budget():
+                # Trials in flight finish; no new one starts. Leases left are given back.
+                self.counters.budget_reached = self._drained = True
+                self._queue.clear()
+                return None
             while not self._queue:
                 if self._drained:
                     return None
@@ -260,8 +272,14 @@ class TrialRunner:
                 await asyncio.sleep(min(1.0, self.lease_s / 4))
             return self._queue.popleft()
 
+    def _over_budget(self) -> bool:
+        if self.budget_usd is None:
+            return False
+        return self.counters.spent_before_usd + self.caller.stats.cost_usd >= self.budget_usd
+
     async def _play_until_done(self, trial: PendingTrial) -> None:
         spec = trial.spec
+        began = time.monotonic()
         for attempt_no in range(trial.failed_attempts + 1, self.max_attempts + 1):
             seats = self.game.seats(spec, self.agents)
             table = Table(
@@ -299,6 +317,8 @@ class TrialRunner:
             columns = OUTCOME_COLUMNS.of(self.game)
             extra = columns.outcome_columns(result) if columns is not None else {}
             end = self._end(game_id, trial, table, result=result, extra=extra)
+            self.counters.trial_seconds += time.monotonic() - began
+            self.counters.trials_timed += 1
             self._end_in_background(self.writer.end_game(end), result.status)
             return
         self.counters.exhausted += 1

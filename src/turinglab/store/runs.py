@@ -141,6 +141,25 @@ class RunsMixin(StoreBase):
                 conn.execute(insert(outcomes), chunk)
         return len(rows)
 
+    def played_hashes(self, hashes: Sequence[str]) -> set[str]:
+        """Which of these trial content hashes some run of the store has a usable outcome for
+        (what a new run of them would reuse)."""
+        found: set[str] = set()
+        unique = sorted(set(hashes))
+        with self.engine.connect() as conn:
+            for i in range(0, len(unique), 500):
+                query = (
+                    select(trials.c.content_hash)
+                    .join(outcomes, outcomes.c.trial_id == trials.c.id)
+                    .where(
+                        trials.c.content_hash.in_(unique[i : i + 500]),
+                        outcomes.c.status != FLAGGED,
+                    )
+                    .distinct()
+                )
+                found.update(conn.execute(query).scalars())
+        return found
+
     def planned_specs(self, run_id: str) -> list[TrialSpec]:
         query = select(trials).where(trials.c.run_id == run_id).order_by(trials.c.idx)
         with self.engine.connect() as conn:
