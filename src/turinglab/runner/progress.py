@@ -39,7 +39,7 @@ def eta_seconds(c: RunCounters) -> float | None:
 
 
 def clock(seconds: float) -> str:
-    s = int(round(seconds))
+    s = round(seconds)
     h, rest = divmod(s, 3600)
     return f"{h}:{rest // 60:02d}:{rest % 60:02d}" if h else f"{rest // 60}:{rest % 60:02d}"
 
