@@ -125,3 +125,22 @@ def test_cost_of_unpriced_agents_is_unknown() -> None:
     use = [TokenUse("x", "finished", 3, 100, 10)]
     assert total_cost(use, {}) is None
     assert total_cost(use, {"x": Price(1.0, 2.0)}) == pytest.approx(120 / 1_000_000)
+
+
+async def test_export_has_the_spend_per_agent_and_status(fake_server, tmp_path) -> None:
+    import csv
+
+    from turinglab.store.export import export_run
+
+    fake_server.configure(faults=[{"kind": "bad_request", "every": 5}])
+    store = Store(str(tmp_path / "e.db"))
+    config = parse_config(league(fake_server.base_url, call_retries=0))
+    summary = await run_experiment(config, store, say=quiet)
+    paths = export_run(store, summary.run_id, tmp_path / "out", "csv")
+    with paths[-1].open() as f:
+        rows = list(csv.DictReader(f))
+    assert {r["game_status"] for r in rows} >= {"finished", "failed"}
+    for r in rows:  # $1/M in, $4/M out, from the run's stored config
+        expected = (int(r["tokens_in"]) * 1.0 + int(r["tokens_out"]) * 4.0) / 1e6
+        assert float(r["usd"]) == pytest.approx(expected)
+    store.close()

@@ -91,3 +91,26 @@ async def test_run_ids_of_existing_configs_are_unchanged(fake_server) -> None:
     config = study("http://127.0.0.1:1/v1", ["a", "b"])
     assert run_id(config) == run_id(study("http://127.0.0.1:1/v1", ["a", "b"]))
     assert run_id(config) != run_id(study("http://127.0.0.1:1/v1", ["a", "b", "c"]))
+
+
+async def test_a_run_planned_before_trial_hashes_is_hashed_on_resume_and_reused(
+    fake_server, tmp_path
+) -> None:
+    from turinglab.games.kinds import game_for
+    from turinglab.runner.plan import identity_document, plan_game
+
+    store = Store(str(tmp_path / "old.db"))
+    old = study(fake_server.base_url, ["a", "b"], n=1)
+    game = game_for(old.experiment)  # type: ignore[attr-defined]
+    rid = run_id(old, game)
+    # As a schema-7 store holds it: the same run id, trials without content hashes.
+    store.create_run(rid, "league", "gtt", {}, identity_document(old, game), plan_game(game))
+    assert len(store.unhashed_specs(rid)) == 4
+    resumed, _, said = await play(fake_server, old, store)
+    assert resumed.run_id == rid and any(line.startswith("Resuming run") for line in said)
+    assert store.unhashed_specs(rid) == []
+    grown, calls, _ = await play(
+        fake_server, study(fake_server.base_url, ["a", "b", "c"], n=1), store
+    )
+    assert grown.counters.already_finished == 4 and grown.counters.finished == 5
+    store.close()
