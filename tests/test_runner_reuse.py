@@ -109,8 +109,6 @@ async def test_a_run_planned_before_trial_hashes_is_hashed_on_resume_and_reused(
     resumed, _, said = await play(fake_server, old, store)
     assert resumed.run_id == rid and any(line.startswith("Resuming run") for line in said)
     assert store.unhashed_specs(rid) == []
-    grown, calls, _ = await play(
-        fake_server, study(fake_server.base_url, ["a", "b", "c"], n=1), store
-    )
+    grown, _, _ = await play(fake_server, study(fake_server.base_url, ["a", "b", "c"], n=1), store)
     assert grown.counters.already_finished == 4 and grown.counters.finished == 5
     store.close()

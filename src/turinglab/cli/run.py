@@ -257,10 +257,12 @@ def run(
             retry = "raise runner.max_attempts and re-run to retry them"
         else:
             retry = "re-run the same command to resume"
+        errors = (
+            f"; last error: {last_error}" if last_error != "none recorded" or c.exhausted else ""
+        )
         err_console.print(
             f"[red]error:[/] run {summary.run_id} {summary.status}: {c.done} of {c.planned} "
-            f"trials finished, {c.exhausted} failed every attempt; last error: "
-            f"{last_error}. To go on, {retry}.",
+            f"trials finished, {c.exhausted} failed every attempt{errors}. To go on, {retry}.",
             highlight=False,
         )
         raise typer.Exit(code=1)
