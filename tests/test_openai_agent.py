@@ -77,11 +77,13 @@ async def test_success_reply_and_route(fake_server: FakeOpenAIServer, agent_for)
     assert reply.extra["id"].startswith("chatcmpl-fake")
 
 
-def test_endpoint_names_base_url_and_key() -> None:
+def test_endpoint_names_base_url_key_and_model() -> None:
     keyed = make_agent("http://h/v1/", api_key="sk-abc")
     digest = hashlib.sha256(b"sk-abc").hexdigest()[:8]
-    assert keyed.endpoint == f"http://h/v1#{digest}"
-    assert make_agent("http://h/v1").endpoint == "http://h/v1#nokey"
+    assert keyed.endpoint == f"http://h/v1#{digest}#fake-model-1"
+    assert make_agent("http://h/v1").endpoint == "http://h/v1#nokey#fake-model-1"
+    # Limits and 429 backoff are per model: two models behind one router do not share them.
+    assert make_agent("http://h/v1", model="x").endpoint != make_agent("http://h/v1").endpoint
 
 
 async def test_params_are_sent_only_when_set(fake_server: FakeOpenAIServer, agent_for) -> None:

@@ -20,7 +20,12 @@ def config(base_url: str, *, n: int = 6, timeout_s: float = 5, **runner) -> obje
             "name": "faults",
             "agents": {"a": {**agent, "model": "model-a"}, "b": {**agent, "model": "model-b"}},
             "experiment": {"game": "gtt", "universe": ["a", "b"], "trials_per_pair": n},
-            "runner": {"backoff_base_s": 0.02, "backoff_max_s": 0.1, **runner},
+            "runner": {
+                "backoff_base_s": 0.02,
+                "backoff_max_s": 0.1,
+                "attempt_backoff_base_s": 0.01,
+                **runner,
+            },
         }
     )
 

@@ -60,6 +60,16 @@ class RunnerSettings(_Strict):
     call_retries: int = Field(default=6, ge=0, description="retries of one API call")
     backoff_base_s: float = Field(default=1.0, gt=0)
     backoff_max_s: float = Field(default=60.0, gt=0)
+    # Between attempts of one trial that failed on a transient fault (its call retries spent):
+    # exponential with jitter, at least the server's Retry-After, so an outage of tens of
+    # seconds does not use up every attempt at once.
+    attempt_backoff_base_s: float = Field(default=10.0, ge=0)
+    attempt_backoff_max_s: float = Field(default=300.0, ge=0)
+    budget_usd: float | None = Field(
+        default=None,
+        gt=0,
+        description="stop starting new trials once the run has spent this much (agents' prices)",
+    )
 
 
 # Every game's experiment model; `experiment.game` picks one. A new game adds its model here.

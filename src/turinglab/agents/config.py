@@ -17,7 +17,16 @@ class _Strict(BaseModel):
 
 
 # Fields of an agent that change how fast or through which door we go, not what it says.
-TRANSPORT_FIELDS = {"api_key_env", "timeout_s", "max_concurrency", "headers", "threads"}
+# Prices change what a run costs, not what it says.
+TRANSPORT_FIELDS = {
+    "api_key_env",
+    "timeout_s",
+    "max_concurrency",
+    "headers",
+    "threads",
+    "price_in_usd_per_mtok",
+    "price_out_usd_per_mtok",
+}
 
 
 class OpenAIAgentConfig(_Strict):
@@ -37,7 +46,15 @@ class OpenAIAgentConfig(_Strict):
     headers: dict[str, str] = Field(default_factory=dict)
     display_name: str | None = None
     timeout_s: float = Field(default=480.0, gt=0)
-    max_concurrency: int | None = Field(default=None, ge=1)
+    max_concurrency: int | None = Field(
+        default=None, ge=1, description="calls in flight to this model at most (per model)"
+    )
+    price_in_usd_per_mtok: float | None = Field(
+        default=None, ge=0, description="USD per million prompt tokens (unset: from /models)"
+    )
+    price_out_usd_per_mtok: float | None = Field(
+        default=None, ge=0, description="USD per million completion tokens"
+    )
     sees_images: bool | None = Field(
         default=None,
         description="send attached images as OpenAI-style image parts (unset: yes); false for "

@@ -59,7 +59,9 @@ class OpenAIChatAgent:
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
         key_tag = hashlib.sha256(api_key.encode()).hexdigest()[:8] if api_key else "nokey"
-        self._endpoint = f"{self.base_url}#{key_tag}"
+        # Limits and 429 backoff are per model: one slow or rate-limited model behind a
+        # router (OpenRouter) does not hold back the others behind the same URL.
+        self._endpoint = f"{self.base_url}#{key_tag}#{model}"
         self._session: aiohttp.ClientSession | None = None
         self._session_loop: asyncio.AbstractEventLoop | None = None
 

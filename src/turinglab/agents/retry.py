@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from turinglab.agents.base import Agent, AgentReply, CallContext, ChatMessage
 from turinglab.agents.errors import AgentError, RateLimited, TransientError
 from turinglab.agents.limiter import AdaptiveLimiter
+from turinglab.agents.pricing import Price
 
 MAX_HONOURED_RETRY_AFTER_S = 600.0
 
@@ -37,6 +39,7 @@ class CallStats:
     rate_limited: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
+    cost_usd: float = 0.0  # of the calls to agents with a price
 
 
 class Caller:
@@ -48,12 +51,14 @@ class Caller:
         default_limit: int,
         endpoint_limits: dict[str, int] | None = None,
         seed: int = 0,
+        prices: Mapping[str, Price] | None = None,
     ) -> None:
         self.policy = policy
         self.default_limit = default_limit
         self.endpoint_limits = endpoint_limits or {}
         self.limiters: dict[str, AdaptiveLimiter] = {}
         self.stats = CallStats()
+        self.prices = dict(prices or {})  # agent name -> price
         self._rng = random.Random(seed)
 
     def limiter(self, endpoint: str) -> AdaptiveLimiter:
@@ -89,9 +94,15 @@ class Caller:
                 continue
             except AgentError:
                 raise
-            self.stats.calls += 1
-            self.stats.tokens_in += reply.tokens_in or 0
-            self.stats.tokens_out += reply.tokens_out or 0
+            # Counted per call (not per trial), so progress and the budget see every token.
+            stats = self.stats
+            stats.calls += 1
+            t_in, t_out = reply.tokens_in or 0, reply.tokens_out or 0
+            stats.tokens_in += t_in
+            stats.tokens_out += t_out
+            price = self.prices.get(agent.name)
+            if price is not None:
+                stats.cost_usd += price.of(t_in, t_out)
             if limiter is not None:
                 limiter.on_success()
             return reply

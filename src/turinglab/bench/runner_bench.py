@@ -71,7 +71,14 @@ class _Sampler:
 
 
 async def _one_level(base_url: str, in_flight: int, conversations: int, db: Path) -> dict[str, Any]:
-    agent = {"kind": "openai", "base_url": base_url, "timeout_s": 120}
+    # Priced, so that per-call accounting (tokens and cost per call) is measured with the rest.
+    agent = {
+        "kind": "openai",
+        "base_url": base_url,
+        "timeout_s": 120,
+        "price_in_usd_per_mtok": 0.15,
+        "price_out_usd_per_mtok": 0.60,
+    }
     config = parse_config(
         {
             "name": f"bench-{in_flight}",
@@ -102,6 +109,8 @@ async def _one_level(base_url: str, in_flight: int, conversations: int, db: Path
         "conversations": summary.counters.finished,
         "calls": summary.stats.calls,
         "failed_attempts": summary.counters.failed_attempts,
+        "tokens": summary.stats.tokens_in + summary.stats.tokens_out,
+        "cost_usd": round(summary.stats.cost_usd, 6),
         "wall_s": round(wall, 2),
         "calls_per_s": round(steady_rate, 1),
         "calls_per_s_overall": round(summary.stats.calls / wall, 1),

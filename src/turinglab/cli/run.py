@@ -17,7 +17,9 @@ from turinglab.cli.stores import open_store
 from turinglab.store.location import StoreLocationError, check_store
 
 if TYPE_CHECKING:
+    from turinglab.agents.pricing import Price
     from turinglab.config import ExperimentConfig
+    from turinglab.store.database import Store
 
 T = TypeVar("T")
 
@@ -49,10 +51,11 @@ def _local_preflight(config: ExperimentConfig) -> None:
         raise fail(problems[-1] + "; nothing was run")
 
 
-def _preflight(config: ExperimentConfig) -> None:
+def _preflight(config: ExperimentConfig, check_auth: bool = False) -> dict[str, Price]:
+    """Endpoints reachable, keys accepted, model slugs listed; the prices /models gave."""
     import asyncio
 
-    from turinglab.runner.preflight import preflight
+    from turinglab.runner.preflight import preflight_report
 
     agents = config.used_agents()
     # A key that is not set is the first thing to say (the endpoint would answer 401 anyway).
@@ -60,11 +63,65 @@ def _preflight(config: ExperimentConfig) -> None:
         env = getattr(cfg, "api_key_env", None)
         if env and not os.environ.get(env):
             raise fail(f"agent {name!r}: environment variable {env} (api_key_env) is not set")
-    failures = asyncio.run(preflight(agents))
+    report = asyncio.run(preflight_report(agents, check_auth=check_auth))
+    for warning in report.warnings:
+        err_console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+    failures = report.failures
     if failures:
         for failure in failures[:-1]:
             err_console.print(f"[red]error:[/] {failure.line()}", highlight=False)
         raise fail(failures[-1].line() + "; nothing was run")
+    return report.prices
+
+
+def _dry_run(config: ExperimentConfig, store: str | None, prices: dict[str, Price]) -> None:
+    """Print what the run would play and cost; the store is read if it exists, never made."""
+    from turinglab.agents.pricing import configured_prices
+    from turinglab.runner.execute import dry_run
+
+    location = store or os.environ.get("TURINGLAB_STORE") or config.store
+    try:
+        check_store(location, create=False)
+        db = open_store(store, config.store)
+    except (StoreLocationError, typer.Exit):
+        db = None
+    try:
+        estimate = dry_run(config, db)
+    finally:
+        if db is not None:
+            db.close()
+    prices = {**prices, **configured_prices(config.used_agents())}
+    for line in estimate.lines(prices):
+        console.print(line, highlight=False, soft_wrap=True)
+    budget = config.runner.budget_usd
+    cost = estimate.cost(prices)
+    if budget is not None and cost is not None and cost > budget:
+        console.print(
+            f"  runner.budget_usd {budget:g} USD would stop the run before it ends", highlight=False
+        )
+    console.print("Dry run: nothing was played or stored.", highlight=False)
+
+
+def print_spend(db: Store, run_id: str, prices: dict[str, Price]) -> None:
+    """Tokens and cost of everything the run played (all invocations), failed attempts and
+    interrupted games apart from the games that count."""
+    from turinglab.agents.pricing import TokenUse, total_cost, usd
+
+    use = [TokenUse(**row) for row in db.token_use(run_id)]
+    if not use:
+        return
+    kept = [u for u in use if u.status not in ("failed", "interrupted")]
+    lost = [u for u in use if u.status in ("failed", "interrupted")]
+
+    def tokens(us: list[TokenUse]) -> str:
+        return f"{sum(u.tokens_in for u in us):,} in + {sum(u.tokens_out for u in us):,} out"
+
+    line = f"Tokens: {tokens(kept)} ({usd(total_cost(kept, prices))})"
+    if lost:
+        line += (
+            f"; failed or interrupted attempts: {tokens(lost)} ({usd(total_cost(lost, prices))})"
+        )
+    console.print(line + ".", highlight=False, soft_wrap=True)
 
 
 class Terminated(Exception):
@@ -107,6 +164,12 @@ def run(
     preflight: Annotated[
         bool, typer.Option(help="check each hosted endpoint with one cheap call first")
     ] = True,
+    check_auth: Annotated[
+        bool, typer.Option(help="also make one 1-token chat call per endpoint (tests the key)")
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option(help="print trials, calls, tokens and estimated cost; play nothing")
+    ] = False,
 ) -> None:
     """Run (or resume) the experiment a config file describes, then print its results."""
 
@@ -122,6 +185,10 @@ def run(
         game = config.experiment.game
         raise fail(f"{game} needs people: use `turinglab serve {config_path}`")
     config = _with_max_in_flight(config, max_in_flight)
+    if dry_run:  # before extras and the network: costing a design needs neither
+        listed = _preflight(config, check_auth) if preflight and check_auth else {}
+        _dry_run(config, store, listed)
+        return
     require_extras(config.used_agents())  # a missing extra leaves no store behind
     location = store or os.environ.get("TURINGLAB_STORE") or config.store
     try:
@@ -130,8 +197,7 @@ def run(
         raise fail(str(err)) from None
     # Before the store is created: a run that cannot start leaves nothing behind.
     _local_preflight(config)
-    if preflight:
-        _preflight(config)
+    listed_prices = _preflight(config, check_auth) if preflight else {}
     # Imported once the config and the agents pass: a refused run costs no scipy/SQL imports.
     from turinglab.report.console import print_gtt_report
     from turinglab.runner.event_loop import run_on_fast_loop
@@ -146,7 +212,9 @@ def run(
     say = lambda m: console.print(m, highlight=False, soft_wrap=True)  # noqa: E731
     try:
         summary = run_on_fast_loop(
-            until_terminated(run_experiment(config, db, say=say, progress=view))
+            until_terminated(
+                run_experiment(config, db, say=say, progress=view, listed_prices=listed_prices)
+            )
         )
     except (KeyboardInterrupt, Terminated) as stop:
         err_console.print(
@@ -165,6 +233,7 @@ def run(
         f"({c.done}/{c.planned} in all), {c.failed_attempts} failed attempts, "
         f"{summary.stats.calls} API calls, {summary.elapsed_s:.1f} s. Stored in {db.url}"
     )
+    print_spend(db, summary.run_id, summary.prices)
     if isinstance(config.experiment, GTTExperiment):
         print_gtt_report(
             console,
@@ -182,15 +251,18 @@ def run(
         last_error = c.last_error or (
             f"{failed[-1]['key']}: {failed[-1]['error_message']}" if failed else "none recorded"
         )
-        retry = (
-            "raise runner.max_attempts and re-run to retry them"
-            if c.exhausted
-            else "re-run the same command to resume"
+        if summary.status == "stopped-at-budget":
+            retry = "raise runner.budget_usd and re-run"
+        elif c.exhausted:
+            retry = "raise runner.max_attempts and re-run to retry them"
+        else:
+            retry = "re-run the same command to resume"
+        errors = (
+            f"; last error: {last_error}" if last_error != "none recorded" or c.exhausted else ""
         )
         err_console.print(
             f"[red]error:[/] run {summary.run_id} {summary.status}: {c.done} of {c.planned} "
-            f"trials finished, {c.exhausted} failed every attempt; last error: "
-            f"{last_error}. To go on, {retry}.",
+            f"trials finished, {c.exhausted} failed every attempt{errors}. To go on, {retry}.",
             highlight=False,
         )
         raise typer.Exit(code=1)

@@ -7,7 +7,7 @@ experiments and re-exports it.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -47,6 +47,14 @@ class GTTExperiment(_Strict):
     (actor, target) pair of the universe without D. Budget variants (gtt-turns, gttq-queries)
     sweep `budgets` over `budget_pairs` (default: the same pairs as the plain game).
     """
+
+    # Fields that only choose which trials the design has, not what one trial is: a study
+    # that changes them (a model more in the universe) reuses the trials it shares with the
+    # old design (runner/plan.py, TrialHasher). A field added later is part of every trial.
+    DESIGN_ONLY_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"variants", "universe", "pairs", "trials_per_pair", "distinguishers", "budgets"}
+        | {"budget_pairs", "adaptive"}
+    )
 
     game: Literal["gtt"]
     variants: list[GTTVariant] = Field(default_factory=lambda: list(PLAIN_GTT), min_length=1)

@@ -16,14 +16,18 @@ the store is touched (no network, no model load: a file header and an import spe
 from __future__ import annotations
 
 import asyncio
+import difflib
+import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
 import aiohttp
+
+from turinglab.agents.pricing import Price, listed_price
 
 PREFLIGHT_TIMEOUT_S = 10.0
 
@@ -59,7 +63,14 @@ async def check_endpoint(
     endpoint: Endpoint,
     headers: Mapping[str, str] | None = None,
     timeout_s: float = PREFLIGHT_TIMEOUT_S,
+    *,
+    listing: dict[str, dict[str, Any]] | None = None,
+    check_auth: bool = False,
+    model: str | None = None,
 ) -> PreflightFailure | None:
+    """One endpoint: reachable, its key accepted; `listing` is filled with the models its
+    /models list names (id -> entry); `check_auth` also makes one 1-token chat call with
+    `model`, since some servers list models without checking the key."""
     send = dict(headers or {})
     key = os.environ.get(endpoint.api_key_env) if endpoint.api_key_env else None
     if key:
@@ -71,6 +82,13 @@ async def check_endpoint(
             session.get(url, headers=send) as response,
         ):
             status = response.status
+            body = await response.read() if status == 200 else b""
+        if listing is not None:
+            listing.update(_listed_models(body))
+        if check_auth and status not in (401, 403):
+            problem = await _one_token_call(endpoint, model or "", send, timeout_s)
+            if problem:
+                return PreflightFailure(endpoint, problem)
     except aiohttp.ClientConnectorDNSError:
         return PreflightFailure(endpoint, "the host name does not resolve; check base_url")
     except aiohttp.ClientConnectorError as err:
@@ -96,16 +114,91 @@ async def check_endpoint(
     return None
 
 
+@dataclass
+class PreflightReport:
+    failures: list[PreflightFailure] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    prices: dict[str, Price] = field(default_factory=dict)  # agent -> price from /models
+
+
 async def preflight(
     agents: Mapping[str, Any], timeout_s: float = PREFLIGHT_TIMEOUT_S
 ) -> list[PreflightFailure]:
     """Check every hosted endpoint the agents use, concurrently; the failures found."""
+    return (await preflight_report(agents, timeout_s)).failures
+
+
+async def preflight_report(
+    agents: Mapping[str, Any], timeout_s: float = PREFLIGHT_TIMEOUT_S, *, check_auth: bool = False
+) -> PreflightReport:
+    """Every hosted endpoint checked concurrently, each agent's model slug held against the
+    endpoint's model list when it has one, and the list's prices (OpenRouter) taken."""
     endpoints = hosted_endpoints(agents)
-    headers = {e.base_url: _headers_of(agents, e) for e in endpoints}
+    listings: list[dict[str, dict[str, Any]]] = [{} for _ in endpoints]
     found = await asyncio.gather(
-        *(check_endpoint(e, headers[e.base_url], timeout_s) for e in endpoints)
+        *(
+            check_endpoint(
+                e,
+                _headers_of(agents, e),
+                timeout_s,
+                listing=listing,
+                check_auth=check_auth,
+                model=agents[e.agents[0]].model,
+            )
+            for e, listing in zip(endpoints, listings, strict=True)
+        )
     )
-    return [f for f in found if f is not None]
+    report = PreflightReport(failures=[f for f in found if f is not None])
+    for endpoint, listing in zip(endpoints, listings, strict=True):
+        for name in endpoint.agents:
+            slug = agents[name].model
+            if not listing:
+                continue
+            if slug not in listing:
+                line = unknown_slug_line(name, slug, endpoint.base_url, list(listing))
+                # A one-model server (llama.cpp's) answers whatever model is asked for.
+                if len(listing) == 1:
+                    report.warnings.append(line + " (a one-model server may answer anyway)")
+                else:
+                    report.failures.append(PreflightFailure(endpoint, line))
+                continue
+            price = listed_price(listing[slug])
+            if price is not None:
+                report.prices[name] = price
+    return report
+
+
+def unknown_slug_line(agent: str, slug: str, base_url: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(slug, known, n=3, cutoff=0.4)
+    hint = f"closest: {', '.join(close)}" if close else f"it lists {len(known)} models"
+    return f"agent {agent!r}: model {slug!r} is not in {base_url}/models ({hint})"
+
+
+def _listed_models(body: bytes) -> dict[str, dict[str, Any]]:
+    """id -> entry of an OpenAI-style model list (`data: [{id, ...}]`); {} if it is none."""
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        return {}
+    data = payload.get("data") if isinstance(payload, dict) else None
+    if not isinstance(data, list):
+        return {}
+    return {str(m["id"]): m for m in data if isinstance(m, dict) and m.get("id")}
+
+
+async def _one_token_call(
+    endpoint: Endpoint, model: str, headers: Mapping[str, str], timeout_s: float
+) -> str | None:
+    """A 1-token chat call: the key works for a real call (some /models lists are public)."""
+    body = {"model": model, "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 1}
+    async with (
+        aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout_s)) as session,
+        session.post(f"{endpoint.base_url}/chat/completions", json=body, headers=headers) as r,
+    ):
+        if 200 <= r.status < 300 or r.status == 429:
+            return None
+        text = (await r.text())[:200]
+    return f"a 1-token call to {model!r} was refused (HTTP {r.status}): {text}"
 
 
 def _headers_of(agents: Mapping[str, Any], endpoint: Endpoint) -> dict[str, str]:

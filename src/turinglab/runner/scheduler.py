@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import random
 import socket
 import time
 import uuid
@@ -24,8 +25,8 @@ from functools import partial
 from typing import Any
 
 from turinglab.agents.base import Agent
-from turinglab.agents.errors import AgentError
-from turinglab.agents.retry import Caller
+from turinglab.agents.errors import AgentError, RateLimited, TransientError
+from turinglab.agents.retry import MAX_HONOURED_RETRY_AFTER_S, Caller, RetryPolicy
 from turinglab.games.clock import REAL_CLOCK, Clock
 from turinglab.games.kinds import CHOOSES_CLOCK, OUTCOME_COLUMNS, Game
 from turinglab.games.table import Seat, Table, TranscriptMessage
@@ -76,6 +77,13 @@ class RunCounters:
     already_finished: int
     finished: int = 0  # finished by this invocation
     failed_attempts: int = 0
+    failed_before: int = 0  # failed attempts stored by earlier invocations
+    waiting: int = 0  # trials backing off before their next attempt
+    spent_before_usd: float = 0.0  # what earlier invocations of the run spent (priced agents)
+    budget_reached: bool = False  # no new trial was started once the budget was spent
+    trial_seconds: float = 0.0  # wall time of the trials finished by this invocation
+    trials_timed: int = 0
+    max_in_flight: int = 1
     exhausted: int = 0  # trials that used up every attempt
     running: int = 0
     superseded: int = 0  # games whose trial another worker finished first
@@ -85,6 +93,31 @@ class RunCounters:
     @property
     def done(self) -> int:
         return self.already_finished + self.finished
+
+
+def transient_cause(err: BaseException) -> RateLimited | TransientError | None:
+    """The transient agent error behind a failed attempt (a game may wrap it), if any."""
+    seen: BaseException | None = err
+    while seen is not None:
+        if isinstance(seen, (RateLimited, TransientError)):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+def attempt_delay(
+    policy: RetryPolicy, failed: int, err: BaseException, rng: random.Random
+) -> float:
+    """Seconds to wait before the next attempt of a trial whose `failed`-th attempt just
+    failed with `err`: none after a fatal error (it fails the same way at once or not at all),
+    else exponential with jitter, and never less than the server's Retry-After."""
+    cause = transient_cause(err)
+    if cause is None:
+        return 0.0
+    delay = policy.backoff(failed - 1, rng) if policy.base_s > 0 else 0.0
+    if cause.retry_after is not None:
+        delay = max(delay, min(cause.retry_after, MAX_HONOURED_RETRY_AFTER_S))
+    return delay
 
 
 def clock_for(game: Game, seats: dict[str, Seat]) -> Clock:
@@ -113,6 +146,9 @@ class TrialRunner:
         lease_s: float = DEFAULT_LEASE_S,
         heartbeat_s: float | None = None,
         claim_batch: int | None = None,
+        attempt_backoff: RetryPolicy | None = None,
+        seed: int = 0,
+        budget_usd: float | None = None,
     ) -> None:
         self.store = store
         self.game = game
@@ -130,6 +166,9 @@ class TrialRunner:
         self.heartbeat_s = heartbeat_s or min(10.0, lease_s / 3)
         # Small batches: enough to keep the slots busy, few enough to share a run fairly.
         self.claim_batch = claim_batch or max(1, min(100, max_in_flight // 4))
+        self.attempt_backoff = attempt_backoff or RetryPolicy(base_s=0.0)
+        self.budget_usd = budget_usd
+        self._rng = random.Random(seed)
         self.writer = StoreWriter(store, min_commit_interval_s=RUNNER_COMMIT_INTERVAL_S)
         self._queue: deque[PendingTrial] = deque()
         self._claim_lock = asyncio.Lock()
@@ -197,6 +236,11 @@ class TrialRunner:
 
     async def _next(self) -> PendingTrial | None:
         async with self._claim_lock:
+            if self._over_budget():
+                # Trials in flight finish; no new one starts. Leases left are given back.
+                self.counters.budget_reached = self._drained = True
+                self._queue.clear()
+                return None
             while not self._queue:
                 if self._drained:
                     return None
@@ -228,8 +272,14 @@ class TrialRunner:
                 await asyncio.sleep(min(1.0, self.lease_s / 4))
             return self._queue.popleft()
 
+    def _over_budget(self) -> bool:
+        if self.budget_usd is None:
+            return False
+        return self.counters.spent_before_usd + self.caller.stats.cost_usd >= self.budget_usd
+
     async def _play_until_done(self, trial: PendingTrial) -> None:
         spec = trial.spec
+        began = time.monotonic()
         for attempt_no in range(trial.failed_attempts + 1, self.max_attempts + 1):
             seats = self.game.seats(spec, self.agents)
             table = Table(
@@ -261,16 +311,30 @@ class TrialRunner:
                 self.counters.failed_attempts += 1
                 self.counters.last_error = f"{spec.key}: {message[:200]}"
                 self.on_change()
+                if attempt_no < self.max_attempts:
+                    await self._back_off(attempt_no, err)
                 continue
             columns = OUTCOME_COLUMNS.of(self.game)
             extra = columns.outcome_columns(result) if columns is not None else {}
             end = self._end(game_id, trial, table, result=result, extra=extra)
+            self.counters.trial_seconds += time.monotonic() - began
+            self.counters.trials_timed += 1
             self._end_in_background(self.writer.end_game(end), result.status)
             return
         self.counters.exhausted += 1
         await self.writer.call(
             partial(self.store.release_trial, trial_id=trial.trial_id, worker=self.worker)
         )
+
+    async def _back_off(self, failed: int, err: BaseException) -> None:
+        delay = attempt_delay(self.attempt_backoff, failed, err, self._rng)
+        if delay <= 0:
+            return
+        self.counters.waiting += 1
+        try:
+            await asyncio.sleep(delay)
+        finally:
+            self.counters.waiting -= 1
 
     def _end_in_background(self, future: Future[str], outcome: str) -> None:
         """Count a finished game when its end is committed (the writer thread resolves the

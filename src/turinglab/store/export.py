@@ -163,7 +163,41 @@ def export_run(store: Store, run_id: str, out_dir: Path, fmt: ExportFormat) -> l
         pq.write_table(table, results_path)
     transcripts_path = out_dir / f"{run_id}-transcripts.jsonl"
     _write_jsonl(transcripts_path, transcript_records(store, run_id))
-    return [results_path, transcripts_path]
+    spend_path = out_dir / f"{run_id}-spend.csv"
+    with spend_path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=SPEND_COLUMNS)
+        writer.writeheader()
+        writer.writerows(spend_rows(store, run_id))
+    return [results_path, transcripts_path, spend_path]
+
+
+SPEND_COLUMNS = ["agent", "game_status", "calls", "tokens_in", "tokens_out", "usd"]
+
+
+def spend_rows(store: Store, run_id: str) -> list[dict[str, Any]]:
+    """Calls, tokens and cost per agent and game status (finished, failed, interrupted, ...)
+    of what the run played, priced as its stored config priced the agents (usd empty where
+    no price was set)."""
+    from turinglab.agents.pricing import configured_prices
+
+    info = store.find_run(run_id)
+    agents = (info.config or {}).get("agents", {}) if info else {}
+    prices = configured_prices({n: _Priced(a) for n, a in agents.items()})
+    rows = []
+    for use in store.token_use(run_id):
+        price = prices.get(use["agent"])
+        cost = price.of(use["tokens_in"], use["tokens_out"]) if price else None
+        status = use.pop("status")
+        rows.append({**use, "game_status": status, "usd": cost})
+    return rows
+
+
+class _Priced:
+    """A stored agent config (a dict) read as configured_prices reads a config model."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.price_in_usd_per_mtok = data.get("price_in_usd_per_mtok")
+        self.price_out_usd_per_mtok = data.get("price_out_usd_per_mtok")
 
 
 def _write_jsonl(path: Path, records: list[dict[str, Any]]) -> None:

@@ -18,7 +18,7 @@ from turinglab.store.records import (
     RunState,
     trial_spec,
 )
-from turinglab.store.schema import games, outcomes, runs, trials
+from turinglab.store.schema import games, messages, outcomes, runs, trials
 
 
 class LeasesMixin(StoreBase):
@@ -118,10 +118,19 @@ class LeasesMixin(StoreBase):
         ]
         if not claimed:
             return []
+        # An interrupted game's calls and tokens are what its stored messages say.
+        said = select(messages).where(messages.c.game_id == games.c.id)
         conn.execute(
             update(games)
             .where(games.c.trial_id.in_(claimed), games.c.status == PLAYING)
-            .values(status=INTERRUPTED, error_kind="interrupted", finished_at=now)
+            .values(
+                status=INTERRUPTED,
+                error_kind="interrupted",
+                finished_at=now,
+                calls=_sum_said(said, func.count(messages.c.backend)),
+                tokens_in=_sum_said(said, func.sum(messages.c.tokens_in)),
+                tokens_out=_sum_said(said, func.sum(messages.c.tokens_out)),
+            )
         )
         fails = _failed_per_trial()
         query = (
@@ -176,6 +185,10 @@ class LeasesMixin(StoreBase):
             .where(trials.c.run_id == run_id, trials.c.lease_owner == worker)
             .values(lease_owner=None, lease_expires_at=None)
         )
+
+
+def _sum_said(said: Any, total: Any) -> Any:
+    return func.coalesce(said.with_only_columns(total).scalar_subquery(), 0)
 
 
 def _failed_per_trial() -> Any:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, func, select
 
 from turinglab.store.connection import StoreBase
 from turinglab.store.records import (
@@ -93,6 +93,30 @@ class ReadingMixin(StoreBase):
                     role = "assistant" if m.sender == seat else "user"
                     game_views[seat].append({"role": role, "content": m.text})
         return views
+
+    def token_use(self, run_id: str) -> list[dict[str, Any]]:
+        """Calls and tokens per agent and game status (finished, failed, interrupted, ...)
+        of the games this run played, from the messages themselves, so a game cut short
+        counts what it said. Trials reused from another run cost this run nothing."""
+        query = (
+            select(
+                seats.c.agent,
+                games.c.status,
+                func.count().label("calls"),
+                func.coalesce(func.sum(messages.c.tokens_in), 0).label("tokens_in"),
+                func.coalesce(func.sum(messages.c.tokens_out), 0).label("tokens_out"),
+            )
+            .select_from(messages)
+            .join(games, games.c.id == messages.c.game_id)
+            .join(
+                seats, (seats.c.game_id == messages.c.game_id) & (seats.c.seat == messages.c.sender)
+            )
+            .where(games.c.run_id == run_id, messages.c.backend.is_not(None))
+            .group_by(seats.c.agent, games.c.status)
+            .order_by(seats.c.agent, games.c.status)
+        )
+        with self.engine.connect() as conn:
+            return [dict(row._mapping) for row in conn.execute(query)]
 
     def failed_attempts(self, run_id: str) -> list[dict[str, Any]]:
         query = (

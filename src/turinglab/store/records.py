@@ -251,9 +251,10 @@ def analysis_rows(results: Iterable[ResultRecord]) -> list[dict[str, Any]]:
     return [r.analysis_row() for r in results]
 
 
-def trial_row(run_id: str, s: TrialSpec) -> dict[str, Any]:
+def trial_row(run_id: str, s: TrialSpec, content_hash: str | None = None) -> dict[str, Any]:
     return {
         "run_id": run_id,
+        "content_hash": content_hash,
         "idx": s.index,
         "key": s.key,
         "game": s.game,

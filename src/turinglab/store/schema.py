@@ -28,7 +28,7 @@ from sqlalchemy import (
 metadata = MetaData()
 
 # Kept in `meta` for readers of the file; Alembic's revision is what upgrades act on.
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 meta = Table(
     "meta",
@@ -67,8 +67,13 @@ trials = Table(
     # A row lease: the worker playing the trial and until when its claim holds.
     Column("lease_owner", String(80)),
     Column("lease_expires_at", Float),
+    # A hash of what the trial is (its agents as they answer, prompts, rules, seats, seed,
+    # key; runner/plan.py): a run finds here the trials another run of the store already
+    # played, so a study that grows plays only its new ones. NULL: planned before schema 8.
+    Column("content_hash", String(64)),
     UniqueConstraint("run_id", "idx", name="uq_trials_run_idx"),
     Index("ix_trials_run_lease", "run_id", "lease_expires_at"),
+    Index("ix_trials_content_hash", "content_hash"),
 )
 
 environments = Table(

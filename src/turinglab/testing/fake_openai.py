@@ -95,6 +95,9 @@ class FakeBehaviour:
     # Reject (HTTP 400) messages whose roles do not alternate user/assistant after an optional
     # system message, as vLLM does with Gemma's or Mistral's chat template.
     strict_roles: bool = False
+    # What GET /models lists (OpenAI-style entries, e.g. with OpenRouter's `pricing`); None:
+    # the one "fake-model", as a one-model server (llama.cpp's) lists itself.
+    models: list[dict[str, Any]] | None = None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], base: FakeBehaviour | None = None) -> FakeBehaviour:
@@ -372,7 +375,10 @@ class FakeOpenAIServer:
         )
 
     async def _models(self, request: web.Request) -> web.Response:
-        return _json({"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
+        listed = self.behaviour.models
+        if listed is None:
+            listed = [{"id": "fake-model", "object": "model"}]
+        return _json({"object": "list", "data": listed})
 
     async def _control(self, request: web.Request) -> web.Response:
         try:
