@@ -143,9 +143,12 @@ def test_silent_fixed_judge_and_decided_agents(tmp_path: Path) -> None:
     # undefined; the no-answers stand beside it (not "1 of 3 recognised").
     fd = re.search(r'<section id="fixed-distinguisher">(.*?)</section>', page, re.S)
     assert fd and "<th>no answer</th>" in fd.group(1)
-    recognition = fd.group(1).split("recognition: Pr[D says 1")[0].rsplit("<table", 1)[1]
-    for row in re.findall(r"<tr>(.*?)</tr>", recognition)[1:]:
-        d, agent, verdicts, recognised, rate, silent = re.findall(r"<td[^>]*>([^<]*)</td>", row)
+    tables = re.findall(r"<table.*?</table>", fd.group(1), re.S)
+    (recognition,) = [t for t in tables if "recognition: Pr[D says 1" in t]
+    rows = re.findall(r"<tr>(.*?)</tr>", recognition.split("</thead>")[1])
+    assert len(rows) == 2  # D = silent recognising judge and mimic
+    for row in rows:
+        d, _agent, verdicts, recognised, rate, silent = re.findall(r"<td[^>]*>([^<]*)</td>", row)
         assert (d, verdicts, recognised, rate) == ("silent", "0", "0", "undefined")
         assert int(silent) > 0
     for name in ("fdgtt-fd-relations", "fdgtt-fd-collapse"):
