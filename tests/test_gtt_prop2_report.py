@@ -23,7 +23,13 @@ from turinglab.runner.execute import run_experiment
 from turinglab.store.database import Store
 from turinglab.testing.fake_openai import FakeOpenAIServer
 
-UNIVERSE = ["eliza", "alpha", "beta", "gamma"]
+UNIVERSE = ["eliza", "judge", "mimic", "alpha", "beta"]
+# Scripted judges decide by script (judge: 1, mimic: 0); the fake server's verdict hashes the
+# conversation, so it depends on who X is; ELIZA never gives a verdict.
+SCRIPTED = {
+    "judge": {"kind": "scripted", "replies": ["What is 2+2?", "Right. <answer>1</answer>"]},
+    "mimic": {"kind": "scripted", "replies": ["Hello there", "Hmm.", "<answer>0</answer>"]},
+}
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -97,7 +103,8 @@ async def run_store(tmp_path: Path, fake_server: FakeOpenAIServer) -> tuple[Path
     config = parse_config(
         {
             "name": "prop2",
-            "agents": {name: agent | {"model": f"fake-{name}"} for name in UNIVERSE[1:]},
+            "agents": SCRIPTED
+            | {name: agent | {"model": f"fake-{name}"} for name in ("alpha", "beta")},
             "experiment": {
                 "game": "gtt",
                 "variants": ["gtt", "gttq"],
@@ -121,7 +128,7 @@ async def test_scores_match_proposition_2_by_hand(tmp_path: Path, run_store: tup
     cli("export", run_id, "--store", str(db), "--format", "csv", "--out", "exp", cwd=tmp_path)
     (export,) = (tmp_path / "exp").glob("*results*.csv")
     rows = list(csv.DictReader(export.open(encoding="utf-8")))
-    assert len(rows) == 2 * 16 * 4 and any(r["verdict"] == "" for r in rows)
+    assert len(rows) == 2 * 25 * 4 and any(r["verdict"] == "" for r in rows)
     paper = {v: hand_scores(rows, v, "paper") for v in ("gtt", "gttq")}
     # (The fake server's self-branch verdicts do not depend on the cell, so the two estimators
     # agree here; test_analysis_gtt tells them apart on rows where they do not.)
@@ -142,7 +149,7 @@ async def test_scores_match_proposition_2_by_hand(tmp_path: Path, run_store: tup
     for agent, cells in table1.items():
         (fg, dg, tg), (fq, dq, tq) = paper["gtt"][agent], paper["gttq"][agent]
         expected = [tg, fg, dg, tq, fq, dq, mean_t[agent]]
-        assert [c.replace(" ★", "") for c in cells[1:8]] == [f"{x:.3f}" for x in expected]
+        assert [c.replace("\u00a0★", "") for c in cells[1:8]] == [f"{x:.3f}" for x in expected]
 
     for estimator, expected_scores in (("paper", paper["gtt"]), ("pooled", pooled)):
         done = cli(

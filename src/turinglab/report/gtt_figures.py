@@ -112,11 +112,18 @@ def collapse_curves(
         (left, strict, "strict pairs A >ε;D B"),
         (right, classes, "equivalence classes"),
     ):
+        # Dashes differ per D: equal curves (common on small universes) stay visible.
+        dashes = ["-", "--", ":", "-."]
         draw_lines(
             ax,
             {f"D = {d}": {"x": epsilons, "y": v} for d, v in values.items()},
-            {f"D = {d}": {"marker": None, "lw": 1.6} for d in values},
+            {
+                f"D = {d}": {"marker": None, "lw": 1.8, "ls": dashes[k % len(dashes)]}
+                for k, d in enumerate(values)
+            },
         )
+        top = max((max(v, default=0) for v in values.values()), default=0)
+        ax.set_ylim(-0.2, top + 0.6)  # counts: from 0, with room above a flat line
         ax.set_xlabel("ε")
         ax.set_ylabel(label)
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))

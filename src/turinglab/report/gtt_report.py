@@ -447,7 +447,7 @@ def _table1(ctx: _Context) -> None:
                 x = value(v, a, name)
                 s = by[v].get(a)
                 ci = getattr(s, f"{name}_ci") if s is not None else None
-                mark = " ★" if not math.isnan(x) and math.isclose(x, best[v, name]) else ""
+                mark = "\u00a0★" if not math.isnan(x) and math.isclose(x, best[v, name]) else ""
                 cell = _num(x, ci, ctx.options.level, digits=3)
                 cells.append(Cell(cell.text + mark, hover=cell.hover, numeric=True))
         cells.append(_num(means[a], digits=3))
