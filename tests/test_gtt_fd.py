@@ -86,10 +86,24 @@ def test_missing_answer_policy_acts_on_the_verdict() -> None:
     assert wrong[("B", "A")] == pytest.approx(1 / 3)  # silence = accepting the impostor
     assert {(c.actor, c.target): c.q for c in q_table(rows, missing="exclude")}[("B", "A")] == 0
     assert {(c.actor, c.target): c.q for c in q_table(rows, missing="as-0")}[("B", "A")] == 0
-    silent_target = [fd("D", "B", "A", True, None)]
-    (r,) = recognition_table(silent_target)
-    assert r.rate == 0.0  # silence = failing to recognise the real A
-    assert recognition_table(silent_target, missing="exclude") == []
+
+
+def test_recognition_counts_only_given_verdicts() -> None:
+    # Every trial silent, in both kinds of "X is A" trial: "wrong" would impute 0 for the
+    # target branch and 1 ("recognised") when the actor is the target — neither is a verdict.
+    silent = [
+        fd("D", "B", "A", True, None),
+        fd("D", "A", "A", False, None),
+        fd("D", "C", "C", False, None),
+    ]
+    for missing in ("wrong", "exclude", "as-0", "as-1"):
+        rec = {r.agent: r for r in recognition_table(silent, missing=missing)}
+        assert (rec["A"].n, rec["A"].says_target, rec["A"].no_answers) == (0, 0, 2)
+        assert math.isnan(rec["A"].rate) and math.isnan(rec["A"].ci[0])
+        assert (rec["C"].n, rec["C"].no_answers) == (0, 1)
+    mixed = [*silent, fd("D", "A", "A", False, 1)]
+    rec_a = {r.agent: r for r in recognition_table(mixed)}["A"]
+    assert (rec_a.n, rec_a.says_target, rec_a.rate, rec_a.no_answers) == (1, 1, 1.0, 2)
 
 
 def test_recognition_table_pools_target_branch_and_self_imitation() -> None:

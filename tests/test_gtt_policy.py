@@ -112,8 +112,10 @@ def test_standard_errors_and_exact_intervals() -> None:
     assert p.d_ci == pytest.approx(tuple(x - 0.5 for x in clopper_pearson(5, 9)))
     # Known Clopper–Pearson value: 0 of 10 → upper bound 1 − 0.025^(1/10).
     (zero,) = pair_table([trial("A", "B", True, 0)] * 10)
-    assert zero.p_ci[0] == 0.0
-    assert zero.p_ci[1] == pytest.approx(1 - 0.025 ** (1 / 10))
+    assert zero.s_self_ci[0] == 0.0
+    assert zero.s_self_ci[1] == pytest.approx(1 - 0.025 ** (1 / 10))
+    # One branch only: p̂ (and its CI) is undefined, not the branch's 0 %.
+    assert math.isnan(zero.p_hat) and math.isnan(zero.p_ci[0]) and math.isnan(zero.se)
 
 
 def test_one_branch_only_has_no_two_branch_se() -> None:
@@ -129,7 +131,7 @@ def test_variant_selection() -> None:
     with pytest.raises(ValueError, match="several variants"):
         pair_table(rows)
     (plain,) = pair_table(rows, variant="gtt")
-    assert plain.p_hat == 1.0
+    assert (plain.n, plain.s_self) == (1, 1.0)
 
 
 def test_querying_scores_use_gttq_rows_only() -> None:

@@ -24,17 +24,25 @@ def test_point_estimates_m2_by_hand() -> None:
         *cell("A", "A", [1, 1], [1, 1]),
         *cell("B", "B", [0, 0], [0, 1]),
     ]
-    s = score_report(rows, n_boot=50).by_agent()
+    report = score_report(rows, n_boot=50)
+    s = report.by_agent()
+    assert report.estimator == "paper"
     assert s["A"].fooling == pytest.approx(0.5)
     assert s["B"].fooling == pytest.approx(0.0)
-    assert s["A"].distinguishing == pytest.approx(0.5 * 0.75 + 0.5 * 1.0)  # s_A pools 3 of 4
-    assert s["B"].distinguishing == pytest.approx(0.5)
-    assert s["A"].total == pytest.approx(0.6875)
-    assert s["B"].total == pytest.approx(0.25)
-    assert s["A"].opponents == 1
+    # Proposition 2: D(A) = p̂(B, A) = ½·ŝ_A + ½·ŝ_A,B from cell (B, A) only = ½·½ + ½·1.
+    assert s["A"].distinguishing == pytest.approx(0.75)
+    assert s["B"].distinguishing == pytest.approx(0.5 * 1.0 + 0.5 * 0.5)
+    assert s["A"].total == pytest.approx(0.625)
+    assert s["B"].total == pytest.approx(0.375)
+    assert s["A"].opponents == 1 and s["A"].judged == 1
+    pooled = score_report(rows, n_boot=50, estimator="pooled").by_agent()
+    assert pooled["A"].distinguishing == pytest.approx(0.5 * 0.75 + 0.5 * 1.0)  # s_A: 3 of 4
+    assert pooled["B"].distinguishing == pytest.approx(0.5)
+    assert pooled["A"].total == pytest.approx(0.6875)
+    assert pooled["B"].total == pytest.approx(0.25)
 
 
-def test_deterministic_cells_give_degenerate_intervals() -> None:
+def test_deterministic_cells_leave_rank_uncertainty_undefined() -> None:
     rows = [*cell("A", "B", [1, 1], [0, 0]), *cell("B", "A", [1, 1], [1, 1])]
     report = score_report(rows, n_boot=200)
     s = report.by_agent()
@@ -43,16 +51,24 @@ def test_deterministic_cells_give_degenerate_intervals() -> None:
     assert s["B"].total == 1.0 and s["B"].total_ci == (1.0, 1.0)
     assert s["A"].fooling_ci == (0.0, 0.0)
     assert [e.agent for e in report.scores] == ["B", "A"]
-    assert (s["B"].rank, s["B"].rank_interval, s["B"].prob_first) == (1.0, (1.0, 1.0), 1.0)
-    assert (s["A"].rank, s["A"].rank_interval, s["A"].prob_first) == (2.0, (2.0, 2.0), 0.0)
+    # Every cell 0 % or 100 %: the bootstrap has no spread, so it cannot say how sure the
+    # ranking is ("rank 1–1, P(first) 1.00" at n = 2 would be a false certainty).
+    for agent, rank in (("B", 1.0), ("A", 2.0)):
+        assert s[agent].rank == rank and not s[agent].resolved
+        assert math.isnan(s[agent].rank_interval[0]) and math.isnan(s[agent].prob_first)
 
 
 def test_exact_ties_split_the_first_place() -> None:
-    rows = [*cell("A", "B", [1, 1], [0, 0]), *cell("B", "A", [1, 1], [0, 0])]
-    s = score_report(rows, n_boot=100).by_agent()
-    assert s["A"].total == s["B"].total == 0.5
-    assert s["A"].rank == s["B"].rank == 1.0
-    assert s["A"].prob_first == s["B"].prob_first == 0.5
+    from turinglab.analysis.gtt_scores import _first_shares
+
+    assert _first_shares(np.array([[0.5, 0.5], [0.7, 0.2]])).tolist() == [0.75, 0.25]
+    # A symmetric design: each agent is first half the time, ties split evenly.
+    rows = [*cell("A", "B", [1, 1], [0, 1]), *cell("B", "A", [1, 1], [0, 1])]
+    s = score_report(rows, n_boot=4000, seed=1).by_agent()
+    assert s["A"].total == s["B"].total
+    assert s["A"].rank == s["B"].rank == 1.0 and s["A"].resolved
+    assert s["A"].prob_first + s["B"].prob_first == pytest.approx(1.0)
+    assert s["A"].prob_first == pytest.approx(0.5, abs=0.03)
 
 
 def test_one_random_cell_against_its_exact_bootstrap_law() -> None:

@@ -76,7 +76,7 @@ def budget_curve(
     records = []
     for (actor, distinguisher, budget), (fooled, n_actor, hits, n) in sorted(counts.items()):
         f_low, f_high = exact_ci(fooled, n_actor, level)
-        p_low, p_high = exact_ci(hits, n, level)
+        p_low, p_high = exact_ci(hits, n, level) if n_actor and n - n_actor else (math.nan,) * 2
         records.append(
             {
                 "actor": actor,
@@ -89,7 +89,8 @@ def budget_curve(
                 "fooling_high": f_high,
                 "n": n,
                 "successes": hits,
-                "p_hat": hits / n,
+                # p̂ needs both branches (gtt module note): one branch alone is not p.
+                "p_hat": hits / n if n_actor and n - n_actor else math.nan,
                 "p_low": p_low,
                 "p_high": p_high,
             }
@@ -97,6 +98,8 @@ def budget_curve(
     columns = ["actor", "distinguisher", "budget", "n_actor", "fooled", "fooling"]
     columns += ["fooling_low", "fooling_high", "n", "successes", "p_hat", "p_low", "p_high"]
     curve = pd.DataFrame.from_records(records, columns=columns)
+    if curve.empty:  # every trial left out: numeric columns still, so plots and sums work
+        curve = curve.astype({c: float for c in columns[2:]})
     curve.attrs = {"variant": variant, "policy": policy}
     return curve
 
@@ -209,4 +212,4 @@ def theorem3_check(
 
 
 def _by_pair(table: list[PairStats]) -> dict[tuple[str, str], PairStats]:
-    return {(p.actor, p.distinguisher): p for p in table if p.n}
+    return {(p.actor, p.distinguisher): p for p in table if p.defined}

@@ -65,10 +65,11 @@ class FDScore:
 class Recognition:
     distinguisher: str
     agent: str
-    n: int  # trials in which X was the agent itself and the target was the agent
+    n: int  # trials with a verdict in which X was the agent itself and the target was the agent
     says_target: int
-    rate: float  # Pr[D says 1 | X is A, target A]
+    rate: float  # Pr[D says 1 | X is A, target A], over given verdicts; NaN without any
     ci: Interval
+    no_answers: int = 0  # such trials without a verdict (never counted in n)
 
 
 def _fd_rows(rows: Iterable[Mapping[str, Any]], variant: str) -> list[Mapping[str, Any]]:
@@ -148,21 +149,27 @@ def recognition_table(
     level: float = 0.95,
 ) -> list[Recognition]:
     """How often D accepts A as A: pools the target branch of every (·, A) pair and the
-    actor-equals-target trials (A "imitating" itself), since in both X is A."""
+    actor-equals-target trials (A "imitating" itself), since in both X is A.
+
+    Only given verdicts count: imputing a silent D's answer would make "wrong" read as
+    "recognised" whenever the actor is the target. Trials without a verdict are counted apart
+    (`no_answers`); the opening policy still applies, the missing policy does not."""
     policy = as_policy(missing, opening)
-    counts: dict[tuple[str, str], list[int]] = {}
+    counts: dict[tuple[str, str], list[int]] = {}  # [says 1, verdicts, no answer]
     for r in _fd_rows(rows, variant):
         if not (r["x_is_target"] or r["actor"] == r["target"]):
             continue
-        verdict = effective_verdict(r, policy)
-        if verdict is None:
+        if policy.opening == "exclude" and r["status"] == "opening-answer":
             continue
-        k_n = counts.setdefault((r["distinguisher"], r["target"]), [0, 0])
-        k_n[0] += verdict
+        k_n = counts.setdefault((r["distinguisher"], r["target"]), [0, 0, 0])
+        if r["verdict"] is None:
+            k_n[2] += 1
+            continue
+        k_n[0] += int(r["verdict"])
         k_n[1] += 1
     return [
-        Recognition(d, a, n, k, k / n, exact_ci(k, n, level))
-        for (d, a), (k, n) in sorted(counts.items())
+        Recognition(d, a, n, k, k / n if n else math.nan, exact_ci(k, n, level), silent)
+        for (d, a), (k, n, silent) in sorted(counts.items())
     ]
 
 

@@ -57,7 +57,7 @@ def advantage_matrix(
     names = list(agents) if agents is not None else _agents_of(table)
     matrix = pd.DataFrame(math.nan, index=names, columns=names, dtype=float)
     for p in table:
-        if p.actor in matrix.index and p.distinguisher in matrix.columns and p.n:
+        if p.actor in matrix.index and p.distinguisher in matrix.columns and p.defined:
             value = p.d_hat if estimator == "pooled" else p.d_balanced
             matrix.loc[p.actor, p.distinguisher] = value
     matrix.index.name, matrix.columns.name = "actor", "distinguisher"
@@ -248,7 +248,7 @@ def reflexivity_checks(
     policy = as_policy(missing, opening)
     checks = []
     for p in pair_table(rows, policy, variant=variant, level=level):
-        if p.actor != p.distinguisher or not p.n:
+        if p.actor != p.distinguisher or not p.defined:
             continue
         low, high = p.d_ci
         excludes_zero = low > 0 or high < 0

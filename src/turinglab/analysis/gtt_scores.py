@@ -6,6 +6,12 @@ is the same as drawing Binomial(n, k/n), which is how it is done here (vectorise
 percentile interval of each score and of each agent's rank come from the same replicates.
 Ranks: 1 = highest score; ties share the best rank ("min" ranking) for the rank interval,
 while the chance of being first splits ties evenly (so it sums to 1 over ranked agents).
+The bootstrap follows the estimator (gtt.turing_scores: "paper" by default, or "pooled").
+
+A bootstrap cannot see uncertainty it has no spread for: when every cell behind an agent's
+score is 0 % or 100 % (as with n = 2 and decided agents) every replicate repeats the point
+estimate. Such an agent's rank range and P(first) are left undefined (`resolved` is False) —
+"not enough data" — rather than printed as a certain "rank 1–1, P(first) 1.00".
 """
 
 from __future__ import annotations
@@ -19,15 +25,20 @@ import numpy as np
 from scipy.stats import rankdata
 
 from turinglab.analysis.gtt import (
+    Cell,
     MissingPolicy,
     OpeningPolicy,
+    ScoreEstimator,
     TrialPolicy,
     as_policy,
+    cell_counts,
+    check_estimator,
+    judged_pairs,
+    scores_from_counts,
     select_variant,
-    success,
 )
 
-Cell = tuple[str, str, bool]  # (actor, distinguisher, x_is_target)
+__all__ = ["Cell", "ScoreEstimate", "ScoreReport", "cell_counts", "score_report"]
 ScoreName = Literal["fooling", "distinguishing", "total"]
 Interval = tuple[float, float]
 
@@ -43,8 +54,10 @@ class ScoreEstimate:
     total_ci: Interval
     opponents: int  # B ≠ A against which A acted (cells with data)
     rank: float  # rank of the point estimate of `rank_by` (NaN when unscored)
-    rank_interval: Interval
-    prob_first: float
+    rank_interval: Interval  # NaN when unresolved
+    prob_first: float  # NaN when unresolved
+    judged: int = 0  # B ≠ A that entered D(A)
+    resolved: bool = False  # the bootstrap of the ranked score has spread (module note)
 
 
 @dataclass(frozen=True)
@@ -56,50 +69,10 @@ class ScoreReport:
     seed: int
     rank_by: ScoreName
     scores: list[ScoreEstimate]  # ordered by rank, unscored agents last
+    estimator: ScoreEstimator = "paper"
 
     def by_agent(self) -> dict[str, ScoreEstimate]:
         return {s.agent: s for s in self.scores}
-
-
-def cell_counts(
-    rows: Iterable[Mapping[str, Any]], policy: TrialPolicy
-) -> dict[Cell, tuple[int, int]]:
-    """(successes, trials) per ordered pair × branch, after the policy."""
-    counts: dict[Cell, list[int]] = {}
-    for row in rows:
-        hit = success(row, policy)
-        if hit is None:
-            continue
-        k_n = counts.setdefault(
-            (row["actor"], row["distinguisher"], bool(row["x_is_target"])), [0, 0]
-        )
-        k_n[0] += int(hit)
-        k_n[1] += 1
-    return {cell: (k, n) for cell, (k, n) in counts.items()}
-
-
-def _nanmean(arrays: list[np.ndarray], size: int) -> np.ndarray:
-    return np.mean(arrays, axis=0) if arrays else np.full(size, math.nan)
-
-
-def scores_from_counts(
-    k: Mapping[Cell, np.ndarray], n: Mapping[Cell, int], agents: Sequence[str]
-) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """F, D, T per agent for each replicate column of the success counts `k` (same formulas
-    and pooling as gtt.turing_scores: s_A pools A's self-branch trials over all its pairs)."""
-    size = len(next(iter(k.values()))) if k else 1
-    s_pair = {(b, a): k[(a, b, False)] / n[(a, b, False)] for (a, b, x) in k if not x}
-    out = {}
-    for a in agents:
-        self_cells = [c for c in k if c[1] == a and c[2]]
-        trials = sum(n[c] for c in self_cells)
-        s_a = sum(k[c] for c in self_cells) / trials if trials else np.full(size, math.nan)
-        others = [b for b in agents if b != a]
-        fooling = _nanmean([1 - s_pair[(b, a)] for b in others if (b, a) in s_pair], size)
-        catching = _nanmean([s_pair[(a, b)] for b in others if (a, b) in s_pair], size)
-        distinguishing = 0.5 * np.asarray(s_a, dtype=float) + 0.5 * catching
-        out[a] = (fooling, distinguishing, 0.5 * fooling + 0.5 * distinguishing)
-    return out
 
 
 def _interval(values: np.ndarray, level: float) -> Interval:
@@ -129,6 +102,7 @@ def score_report(
     missing: MissingPolicy | TrialPolicy = "wrong",
     opening: OpeningPolicy = "count",
     rank_by: ScoreName = "total",
+    estimator: ScoreEstimator = "paper",
     n_boot: int = 2000,
     level: float = 0.95,
     seed: int = 0,
@@ -138,15 +112,18 @@ def score_report(
         raise ValueError(f"rank_by must be fooling, distinguishing or total, not {rank_by!r}")
     if n_boot < 1 or not 0 < level < 1:
         raise ValueError(f"need n_boot ≥ 1 and 0 < level < 1, got {n_boot} and {level}")
+    check_estimator(estimator)
     policy = as_policy(missing, opening)
     rows = select_variant(rows, variant)
     counts = cell_counts(rows, policy)
     agents = list(universe) if universe else sorted({c[0] for c in counts} | {c[1] for c in counts})
     n = {cell: kn[1] for cell, kn in counts.items()}
-    point = scores_from_counts({c: np.array([kn[0]]) for c, kn in counts.items()}, n, agents)
+    point = scores_from_counts(
+        {c: np.array([kn[0]]) for c, kn in counts.items()}, n, agents, estimator
+    )
     rng = np.random.default_rng(seed)
     resampled = {c: rng.binomial(kn[1], kn[0] / kn[1], size=n_boot) for c, kn in counts.items()}
-    boot = scores_from_counts(resampled, n, agents) if counts else {}
+    boot = scores_from_counts(resampled, n, agents, estimator) if counts else {}
     which = ("fooling", "distinguishing", "total").index(rank_by)
     point_rank = _ranks(np.array([point[a][which][0] for a in agents]))
     boot_values = np.column_stack([boot[a][which] for a in agents]) if boot else np.empty((0, 0))
@@ -156,6 +133,7 @@ def score_report(
     for i, a in enumerate(agents):
         f, dd, t = (float(v[0]) for v in point[a])
         scored = not math.isnan(point_rank[i])
+        resolved = scored and bool(boot) and float(np.ptp(boot[a][which])) > 1e-12
         estimates.append(
             ScoreEstimate(
                 agent=a,
@@ -168,13 +146,15 @@ def score_report(
                 opponents=sum((a, b, False) in counts for b in agents if b != a),
                 rank=float(point_rank[i]),
                 rank_interval=_interval(boot_ranks[:, i], level)
-                if scored
+                if resolved
                 else (math.nan, math.nan),
-                prob_first=float(first_share[i]) if scored else math.nan,
+                prob_first=float(first_share[i]) if resolved else math.nan,
+                judged=judged_pairs(counts, a, [b for b in agents if b != a], estimator),
+                resolved=resolved,
             )
         )
     estimates.sort(key=lambda s: (math.isnan(s.rank), s.rank, s.agent))
-    return ScoreReport(variant, policy, level, n_boot, seed, rank_by, estimates)
+    return ScoreReport(variant, policy, level, n_boot, seed, rank_by, estimates, estimator)
 
 
 def _first_shares(values: np.ndarray) -> np.ndarray:

@@ -36,6 +36,16 @@ def report(
         typer.Option(help="how trials without a verdict enter p̂: wrong | exclude | as-0 | as-1"),
     ] = "wrong",
     epsilon: Annotated[float, typer.Option(help="threshold ε of the comparator A ≥ε B")] = 0.005,
+    estimator: Annotated[
+        str,
+        typer.Option(
+            help="Turing scores: paper (Proposition 2: D(A) = mean over B ≠ A of p̂(B, A), each "
+            "cell's own trials) | pooled (ŝ_A pooled over every cell, self-pair included)"
+        ),
+    ] = "paper",
+    as_json: Annotated[
+        bool, typer.Option("--json", help="GTT run: print the pair table and scores as JSON")
+    ] = False,
     leaderboard: Annotated[
         list[str] | None,
         typer.Option(help="NAME=CSV external leaderboard for rank agreement (repeatable)"),
@@ -95,11 +105,15 @@ def report(
         return
     if missing not in ("wrong", "exclude", "as-0", "as-1"):
         raise fail(f"--missing must be wrong, exclude, as-0 or as-1, not {missing!r}")
+    if estimator not in ("paper", "pooled"):
+        raise fail(f"--estimator must be paper or pooled, not {estimator!r}")
     if not 0 <= epsilon < 1:
         raise fail(f"--epsilon must be in [0, 1), not {epsilon:g}")
     db = open_store(store)
     info = find_run(db, run_ref)
     if info.game != "gtt":
+        if as_json:
+            raise fail("--json reports GTT runs; this run is a human-style game")
         if out is None:
             # Nothing is written without --out: the outcomes, and the command for the report.
             print_game_outcomes(db, info.id, info.game, title=f"{info.name} ({info.id})")
@@ -122,6 +136,7 @@ def report(
                 info.id,
                 out,
                 missing=missing,
+                estimator=estimator,
                 epsilon=epsilon,
                 leaderboards=boards,
                 max_transcripts=max_transcripts,
@@ -129,20 +144,38 @@ def report(
             )
         except (OSError, ValueError) as err:
             raise fail(str(err)) from None
-        console.print(f"wrote {written} (figures as PNG and SVG beside it)")
-        return
-    from turinglab.report.console import print_gtt_report  # scipy: only once it is needed
+        if not as_json:
+            console.print(f"wrote {written} (figures as PNG and SVG beside it)")
+            return
+    from turinglab.report.console import gtt_json, print_gtt_report  # scipy: once needed
     from turinglab.store.lookup import shown_status
     from turinglab.store.records import analysis_rows
 
     universe = info.config.get("experiment", {}).get("universe")
+    rows = analysis_rows(db.results(info.id))
+    if as_json:
+        import json
+
+        payload = {"run": info.id, "name": info.name, "status": shown_status(info)}
+        payload |= gtt_json(
+            rows,
+            planned=info.n_planned,
+            universe=universe,
+            missing=missing,  # type: ignore[arg-type]  # checked above
+            estimator=estimator,  # type: ignore[arg-type]
+        )
+        if out is not None:
+            payload["report"] = str(written)
+        typer.echo(json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False))
+        return
     print_gtt_report(
         console,
-        analysis_rows(db.results(info.id)),
+        rows,
         title=f"{info.name} ({info.id}, {shown_status(info)})",
         planned=info.n_planned,
         universe=universe,
         missing=missing,  # type: ignore[arg-type]  # checked above
+        estimator=estimator,  # type: ignore[arg-type]  # checked above
     )
 
 

@@ -1,11 +1,14 @@
 """The GTT tables printed in the terminal by `turinglab run` and `turinglab report`.
 
 Plain GTT and GTTQ get the pair table and Turing scores; other variants are counted, and the
-HTML report (`turinglab report RUN --out DIR`) has everything.
+HTML report (`turinglab report RUN --out DIR`) has everything. `gtt_json` is the same content
+as one JSON-ready object (`turinglab report RUN --json`); undefined estimates are null there
+and "undefined" here, never a number.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -16,7 +19,9 @@ from rich.table import Table
 
 from turinglab.analysis.gtt import (
     MissingPolicy,
+    ScoreEstimator,
     TrialPolicy,
+    describe_estimator,
     outcome_counts,
     pair_table,
     select_variant,
@@ -27,9 +32,12 @@ from turinglab.variants import MATRIX_VARIANTS
 TABLE_VARIANTS = MATRIX_VARIANTS
 
 
+UNDEFINED = "undefined"
+
+
 def _fmt(x: float, digits: int = 2, signed: bool = False) -> str:
     if math.isnan(x):
-        return "–"
+        return UNDEFINED
     return f"{x:+.{digits}f}" if signed else f"{x:.{digits}f}"
 
 
@@ -41,16 +49,22 @@ def print_gtt_report(
     planned: int | None = None,
     universe: list[str] | None = None,
     missing: MissingPolicy = "wrong",
+    estimator: ScoreEstimator = "paper",
 ) -> None:
     counts = outcome_counts(rows)
     done = f"{len(rows)} finished trials" + (f" of {planned} planned" if planned else "")
     summary = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())) or "none yet"
     console.print(f"[bold]{title}[/] — {done} ({summary})")
     console.print(TrialPolicy(missing).describe().capitalize(), style="dim")
+    console.print(
+        f"Turing scores: estimator {estimator} — {describe_estimator(estimator)}", style="dim"
+    )
     variants = Counter(r.get("variant", "gtt") for r in rows)
     for variant in TABLE_VARIANTS:
         if variant in variants:
-            _print_variant(console, select_variant(rows, variant), variant, universe, missing)
+            _print_variant(
+                console, select_variant(rows, variant), variant, universe, missing, estimator
+            )
     others = {v: n for v, n in variants.items() if v not in TABLE_VARIANTS}
     if others:
         listed = ", ".join(f"{v}: {n}" for v, n in sorted(others.items()))
@@ -63,6 +77,7 @@ def _print_variant(
     variant: str,
     universe: list[str] | None,
     missing: MissingPolicy,
+    estimator: ScoreEstimator,
 ) -> None:
     label = "GTT" if variant == "gtt" else "GTTQ"
     pairs = Table(title=f"{label}(A, B): can distinguisher B tell a fresh B from A imitating B?")
@@ -89,7 +104,7 @@ def _print_variant(
     for col in ("agent", "F", "D", "T", "opponents with data"):
         scores.add_column(col, justify="left" if col == "agent" else "right")
     for s in sorted(
-        turing_scores(rows, universe, missing),
+        turing_scores(rows, universe, missing, estimator=estimator),
         key=lambda s: -1 if math.isnan(s.total) else s.total,
         reverse=True,
     ):
@@ -97,3 +112,52 @@ def _print_variant(
             s.agent, _fmt(s.fooling), _fmt(s.distinguishing), _fmt(s.total), str(s.opponents)
         )
     console.print(scores)
+
+
+def _json_value(value: Any) -> Any:
+    """NaN (an undefined estimate) to None, tuples to lists, policies to their fields."""
+    if isinstance(value, float):
+        return None if math.isnan(value) else value
+    if isinstance(value, (list, tuple)):
+        return [_json_value(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _json_value(v) for k, v in value.items()}
+    return value
+
+
+def gtt_json(
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    planned: int | None = None,
+    universe: list[str] | None = None,
+    missing: MissingPolicy = "wrong",
+    estimator: ScoreEstimator = "paper",
+) -> dict[str, Any]:
+    """The console report as one JSON-ready dict: policy, estimator, pairs and scores."""
+    policy = TrialPolicy(missing)
+    out: dict[str, Any] = {
+        "finished": len(rows),
+        "planned": planned,
+        "outcomes": outcome_counts(rows),
+        "policy": {"missing": policy.missing, "opening": policy.opening},
+        "policy_text": policy.describe(),
+        "estimator": estimator,
+        "estimator_text": describe_estimator(estimator),
+        "variants": {},
+    }
+    present = {r.get("variant", "gtt") for r in rows}
+    for variant in TABLE_VARIANTS:
+        if variant not in present:
+            continue
+        chosen = select_variant(rows, variant)
+        pairs = []
+        for p in pair_table(chosen, missing):
+            fields = dataclasses.asdict(p)
+            fields.pop("policy")
+            pairs.append(_json_value(fields | {"d_hat": p.d_hat, "defined": p.defined}))
+        scores = [
+            _json_value(dataclasses.asdict(s))
+            for s in turing_scores(chosen, universe, missing, estimator=estimator)
+        ]
+        out["variants"][variant] = {"pairs": pairs, "scores": scores}
+    return out

@@ -50,9 +50,14 @@ def advantage_heatmap(
     distinguishers: Sequence[str],
     n: np.ndarray | None = None,
     *,
+    no_answers: np.ndarray | None = None,
     title: str = "Distinguishing advantage d̂(A, B)",
 ) -> Figure:
-    """Rows actors A, columns distinguishers B; diverging colours centred at 0 (d ∈ [−½, ½])."""
+    """Rows actors A, columns distinguishers B; diverging colours centred at 0 (d ∈ [−½, ½]).
+
+    With `no_answers` (trials without a verdict per cell) each cell says how many it holds, and
+    a cell where they are at least half of its trials is hatched: its colour is mostly the
+    missing-answer policy, not the distinguisher's verdicts."""
     d_hat = np.asarray(d_hat, dtype=float)
     if d_hat.shape != (len(actors), len(distinguishers)):
         raise ValueError(
@@ -60,9 +65,12 @@ def advantage_heatmap(
         )
     if n is not None and np.shape(n) != d_hat.shape:
         raise ValueError(f"n has shape {np.shape(n)}, expected {d_hat.shape}")
-    cell = 0.95 if n is None else 1.05
+    if no_answers is not None and np.shape(no_answers) != d_hat.shape:
+        raise ValueError(f"no_answers has shape {np.shape(no_answers)}, expected {d_hat.shape}")
+    cell = 0.95 if n is None else 1.05 if no_answers is None else 1.2
+    row = 0.75 if no_answers is None else 0.9
     fig, ax = _new_figure(
-        max(4.5, 1.6 + cell * len(distinguishers)), max(3.6, 1.5 + 0.75 * len(actors))
+        max(4.5, 1.6 + cell * len(distinguishers)), max(3.6, 1.5 + row * len(actors))
     )
     cmap = matplotlib.colormaps["RdBu_r"].with_extremes(bad="#e2e2e2")
     norm = Normalize(vmin=-0.5, vmax=0.5)
@@ -76,12 +84,26 @@ def advantage_heatmap(
                 label, color = f"{value:+.2f}", _text_color(cmap(norm(value)))
             if n is not None:
                 label += f"\nn={int(n[i, j])}"
-            ax.text(j, i, label, ha="center", va="center", color=color, fontsize=8.5)
+            silent = 0 if no_answers is None else int(no_answers[i, j])
+            if silent:
+                label += f"\n{silent} no answer"
+                total = int(n[i, j]) if n is not None else 0
+                if total and 2 * silent >= total:
+                    ax.add_patch(
+                        Rectangle(
+                            (j - 0.5, i - 0.5), 1, 1, fill=False, hatch="///", ec="#4a5568", lw=0
+                        )
+                    )
+            size = 8.5 if no_answers is None else 7.8
+            ax.text(j, i, label, ha="center", va="center", color=color, fontsize=size)
     ax.set_xticks(range(len(distinguishers)), list(distinguishers), rotation=35, ha="right")
     ax.set_yticks(range(len(actors)), list(actors))
     ax.set_xlabel("distinguisher B (judges)")
     ax.set_ylabel("actor A (imitates B)")
-    ax.set_title(f"{title}\nblue: A fools B · red: B tells A apart", fontsize=10)
+    legend = "blue: A fools B · red: B tells A apart"
+    if no_answers is not None and np.any(no_answers):
+        legend += " · hatched: ≥ half without a verdict"
+    ax.set_title(f"{title}\n{legend}", fontsize=10)
     bar = fig.colorbar(image, ax=ax, shrink=0.9)
     bar.set_label("d̂ = p̂ − ½")
     return fig
@@ -101,50 +123,63 @@ def _vertical_layout(graph: nx.DiGraph) -> dict[str, tuple[float, float]]:
     return pos
 
 
-def relation_graph(
+EDGE_CMAP = "viridis"
+EDGE_NORM = (-0.5, 0.5)  # d̂'s range, so edge colours mean the same in every graph
+
+
+def edge_colour_scale() -> tuple[matplotlib.colors.Colormap, Normalize]:
+    return matplotlib.colormaps[EDGE_CMAP], Normalize(*EDGE_NORM)
+
+
+def draw_relation(
+    ax: Axes,
     nodes: Sequence[str],
     edges: Sequence[tuple[str, str]],
     *,
     layout: str = "circular",
-    title: str = "A ≥ε B",
-) -> Figure:
-    """A directed graph of a relation: an arrow A → B for each related pair (A, B).
+    edge_values: Mapping[tuple[str, str], float] | None = None,
+    omit_isolated: bool = False,
+    fontsize: float = 8.5,
+) -> int:
+    """Draw the relation on `ax`: an arrow A → B per related pair (self-loops left out).
 
-    `layout` is "circular" or "vertical" (nodes placed higher the more outgoing edges they
-    have). Self-loops are not drawn; pairs related both ways are drawn in a second colour.
-    """
+    With `edge_values` (d̂ per edge) each arrow takes its colour on `edge_colour_scale()`;
+    without, one-way and mutual pairs get two colours. `omit_isolated` leaves out nodes with
+    no arrow (as the paper's FD graphs do). Returns how many nodes were left out."""
     if layout not in ("circular", "vertical"):
         raise ValueError(f"layout must be 'circular' or 'vertical', not {layout!r}")
     unknown = {x for edge in edges for x in edge} - set(nodes)
     if unknown:
         raise ValueError(f"edges name nodes that are not in `nodes`: {sorted(unknown)}")
     graph = nx.DiGraph()
-    graph.add_nodes_from(nodes)
     graph.add_edges_from((a, b) for a, b in edges if a != b)
+    shown = [x for x in nodes if not omit_isolated or x in graph]
+    graph.add_nodes_from(shown)
     if layout == "circular":
         pos = {k: (float(x), float(y)) for k, (x, y) in nx.circular_layout(graph).items()}
-        side = max(4.2, min(6.4, 2.6 + 0.5 * len(nodes)))  # small universes, small figure
-        fig, ax = _new_figure(side, side)
         bend = 0.12
     else:
         pos = _vertical_layout(graph)
-        widest = max(Counter(round(y) for _, y in pos.values()).values(), default=1)
-        levels = len({round(y) for _, y in pos.values()})
-        fig, ax = _new_figure(max(6.0, 1.8 * widest), max(3.2, 1.8 + 1.1 * levels))
         bend = 0.25  # arcs, so that edges within a level do not run through other nodes
-    mutual = {(a, b) for a, b in graph.edges if graph.has_edge(b, a)}
-    one_way = [e for e in graph.edges if e not in mutual]
-    for edgelist, color in ((one_way, RELATION_COLOR), (sorted(mutual), MUTUAL_COLOR)):
+    groups: list[tuple[list[tuple[str, str]], object]]
+    if edge_values is not None:
+        cmap, norm = edge_colour_scale()
+        groups = [([e], cmap(norm(edge_values[e]))) for e in graph.edges]
+    else:
+        mutual = {(a, b) for a, b in graph.edges if graph.has_edge(b, a)}
+        one_way = [e for e in graph.edges if e not in mutual]
+        groups = [(one_way, RELATION_COLOR), (sorted(mutual), MUTUAL_COLOR)]
+    for edgelist, color in groups:
         nx.draw_networkx_edges(
             graph,
             pos,
             edgelist=edgelist,
             ax=ax,
-            edge_color=color,
+            edge_color=[color] * len(edgelist),
             arrows=True,
             arrowsize=13,
             node_size=260,
-            width=1.3,
+            width=1.6,
             connectionstyle=f"arc3,rad={bend}",
         )
     nx.draw_networkx_nodes(
@@ -163,7 +198,7 @@ def relation_graph(
             node,
             ha=ha,
             va="center",
-            fontsize=8.5,
+            fontsize=fontsize,
             zorder=5,
             bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "none", "alpha": 0.85},
         )
@@ -182,12 +217,56 @@ def relation_graph(
         ax.set_xlim(-1.55, 1.55)
         ax.set_ylim(-1.35, 1.35)
         ax.set_axis_off()
-    legend = [
-        Line2D([], [], color=RELATION_COLOR, label="one way"),
-        Line2D([], [], color=MUTUAL_COLOR, label="both ways"),
-    ]
-    ax.legend(handles=legend, loc="lower right", fontsize=8, frameon=False)
-    ax.set_title(f"{title}\n({len(graph.edges)} arrows A → B among {len(nodes)} agents)")
+    return len(nodes) - len(shown)
+
+
+def edge_colourbar(fig: Figure, axes: Axes | Sequence[Axes]) -> None:
+    from matplotlib.cm import ScalarMappable
+
+    cmap, norm = edge_colour_scale()
+    bar = fig.colorbar(ScalarMappable(norm=norm, cmap=cmap), ax=axes, shrink=0.8)
+    bar.set_label("arrow colour: d̂(A, B)")
+
+
+def relation_graph(
+    nodes: Sequence[str],
+    edges: Sequence[tuple[str, str]],
+    *,
+    layout: str = "circular",
+    title: str = "A ≥ε B",
+    edge_values: Mapping[tuple[str, str], float] | None = None,
+) -> Figure:
+    """A directed graph of a relation: an arrow A → B for each related pair (A, B).
+
+    `layout` is "circular" or "vertical" (nodes placed higher the more outgoing edges they
+    have). Self-loops are not drawn. With `edge_values` the arrows are coloured by d̂(A, B)
+    (a colour bar says how), as in the paper's Figures 11–13; without, pairs related both
+    ways are drawn in a second colour.
+    """
+    if layout not in ("circular", "vertical"):
+        raise ValueError(f"layout must be 'circular' or 'vertical', not {layout!r}")
+    arrows = sum(1 for a, b in edges if a != b)
+    if layout == "circular":
+        side = max(4.2, min(6.4, 2.6 + 0.5 * len(nodes)))  # small universes, small figure
+        fig, ax = _new_figure(side + (1.0 if edge_values is not None else 0.0), side)
+    else:
+        graph = nx.DiGraph()
+        graph.add_nodes_from(nodes)
+        graph.add_edges_from((a, b) for a, b in edges if a != b)
+        pos = _vertical_layout(graph)
+        widest = max(Counter(round(y) for _, y in pos.values()).values(), default=1)
+        levels = len({round(y) for _, y in pos.values()})
+        fig, ax = _new_figure(max(6.0, 1.8 * widest), max(3.2, 1.8 + 1.1 * levels))
+    draw_relation(ax, nodes, edges, layout=layout, edge_values=edge_values)
+    if edge_values is not None:
+        edge_colourbar(fig, ax)
+    else:
+        legend = [
+            Line2D([], [], color=RELATION_COLOR, label="one way"),
+            Line2D([], [], color=MUTUAL_COLOR, label="both ways"),
+        ]
+        ax.legend(handles=legend, loc="lower right", fontsize=8, frameon=False)
+    ax.set_title(f"{title}\n({arrows} arrows A → B among {len(nodes)} agents)")
     return fig
 
 
@@ -197,8 +276,14 @@ def ranking_plot(
     intervals: Mapping[str, Sequence[Interval]] | None = None,
     *,
     title: str = "Turing scores",
+    unit_interval: bool = True,
+    reference: float = 0.5,
+    xlabel: str = "score (dashed: ½)",
 ) -> Figure:
-    """One panel per score (e.g. F, D, T), agents sorted by the last score, CIs as error bars."""
+    """One panel per score (e.g. F, D, T), agents sorted by the last score, CIs as error bars.
+
+    Scores are probabilities on a 0–1 axis by default; `unit_interval=False` lets the axis
+    follow the data and the intervals (log-odds, say), with a dashed line at `reference`."""
     if not scores:
         raise ValueError("scores is empty")
     for name, values in scores.items():
@@ -222,12 +307,18 @@ def ranking_plot(
             spans = np.vstack([points - bounds[:, 0], bounds[:, 1] - points])
             xerr = np.nan_to_num(np.abs(spans), nan=0.0)  # no interval: no bar
         ax.errorbar(points, y, xerr=xerr, fmt="o", color="#2b6cb0", ecolor="#718096", capsize=3)
-        ax.axvline(0.5, color="#a0aec0", lw=0.8, ls="--")
-        ax.set_xlim(-0.02, 1.02)
+        ax.axvline(reference, color="#a0aec0", lw=0.8, ls="--")
+        if unit_interval:
+            ax.set_xlim(-0.02, 1.02)
         ax.set_title(name)
-        ax.set_xlabel("score (dashed: ½)")
+        ax.set_xlabel(xlabel)
         ax.grid(axis="x", alpha=0.3)
     axes[0].set_yticks(y, [agents[i] for i in order])
+    if not unit_interval:  # one scale for every panel, so that they compare
+        low = min(ax.get_xlim()[0] for ax in axes)
+        high = max(ax.get_xlim()[1] for ax in axes)
+        for ax in axes:
+            ax.set_xlim(min(low, reference - 0.5), max(high, reference + 0.5))
     fig.suptitle(title + ("  (bars: 95% CI)" if intervals else ""))
     return fig
 
@@ -258,6 +349,29 @@ def epsilon_sweep(
     return fig
 
 
+def draw_lines(
+    ax: Axes,
+    series: Mapping[str, Mapping[str, Sequence[float]]],
+    styles: Mapping[str, Mapping[str, object]] | None = None,
+) -> bool:
+    """Plot one line per label (tab10 colours unless `styles` gives plot keywords for it);
+    "low"/"high" become a band. Returns whether any band was drawn."""
+    colors = matplotlib.colormaps["tab10"]
+    banded = False
+    for k, (label, line) in enumerate(series.items()):
+        if len(line["x"]) != len(line["y"]):
+            raise ValueError(f"series {label!r}: x and y differ in length")
+        style: dict[str, object] = {"marker": "o", "ms": 4, "color": colors(k % 10)}
+        style |= dict((styles or {}).get(label, {}))
+        ax.plot(line["x"], line["y"], label=label, **style)  # type: ignore[arg-type]
+        if "low" in line and "high" in line:
+            banded = True
+            ax.fill_between(
+                line["x"], line["low"], line["high"], color=style["color"], alpha=0.15, lw=0
+            )
+    return banded
+
+
 def line_chart(
     series: Mapping[str, Mapping[str, Sequence[float]]],
     *,
@@ -271,16 +385,7 @@ def line_chart(
     """One line per label from {"x": [...], "y": [...], optional "low"/"high": [...]}; the
     low–high range is drawn as a band. `reference` adds a dashed horizontal line."""
     fig, ax = _new_figure(6.8, 4.0)
-    colors = matplotlib.colormaps["tab10"]
-    banded = False
-    for k, (label, line) in enumerate(series.items()):
-        if len(line["x"]) != len(line["y"]):
-            raise ValueError(f"series {label!r}: x and y differ in length")
-        color = colors(k % 10)
-        ax.plot(line["x"], line["y"], marker="o", ms=4, color=color, label=label)
-        if "low" in line and "high" in line:
-            banded = True
-            ax.fill_between(line["x"], line["low"], line["high"], color=color, alpha=0.15, lw=0)
+    banded = draw_lines(ax, series)
     if reference is not None:
         ax.axhline(reference, color="#a0aec0", ls="--", lw=0.8)
     if unit_interval:

@@ -58,7 +58,9 @@ def ability_section(ctx: _Context) -> None:
         ],
         caption="Sorted by θ; hover for CIs.",
     )
-    scores = turing_scores(rows, agents, ctx.options.policy.missing, variant="gtt")
+    scores = turing_scores(
+        rows, agents, ctx.options.policy, variant="gtt", estimator=ctx.options.estimator
+    )
     try:
         agreement = compare_with_turing_scores(fit, scores)
     except ValueError as err:  # fewer than two agents with both estimates and scores
@@ -85,9 +87,13 @@ def ability_section(ctx: _Context) -> None:
                 "φ discrimination": [(fit.phi[a].low, fit.phi[a].high) for a in order],
             },
             title="Ability model estimates (log-odds)",
+            unit_interval=False,
+            reference=0.0,
+            xlabel="log-odds (dashed: 0, the average agent)",
         ),
         "gtt-ability",
-        "Imitation and discrimination skills with 95% CIs.",
+        "Imitation and discrimination skills with 95% CIs, on the log-odds scale "
+        "(Σθ = Σφ = 0, so 0 is the average agent; not probabilities).",
     )
 
 

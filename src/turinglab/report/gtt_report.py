@@ -9,6 +9,9 @@ error.
 from __future__ import annotations
 
 import math
+import os
+import shutil
+import tempfile
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
@@ -19,29 +22,31 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from turinglab.analysis import gtt_fd
 from turinglab.analysis import gtt_relations as rel
 from turinglab.analysis import rank_agreement as ra
 from turinglab.analysis.gtt import (
     MissingPolicy,
     OpeningPolicy,
     PairStats,
+    ScoreEstimator,
     TrialPolicy,
+    check_estimator,
+    describe_estimator,
     pair_table,
     turing_scores,
 )
 from turinglab.analysis.gtt_budget import budget_curve
 from turinglab.analysis.gtt_relations import reflexivity_checks
-from turinglab.analysis.gtt_scores import score_report
-from turinglab.report import figures
-from turinglab.report.cells import fmt as _fmt
-from turinglab.report.cells import num as _num
+from turinglab.analysis.gtt_scores import ScoreEstimate, ScoreReport, score_report
+from turinglab.report import figures, gtt_figures
+from turinglab.report.cells import UNDEFINED, undefined_num
+from turinglab.report.gtt_fd_section import fixed_distinguisher_section
 from turinglab.report.gtt_models import ability_section, theorem3_section
 from turinglab.report.gtt_transcripts import transcript_browser, transcript_views
-from turinglab.report.html import CellValue, Page, Section
+from turinglab.report.html import Cell, CellValue, Page, Section
 from turinglab.store.database import RunInfo, Store, analysis_rows
 from turinglab.tagging.probe_rules import PROBE_CODES, probe_report
-from turinglab.variants import BUDGET_VARIANTS, FD_VARIANTS, MATRIX_VARIANTS
+from turinglab.variants import BUDGET_VARIANTS, MATRIX_VARIANTS
 
 REPORT_FILE = "report.html"
 Interval = tuple[float, float]
@@ -51,6 +56,7 @@ Interval = tuple[float, float]
 class ReportOptions:
     missing: MissingPolicy = "wrong"
     opening: OpeningPolicy = "count"
+    estimator: ScoreEstimator = "paper"  # of the Turing scores (gtt module note)
     epsilon: float = 0.005  # the paper's threshold for the relation graphs
     level: float = 0.95
     n_boot: int = 2000
@@ -75,6 +81,7 @@ def _options(raw: Mapping[str, Any]) -> ReportOptions:
         raise ValueError(f"unknown report option(s) {unknown}; known: {sorted(known)}")
     options = ReportOptions(**raw)
     _ = options.policy  # TrialPolicy validates missing/opening with a clear message
+    check_estimator(options.estimator)
     if not 0 <= options.epsilon <= 0.5:
         raise ValueError(f"epsilon must lie in [0, 0.5], not {options.epsilon}")
     if not 0 < options.level < 1:
@@ -91,6 +98,7 @@ class _Context:
     out_dir: Path
     page: Page
     figure_files: dict[str, dict[str, Path]] = field(default_factory=dict)
+    scores: dict[str, ScoreReport] = field(default_factory=dict)  # per variant, for Table 1
 
     def rows_of(self, *variants: str) -> list[dict[str, Any]]:
         return [r for r in self.rows if r.get("variant", "gtt") in variants]
@@ -110,6 +118,12 @@ class _Context:
 
 # ---- sections -------------------------------------------------------------------------------
 
+_num = undefined_num
+POOLED = "all pairs pooled"
+ONE_BRANCH = (
+    "undefined: a branch of this cell has no counted trial, so p = ½s_B + ½s_B,A is not estimated"
+)
+
 
 def _overview(ctx: _Context) -> None:
     section = ctx.page.section("Run overview", "overview")
@@ -120,6 +134,10 @@ def _overview(ctx: _Context) -> None:
         f"{ctx.run.failed_attempts} failed attempts (kept as data, never counted as verdicts)."
     )
     section.paragraph(f"Policy: {ctx.options.policy.describe()}.")
+    section.paragraph(
+        f"Turing scores: estimator “{ctx.options.estimator}” — "
+        f"{describe_estimator(ctx.options.estimator)}."
+    )
     if not ctx.rows:
         section.note("No finished trials yet: the analysis sections below are left out.")
         return
@@ -136,26 +154,30 @@ def _advantage(ctx: _Context, variant: str) -> None:
     table = pair_table(rows, ctx.options.policy, variant=variant, level=level)
     agents = ctx.agents_of(rows)
     index = {a: i for i, a in enumerate(agents)}
-    d = np.full((len(agents), len(agents)), math.nan)
-    n = np.zeros((len(agents), len(agents)), dtype=int)
+    shape = (len(agents), len(agents))
+    d, n, silent = np.full(shape, math.nan), np.zeros(shape, int), np.zeros(shape, int)
     for p in table:
-        d[index[p.actor], index[p.distinguisher]] = p.d_hat if p.n else math.nan
-        n[index[p.actor], index[p.distinguisher]] = p.n
+        i, j = index[p.actor], index[p.distinguisher]
+        d[i, j], n[i, j], silent[i, j] = p.d_hat, p.n, p.no_answers
     ctx.figure(
         section,
-        figures.advantage_heatmap(d, agents, agents, n, title=f"d̂(A, B), {variant}"),
+        figures.advantage_heatmap(
+            d, agents, agents, n, no_answers=silent, title=f"d̂(A, B), {variant}"
+        ),
         f"{variant}-advantage-heatmap",
         "Rows: actor A; columns: distinguisher B. d̂ = p̂ − ½, p̂ = share of trials B got right; "
-        "0 means B cannot tell A from itself. CIs: hover the tables below.",
+        "0 means B cannot tell A from itself. Each cell gives its trials and how many had no "
+        f"verdict ({ctx.options.policy.describe()}); a hatched cell's colour comes mostly from "
+        "that policy. Grey: undefined (a branch without trials). CIs: hover the tables below.",
     )
     by_pair = {(p.actor, p.distinguisher): p for p in table}
     matrix: list[list[CellValue]] = [
         [
             a,
             *(
-                _num(by_pair[a, b].d_hat, by_pair[a, b].d_ci, level, signed=True)
-                if (a, b) in by_pair and by_pair[a, b].n
-                else _num(None)
+                _num(by_pair[a, b].d_hat, by_pair[a, b].d_ci, level, signed=True, why=ONE_BRANCH)
+                if (a, b) in by_pair
+                else _num(None, why="undefined: no trials")
                 for b in agents
             ),
         ]
@@ -177,7 +199,8 @@ def _advantage(ctx: _Context, variant: str) -> None:
         ],
         [_pair_row(p, level) for p in table],
         caption=f"Per ordered pair; hover for exact {level:.0%} Clopper–Pearson CIs. "
-        f"Policy: {ctx.options.policy.describe()}.",
+        f"Policy: {ctx.options.policy.describe()}. p̂, d̂ and SE are undefined when a branch "
+        "has no counted trial.",
     )
     _reflexivity(ctx, section, variant)
 
@@ -187,11 +210,11 @@ def _pair_row(p: PairStats, level: float) -> list[CellValue]:
         p.actor,
         p.distinguisher,
         p.n,
-        _num(p.s_self, p.s_self_ci, level),
-        _num(p.s_actor, p.s_actor_ci, level),
-        _num(p.p_hat, p.p_ci, level),
-        _num(p.d_hat, p.d_ci, level, signed=True),
-        _num(p.se),
+        _num(p.s_self, p.s_self_ci, level, why="undefined: no counted self-branch trial"),
+        _num(p.s_actor, p.s_actor_ci, level, why="undefined: no counted actor-branch trial"),
+        _num(p.p_hat, p.p_ci, level, why=ONE_BRANCH),
+        _num(p.d_hat, p.d_ci, level, signed=True, why=ONE_BRANCH),
+        _num(p.se, why=ONE_BRANCH),
         p.no_answers,
         p.opening_answers,
     ]
@@ -206,7 +229,9 @@ def _reflexivity(ctx: _Context, section: Section, variant: str) -> None:
         level=ctx.options.level,
     )
     if not checks:
-        section.note("No self-pairs (A, A) were played: reflexivity cannot be checked.")
+        section.note(
+            "No self-pair (A, A) has trials in both branches: reflexivity cannot be checked."
+        )
         return
     section.heading("Reflexivity: can a model tell itself apart? (d(A, A) should be 0)")
     section.table(
@@ -224,6 +249,10 @@ def _reflexivity(ctx: _Context, section: Section, variant: str) -> None:
     )
 
 
+def _edge_values(d: pd.DataFrame, edges: Iterable[tuple[str, str]]) -> dict[tuple[str, str], float]:
+    return {(a, b): float(d.loc[a, b]) for a, b in edges}
+
+
 def _relations(ctx: _Context, variant: str) -> None:
     eps = ctx.options.epsilon
     section = ctx.page.section(
@@ -236,24 +265,33 @@ def _relations(ctx: _Context, variant: str) -> None:
     strict = list(rel.relation_graph(d, eps, strict=True).edges)
     name = f"{variant}-relation"
     title = f"A ≥ε B (d̂(A, B) ≤ {eps:g}), {variant}"
-    caption = "An arrow A → B: B cannot tell A from itself better than ε. Self-pairs not drawn."
-    ctx.figure(
-        section,
-        figures.relation_graph(agents, weak, title=title),
-        f"{name}-circular",
-        caption + " Circular layout.",
+    caption = (
+        "An arrow A → B: B cannot tell A from itself better than ε; its colour is d̂(A, B), "
+        "the matching heatmap cell (colour bar). Self-pairs not drawn."
     )
+    for layout, suffix, extra in (
+        ("circular", "circular", " Circular layout."),
+        ("vertical", "vertical", " Verticalized: higher = more outgoing arrows."),
+    ):
+        ctx.figure(
+            section,
+            figures.relation_graph(
+                agents, weak, layout=layout, title=title, edge_values=_edge_values(d, weak)
+            ),
+            f"{name}-{suffix}",
+            caption + extra,
+        )
     ctx.figure(
         section,
-        figures.relation_graph(agents, weak, layout="vertical", title=title),
-        f"{name}-vertical",
-        caption + " Verticalized: higher = more outgoing arrows.",
-    )
-    ctx.figure(
-        section,
-        figures.relation_graph(agents, strict, layout="vertical", title=f"A >ε B, {variant}"),
+        figures.relation_graph(
+            agents,
+            strict,
+            layout="vertical",
+            title=f"A >ε B, {variant}",
+            edge_values=_edge_values(d, strict),
+        ),
         f"{name}-strict",
-        "Strict relation: A ≥ε B and not B ≥ε A.",
+        "Strict relation: A ≥ε B and not B ≥ε A; colours as above.",
     )
     classes = rel.equivalence_classes(d, eps)
     order = rel.class_order(d, eps)
@@ -289,6 +327,22 @@ def _epsilon_sweep(ctx: _Context, variant: str) -> None:
     )
 
 
+NOT_ENOUGH = "not enough data"
+NOT_ENOUGH_WHY = (
+    "every cell behind this score is 0 % or 100 %, so the bootstrap has no spread and "
+    "cannot say how sure its rank is"
+)
+
+
+def _rank_cells(s: ScoreEstimate) -> list[CellValue]:
+    if math.isnan(s.rank):
+        return [UNDEFINED, UNDEFINED]
+    if not s.resolved:
+        return [Cell(NOT_ENOUGH, hover=NOT_ENOUGH_WHY), Cell(NOT_ENOUGH, hover=NOT_ENOUGH_WHY)]
+    low, high = s.rank_interval
+    return [f"{low:g}–{high:g}", _num(s.prob_first)]
+
+
 def _scores(ctx: _Context, variant: str) -> None:
     section = ctx.page.section(f"Turing scores F, D, T ({variant})", f"{variant}-scores")
     opts = ctx.options
@@ -298,11 +352,14 @@ def _scores(ctx: _Context, variant: str) -> None:
         ctx.agents_of(rows),
         variant=variant,
         missing=opts.policy,
+        estimator=opts.estimator,
         n_boot=opts.n_boot,
         level=opts.level,
         seed=opts.seed,
     )
+    ctx.scores[variant] = report
     est = report.scores
+    section.paragraph(f"Estimator “{report.estimator}”: {describe_estimator(report.estimator)}.")
     section.table(
         [
             "rank",
@@ -312,25 +369,23 @@ def _scores(ctx: _Context, variant: str) -> None:
             "T",
             "rank range",
             "P(first)",
-            "opponents",
+            "opponents (act, judge)",
         ],
         [
             [
-                _fmt(s.rank, 0),
+                _num(s.rank, digits=0, why="undefined: the agent lacks F or D"),
                 s.agent,
                 _num(s.fooling, s.fooling_ci, opts.level),
                 _num(s.distinguishing, s.distinguishing_ci, opts.level),
                 _num(s.total, s.total_ci, opts.level),
-                "–"
-                if math.isnan(s.rank_interval[0])
-                else f"{s.rank_interval[0]:g}–{s.rank_interval[1]:g}",
-                _num(s.prob_first),
-                s.opponents,
+                *_rank_cells(s),
+                f"{s.opponents}, {s.judged}",
             ]
             for s in est
         ],
         caption=f"Percentile bootstrap ({report.n_boot} replicates within cells, seed "
-        f"{report.seed}); hover for {opts.level:.0%} CIs. Ranked by T.",
+        f"{report.seed}, same estimator); hover for {opts.level:.0%} CIs. Ranked by T. "
+        f"“{NOT_ENOUGH}”: {NOT_ENOUGH_WHY}.",
     )
     scored = [s for s in est if not math.isnan(s.total)]
     if not scored:
@@ -357,100 +412,126 @@ def _scores(ctx: _Context, variant: str) -> None:
     )
 
 
+def _table1(ctx: _Context) -> None:
+    """The paper's Table 1: GTT and GTTQ scores side by side, ordered by mean T over both."""
+    section = ctx.page.section("Table 1: Turing scores in both settings", "table1")
+    plain, queried = ctx.scores.get("gtt"), ctx.scores.get("gttq")
+    if plain is None or queried is None:
+        section.note("Table 1 needs both gtt and gttq trials; see the score tables above.")
+        return
+    by = {"gtt": plain.by_agent(), "gttq": queried.by_agent()}
+    agents = list(dict.fromkeys([*by["gtt"], *by["gttq"]]))
+    names = ("total", "fooling", "distinguishing")
+
+    def value(variant: str, agent: str, name: str) -> float:
+        s = by[variant].get(agent)
+        return math.nan if s is None else float(getattr(s, name))
+
+    best = {
+        (v, name): max((value(v, a, name) for a in agents), default=math.nan)
+        for v in by
+        for name in names
+    }
+
+    def mean_t(agent: str) -> float:
+        both = [t for v in by if not math.isnan(t := value(v, agent, "total"))]
+        return sum(both) / len(both) if both else math.nan
+
+    means = {a: mean_t(a) for a in agents}
+    order = sorted(agents, key=lambda a: (math.isnan(means[a]), -np.nan_to_num(means[a]), a))
+    rows: list[list[CellValue]] = []
+    for a in order:
+        cells: list[CellValue] = [a]
+        for v in by:
+            for name in names:
+                x = value(v, a, name)
+                s = by[v].get(a)
+                ci = getattr(s, f"{name}_ci") if s is not None else None
+                mark = "\u00a0★" if not math.isnan(x) and math.isclose(x, best[v, name]) else ""
+                cell = _num(x, ci, ctx.options.level, digits=3)
+                cells.append(Cell(cell.text + mark, hover=cell.hover, numeric=True))
+        cells.append(_num(means[a], digits=3))
+        rows.append(cells)
+    section.table(
+        ["model", "GTT T", "GTT F", "GTT D", "GTTQ T^q", "GTTQ F^q", "GTTQ D^q", "mean T"],
+        rows,
+        caption="Ordered by the mean of T over the two settings (the paper's Table 1); ★ marks "
+        f"the best model for each metric within a setting. Estimator “{ctx.options.estimator}”;"
+        " hover for bootstrap CIs.",
+    )
+
+
 def _budget_curves(ctx: _Context) -> None:
     section = ctx.page.section("Bounded interaction: budget curves", "budget")
     present = [v for v in BUDGET_VARIANTS if ctx.rows_of(v)]
     if not present:
         section.note("No controlled-turn (gtt-turns) or controlled-query (gttq-queries) trials.")
         return
-    curves: dict[str, dict[str, Any]] = {}
+    level = ctx.options.level
+    panels: dict[str, dict[str, dict[str, Any]]] = {}
     for variant in present:
-        c = budget_curve(
-            ctx.rows_of(variant), variant, missing=ctx.options.policy, level=ctx.options.level
-        )
-        curves[variant] = {
-            "budget": c["budget"],
-            "value": c["fooling"],
-            "low": c["fooling_low"],
-            "high": c["fooling_high"],
+        rows = ctx.rows_of(variant)
+        pooled = budget_curve(rows, variant, missing=ctx.options.policy, level=level)
+        pairs = budget_curve(rows, variant, per_pair=True, missing=ctx.options.policy, level=level)
+        counted = pooled[pooled["n_actor"] > 0]
+        if counted.empty:
+            section.note(
+                f"{variant}: no actor-branch trial counts under the policy "
+                f"({ctx.options.policy.describe()}), so there is no fooling curve."
+            )
+            continue
+        lines = {
+            f"{a} → {b}": {"x": list(g["budget"]), "y": list(g["fooling"])}
+            for (a, b), g in pairs[pairs["n_actor"] > 0].groupby(["actor", "distinguisher"])
         }
+        lines[POOLED] = {
+            "x": list(counted["budget"]),
+            "y": list(counted["fooling"]),
+            "low": list(counted["fooling_low"]),
+            "high": list(counted["fooling_high"]),
+        }
+        panels[variant] = lines
         section.table(
-            ["budget", "actor trials", "fooled", "fooling", "p̂ (B right)"],
+            [
+                "actor A → distinguisher B",
+                "budget",
+                "actor trials",
+                "fooled",
+                "fooling",
+                "p̂ (B right)",
+            ],
             [
                 [
+                    "all pairs pooled" if r.actor == "*" else f"{r.actor} → {r.distinguisher}",
                     int(r.budget),
                     int(r.n_actor),
                     int(r.fooled),
-                    _num(r.fooling, (r.fooling_low, r.fooling_high), ctx.options.level),
-                    _num(r.p_hat, (r.p_low, r.p_high), ctx.options.level),
+                    _num(r.fooling, (r.fooling_low, r.fooling_high), level),
+                    _num(r.p_hat, (r.p_low, r.p_high), level, why=ONE_BRANCH),
                 ]
-                for r in c.itertuples()
+                for frame in (pooled, pairs)
+                for r in frame.itertuples()
             ],
-            caption=f"{variant}, all pairs pooled (self-pairs left out); hover for CIs.",
+            caption=f"{variant}: pooled over pairs (self-pairs left out), then per pair; "
+            "hover for CIs.",
         )
+    if not panels:
+        return
     ctx.figure(
         section,
-        figures.budget_curves(curves),
+        gtt_figures.budget_panels(
+            panels,
+            pooled=POOLED,
+            xlabels={
+                "gtt-turns": "distinguisher rounds",
+                "gttq-queries": "specimen queries",
+            },
+        ),
         "budget-curves",
-        "Fooling probability 1 − ŝ_B,A per budget: rounds for gtt-turns, specimen queries "
-        "for gttq-queries.",
+        "Fooling probability 1 − ŝ_B,A per budget, one line per pair A → B (A imitates B) and "
+        "all pairs pooled (black, with its CI band): rounds for gtt-turns, specimen queries "
+        "for gttq-queries, as in the paper's Figure 3.",
     )
-
-
-def _fixed_distinguisher(ctx: _Context) -> None:
-    section = ctx.page.section("Fixed distinguisher (FD) scores", "fixed-distinguisher")
-    present = [v for v in FD_VARIANTS if ctx.rows_of(v)]
-    if not present:
-        section.note("No fixed-distinguisher (fdgtt, fdgttq, gdgtt) trials in this run.")
-        return
-    for variant in present:
-        rows = ctx.rows_of(variant)
-        agents = ctx.agents_of(rows)
-        if len(agents) < 3:
-            section.note(f"{variant}: FD scores need at least 3 agents, found {agents}.")
-            continue
-        scores = gtt_fd.fd_scores(rows, agents, variant=variant, missing=ctx.options.policy)
-        lanes: dict[str, dict[str, float]] = {}
-        for s in scores:
-            lanes.setdefault(s.distinguisher, {})[s.agent] = s.total
-        ctx.figure(
-            section,
-            figures.electrophoresis(lanes, title=f"T_D per fixed judge D, {variant}"),
-            f"{variant}-electrophoresis",
-            "Each lane is a fixed distinguisher D; each band an agent at its T_D score.",
-        )
-        section.table(
-            ["D", "agent", "F_D", "R_D", "T_D", "cells (F, R)"],
-            [
-                [
-                    s.distinguisher,
-                    s.agent,
-                    _num(s.fooling),
-                    _num(s.resistance),
-                    _num(s.total),
-                    f"{s.fooling_cells}, {s.resistance_cells}",
-                ]
-                for s in scores
-            ],
-            caption=f"{variant}: F_D fooling D as another agent, R_D resisting impersonation.",
-        )
-        recognition = gtt_fd.recognition_table(
-            rows, variant=variant, missing=ctx.options.policy, level=ctx.options.level
-        )
-        section.table(
-            ["D", "agent", "n", "recognised", "rate"],
-            [
-                [
-                    r.distinguisher,
-                    r.agent,
-                    r.n,
-                    r.says_target,
-                    _num(r.rate, r.ci, ctx.options.level),
-                ]
-                for r in recognition
-            ],
-            caption=f"{variant} recognition: Pr[D says 1 | X is the target itself]; hover: CI.",
-        )
 
 
 def _diagnostics(ctx: _Context) -> None:
@@ -490,7 +571,10 @@ def _rank_agreement(ctx: _Context) -> None:
         return
     rows = ctx.rows_of("gtt")
     ours = {
-        s.agent: s.total for s in turing_scores(rows, missing=ctx.options.policy, variant="gtt")
+        s.agent: s.total
+        for s in turing_scores(
+            rows, missing=ctx.options.policy, variant="gtt", estimator=ctx.options.estimator
+        )
     }
     rankings: dict[str, Mapping[str, float]] = {"T (this run)": ours}
     table: list[list[CellValue]] = []
@@ -556,7 +640,8 @@ def build_gtt_report(store: Store, run_id: str, out_dir: Path | str, **options: 
     """Write `out_dir`/report.html (self-contained) and every figure as PNG + SVG in `out_dir`.
 
     `run_id` is a run id, unique id prefix or run name. Options: see `ReportOptions`.
-    Returns the path of the HTML file.
+    Returns the path of the HTML file. The report is built in a hidden folder beside
+    `out_dir` and moved into place only once complete, so a failure leaves no half report.
     """
     opts = _options(options)
     try:
@@ -564,7 +649,17 @@ def build_gtt_report(store: Store, run_id: str, out_dir: Path | str, **options: 
     except KeyError as err:
         raise ValueError(str(err.args[0])) from None
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
+    try:
+        _build(store, run, staging, opts)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return _publish(staging, out) / REPORT_FILE
+
+
+def _build(store: Store, run: RunInfo, out: Path, opts: ReportOptions) -> None:
     page = Page(
         f"GTT report: {run.name}",
         {
@@ -574,6 +669,7 @@ def build_gtt_report(store: Store, run_id: str, out_dir: Path | str, **options: 
             "status": run.status,
             "store": store.url,
             "policy": opts.policy.describe(),
+            "estimator": f"{opts.estimator} ({describe_estimator(opts.estimator)})",
             "ε": opts.epsilon,
         },
     )
@@ -591,11 +687,24 @@ def build_gtt_report(store: Store, run_id: str, out_dir: Path | str, **options: 
             _relations(ctx, variant)
             _epsilon_sweep(ctx, variant)
             _scores(ctx, variant)
+        _table1(ctx)
         ability_section(ctx)
         theorem3_section(ctx)
         _budget_curves(ctx)
-        _fixed_distinguisher(ctx)
+        fixed_distinguisher_section(ctx)
         _diagnostics(ctx)
         _rank_agreement(ctx)
     _transcripts(ctx)
-    return page.write(out / REPORT_FILE)
+    page.write(out / REPORT_FILE)
+
+
+def _publish(staging: Path, out: Path) -> Path:
+    """Move a finished report from `staging` to `out`: a rename when `out` is new, else each
+    file replaces its namesake (other files in `out` are left alone)."""
+    if not out.exists():
+        staging.rename(out)
+        return out
+    for path in staging.iterdir():
+        os.replace(path, out / path.name)
+    staging.rmdir()
+    return out
