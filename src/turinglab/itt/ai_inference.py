@@ -28,11 +28,13 @@ from typing import Any
 import numpy as np
 
 from turinglab.itt.ai_judges import (
+    Design,
+    FoldPlan,
     Sample,
     extrapolation_split,
     fit_predict,
     fold_plan,
-    standardised,
+    single_threaded,
 )
 
 DEFAULT_PERMUTATIONS = 199
@@ -52,15 +54,19 @@ class Labellings:
     def assign(self, samples: Sequence[Sample]) -> tuple[np.ndarray, np.ndarray]:
         """n × (B + 1) arrays: is machine, and the model's name ('' for humans)."""
         index = {u: i for i, u in enumerate(self.units)}
+        slots = sorted({str(s.slot) for s in samples})
+        slot_of = {k: i for i, k in enumerate(slots)}
+        is_machine = np.zeros((len(self.units), len(slots)), dtype=bool)
+        model_of = np.full((len(self.units), len(slots)), "", dtype=object)
+        for u, label in enumerate(self.labels):
+            for slot, (source, model) in label.items():
+                if str(slot) in slot_of:
+                    is_machine[u, slot_of[str(slot)]] = source == "machine"
+                    model_of[u, slot_of[str(slot)]] = model or ""
         unit = np.array([index[_unit(s)] for s in samples])
-        machine = np.zeros((len(samples), self.donors.shape[0]), dtype=bool)
-        model = np.empty(machine.shape, dtype=object)
-        for b, donor in enumerate(self.donors):
-            for i, s in enumerate(samples):
-                source, m = self.labels[donor[unit[i]]][s.slot]
-                machine[i, b] = source == "machine"
-                model[i, b] = m or ""
-        return machine, model
+        slot = np.array([slot_of[str(s.slot)] for s in samples])
+        donor = self.donors[:, unit]  # (B + 1) × n
+        return is_machine[donor, slot].T, model_of[donor, slot].T
 
 
 def _unit(s: Sample) -> str:
@@ -164,6 +170,7 @@ class JudgeInput:
     family: str  # what scores pool ("svm-minilm-side")
     features: np.ndarray
     samples: list[Sample]
+    plan: FoldPlan | None = None  # the judge's own CV folds, when it was already run
 
 
 def infer_cv(
@@ -186,7 +193,8 @@ def infer_cv(
     for j in judges:
         machine, model = lab.assign(j.samples)
         try:
-            plan = fold_plan(j.features, [s.group for s in j.samples], folds=folds, seeds=seeds)
+            groups = [s.group for s in j.samples]
+            plan = j.plan or fold_plan(j.features, groups, folds=folds, seeds=seeds)
         except ValueError:
             continue
         predicted = plan.predict(machine)
@@ -218,9 +226,21 @@ def infer_extrapolation(
 ) -> dict[str, dict[str, Any]]:
     """Per model: the extrapolation estimate against its permutation null (each labelling
     refitted: which responses train depends on who is which model)."""
+    with single_threaded():
+        return _extrapolation_null(features, samples, mode, permutations, seed, split_seed)
+
+
+def _extrapolation_null(
+    features: np.ndarray,
+    samples: Sequence[Sample],
+    mode: str,
+    permutations: int,
+    seed: int,
+    split_seed: int,
+) -> dict[str, dict[str, Any]]:
     lab = labellings(samples, permutations, seed)
     machine, model = lab.assign(samples)
-    z = standardised(features)
+    design = Design(features, [s.group for s in samples])
     names = sorted({s.model for s in samples if s.model})
     values: dict[str, list[float]] = {m: [] for m in names}
     for b in range(machine.shape[1]):
@@ -234,7 +254,7 @@ def infer_extrapolation(
             if not test or len(set(y[train].tolist())) < 2:
                 values[x].append(math.nan)
                 continue
-            said = fit_predict(z, train, test, y)
+            said = fit_predict(design, train, test, y)
             truth = y[test]
             cells = np.array(
                 [[(~said & ~truth).sum(), (said & ~truth).sum(), (~said & truth).sum(), (said & truth).sum()]],

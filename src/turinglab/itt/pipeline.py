@@ -24,7 +24,7 @@ from turinglab.itt.ai_inference import (
     infer_cv,
     infer_extrapolation,
 )
-from turinglab.itt.ai_judges import Sample, cross_validate, extrapolate
+from turinglab.itt.ai_judges import FoldPlan, Sample, cross_validate, extrapolate
 from turinglab.itt.batches import CONVERSATION_LENGTHS
 from turinglab.itt.dataset import Conversation, Response, conversations
 from turinglab.itt.embeddings import EmbeddingSpec, embed
@@ -101,21 +101,23 @@ def run_judges(
             }
         )
 
-    def run_cv(name: str, feats: np.ndarray, samples: list[Sample]) -> None:
+    def run_cv(name: str, feats: np.ndarray, samples: list[Sample]) -> FoldPlan | None:
         try:
             res = cross_validate(feats, samples, judge=name, folds=folds, seeds=seeds)
         except ValueError as err:
             out.summary["notes"].append(f"{name}: {err}")
-            return
+            return None
         out.judgements += res.judgements
         out.summary["cv_seconds"][name] = round(res.seconds, 3)
         out.summary["notes"] += [f"{name}: {n}" for n in res.notes]
+        return res.plan
 
     if attention:
         scan_feats = scanpath_features([r.fixations or [] for r in attention], _extents(attention))
         scan_samples = [_sample(r, r.stimulus_id) for r in attention]
-        run_cv("svm-scanpath", scan_feats, scan_samples)
-        infer([JudgeInput("svm-scanpath", "svm-scanpath", scan_feats, scan_samples)])
+        plan = run_cv("svm-scanpath", scan_feats, scan_samples)
+        if plan:
+            infer([JudgeInput("svm-scanpath", "svm-scanpath", scan_feats, scan_samples, plan)])
         if extrapolation:
             _extrapolate(out, scan_feats, scan_samples, "svm-scanpath", "attention", permutations)
         out.summary["scanpath_fixations"] = FIXATIONS
@@ -132,8 +134,9 @@ def run_judges(
         else:
             name = f"svm-minilm-{task}"
             task_feats = np.stack([vectors[r.item] for r in task_rows])
-        run_cv(name, task_feats, task_samples)
-        infer([JudgeInput(name, name, task_feats, task_samples)])
+        plan = run_cv(name, task_feats, task_samples)
+        if plan:
+            infer([JudgeInput(name, name, task_feats, task_samples, plan)])
         if extrapolation:
             _extrapolate(out, task_feats, task_samples, name, task, permutations)
     convs = conversations(text_rows)
@@ -150,10 +153,11 @@ def run_judges(
             )
             for m in messages
         ]
-        run_cv("svm-minilm-sentence", sentence_feats, sentence_samples)
-        conv_judges = [
-            JudgeInput("svm-minilm-sentence", "svm-minilm-sentence", sentence_feats, sentence_samples)
-        ]
+        plan = run_cv("svm-minilm-sentence", sentence_feats, sentence_samples)
+        conv_judges = []
+        if plan:
+            family = "svm-minilm-sentence"
+            conv_judges.append(JudgeInput(family, family, sentence_feats, sentence_samples, plan))
         for length in lengths:
             feats, samples = [], []
             for c in convs:
@@ -181,9 +185,13 @@ def run_judges(
                     )
             if samples:
                 name = f"svm-minilm-side@{length}"
-                run_cv(name, np.stack(feats), samples)
-                conv_judges.append(JudgeInput(name, "svm-minilm-side", np.stack(feats), samples))
-        infer(conv_judges)
+                side_feats = np.stack(feats)
+                plan = run_cv(name, side_feats, samples)
+                if plan:
+                    side = JudgeInput(name, "svm-minilm-side", side_feats, samples, plan)
+                    conv_judges.append(side)
+        if conv_judges:
+            infer(conv_judges)
         if extrapolation:
             _extrapolate(out, sentence_feats, sentence_samples, "svm-minilm", None, permutations)
     if permutations > 0:
