@@ -30,7 +30,9 @@ from turinglab.itt.embeddings import embed, remember
 from turinglab.itt.human_sources import chitchat_conversations
 from turinglab.itt.pipeline import run_judges
 
-COMMAND = "PYTHONPATH=src python benchmarks/itt_calibration.py --out benchmarks/itt_calibration.json"
+COMMAND = (
+    "PYTHONPATH=src python benchmarks/itt_calibration.py --out benchmarks/itt_calibration.json"
+)
 POOL, TURNS, POOL_SEED = 600, 12, 2026
 PHRASE = " Let me know if there is anything else I can help you with."
 FAMILIES = ("svm-minilm-sentence", "svm-minilm-side")
@@ -87,7 +89,7 @@ def dataset(
 
 
 def excludes(ci: list[float] | None) -> bool:
-    return ci is not None and (ci[0] > 0.5 or ci[1] < 0.5)
+    return bool(ci is not None and (ci[0] > 0.5 or ci[1] < 0.5))
 
 
 def clopper_pearson(k: int, n: int, level: float = 0.95) -> list[float]:
@@ -122,7 +124,7 @@ def judge_one(rows: list[Response], permutations: int, extrapolation: bool) -> d
 
 
 def rate(outcomes: list[dict[str, Any]], key: str) -> dict[str, Any]:
-    k, n = sum(o[key] for o in outcomes), len(outcomes)
+    k, n = int(sum(bool(o[key]) for o in outcomes)), len(outcomes)
     return {"excluded": k, "datasets": n, "rate": round(k / n, 4), "ci": clopper_pearson(k, n)}
 
 
@@ -134,7 +136,7 @@ def summarise(outcomes: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
             "permutation_interval": rate(got, "excluded"),
             "cluster_bootstrap": rate(got, "old_excluded"),
             "mean_estimate": round(float(np.mean(estimates)), 4) if estimates else None,
-            "inconclusive": sum(o["inconclusive"] for o in got),
+            "inconclusive": int(sum(o["inconclusive"] for o in got)),
         }
     return out
 
@@ -145,38 +147,59 @@ def main() -> None:
     parser.add_argument("--datasets", type=int, default=100, help="per size and design")
     parser.add_argument("--controls", type=int, default=40, help="datasets per signal control")
     parser.add_argument("--permutations", type=int, default=199)
-    parser.add_argument("--extrapolation-every", type=int, default=4)
+    parser.add_argument("--extrapolation-every", type=int, default=10, help="0: none")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[20, 40, 60])
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache/turinglab/itt")
     args = parser.parse_args()
     start = time.perf_counter()
     chats = pool(args.cache)
     pool_seconds = time.perf_counter() - start
     null: dict[str, dict[str, dict[str, list[dict[str, Any]]]]] = {}
-    for size in (20, 40, 60):
+    controls: dict[str, Any] = {}
+    cells: dict[str, float] = {}
+
+    def write() -> None:
+        """Everything so far (after each cell: a run cut short still leaves its results)."""
+        per_size = {}
+        for size, designs in null.items():
+            merged: dict[str, list[dict[str, Any]]] = {}
+            for cell in designs.values():
+                for judge, got in cell.items():
+                    merged.setdefault(judge, []).extend(got)
+            per_size[size] = {
+                "both designs": summarise(merged),
+                **{d: summarise(c) for d, c in designs.items()},
+            }
+        out = {
+            "command": COMMAND,
+            "nominal": 0.05,
+            "pool": f"chitchat-dataset: {POOL} chats of {TURNS} turns (seed {POOL_SEED})",
+            "settings": {k: str(v) for k, v in vars(args).items() if k not in ("out", "cache")},
+            "embedding_seconds_or_cache": round(pool_seconds, 1),
+            "cell_seconds": cells,
+            "no_signal": per_size,
+            "with_signal": controls,
+            "seconds": round(time.perf_counter() - start, 1),
+        }
+        args.out.write_text(json.dumps(out, indent=2) + "\n")
+
+    for size in args.sizes:
         for design in ("balanced", "unbalanced"):
             rng = np.random.default_rng([size, len(design)])
             cell = null.setdefault(str(size), {}).setdefault(design, {})
             t = time.perf_counter()
             for i in range(args.datasets):
                 rows = dataset(chats, rng, size, design, "none")
-                extra = i % args.extrapolation_every == 0
+                extra = args.extrapolation_every > 0 and i % args.extrapolation_every == 0
                 for judge, o in judge_one(rows, args.permutations, extra).items():
                     cell.setdefault(judge, []).append(o)
-            print(size, design, f"{time.perf_counter() - t:.0f}s", summarise(cell), flush=True)
-    per_size = {}
-    for size, designs in null.items():
-        merged: dict[str, list[dict[str, Any]]] = {}
-        for cell in designs.values():
-            for judge, got in cell.items():
-                merged.setdefault(judge, []).extend(got)
-        per_size[size] = {
-            "both designs": summarise(merged),
-            **{d: summarise(c) for d, c in designs.items()},
-        }
-    controls = {}
+            cells[f"{size} {design}"] = round(time.perf_counter() - t, 1)
+            print(size, design, cells[f"{size} {design}"], "s", flush=True)
+            write()
     for signal, size in (("lower", 20), ("phrase", 40)):
         rng = np.random.default_rng([size, 7])
         got: dict[str, list[dict[str, Any]]] = {}
+        t = time.perf_counter()
         for _ in range(args.controls):
             rows = dataset(chats, rng, size, "balanced", signal)
             for judge, o in judge_one(rows, args.permutations, False).items():
@@ -186,18 +209,9 @@ def main() -> None:
                 "mean_estimate": round(float(np.mean([x["estimate"] for x in o])), 4)}
             for j, o in got.items()
         }  # fmt: skip
-        print(signal, controls[f"{signal}, {size} conversations"], flush=True)
-    out = {
-        "command": COMMAND,
-        "nominal": 0.05,
-        "pool": f"chitchat-dataset: {POOL} chats of {TURNS} turns (seed {POOL_SEED})",
-        "settings": {k: v for k, v in vars(args).items() if k not in ("out", "cache")},
-        "embedding_seconds_or_cache": round(pool_seconds, 1),
-        "no_signal": per_size,
-        "with_signal": controls,
-        "seconds": round(time.perf_counter() - start, 1),
-    }
-    args.out.write_text(json.dumps(out, indent=2) + "\n")
+        cells[f"{signal} {size}"] = round(time.perf_counter() - t, 1)
+        print(signal, cells[f"{signal} {size}"], "s", flush=True)
+        write()
 
 
 if __name__ == "__main__":

@@ -59,10 +59,10 @@ class Labellings:
         is_machine = np.zeros((len(self.units), len(slots)), dtype=bool)
         model_of = np.full((len(self.units), len(slots)), "", dtype=object)
         for u, label in enumerate(self.labels):
-            for slot, (source, model) in label.items():
-                if str(slot) in slot_of:
-                    is_machine[u, slot_of[str(slot)]] = source == "machine"
-                    model_of[u, slot_of[str(slot)]] = model or ""
+            for name, (source, model) in label.items():
+                if str(name) in slot_of:
+                    is_machine[u, slot_of[str(name)]] = source == "machine"
+                    model_of[u, slot_of[str(name)]] = model or ""
         unit = np.array([index[_unit(s)] for s in samples])
         slot = np.array([slot_of[str(s.slot)] for s in samples])
         donor = self.donors[:, unit]  # (B + 1) × n
@@ -93,7 +93,7 @@ def labellings(
         idx = np.array(members)
         for b in range(1, permutations + 1):
             donors[b, idx] = rng.permutation(idx)
-        counts = defaultdict(int)
+        counts: dict[str, int] = defaultdict(int)
         for i in members:
             counts[repr(sorted(labels[units[i]].items(), key=str))] += 1
         log_distinct += math.lgamma(len(members) + 1) - sum(
@@ -109,7 +109,9 @@ def detectability(cells: np.ndarray) -> np.ndarray:
         return 0.5 * (hh / (hh + hm) + mm / (mh + mm))
 
 
-def cells_of(predicted: np.ndarray, machine: np.ndarray, keep: np.ndarray | None = None) -> np.ndarray:
+def cells_of(
+    predicted: np.ndarray, machine: np.ndarray, keep: np.ndarray | None = None
+) -> np.ndarray:
     """(B + 1) × 4 cells from seeds × n × (B + 1) predictions, seeds averaged; `keep` (n ×
     (B + 1) bool) limits each labelling to some samples (one model's and the humans')."""
     said_m = predicted.mean(axis=0)
@@ -160,7 +162,7 @@ def verdict(values: np.ndarray, distinct: float, level: float = LEVEL) -> dict[s
     lo = observed - (s[b - 1 - m] - 0.5)
     hi = observed - (s[m] - 0.5)
     # strictly beyond the order statistic is needed to reject: an exact tie stays inside
-    out["detectability_ci"] = [round(max(0.0, lo), 4), round(min(1.0, hi), 4)]
+    out["detectability_ci"] = [round(float(max(0.0, lo)), 4), round(float(min(1.0, hi)), 4)]
     return out
 
 
@@ -257,7 +259,14 @@ def _extrapolation_null(
             said = fit_predict(design, train, test, y)
             truth = y[test]
             cells = np.array(
-                [[(~said & ~truth).sum(), (said & ~truth).sum(), (~said & truth).sum(), (said & truth).sum()]],
+                [
+                    [
+                        (~said & ~truth).sum(),
+                        (said & ~truth).sum(),
+                        (~said & truth).sum(),
+                        (said & truth).sum(),
+                    ]
+                ],
                 dtype=float,
             )
             values[x].append(float(detectability(cells)[0]))

@@ -88,6 +88,7 @@ def run_judges(
         out.summary.setdefault("inference_per_judge", {}).update(got["judges"])
         seconds = out.summary.get("inference_seconds", 0.0) + time.perf_counter() - started
         out.summary["inference_seconds"] = round(seconds, 3)
+
     vectors: dict[str, np.ndarray] = {}
     if text_rows:
         emb = embed([r.text for r in text_rows], spec=embedding)
@@ -188,8 +189,8 @@ def run_judges(
                 side_feats = np.stack(feats)
                 plan = run_cv(name, side_feats, samples)
                 if plan:
-                    side = JudgeInput(name, "svm-minilm-side", side_feats, samples, plan)
-                    conv_judges.append(side)
+                    judge = JudgeInput(name, "svm-minilm-side", side_feats, samples, plan)
+                    conv_judges.append(judge)
         if conv_judges:
             infer(conv_judges)
         if extrapolation:
