@@ -27,26 +27,32 @@ def leaky_dataset(n_conv: int = 60, per_conv: int = 8, dim: int = 64, seed: int 
 
 
 def test_grouped_cv_scores_chance_where_ungrouped_cv_leaks() -> None:
-    feats, samples = leaky_dataset()
-    grouped = cross_validate(feats, samples, judge="g", folds=10, seeds=(0, 1, 2))
-    ungrouped = cross_validate(feats, samples, judge="u", folds=10, seeds=(0, 1, 2), grouped=False)
-    d_grouped = confusion(grouped.judgements).detectability
-    d_ungrouped = confusion(ungrouped.judgements).detectability
-    assert len(grouped.judgements) == 3 * len(samples)  # each sample predicted once per seed
-    assert abs(d_grouped - 0.5) < 0.12, d_grouped
-    assert d_ungrouped > 0.9, d_ungrouped
+    # 60 conversations are 60 independent points: one dataset's estimate spreads by ±0.1,
+    # so chance is checked on the mean of several
+    d_grouped = []
+    for seed in range(6):
+        feats, samples = leaky_dataset(seed=seed)
+        grouped = cross_validate(feats, samples, judge="g", folds=10, seeds=(0, 1, 2))
+        ungrouped = cross_validate(
+            feats, samples, judge="u", folds=10, seeds=(0, 1, 2), grouped=False
+        )
+        d_grouped.append(confusion(grouped.judgements).detectability)
+        d_ungrouped = confusion(ungrouped.judgements).detectability
+        assert len(grouped.judgements) == 3 * len(samples)  # each predicted once per seed
+        assert d_ungrouped > 0.8, d_ungrouped
+    assert abs(float(np.mean(d_grouped)) - 0.5) < 0.08, d_grouped
 
 
 def test_grouped_folds_never_split_a_conversation() -> None:
-    from sklearn.model_selection import StratifiedGroupKFold
+    from turinglab.itt.ai_judges import fold_plan
 
     feats, samples = leaky_dataset(n_conv=30)
-    y = np.array([s.source == "machine" for s in samples])
     groups = np.array([s.group for s in samples])
-    for train, test in StratifiedGroupKFold(10, shuffle=True, random_state=0).split(
-        feats, y, groups
-    ):
-        assert not set(groups[train]) & set(groups[test])
+    plan = fold_plan(feats, list(groups), folds=10, seeds=(0, 1))
+    for parts in plan.parts:
+        assert sorted(np.concatenate([test for _, test, _ in parts])) == list(range(len(groups)))
+        for train, test, _ in parts:
+            assert not set(groups[train]) & set(groups[test])
 
 
 def separable(models: tuple[str, ...] = ("a", "b", "c"), n: int = 40, seed: int = 1):

@@ -21,7 +21,8 @@ def test_cv_rows_carry_their_unit_and_seeds_count_once() -> None:
     # conversation they are in: no signal about the source (the leak probe)
     convs = 10
     ids = np.repeat(np.arange(convs), 30)
-    feats = np.eye(convs)[ids] + 0.01 * rng.standard_normal((len(ids), convs))
+    markers = rng.standard_normal((convs, convs))  # each conversation's own direction
+    feats = markers[ids] + 0.01 * rng.standard_normal((len(ids), convs))
     samples = [
         Sample(f"m{i}", f"c{c}", "human" if c < 5 else "machine", None if c < 5 else "bot")
         for i, c in enumerate(ids)

@@ -72,7 +72,9 @@ def score(
             rows = with_units(rows, response_units(load_dataset(responses)))
         if min_rt is not None:
             rows = _fast_dropped(rows, min_rt)
-        result = score_rows(rows, group_by or [], replicates=replicates, seed=seed)
+        result = score_rows(
+            rows, group_by or [], replicates=replicates, seed=seed, ai_inference=_ai(judgements)
+        )
     except ValueError as err:
         _fail(str(err))
         return
@@ -80,6 +82,15 @@ def score(
         _echo_json(result)
         return
     _print_score(result)
+
+
+def _ai(judgements: Path) -> dict[str, Any] | None:
+    """The permutation inference `itt judge` stored beside the judgements (study.json), if any."""
+    facts = judgements.parent / "study.json"
+    if not facts.is_file():
+        return None
+    inference = json.loads(facts.read_text()).get("ai_judges", {}).get("inference")
+    return inference if isinstance(inference, dict) else None
 
 
 def _fast_dropped(rows: list[Any], min_rt: float) -> list[Any]:
@@ -131,6 +142,14 @@ def _print_score(result: dict[str, Any]) -> None:
     show("Overall (all judge types: read the tables below)", {"all judges": result["overall"]})
     show("Per judge type", result["per_judge_type"])
     show("Per judge family", result["per_judge_family"])
+    if "ai_inference" in result:
+        console.print(
+            "AI judge families: 95% interval and p from the permutation test (the grouped CV "
+            "re-run on relabelled conversations), not the cluster bootstrap"
+        )
+        for family, s in result["ai_inference"].items():
+            p = "–" if s["p_value"] is None else f"{s['p_value']:.3f}"
+            console.print(f"  {family}: p = {p}" + (f" — {s['note']}" if s["note"] else ""))
     show(
         "Per model, judge type and task (each against that judge type's human responses)",
         {
@@ -231,6 +250,13 @@ def judge(
     embedding_key_env: Annotated[
         str, typer.Option(help="environment variable holding the endpoint's API key")
     ] = "OPENAI_API_KEY",
+    permutations: Annotated[
+        int,
+        typer.Option(
+            help="relabellings for each AI judge's permutation test and interval (0: none)"
+        ),
+    ] = 199,
+    permutation_seed: Annotated[int, typer.Option(help="seed of the relabellings")] = 0,
 ) -> None:
     """Train and evaluate the AI judges (MiniLM embeddings + linear SVM, grouped stratified CV,
     extrapolation across agents); writes a study folder for `itt score` and `report`."""
@@ -247,7 +273,14 @@ def judge(
         rows = load_dataset(dataset)
         extra = load_judgements(human_judgements) if human_judgements else []
         spec = EmbeddingSpec(embedding_model, embedding_url, embedding_key_env)
-        result = run_judges(rows, folds=folds, seeds=range(seeds), embedding=spec)
+        result = run_judges(
+            rows,
+            folds=folds,
+            seeds=range(seeds),
+            embedding=spec,
+            permutations=permutations,
+            permutation_seed=permutation_seed,
+        )
     except (ValueError, RuntimeError) as err:
         _fail(str(err))
         return

@@ -360,15 +360,35 @@ def _four_way_lengths(
     return {k: got for k, v in by_length.items() if (got := four_way(v, replicates, seed))}
 
 
+def calibrate_ai(table: dict[str, Any], inference: dict[str, Any]) -> None:
+    """AI-judge families' intervals replaced by the pipeline's permutation-calibrated ones
+    (ai_inference.py); the cluster bootstrap of fixed predictions, too narrow for a trained
+    classifier, is kept beside as `cluster_bootstrap_ci`, or flagged where nothing replaces it."""
+    for family, s in table.items():
+        if family == "human judges":
+            continue
+        s["cluster_bootstrap_ci"] = s["detectability_ci"]
+        got = inference.get(family)
+        if got is None:
+            s["detectability_ci"] = None
+            s["note"] = "no permutation inference (judged without it): no honest interval"
+            continue
+        s["detectability_ci"] = got["detectability_ci"]
+        s["p_value"] = got["p_value"]
+        s["note"] = got["note"]
+
+
 def score(
     rows: Sequence[JudgementRow],
     group_by: Sequence[str] = (),
     replicates: int = DEFAULT_REPLICATES,
     seed: int = 0,
+    ai_inference: dict[str, Any] | None = None,
 ) -> dict[str, object]:
     """Everything `itt score` prints: overall, per model (split by judge type and task), judge
     type, judge family, length (per judge type), task, and per judge group (each demographic
-    column named in `group_by`); every rate with its cluster-bootstrap interval."""
+    column named in `group_by`); every rate with its cluster-bootstrap interval, except AI
+    judge families when `ai_inference` (study.json's permutation results) is given."""
 
     def table(
         subset: Sequence[JudgementRow], key: Callable[[JudgementRow], object]
@@ -407,4 +427,9 @@ def score(
             raise ValueError(f"no judgement has a {column!r} column to group by")
         groups[column] = table(rows, partial(_demographic, column))
     out["per_judge_group"] = groups
+    if ai_inference is not None:
+        per_family = out["per_judge_family"]
+        assert isinstance(per_family, dict)
+        calibrate_ai(per_family, ai_inference)
+        out["ai_inference"] = ai_inference
     return out

@@ -13,14 +13,20 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
-from turinglab.itt.ai_judges import Sample, cross_validate, extrapolate
+from turinglab.itt.ai_inference import (
+    DEFAULT_PERMUTATIONS,
+    JudgeInput,
+    infer_cv,
+    infer_extrapolation,
+)
+from turinglab.itt.ai_judges import FoldPlan, Sample, cross_validate, extrapolate
 from turinglab.itt.batches import CONVERSATION_LENGTHS
-from turinglab.itt.dataset import Response, conversations
+from turinglab.itt.dataset import Conversation, Response, conversations
 from turinglab.itt.embeddings import EmbeddingSpec, embed
 from turinglab.itt.judgements import JudgementRow
 from turinglab.itt.metrics import judge_family, split_rows, summarise
@@ -35,7 +41,19 @@ class PipelineResult:
 
 
 def _sample(r: Response, group: str) -> Sample:
-    return Sample(r.item, group, r.source, r.agent if r.source == "machine" else None, r.task)
+    # a response's label is permuted among the responses to the same stimulus
+    agent = r.agent if r.source == "machine" else None
+    return Sample(r.item, group, r.source, agent, r.task, stratum=r.stimulus_id)
+
+
+def _conversation_strata(convs: Sequence[Conversation]) -> dict[str, str]:
+    """Conversation → permutation stratum: its topic when every topic holds conversations of
+    more than one kind (a design balanced within topics), else one stratum for all."""
+    kinds: dict[str, set[str]] = {}
+    for c in convs:
+        kinds.setdefault(c.topic or "", set()).add(c.kind)
+    by_topic = all(c.topic for c in convs) and all(len(k) > 1 for k in kinds.values())
+    return {c.id: (c.topic or "") if by_topic else "conversation" for c in convs}
 
 
 def run_judges(
@@ -46,13 +64,31 @@ def run_judges(
     lengths: Sequence[int] = CONVERSATION_LENGTHS,
     extrapolation: bool = True,
     embedding: EmbeddingSpec | None = None,
+    permutations: int = DEFAULT_PERMUTATIONS,
+    permutation_seed: int = 0,
 ) -> PipelineResult:
+    """`permutations` labellings for each judge's permutation test and interval (0: none;
+    then only the cluster bootstrap of `itt score`, which is too narrow for AI judges)."""
     text_rows = [r for r in rows if r.task != "attention"]
     attention = [r for r in rows if r.task == "attention"]
     if not rows:
         raise ValueError("no responses to judge")
     out = PipelineResult([])
     out.summary = {"folds": folds, "seeds": list(seeds), "cv_seconds": {}, "notes": []}
+    out.summary["inference"] = {}
+
+    def infer(judges: list[JudgeInput]) -> None:
+        if permutations <= 0:
+            return
+        started = time.perf_counter()
+        got = infer_cv(
+            judges, folds=folds, seeds=seeds, permutations=permutations, seed=permutation_seed
+        )
+        out.summary["inference"].update(got["families"])
+        out.summary.setdefault("inference_per_judge", {}).update(got["judges"])
+        seconds = out.summary.get("inference_seconds", 0.0) + time.perf_counter() - started
+        out.summary["inference_seconds"] = round(seconds, 3)
+
     vectors: dict[str, np.ndarray] = {}
     if text_rows:
         emb = embed([r.text for r in text_rows], spec=embedding)
@@ -66,22 +102,25 @@ def run_judges(
             }
         )
 
-    def run_cv(name: str, feats: np.ndarray, samples: list[Sample]) -> None:
+    def run_cv(name: str, feats: np.ndarray, samples: list[Sample]) -> FoldPlan | None:
         try:
             res = cross_validate(feats, samples, judge=name, folds=folds, seeds=seeds)
         except ValueError as err:
             out.summary["notes"].append(f"{name}: {err}")
-            return
+            return None
         out.judgements += res.judgements
         out.summary["cv_seconds"][name] = round(res.seconds, 3)
         out.summary["notes"] += [f"{name}: {n}" for n in res.notes]
+        return res.plan
 
     if attention:
         scan_feats = scanpath_features([r.fixations or [] for r in attention], _extents(attention))
         scan_samples = [_sample(r, r.stimulus_id) for r in attention]
-        run_cv("svm-scanpath", scan_feats, scan_samples)
+        plan = run_cv("svm-scanpath", scan_feats, scan_samples)
+        if plan:
+            infer([JudgeInput("svm-scanpath", "svm-scanpath", scan_feats, scan_samples, plan)])
         if extrapolation:
-            _extrapolate(out, scan_feats, scan_samples, "svm-scanpath", label="attention")
+            _extrapolate(out, scan_feats, scan_samples, "svm-scanpath", "attention", permutations)
         out.summary["scanpath_fixations"] = FIXATIONS
     # One classifier per task, as the paper trains them (never one for all tasks pooled).
     by_task: dict[str, list[Response]] = {}
@@ -96,15 +135,30 @@ def run_judges(
         else:
             name = f"svm-minilm-{task}"
             task_feats = np.stack([vectors[r.item] for r in task_rows])
-        run_cv(name, task_feats, task_samples)
+        plan = run_cv(name, task_feats, task_samples)
+        if plan:
+            infer([JudgeInput(name, name, task_feats, task_samples, plan)])
         if extrapolation:
-            _extrapolate(out, task_feats, task_samples, name, label=task)
+            _extrapolate(out, task_feats, task_samples, name, task, permutations)
     convs = conversations(text_rows)
     if convs:
+        strata = _conversation_strata(convs)
         messages = [m for c in convs for m in c.messages]
         sentence_feats = np.stack([vectors[m.item] for m in messages])
-        sentence_samples = [_sample(m, m.conversation or m.stimulus_id) for m in messages]
-        run_cv("svm-minilm-sentence", sentence_feats, sentence_samples)
+        sentence_samples = [
+            replace(
+                _sample(m, m.conversation or m.stimulus_id),
+                unit=m.conversation,
+                slot=m.speaker,
+                stratum=strata[m.conversation or ""],
+            )
+            for m in messages
+        ]
+        plan = run_cv("svm-minilm-sentence", sentence_feats, sentence_samples)
+        conv_judges = []
+        if plan:
+            family = "svm-minilm-sentence"
+            conv_judges.append(JudgeInput(family, family, sentence_feats, sentence_samples, plan))
         for length in lengths:
             feats, samples = [], []
             for c in convs:
@@ -125,19 +179,47 @@ def run_judges(
                             agent if source == "machine" else None,
                             "conversation",
                             length,
+                            unit=c.id,
+                            slot=side,
+                            stratum=strata[c.id],
                         )
                     )
             if samples:
-                run_cv(f"svm-minilm-side@{length}", np.stack(feats), samples)
+                name = f"svm-minilm-side@{length}"
+                side_feats = np.stack(feats)
+                plan = run_cv(name, side_feats, samples)
+                if plan:
+                    judge = JudgeInput(name, "svm-minilm-side", side_feats, samples, plan)
+                    conv_judges.append(judge)
+        if conv_judges:
+            infer(conv_judges)
         if extrapolation:
-            _extrapolate(out, sentence_feats, sentence_samples, "svm-minilm", label=None)
+            _extrapolate(out, sentence_feats, sentence_samples, "svm-minilm", None, permutations)
+    if permutations > 0:
+        out.summary["inference_method"] = (
+            f"{permutations} permutations of whole units' labels (conversations, or responses "
+            "within a stimulus) re-running the same grouped CV; two-sided p; 95% interval by "
+            "inverting the test under a shift (docs/itt.md, AI-judge inference)"
+        )
     out.summary["scores"] = {
         family: {k: s[k] for k in ("n", "units", "detectability", "detectability_ci")}
         for family, s in (
             (f, summarise(rows)) for f, rows in split_rows(out.judgements, judge_family).items()
         )
     }
+    for family, inferred in out.summary["inference"].items():
+        if family in out.summary["scores"]:
+            _calibrated(out.summary["scores"][family], inferred)
     return out
+
+
+def _calibrated(summary: dict[str, Any], inferred: dict[str, Any]) -> None:
+    """A score's interval replaced by the permutation-calibrated one (the cluster bootstrap's
+    kept beside it for comparison)."""
+    summary["cluster_bootstrap_ci"] = summary.get("detectability_ci")
+    summary["detectability_ci"] = inferred["detectability_ci"]
+    summary["p_value"] = inferred["p_value"]
+    summary["inference"] = inferred
 
 
 def _extents(rows: Sequence[Response]) -> list[tuple[float, float]]:
@@ -169,7 +251,12 @@ def _relation_features(
 
 
 def _extrapolate(
-    out: PipelineResult, feats: np.ndarray, samples: list[Sample], judge: str, label: str | None
+    out: PipelineResult,
+    feats: np.ndarray,
+    samples: list[Sample],
+    judge: str,
+    label: str | None,
+    permutations: int = 0,
 ) -> None:
     """Across-agent extrapolation for any task with two or more machine agents."""
     if len({s.model for s in samples if s.model}) < 2:
@@ -179,5 +266,11 @@ def _extrapolate(
         got = extrapolate(feats, samples, judge=judge, mode=mode)
         key = mode if label is None else f"{mode} ({label})"
         out.extrapolation[key] = {m: summarise(j) for m, j in got.items()}
+        if permutations > 0:
+            for m, inferred in infer_extrapolation(
+                feats, samples, mode=mode, permutations=permutations
+            ).items():
+                if m in out.extrapolation[key]:
+                    _calibrated(out.extrapolation[key][m], inferred)
     seconds = out.summary.get("extrapolation_seconds", 0.0) + time.perf_counter() - start
     out.summary["extrapolation_seconds"] = round(seconds, 3)
