@@ -453,7 +453,11 @@ class Cluster:
             self.seen[pid] = ResumePoint(frame["game"], frame["stream"], int(frame.get("seq") or 0))
         elif kind == "status":
             self.seen.pop(pid, None)
-        elif seen is not None and frame.get("seq") == seen.seq + 1:
+        elif (
+            seen is not None
+            and frame.get("seq") == seen.seq + 1
+            and frame.get("stream", seen.stream) == seen.stream
+        ):
             self.seen[pid] = ResumePoint(seen.game, seen.stream, seen.seq + 1)
         if kind in ("game", "resumed", "status", "strong", "gtt", "itt-chat"):
             self._answered(pid)
