@@ -1,5 +1,5 @@
 """A SIGKILLed process's game as its people's real pages live it (Chromium), beside scripted
-people (fault_fixtures.Talker, following the page's protocol) in another game it owned.
+people (resilient_talker.ResilientTalker: the page's protocol) in another game it owned.
 
 Two arena processes share PostgreSQL and Redis; each page reaches them through a proxy of its
 own that, as nginx does, sends a connection to the next process when one refuses it. Both
@@ -24,6 +24,7 @@ import pytest
 
 from arena_fixtures import Person
 from fault_fixtures import audit, seat_pair, shown_is_stored
+from resilient_talker import ResilientTalker
 from test_arena_browser import ARGS, CHROMIUM, PHONE
 from test_arena_multiprocess import arena_processes
 from test_arena_takeover import SERVER
@@ -88,29 +89,12 @@ async def _say(page: Any, channel: str, text: str) -> None:
     await box.press("Enter")
 
 
+# Every message bubble on a page, without the screen readers' speaker label.
+BUBBLES = "[...document.querySelectorAll('.log .msg')].map(li => li.childNodes[1].textContent)"
+
+
 async def _shown(page: Any) -> list[str]:
-    """Every message bubble on the page, without the screen readers' speaker label."""
-    return list(
-        await page.evaluate(
-            "() => [...document.querySelectorAll('.log .msg')].map(li => li.childNodes[1].textContent)"
-        )
-    )
-
-
-async def _until_shown(page: Any, text: str) -> None:
-    await page.wait_for_function(
-        "t => [...document.querySelectorAll('.log .msg')].some(li => li.childNodes[1].textContent === t)",
-        arg=text,
-        timeout=WAIT_MS,
-    )
-
-
-async def _replies(page: Any, channel: str) -> int:
-    return int(
-        await page.evaluate(
-            'c => document.querySelectorAll(`[data-log="${c}"] .msg.them`).length', channel
-        )
-    )
+    return list(await page.evaluate(f"() => {BUBBLES}"))
 
 
 async def _until_replies(page: Any, channel: str, n: int) -> None:
@@ -171,7 +155,11 @@ async def test_a_killed_process_s_game_goes_on_in_real_pages(postgres_url: str) 
             people = [Person(two), Person(one)]
             for p in people:
                 assert (await p.connect())["type"] == "status"
-            talkers = await seat_pair(*people, "three-party", [one, two], "s")
+            talkers = []
+            for t in await seat_pair(*people, "three-party", [one, two], "s"):
+                scripted = ResilientTalker(t.person, t.name, t.bases, pace_s=0.1)  # as the page
+                scripted.first(t.person.frames[-1])
+                talkers.append(scripted)
             tasks = [asyncio.create_task(t.run()) for t in talkers]
             await _round(judge, witness, 1)
 
