@@ -41,6 +41,13 @@ from turinglab.store.database import store_url
 @contextlib.contextmanager
 def own_redis() -> Iterator[str]:
     """A redis-server of this test's own on a free port (nothing persisted)."""
+    with own_redis_process() as (url, _proc):
+        yield url
+
+
+@contextlib.contextmanager
+def own_redis_process() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """`own_redis`, with its process (to pause it)."""
     exe = shutil.which("redis-server")
     if exe is None:
         pytest.fail("redis-server is not installed (apt-get install redis-server)")
@@ -58,9 +65,10 @@ def own_redis() -> Iterator[str]:
                     break
             assert proc.poll() is None, "redis-server died"
             threading.Event().wait(0.05)
-        yield f"redis://127.0.0.1:{port}/0"
+        yield f"redis://127.0.0.1:{port}/0", proc
     finally:
         client.close()
+        proc.send_signal(signal.SIGCONT)
         proc.terminate()
         proc.wait(10)
         shutil.rmtree(workdir, ignore_errors=True)
