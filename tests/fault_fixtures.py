@@ -5,7 +5,9 @@ A `Talker` is one scripted participant over the real websocket protocol. It reco
 message frame it is shown (the acknowledgements the arena gave), answers what it is asked
 (a witness) or asks on every channel in turn (the interrogator, until told to decide), and
 follows its game when it is rebuilt elsewhere (a `game` snapshot after a takeover) or when it
-is told to reconnect.
+is told to reconnect. Which frames it takes is the page's call (arena/page_protocol.py, the
+rules of static/protocol.js): frames of its game stream in order and once, a new owner's
+snapshot always, a gap asking for the rest.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +33,7 @@ from sqlalchemy import create_engine, text
 
 from arena_fixtures import Person
 from test_arena_store import _wait_up
+from turinglab.arena.page_protocol import PageProtocol
 from turinglab.bench.arena_services import free_port
 from turinglab.store.database import store_url
 
@@ -37,6 +41,13 @@ from turinglab.store.database import store_url
 @contextlib.contextmanager
 def own_redis() -> Iterator[str]:
     """A redis-server of this test's own on a free port (nothing persisted)."""
+    with own_redis_process() as (url, _proc):
+        yield url
+
+
+@contextlib.contextmanager
+def own_redis_process() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """`own_redis`, with its process (to pause it)."""
     exe = shutil.which("redis-server")
     if exe is None:
         pytest.fail("redis-server is not installed (apt-get install redis-server)")
@@ -54,9 +65,10 @@ def own_redis() -> Iterator[str]:
                     break
             assert proc.poll() is None, "redis-server died"
             threading.Event().wait(0.05)
-        yield f"redis://127.0.0.1:{port}/0"
+        yield f"redis://127.0.0.1:{port}/0", proc
     finally:
         client.close()
+        proc.send_signal(signal.SIGCONT)
         proc.terminate()
         proc.wait(10)
         shutil.rmtree(workdir, ignore_errors=True)
@@ -92,6 +104,10 @@ async def server_processes(script: str, n: int, **fmt: Any) -> AsyncIterator[lis
                 proc.wait(10)
 
 
+def now_ms() -> float:
+    return time.monotonic() * 1000
+
+
 @dataclass
 class Talker:
     """One scripted participant; `seen` is every message frame text it was shown, in order."""
@@ -110,6 +126,9 @@ class Talker:
     decide: asyncio.Event = field(default_factory=asyncio.Event)
     progress: asyncio.Event = field(default_factory=asyncio.Event)  # set at each message seen
     pace_s: float = 0.05
+    page: PageProtocol = field(default_factory=PageProtocol)  # what the page takes and sends
+    duplicates: int = 0  # frames the page dropped (already taken, or before a gap)
+    resumes: int = 0  # resumes the page asked for (a gap, a frame of another stream)
 
     def snapshot(self, frame: dict[str, Any]) -> None:
         self.role, self.game, self.channels = frame["role"], frame["game"], frame["channels"]
@@ -162,7 +181,25 @@ class Talker:
         raise TimeoutError(f"{self.name}: no frame for {self.recv_timeout_s} s")
 
     async def _accept(self, frame: dict[str, Any]) -> bool:
-        return True
+        """Whether the page takes `frame`; what the page sends in answer goes."""
+        taken = self.page.frame(frame, now_ms())
+        for out in taken.sends:
+            self.resumes += out["type"] == "resume"
+            await self._sent_again(out)
+        self.duplicates += not taken.take
+        if taken.notice is not None:
+            self.notices.append(taken.notice)
+        return taken.take
+
+    async def _sent_again(self, frame: dict[str, Any]) -> None:
+        # A socket that is going: the reconnect resumes (and sends inputs again).
+        with contextlib.suppress(AssertionError, aiohttp.ClientError, ConnectionError):
+            await self.person.send(**frame)
+
+    def first(self, frame: dict[str, Any]) -> None:
+        """The snapshot that seated them (read before the talker ran)."""
+        self.page.frame(frame, now_ms())
+        self.snapshot(frame)
 
     async def _resumed(self, frame: dict[str, Any]) -> None:
         return None
@@ -187,7 +224,8 @@ class Talker:
         self.bases = [*self.bases[1:], self.bases[0]]
         self.person.base = self.bases[0]
         first = await self.person.connect()
-        if first["type"] == "game":
+        self.page.opened(now_ms())
+        if await self._accept(first) and first["type"] == "game":
             self.snapshot(first)
 
     async def _act(self) -> None:
@@ -231,7 +269,7 @@ async def seat_pair(waiter: Person, taker: Person, mode: str, bases: list[str], 
     talkers = []
     for i, p in enumerate((waiter, taker)):
         t = Talker(p, f"{name}{'wt'[i]}", list(bases))
-        t.snapshot(await p.until("game", timeout=30))
+        t.first(await p.until("game", timeout=30))
         talkers.append(t)
     return talkers
 

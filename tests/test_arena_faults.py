@@ -254,7 +254,7 @@ async def test_a_paused_owner_writes_nothing_after_its_game_is_taken_over(
                         t.person.base, t.bases = two, [two, one]
                         first = await t.person.connect()
                         assert first["type"] == "game" and first["game"] == t.game
-                        t.snapshot(first)
+                        t.first(first)
                         tasks[i] = asyncio.create_task(t.run())
                 await _each_progresses(talkers, 90)
                 # The paused process wakes up with frames still queued for these people, as a

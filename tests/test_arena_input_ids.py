@@ -23,7 +23,12 @@ async def resend(person: Person, frame: dict[str, Any]) -> None:
     await person.connect()
     await person.send(**frame)
     acked = await person.until_any(("ack", "error"))
-    assert acked == {"type": "ack", "ref": frame["id"], "seq": acked["seq"]}, acked
+    assert acked == {
+        "type": "ack",
+        "ref": frame["id"],
+        "seq": acked["seq"],
+        "stream": acked["stream"],
+    }, acked
 
 
 async def test_stt_a_resent_reply_is_applied_once() -> None:

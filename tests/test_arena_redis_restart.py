@@ -160,7 +160,7 @@ async def test_games_across_two_processes_go_on_through_a_redis_restart(postgres
                 pair = await seat_pair(waiter, taker, "three-party", [here, there], f"g{g}")
                 for t in pair:
                     resilient = ResilientTalker(t.person, t.name, t.bases, pace_s=0.1)
-                    resilient.snapshot(t.person.frames[-1])
+                    resilient.first(t.person.frames[-1])
                     talkers.append(resilient)
             tasks = [asyncio.create_task(t.run()) for t in talkers]
             try:

@@ -21,7 +21,9 @@ from fastapi import Depends, FastAPI, HTTPException, Request, Response, WebSocke
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from fastapi.security import HTTPBasic, HTTPBasicCredentials
 from fastapi.staticfiles import StaticFiles
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocketDisconnect
@@ -103,6 +105,9 @@ def create_app(
                 if cluster is not None:
                     try:
                         await cluster.tick()
+                    except (RedisConnectionError, RedisTimeoutError) as err:
+                        # Redis restarting or paused: expected, and the next tick tries again.
+                        log.warning("cluster tick failed: Redis unreachable (%s)", err)
                     except Exception:
                         log.exception("cluster tick failed")
 

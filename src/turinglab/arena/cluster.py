@@ -87,6 +87,12 @@ BEAT_S = 0.5  # how often the heartbeat is renewed (its TTL is the takeover dela
 # heartbeat is missing until its process beats again (within BEAT_S of Redis coming back, or
 # later when that process is busy).
 HOLDER_GONE_S = 5.0
+# Redis silent this long (a heartbeat not through: paused, cut off, restarting), the people
+# whose game is played on another process hear nothing from it: they are told, inside the
+# 15 s a person may go without a frame or a notice, and told again once it is back.
+RELAY_NOTICE_S = 5.0
+RELAY_DELAYED = "The connection to your game is delayed. Please wait: nothing you typed is lost."
+RELAY_RESUMED = "Connected to your game again."
 
 
 class SignedSessions(Sessions):
@@ -173,6 +179,8 @@ class Cluster:
         self._held_joins: dict[str, F.Join] = {}
         self._asking_ended: set[str] = set()  # asked for the end of a game played elsewhere
         self._beat_failing = False
+        self._beat_ok = monotonic()  # when a heartbeat last went through
+        self._relay_told = False  # people relayed from elsewhere were told Redis is silent
         self._registered = False  # the first beat registered this process
         self._register_again = False  # a registration failed half-way: the next beat redoes it
         self._game_shown: dict[str, str] = {}  # pid -> the last game relayed here from another
@@ -215,6 +223,7 @@ class Cluster:
             asyncio.create_task(self._listen_supervised(), name="arena-cluster-listen"),
             asyncio.create_task(self.outbox.run(self.redis), name="arena-cluster-send"),
             asyncio.create_task(self._beat_loop(), name="arena-cluster-beat"),
+            asyncio.create_task(self._relay_watch(), name="arena-cluster-relay-watch"),
         ]
 
     async def stop(self) -> None:
@@ -453,7 +462,11 @@ class Cluster:
             self.seen[pid] = ResumePoint(frame["game"], frame["stream"], int(frame.get("seq") or 0))
         elif kind == "status":
             self.seen.pop(pid, None)
-        elif seen is not None and frame.get("seq") == seen.seq + 1:
+        elif (
+            seen is not None
+            and frame.get("seq") == seen.seq + 1
+            and frame.get("stream", seen.stream) == seen.stream
+        ):
             self.seen[pid] = ResumePoint(seen.game, seen.stream, seen.seq + 1)
         if kind in ("game", "resumed", "status", "strong", "gtt", "itt-chat"):
             self._answered(pid)
@@ -915,6 +928,26 @@ class Cluster:
                 self._register_again = True
                 continue
             self._beat_failing = False
+            self._beat_ok = monotonic()
+            if self._relay_told:
+                self._relay_told = False
+                self._tell_relayed("relay-resumed", RELAY_RESUMED)
+
+    async def _relay_watch(self) -> None:
+        """A heartbeat that hangs (Redis paused) raises nothing: watched apart from it."""
+        while True:
+            await asyncio.sleep(1.0)
+            silent = monotonic() - self._beat_ok
+            if not self._relay_told and silent >= RELAY_NOTICE_S:
+                self._relay_told = True
+                fault(log, "relay-delayed", logging.WARNING, process=self.me, silent_s=silent)
+                self._tell_relayed("relay-delayed", RELAY_DELAYED)
+
+    def _tell_relayed(self, code: str, message: str) -> None:
+        """Everyone with a socket here whose game is played on another process."""
+        for pid, n in list(self.sockets.items()):
+            if n > 0 and self.owners.get(pid) not in (None, self.me):
+                self.arena.send(self.person(pid), F.Error(code=code, message=message))
 
     async def tick(self) -> None:
         """Owners asked again, takeovers; a lone waiter meets AI witnesses, or is sent on, if
@@ -932,7 +965,9 @@ class Cluster:
         try:
             await self.takeover.take_over_lost()
             await self._forget_dead_holders()
-        except Exception:  # the store or Redis hiccuped: try again next tick, match people now
+        except RedisError as err:  # Redis restarting or paused: expected; no traceback
+            log.warning("takeover failed (Redis: %s); trying again", err)
+        except Exception:  # the store hiccuped: try again next tick, match people now
             log.exception("takeover failed; trying again")
         settings = self.arena.setup.settings
         book, mode_of = self.arena.lobby.rounds, self.arena.setup.mode

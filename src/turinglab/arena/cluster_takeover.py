@@ -25,6 +25,7 @@ from time import monotonic, time
 from typing import TYPE_CHECKING
 
 from turinglab.arena import frames as F
+from turinglab.arena import page_protocol
 from turinglab.arena.live import SERVER_LOST, LiveGame
 from turinglab.arena.metrics import fault
 from turinglab.arena.takeover import restore
@@ -41,8 +42,14 @@ log = logging.getLogger(__name__)
 
 PLAYER_TTL_S = 6 * 3600  # how long a person's route `player:<id>` is kept
 # After a takeover, how long someone not counted gone before has to show up on some process: a
-# live page reconnects within its 5 s backoff cap, mostly long before (takeover_after_s passed).
+# page whose socket closed reconnects within its 5 s backoff cap, mostly long before.
 RECONNECT_AFTER_TAKEOVER_S = 5.0
+# From the old owner's death, how long a page whose socket stayed open on it (a paused process)
+# takes to give it up and be back (protocol.js): silent past DEAD_MS, noticed at the next beat,
+# then the longest backoff — with a beat to spare on a loaded machine.
+PAGE_BACK_AFTER_DEATH_S = (
+    page_protocol.DEAD_MS + 2 * page_protocol.PING_MS + page_protocol.MAX_BACKOFF_MS
+) / 1000
 # How long a person's input or reconnect waits for their game to be rebuilt here after a claim
 # (hundreds of games take seconds); past that it goes on as if the game were not coming.
 REBUILD_WAIT_S = 30.0
@@ -207,16 +214,17 @@ class Takeover:
 
     def _carry_absence(self, game: LiveGame, noted: dict[str, str]) -> None:
         """A game taken over here: its people who are not back count as gone since the old
-        owner counted them gone (`noted`: its `gone:<game>` note), or else since it died, less
-        the time a live page needs to reconnect — not from now, or the partner of someone who
-        left would wait a whole grace more (takeover_after_s + abandon_after_s) before being
-        told. Someone whose socket is open here is present, however long their connect takes
-        (Cluster.present)."""
+        owner counted them gone (`noted`: its `gone:<game>` note), or else from the moment that
+        leaves a live page time to be back — a page whose socket stayed open on a paused
+        process notices only after its heartbeat's limit (PAGE_BACK_AFTER_DEATH_S from the
+        death), one whose socket closed within its backoff — not from now, or the partner of
+        someone who left would wait a whole grace more before being told. Someone whose socket
+        is open here is present, however long their connect takes (Cluster.present)."""
         arena = self.cluster.arena
         watch, settings = arena.abandon, arena.setup.settings
         now_c, now_w = arena.clock.now(), time()
         died = max(
-            now_w - settings.takeover_after_s,
+            now_w - settings.takeover_after_s + PAGE_BACK_AFTER_DEATH_S - watch.grace_s,
             now_w + RECONNECT_AFTER_TAKEOVER_S - watch.grace_s,
         )
         for seat in game.views:

@@ -30,18 +30,21 @@ InputId = Field(default=None, min_length=1, max_length=40)  # chosen by the clie
 
 
 class _Sequenced(_Frame):
-    """A frame of a participant's game stream (arena/resume.py): `seq` numbers the frames a
-    game sent this viewer, so a reconnecting client says the last one it saw and gets the rest.
-    `ref` names the client input (its `id`) the frame answers. Both are left out when unset,
-    so frames without them read exactly as before."""
+    """A frame of a participant's game stream (arena/resume.py): `stream` names the stream
+    (new whenever the view is built, so also on a takeover's new owner) and `seq` numbers the
+    frames a game sent this viewer in it, so a reconnecting client says the last one it saw and
+    gets the rest, and a page never mistakes a new owner's frames for ones it has (protocol.js).
+    `ref` names the client input (its `id`) the frame answers. Each is left out when unset, so
+    frames without them read exactly as before."""
 
     seq: int | None = None
     ref: str | None = None
+    stream: str | None = None
 
     @model_serializer(mode="wrap")
     def _without_unset(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
-        for key in ("seq", "ref"):
+        for key in ("seq", "ref", "stream"):
             if data.get(key) is None:
                 data.pop(key, None)
         return data
@@ -206,7 +209,6 @@ class GameSnapshot(_Sequenced):
     messages: list[Message]
     reveal: Reveal | None = None
     rounds: Rounds | None = None  # study games only (never practice)
-    stream: str | None = None
 
 
 class ModeInfo(_Frame):

@@ -59,7 +59,7 @@ class Outbox:
 
     def stamp(self, frame: S) -> S:
         self.seq += 1
-        numbered = frame.model_copy(update={"seq": self.seq})
+        numbered = frame.model_copy(update={"seq": self.seq, "stream": self.stream})
         self._kept.append(numbered)  # type: ignore[arg-type]  # every _Sequenced is a ServerFrame
         return numbered
 

@@ -1,11 +1,13 @@
-"""One simulated person's page: a websocket to the arena that behaves as arena.js does.
+"""One simulated person's page: a websocket to the arena that behaves as arena.js does, by
+following the page's own protocol (arena/page_protocol.py, which passes the same conformance
+vectors as static/protocol.js):
 
 * Inputs (a message, the end, a verdict) carry an id and are kept until the server answers
   them (a frame with `ref`, an `ack`, the message shown, the game moving on); they are sent
   again when 5 s overdue, after every reconnect and after a snapshot that does not show them
   (the server applies each once).
-* Frames of a game stream carry `seq`: one already taken is dropped, a gap asks for the rest
-  (`resume`), so the person sees each frame once and in order.
+* Frames of a game stream carry `stream` and `seq`: one already taken is dropped, a gap asks
+  for the rest (`resume`); a takeover's new stream is taken from its snapshot on, as the page.
 * A ping every 5 s; a server silent for 15 s is taken for gone. A lost socket is opened again
   after a jittered, growing backoff, on the next server when there are several (a process that
   died), naming the last frame seen (`/ws?game=…&stream=…&seq=…`).
@@ -31,10 +33,11 @@ from typing import Any
 
 import aiohttp
 
-PING_S = 5.0
-DEAD_S = 15.0
-RESEND_S = 5.0
-MAX_BACKOFF_S = 5.0  # as arena.js
+from turinglab.arena import page_protocol as P
+from turinglab.arena.page_protocol import PageProtocol
+
+PING_S = P.PING_MS / 1000
+DEAD_S = P.DEAD_MS / 1000
 NOTICES = ("game", "status", "error", "phase", "reveal", "resumed", "ack")  # tell a person why
 
 
@@ -42,10 +45,13 @@ class Gone(Exception):
     """The person closed their page for good (an abandon)."""
 
 
+def _ms() -> float:
+    return time.monotonic() * 1000
+
+
 @dataclass
 class _Input:
     frame: dict[str, Any]
-    sent_at: float  # last (re)send, monotonic
     owed_since: float  # epoch: since when its answer is owed (a notice explains a wait)
     due: float  # epoch: when the person first waited for it (notices or not)
 
@@ -59,10 +65,9 @@ class Link:
         self.cookie = cookie
         self.rng = rng
         self.ws: aiohttp.ClientWebSocketResponse | None = None
-        self.point: dict[str, Any] | None = None  # game, stream, seq: the last frame taken
+        self.page = PageProtocol()  # what the page takes, keeps and sends (as arena.js)
         self.frames: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-        self.unanswered: dict[str, _Input] = {}
-        self.last_heard = time.monotonic()
+        self.unanswered: dict[str, _Input] = {}  # the page's unanswered inputs, as waited for
         self.down_since: float | None = None  # epoch: the socket was lost, not yet back
         self._gone: aiohttp.ClientWebSocketResponse | None = None  # the socket given up on
         self.longest_owed_s = 0.0  # longest wait for an owed frame (input answer / reconnect)
@@ -75,8 +80,8 @@ class Link:
         self.resent = 0
         self.duplicate_frames = 0
         self.gaps = 0
+        self.moved = 0  # snapshots of a new stream of the game (takeovers), taken
         self.page_errors = 0  # frames (or reconnects) this page failed on: a bench bug
-        self._retry = 0
         self._closed = False
         self._bouncing = False
         self._tasks: list[asyncio.Task[None]] = []
@@ -92,7 +97,8 @@ class Link:
 
     async def _connect(self) -> None:
         url = self.bases[0].replace("http", "ws", 1) + "/ws"
-        params = {k: str(v) for k, v in (self.point or {}).items()}
+        params = {k: str(v) for k, v in (self.page.query() or {}).items()}
+        self.page.connecting(_ms())
         async with asyncio.timeout(DEAD_S):  # as arena.js: a handshake that hangs is given up
             ws = await self.http.ws_connect(
                 url, params=params, headers={"Cookie": f"turinglab_session={self.cookie}"}
@@ -103,8 +109,7 @@ class Link:
         old, self.ws = self.ws, ws
         if old is not None and not old.closed:
             asyncio.get_running_loop().create_task(old.close())
-        self.last_heard = time.monotonic()
-        self._retry = 0
+        self.page.opened(_ms())
         self.sockets += 1
 
     async def close(self) -> None:
@@ -137,9 +142,8 @@ class Link:
     async def _reopen(self, *, backoff: bool = True) -> None:
         while not self._closed:
             if backoff:
-                self._retry = min(self._retry + 1, 8)
-                delay = min(MAX_BACKOFF_S, 0.25 * 2**self._retry * (0.5 + self.rng.random()))
-                await asyncio.sleep(delay)
+                delay_ms = self.page.closed(None, self.rng.random())["delay_ms"]
+                await asyncio.sleep(delay_ms / 1000)
             backoff = True
             try:
                 await self._connect()
@@ -154,7 +158,6 @@ class Link:
             async for msg in ws:
                 if msg.type != aiohttp.WSMsgType.TEXT:
                     break
-                self.last_heard = time.monotonic()
                 try:
                     self._arrived(json.loads(msg.data))
                 except Exception:  # as a browser: a frame the page fails on does not stop it
@@ -188,11 +191,11 @@ class Link:
             ws = self.ws
             if ws is None or ws.closed or self.down_since is not None:
                 continue
-            if time.monotonic() - self.last_heard > DEAD_S:
+            beat = self.page.tick(_ms(), "open")
+            if beat.dead:
                 await ws.close()  # a hung server: the reader reconnects
                 continue
-            await self._send({"type": "ping"})
-            await self._resend(overdue=True)
+            await self._send_all(beat.sends)
 
     # ---- frames in ----------------------------------------------------------------------------
 
@@ -201,59 +204,23 @@ class Link:
         if f["type"] in NOTICES and self.down_since is not None:
             self._owed(now - self.down_since, "reconnect")
             self.down_since = None
-        if f.get("ref"):
-            self._answered(f["ref"], now)
-        if not self._in_order(f):
+        taken = self.page.frame(f, _ms())
+        for key in taken.answered:
+            self._answered(key, now)
+        if taken.sends:
+            asyncio.get_running_loop().create_task(self._send_all(taken.sends))
+        if not taken.take:
+            asked = any(s["type"] == "resume" for s in taken.sends)
+            self.gaps += asked
+            self.duplicate_frames += not asked
             return
-        if f["type"] in ("phase", "reveal", "status"):  # the game moved on: answered
-            for key, item in list(self.unanswered.items()):
-                kind = item.frame["type"]
-                moved = f["type"] == "status" or (kind == "verdict" and f["type"] == "reveal")
-                if kind == "end" or moved:
-                    self._answered(key, now)
-        if f["type"] == "game":
-            self._snapshot(f, now)
-        elif f["type"] == "resumed":  # the rest has come: inputs still unanswered go again
-            self.point = {k: f[k] for k in ("game", "stream", "seq")}
-            asyncio.get_running_loop().create_task(self._resend(overdue=False))
-        elif f["type"] == "status":
-            self.point = None
+        if taken.notice == "moved":
+            self.moved += 1
         if f["type"] in ("error", "game"):  # a notice: whatever was owed has been explained
             for item in self.unanswered.values():
                 self._owed(now - item.owed_since, f"{item.frame['type']} (until a notice)")
                 item.owed_since = now
         self.frames.put_nowait(f)
-
-    def _in_order(self, f: dict[str, Any]) -> bool:
-        seq = f.get("seq")
-        # `resumed` says where the stream is, it is not a frame of it (arena.js drops it as
-        # already seen, so the page re-sends its inputs only at the next heartbeat)
-        if seq is None or self.point is None or f["type"] in ("game", "resumed"):
-            return True
-        if seq <= self.point["seq"]:
-            self.duplicate_frames += 1
-            return False
-        if seq > self.point["seq"] + 1:
-            self.gaps += 1
-            asyncio.get_running_loop().create_task(self._send({"type": "resume", **self.point}))
-            return False
-        self.point["seq"] = seq
-        return True
-
-    def _snapshot(self, f: dict[str, Any], now: float) -> None:
-        if f.get("stream"):
-            self.point = {"game": f["game"], "stream": f["stream"], "seq": f["seq"]}
-        for key, item in list(self.unanswered.items()):
-            sent = item.frame
-            if sent["type"] == "message" and any(
-                m["sender"] == "you" and m["channel"] == sent["channel"] and m["n"] >= sent["after"]
-                for m in f["messages"]
-            ):
-                self._answered(key, now)
-        # As arena.js: what the snapshot does not show goes again now (a takeover's new owner
-        # sends one; the input may have gone to the process that died).
-        if self.unanswered:
-            asyncio.get_running_loop().create_task(self._resend(overdue=False))
 
     def _answered(self, key: str, now: float) -> None:
         item = self.unanswered.pop(key, None)
@@ -279,9 +246,9 @@ class Link:
             "down_for_s": None if self.down_since is None else round(now - self.down_since, 1),
             "socket": "none" if ws is None else "closed" if ws.closed else "open",
             "given_up": ws is not None and ws is self._gone,
-            "heard_s_ago": round(time.monotonic() - self.last_heard, 1),
+            "heard_s_ago": round((_ms() - self.page.last_heard) / 1000, 1),
             "unanswered": [i.frame["type"] for i in self.unanswered.values()],
-            "at": self.point,
+            "at": self.page.query(),
             "server": self.bases[0],
         }
 
@@ -314,16 +281,17 @@ class Link:
     async def send_input(self, frame: dict[str, Any], owed_since: float) -> str:
         """An input kept until answered; `owed_since` is when it was due (epoch)."""
         key = secrets.token_hex(6)
-        item = _Input({**frame, "id": key}, time.monotonic(), owed_since, owed_since)
+        item = _Input({**frame, "id": key}, owed_since, owed_since)
         self.unanswered[key] = item
-        await self._send(item.frame)
+        await self._send_all(self.page.input(item.frame, _ms(), self._open()), resent=False)
         return key
 
-    async def _resend(self, *, overdue: bool) -> None:
-        now = time.monotonic()
-        for item in list(self.unanswered.values()):
-            if overdue and now - item.sent_at < RESEND_S:
-                continue
-            item.sent_at = now
-            if await self._send(item.frame):
+    def _open(self) -> bool:
+        ws = self.ws
+        return ws is not None and not ws.closed and ws is not self._gone
+
+    async def _send_all(self, frames: list[dict[str, Any]], *, resent: bool = True) -> None:
+        """Frames the protocol says to send; inputs among them sent again count as re-sent."""
+        for frame in frames:
+            if await self._send(frame) and resent and "id" in frame:
                 self.resent += 1

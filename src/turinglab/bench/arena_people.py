@@ -390,6 +390,7 @@ async def person(
         tally.counts["inputs re-sent"] += link.resent
         tally.counts["frames dropped as seen"] += link.duplicate_frames
         tally.counts["gaps resumed"] += link.gaps
+        tally.counts["new owners' snapshots taken"] += link.moved
         tally.counts["page faults (benchmark bugs)"] += link.page_errors
         await link.close()
 

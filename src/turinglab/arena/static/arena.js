@@ -6,18 +6,10 @@ const $ = (id) => document.getElementById(id);
 const VIEWS = ["v-lobby", "v-waiting", "v-game", "v-strong", "v-gtt", "v-survey", "v-thanks"];
 const TYPING_SHOW_MS = 3500;
 const TYPING_SEND_MS = 2000;
-// Heartbeats: a ping every PING_MS; a server silent for DEAD_MS is treated as gone (the socket
-// is closed and opened again). Reconnects back off exponentially with jitter, up to MAX_BACKOFF_MS.
-const PING_MS = 5000;
-const DEAD_MS = 15000;
-const MAX_BACKOFF_MS = 5000; // well inside the arena's 12 s grace before a game counts as abandoned
+// The protocol (which frames are taken, where the page is in its game stream, inputs kept
+// and re-sent, heartbeats, reconnect delays) is protocol.js's, through inputs.js's `page`.
 
 let ws = null;
-let retry = 0;
-let lastHeard = 0; // when the server last sent anything (Date.now())
-// Where this page is in its game's stream (server arena/resume.py): {game, stream, seq}.
-let resumeAt = null;
-// Inputs sent and not yet answered are kept and re-sent by inputs.js (sendInput).
 let game = null; // the last snapshot, updated by message/phase/reveal frames
 let clockSkew = 0; // server time − local time, seconds
 let lastTypingSent = 0;
@@ -53,33 +45,30 @@ function send(frame) {
 
 function connect() {
   const proto = location.protocol === "https:" ? "wss:" : "ws:";
-  const query = resumeAt ? `?${new URLSearchParams(resumeAt)}` : "";
+  const at = page.query();
+  const query = at ? `?${new URLSearchParams(at)}` : "";
   const socket = new WebSocket(`${proto}//${location.host}/ws${query}`);
   ws = socket;
-  lastHeard = Date.now(); // a socket that does not open within DEAD_MS is given up too
-  socket.onopen = () => { retry = 0; lastHeard = Date.now(); studySocketOpened(); inputsReconnected(); setConn(true); };
-  socket.onmessage = (e) => { lastHeard = Date.now(); onFrame(JSON.parse(e.data)); };
+  page.connecting(Date.now());
+  socket.onopen = () => { page.opened(Date.now()); studySocketOpened(); setConn(true); };
+  socket.onmessage = (e) => { if (ws === socket) onFrame(JSON.parse(e.data)); };
   socket.onclose = (e) => {
     if (ws !== socket) return; // an old socket, already replaced
     setConn(false);
-    if (e.code === 4401) { toast("Your session expired; reloading…"); setTimeout(() => location.reload(), 1500); return; }
-    retry = Math.min(retry + 1, 8);
-    const delay = Math.min(MAX_BACKOFF_MS, 250 * 2 ** retry * (0.5 + Math.random()));
-    setTimeout(connect, delay);
+    const next = page.closed(e.code, Math.random());
+    if (next.reload) { toast("Your session expired; reloading…"); setTimeout(() => location.reload(), 1500); return; }
+    setTimeout(connect, next.delay_ms);
   };
 }
 
-// The heartbeat: ping; a server that has said nothing for DEAD_MS (not even pong) is gone.
+// The heartbeat: ping and re-send what is overdue; a server silent too long is gone (also a
+// handshake that hangs): the socket is closed and opened again.
 function heartbeat() {
   if (!ws) return;
-  if (ws.readyState === WebSocket.CONNECTING && Date.now() - lastHeard > DEAD_MS) {
-    ws.close(); ws.onclose({ code: 1006 }); ws = null; return; // a handshake that hangs
-  }
-  if (ws.readyState === WebSocket.OPEN) {
-    if (Date.now() - lastHeard > DEAD_MS) { ws.close(); ws.onclose({ code: 1006 }); ws = null; return; }
-    ws.send(JSON.stringify({ type: "ping" }));
-    resendInputs(true);
-  }
+  const socket = ws.readyState === WebSocket.OPEN ? "open" : ws.readyState === WebSocket.CONNECTING ? "connecting" : "closed";
+  const beat = page.tick(Date.now(), socket);
+  if (beat.dead) { const gone = ws; gone.close(); gone.onclose({ code: 1006 }); ws = null; return; }
+  sendAll(beat.sends);
 }
 
 function setConn(ok) {
@@ -91,54 +80,29 @@ function setConn(ok) {
 
 // ---- frames from the server --------------------------------------------------------------
 
-// Frames of a game stream carry `seq`: one already shown is dropped; after a gap the page asks
-// for the rest (`resume`) and waits for them, instead of showing frames out of order.
-function inOrder(f) {
-  // `resumed` names the point the stream stands at (its seq is the last one sent): not a frame
-  // of the stream itself, so it is never dropped as already seen.
-  if (f.seq === undefined || !resumeAt || f.type === "resumed") return true;
-  if (f.seq <= resumeAt.seq) return false;
-  if (f.seq > resumeAt.seq + 1) {
-    if (Date.now() - (inOrder.asked || 0) > 3000) { inOrder.asked = Date.now(); send({ type: "resume", ...resumeAt }); }
-    return false;
-  }
-  resumeAt.seq = f.seq;
-  return true;
-}
-
+// Frames of a game stream are taken in order, each once; a new owner's snapshot always
+// (protocol.js). What the protocol says to send (a resume after a gap, inputs again) goes.
 function onFrame(f) {
-  if (f.ref) answered(f.ref);
-  if (!inOrder(f)) return;
-  // Ending and the verdict are answered by the game moving on.
-  if (f.type === "phase" || f.type === "reveal" || f.type === "status") {
-    for (const [id, item] of unanswered) {
-      const kind = item.frame.type;
-      if (kind === "end" || (kind === "verdict" && f.type !== "phase") || f.type === "status") unanswered.delete(id);
-    }
-  }
+  const r = page.frame(f, Date.now());
+  sendAll(r.sends);
+  inputsAnswered(r.answered);
+  if (!r.take) return;
+  if (r.notice === "moved") toast("Your game moved to another server; it goes on.");
   if (["game", "strong", "gtt", "itt-chat"].includes(f.type)) studyJoined(); // study.js
   switch (f.type) {
-    case "status": resumeAt = null; return onStatus(f);
+    case "status": return onStatus(f);
     case "game": return onSnapshot(f);
     case "message": return onMessage(f);
     case "typing": return onTyping(f);
     case "phase": game.phase = f.phase; return renderPhase();
     case "reveal": game.reveal = f; game.phase = "ended"; return renderPhase();
     case "error": return toast(f.message);
-    case "resumed": return onResumed(f);
-    case "pong": case "ack": return;
-    // Views sent whole: each frame says where the page is, so held inputs may go again.
-    case "strong": resumeAt = null; onStrong(f); return inputsCaughtUp(); // Strong Turing Test (strong.js)
-    case "gtt": resumeAt = null; onGTT(f); return inputsCaughtUp(); // people in the GTT (gtt.js)
-    case "itt-chat": resumeAt = null; onITTChat(f); return inputsCaughtUp(); // ITT conversations (itt_chat.js)
+    case "resumed": case "pong": case "ack": return;
+    // Views sent whole (the protocol re-sends held inputs once one has come).
+    case "strong": return onStrong(f); // Strong Turing Test (strong.js)
+    case "gtt": return onGTT(f); // people in the GTT (gtt.js)
+    case "itt-chat": return onITTChat(f); // ITT conversations (itt_chat.js)
   }
-}
-
-// The server has sent what this page missed: inputs still unanswered go again (applied once).
-function onResumed(f) {
-  resumeAt = { game: f.game, stream: f.stream, seq: f.seq };
-  inOrder.asked = 0;
-  inputsCaughtUp();
 }
 
 function onStatus(f) {
@@ -187,17 +151,7 @@ function renderModes(modes) {
 }
 
 function onSnapshot(f) {
-  game = f;
-  if (f.stream) resumeAt = { game: f.game, stream: f.stream, seq: f.seq };
-  // A message this page sent and the snapshot shows (said before a takeover, say) is answered.
-  for (const [id, item] of unanswered) {
-    const m = item.frame;
-    if (m.type !== "message") continue;
-    if (f.messages.some((s) => s.sender === "you" && s.channel === m.channel && s.n >= m.after)) unanswered.delete(id);
-  }
-  // What it does not show goes again now (applied once): it may have gone to a process that
-  // died, and this snapshot comes from the one that took the game over.
-  resendInputs(false);
+  game = f; // inputs it shows were answered, the rest sent again (protocol.js)
   clockSkew = f.now - Date.now() / 1000;
   show("v-game");
   buildChats();
@@ -319,8 +273,7 @@ function appendMessage(m) {
 }
 
 function sending(alias) {
-  for (const item of unanswered.values()) if (item.frame.type === "message" && item.frame.channel === alias) return true;
-  return false;
+  return page.sending(alias);
 }
 
 function speakerName(m) {
@@ -458,6 +411,6 @@ document.addEventListener("DOMContentLoaded", () => {
     send({ type: "survey", answers });
   });
   setInterval(tick, 250);
-  setInterval(heartbeat, PING_MS);
+  setInterval(heartbeat, PROTOCOL.PING_MS);
   startStudyPage(); // study.js: connects once the person has a session
 });
