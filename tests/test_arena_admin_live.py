@@ -92,12 +92,24 @@ async def test_wrong_admin_passwords_are_throttled_per_address(
 ) -> None:
     wrong = {"Authorization": aiohttp.encode_basic_auth("admin", "guess")}
     with running_arena(make_setup()) as (base, _app), caplog.at_level(logging.WARNING):
+        # The admin logged in from this browser before anyone guessed: it keeps a device cookie.
+        admin = aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True))
+        async with admin.get(base + "/admin", headers=AUTH) as r:
+            assert r.status == 200 and "tl_admin_device" in r.cookies
         for _ in range(5):
             assert (await _get(base, "/admin", **wrong))[0] == 401
         async with aiohttp.ClientSession() as s, s.get(base + "/admin", headers=wrong) as r:
             assert r.status == 429 and int(r.headers["Retry-After"]) > 0
         # Refused even with the right password until the minute is over: no oracle.
         assert (await _get(base, "/admin", **AUTH))[0] == 429
+        # Nobody can lock that browser out, and its password is still checked.
+        try:
+            async with admin.get(base + "/admin", headers=AUTH) as r:
+                assert r.status == 200
+            async with admin.get(base + "/admin", headers=wrong) as r:
+                assert r.status == 401
+        finally:
+            await admin.close()
     lines = [r for r in caplog.records if "wrong passwords from 127.0.0.1" in r.getMessage()]
     assert len(lines) == 1
 

@@ -117,7 +117,20 @@ async def test_two_people_tie_preference_image_and_no_leaks() -> None:
             seen = await state(resp, phase="answering")
             (turn,) = seen["history"]
             assert turn["question"] == "What colour is this?"
-            assert turn["images"][0].startswith("data:image/png;base64,")
+            # The image by reference: the media route gives it to the game's people only.
+            (url,) = turn["images"]
+            assert url.startswith(f"/arena/media/{seen['game']}/")
+            async with resp.http.get(base + url) as r:
+                assert r.status == 200 and r.content_type == "image/png"
+                assert "immutable" in r.headers["Cache-Control"]
+                assert Image.open(io.BytesIO(await r.read())).size == (16, 10)
+            stranger = Person(base)
+            try:
+                await stranger.connect()
+                async with stranger.http.get(base + url) as r:
+                    assert r.status == 404
+            finally:
+                await stranger.close()
             await resp.send(type="message", channel="A", text="blue, a nice blue")
             choosing = await state(inv, phase="choosing")
             replies = choosing["history"][0]["replies"]

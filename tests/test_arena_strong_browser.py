@@ -19,6 +19,7 @@ from PIL import Image
 from arena_fixtures import running_arena
 from test_arena_strong import SECRETS, SYSTEM_AGENT, strong_setup
 from turinglab.agents.openai_compat import OpenAIChatAgent
+from turinglab.arena.uploads import reencoded
 from turinglab.testing.fake_openai import start_fake_server_process
 
 CHROMIUM = "/usr/bin/chromium"
@@ -63,7 +64,8 @@ def test_stt_session_in_two_browsers(tmp_path: Path) -> None:
     sync_api = pytest.importorskip("playwright.sync_api")
     picture = tmp_path / "red-square.png"
     Image.new("RGB", (120, 80), (210, 30, 30)).save(picture, format="PNG")
-    size = len(picture.read_bytes())
+    size = len(reencoded(picture.read_bytes()).data)  # what the arena keeps and sends on
+    fetched: list[str] = []
     frames: list[tuple[str, dict[str, Any]]] = []
 
     with start_fake_server_process() as fake:
@@ -77,6 +79,8 @@ def test_stt_session_in_two_browsers(tmp_path: Path) -> None:
             errors: list[str] = []
             one = browser.new_context(viewport=DESKTOP).new_page()
             two = browser.new_context(viewport=DESKTOP).new_page()
+            for page in (one, two):
+                page.on("request", lambda r: fetched.append(r.url) if "/media/" in r.url else None)
             _enter(one, base, errors)
             _enter(two, base, errors)
             for page in (one, two):
@@ -93,7 +97,8 @@ def test_stt_session_in_two_browsers(tmp_path: Path) -> None:
             _write(inv, "What is in this picture?")
             shown = resp.locator('[data-turn="1"] img.s-image')
             shown.wait_for()
-            assert shown.get_attribute("src").startswith("data:image/png;base64,")
+            assert shown.get_attribute("src").startswith("/arena/media/")
+            assert shown.evaluate("img => img.decode().then(() => img.naturalWidth)") == 120
             _write(resp, XSS)
             inv.locator('[data-turn="1"] .s-reply').nth(1).wait_for()
             texts = inv.locator('[data-turn="1"] .s-reply .s-text').all_inner_texts()
@@ -125,6 +130,9 @@ def test_stt_session_in_two_browsers(tmp_path: Path) -> None:
             assert resp.evaluate("window.__pwned") is None
             assert errors == []
             browser.close()
+        # Each browser fetched the image once, however many state frames named it.
+        assert len(fetched) == 2 and len(set(fetched)) == 1, fetched
+        assert not any("base64" in json.dumps(f) for _, f in frames)
 
         (record,) = app.state.arena.finished
         prefs = [j for j in record["judgements"] if j["kind"] == "preference"]

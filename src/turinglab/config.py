@@ -7,6 +7,7 @@ design), `runner` (how fast to go: never part of a run's identity) and `store` (
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from pathlib import Path
 from types import UnionType
 from typing import Annotated, Any, Union, get_args, get_origin
@@ -260,14 +261,23 @@ def _step(annotation: Any, part: int | str) -> Any:
 
 
 def parse_config(
-    data: Any, source: str = "config", base_dir: Path | None = None, *, _root: Node | None = None
+    data: Any,
+    source: str = "config",
+    base_dir: Path | None = None,
+    *,
+    _root: Node | None = None,
+    check: Callable[[ExperimentConfig], None] | None = None,
 ) -> ExperimentConfig:
+    """The validated config, its files resolved against `base_dir`. `check` (raising
+    ConfigError) sees the config before any file it names is opened (the admin's folder rule)."""
     if not isinstance(data, dict):
         raise ConfigError(f"config error in {source}: expected a mapping at the top level")
     try:
         config = ExperimentConfig.model_validate(data)
     except ValidationError as err:
         raise ConfigError(_format_validation_error(err, source, _root)) from None
+    if check is not None:
+        check(config)
     if base_dir is not None:
         config = _resolve_agent_files(config, base_dir, source)
         config = _resolve_experiment_files(config, base_dir, source)
@@ -337,7 +347,9 @@ def _not_utf8(err: UnicodeDecodeError) -> str:
     return f"not UTF-8 text (byte 0x{bad} at offset {err.start}); save it as UTF-8"
 
 
-def load_config(path: Path) -> ExperimentConfig:
+def load_config(
+    path: Path, check: Callable[[ExperimentConfig], None] | None = None
+) -> ExperimentConfig:
     if path.is_dir():
         raise ConfigError(f"cannot read config {path}: it is a folder; give the YAML file")
     try:
@@ -352,4 +364,4 @@ def load_config(path: Path) -> ExperimentConfig:
         data, root = load_yaml(text)
     except YAMLProblem as err:
         raise ConfigError(f"config error in {path}: {err}") from None
-    return parse_config(data, str(path), path.parent, _root=root)
+    return parse_config(data, str(path), path.parent, _root=root, check=check)

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from turinglab.config import ExperimentConfig
+from turinglab.csv_cells import neutralised
 from turinglab.games.kinds import PREFERENCE_ROWS, STUDY_ROWS, game_for, kinds
 from turinglab.games.spec import GameResult, Judgement
 from turinglab.games.study_rows import (
@@ -160,7 +161,7 @@ def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
         writer = csv.DictWriter(f, fieldnames=columns)
         writer.writeheader()
         for row in rows:
-            writer.writerow({c: "" if row.get(c) is None else row[c] for c in columns})
+            writer.writerow({c: "" if row.get(c) is None else neutralised(row[c]) for c in columns})
 
 
 # ---- arena studies: games from their records ------------------------------------------------

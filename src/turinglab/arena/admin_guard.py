@@ -2,13 +2,19 @@
 
 Five wrong passwords within a minute from one address, and that address is refused (429) until
 the oldest of them is a minute old; one log line says so when it starts. A right password is
-never counted. Behind a TLS proxy the address is the client's only when uvicorn trusts the
+never counted. So that nobody can lock the admin out by guessing from the admin's address (a
+shared NAT, the proxy), a browser that has logged in once carries a device cookie (an HMAC of
+the password: valid in every process, void once the password changes) and is never throttled:
+its password is checked as always (OWASP's "device cookies").
+Behind a TLS proxy the address is the client's only when uvicorn trusts the
 proxy's forwarded headers (`turinglab serve --proxy-headers --forwarded-allow-ips …`);
 otherwise every guess seems to come from the proxy, and the limit applies to all together.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import logging
 from collections import deque
 
@@ -17,6 +23,18 @@ log = logging.getLogger(__name__)
 MAX_WRONG = 5
 WINDOW_S = 60.0
 MAX_ADDRESSES = 10_000  # forget the oldest beyond this (no unbounded memory from scans)
+DEVICE_COOKIE = "tl_admin_device"
+DEVICE_MAX_AGE_S = 90 * 24 * 3600
+
+
+def device_token(password: str) -> str:
+    return hmac.new(password.encode(), b"turinglab admin device", hashlib.sha256).hexdigest()
+
+
+def known_device(cookie: str | None, password: str) -> bool:
+    return cookie is not None and hmac.compare_digest(
+        cookie.encode(), device_token(password).encode()
+    )
 
 
 class GuessThrottle:

@@ -31,7 +31,13 @@ from starlette.websockets import WebSocketDisconnect
 from turinglab.arena import frames as F
 from turinglab.arena.admin import StudyForm, admin_page, transcript_page
 from turinglab.arena.admin_end import end_by_admin
-from turinglab.arena.admin_guard import GuessThrottle
+from turinglab.arena.admin_guard import (
+    DEVICE_COOKIE,
+    DEVICE_MAX_AGE_S,
+    GuessThrottle,
+    device_token,
+    known_device,
+)
 from turinglab.arena.admin_people import study_view
 from turinglab.arena.cluster import Cluster, SignedSessions, health_checks
 from turinglab.arena.collect import collect_router
@@ -200,7 +206,8 @@ def create_app(
     ) -> None:
         address = request.client.host if request.client else "unknown"
         now = time.monotonic()
-        wait = guesses.retry_after(address, now)
+        known = known_device(request.cookies.get(DEVICE_COOKIE), admin_password)
+        wait = None if known else guesses.retry_after(address, now)
         if wait is not None:
             raise HTTPException(
                 status.HTTP_429_TOO_MANY_REQUESTS,
@@ -215,6 +222,24 @@ def create_app(
                 "wrong admin password",
                 headers={"WWW-Authenticate": 'Basic realm="Turing Lab admin"'},
             )
+        if not known:
+            request.state.admin_device = True  # remember_admin_device sets the cookie
+
+    @app.middleware("http")
+    async def remember_admin_device(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        response = await call_next(request)
+        if getattr(request.state, "admin_device", False):
+            response.set_cookie(
+                DEVICE_COOKIE,
+                device_token(admin_password),
+                max_age=DEVICE_MAX_AGE_S,
+                httponly=True,
+                samesite="strict",
+                secure=request.url.scheme == "https",
+            )
+        return response
 
     guarded = [Depends(admin)]
     if judging is not None:  # ITT human judging of a study folder under /judge

@@ -271,7 +271,7 @@ class StrongReply(_Frame):
 class StrongTurn(_Frame):
     turn: int
     question: str
-    images: list[str]  # data URLs of the images the investigator attached
+    images: list[str]  # the media route's URLs of the images the investigator attached
     your_reply: str | None = None  # a respondent's own reply before the choice
     replies: list[StrongReply] = Field(default_factory=list)  # once the viewer may see them
     decided: bool = False

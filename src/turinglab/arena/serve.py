@@ -63,6 +63,13 @@ def resolve_setup(config: ArenaSetup | ExperimentConfig | str | Path | None) -> 
     return setup_from_config(config)
 
 
+def store_location(given: str | None, config: object) -> str:
+    """Where the arena writes, in the order `--help` gives: --store, $TURINGLAB_STORE, the
+    config's `store:`, ./turinglab.db (as every other command picks its store)."""
+    from_config = config.store if isinstance(config, ExperimentConfig) else None
+    return given or os.environ.get("TURINGLAB_STORE") or from_config or DEFAULT_STORE
+
+
 def serve(
     config: ArenaSetup | ExperimentConfig | str | Path | None = None,
     host: str = "127.0.0.1",
@@ -96,10 +103,14 @@ def serve(
     secret = os.environ.get(SECRET_ENV)
     if redis and not secret:
         raise SystemExit(f"error: --redis needs {SECRET_ENV} set (the same in every process)")
+    config_path = Path(config) if isinstance(config, str | Path) else None
     try:
+        if config_path is not None:
+            config = load_config(config_path)
         setup = resolve_setup(config)
     except (ValueError, OSError) as err:
         raise SystemExit(f"error: {err}") from None
+    store = store_location(store, config)
     judging = None
     if itt_study is not None:  # ITT human judging of a study folder, under /judge
         from turinglab.arena.judging import open_judging
@@ -117,11 +128,11 @@ def serve(
         except (ValueError, OSError) as err:
             raise SystemExit(f"error: --itt-collect {itt_collect}: {err}") from None
     try:
-        kept = ArenaStore(Store(store or DEFAULT_STORE), setup, worker=f"arena:{port}")
+        kept = ArenaStore(Store(store), setup, worker=f"arena:{port}")
     except Exception as err:  # a bad URL, an unreachable database, a store of another version
-        raise SystemExit(f"error: --store {store or DEFAULT_STORE}: {err}") from None
+        raise SystemExit(f"error: store {store}: {err}") from None
     # The admin may open other study configs from the start-up config's folder (or here).
-    studies_dir = Path(config).parent if isinstance(config, str | Path) else Path.cwd()
+    studies_dir = config_path.parent if config_path is not None else Path.cwd()
     password, generated = admin_password()
     if generated:
         print(f"admin password (set {PASSWORD_ENV} to choose one): {password}", file=sys.stderr)

@@ -11,8 +11,10 @@ now, sent again whenever it changes: the state is small, and a client that only 
 last state cannot drift. Seat ids, agent names and kinds stay on the server until the end.
 The state is built from the game's events as the commit gate lets them through (arena/live.py):
 a message, and whatever follows it, is shown only once it is stored; the end once it is saved.
-Images are uploaded over HTTP (`POST /arena/image`, checked by their bytes, kept per game and
-person) because a websocket frame is limited to a few KB; the message frame names the upload.
+Images are uploaded over HTTP (`POST /arena/image`, decoded and re-encoded by arena/uploads.py,
+kept per game and person) because a websocket frame is limited to a few KB; the message frame
+names the upload. State frames name a turn's images by URL (`GET /arena/media/<game>/<ref>`,
+for the game's people only, cacheable), so each image crosses the wire once, not in every frame.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 
 from turinglab.agents.base import MAX_IMAGE_BYTES, Agent, BadImage, ImagePart
 from turinglab.agents.human import MESSAGE, HumanAgent, HumanInput
@@ -41,12 +43,14 @@ from turinglab.arena.live import (
 )
 from turinglab.arena.modes import ArenaMode, ArenaSettings, ArenaSetup
 from turinglab.arena.sessions import COOKIE, Participant
+from turinglab.arena.uploads import reencoded_off_loop
 from turinglab.config import AgentConfig
 from turinglab.games.events import GameEvent, InputRefused, MessageSaid, RepliesGiven, ReplyChosen
 from turinglab.games.kinds import GameContext, game_for
 from turinglab.games.spec import FLAGGED, TrialSpec
 from turinglab.games.strong import INVESTIGATOR, SYSTEM, TIE, StrongExperiment
 from turinglab.games.table import MAIN, TranscriptMessage
+from turinglab.store.media import media_ref
 
 PERSON = "person:"  # how the hub names a person's agent
 UPLOADS_PER_PERSON = 8  # older unsent uploads are dropped
@@ -76,6 +80,7 @@ class StrongLiveGame(LiveGame):
         self.sent: dict[str, int] = {}  # seat -> the turn a person's last message was for
         self.chose: int = 0  # the last turn the investigator (a person) gave a preference for
         self.uploads: dict[tuple[str, str], ImagePart] = {}
+        self.media: dict[str, ImagePart] = {}  # ref -> an image a turn carried
         self.flagged: str | None = None
 
     # ---- seats and state -------------------------------------------------------------------
@@ -138,7 +143,7 @@ class StrongLiveGame(LiveGame):
         return F.StrongTurn(
             turn=n,
             question=turn.question,
-            images=[image.data_url for image in turn.images],
+            images=[self.media_url(image) for image in turn.images],
             your_reply=turn.own.get(view.seat),
             replies=replies,
             decided=turn.label is not None,
@@ -214,6 +219,7 @@ class StrongLiveGame(LiveGame):
         n = int(msg.phase.removeprefix("turn-"))
         if msg.sender == self.mode.judge:
             self.turns[n] = _Turn(msg.text, msg.images)
+            self.media.update((media_ref(image), image) for image in msg.images)
             self._push()
         elif msg.sender in self.respondents and n in self.turns:
             self.turns[n].own[msg.sender] = msg.text
@@ -291,12 +297,14 @@ class StrongLiveGame(LiveGame):
         view.agent.push(HumanInput(MESSAGE, text, channel=MAIN, data={"images": images}))
         self._push((view.seat,))
 
-    def add_upload(self, participant: Participant, data: bytes) -> str:
-        """Keep an investigator's image until they send it; returns its upload id."""
+    def media_url(self, image: ImagePart) -> str:
+        return f"/arena/media/{self.id}/{media_ref(image)}"
+
+    def add_upload(self, participant: Participant, image: ImagePart) -> str:
+        """Keep an investigator's (re-encoded) image until they send it; returns its upload id."""
         view = self.view_of(participant)
         if view.seat != self.mode.judge:
             raise InputRejected("no-images", "Only the investigator can attach images.")
-        image = ImagePart.from_bytes(data)
         mine = [k for k in self.uploads if k[0] == participant.id]
         for key in mine[: max(0, len(mine) - UPLOADS_PER_PERSON + 1)]:
             del self.uploads[key]
@@ -406,7 +414,8 @@ def strong_setup_for(
 
 
 def add_image_route(app: FastAPI) -> None:
-    """`POST /arena/image`: the raw bytes of one PNG/JPEG (≤ 2 MB) for the sender's session."""
+    """`POST /arena/image`: the raw bytes of one PNG/JPEG (≤ 2 MB) for the sender's session;
+    `GET /arena/media/<game>/<ref>`: an image of a turn, to the game's people."""
 
     @app.post("/arena/image")
     async def upload_image(request: Request) -> JSONResponse:
@@ -420,14 +429,37 @@ def add_image_route(app: FastAPI) -> None:
             body += chunk
             if len(body) > MAX_IMAGE_BYTES:
                 return JSONResponse({"error": "Images are limited to 2 MB."}, 413)
-        game = arena.games.get(person.game or "")
-        if not isinstance(game, StrongLiveGame) or game.result is not None:
+        if _taking_images(arena, person) is None:
             return JSONResponse({"error": "You are not in a session that takes images."}, 409)
         try:
-            upload_id = game.add_upload(person, bytes(body))
+            image = await reencoded_off_loop(bytes(body))
+            game = _taking_images(arena, person)  # it may have ended while the image decoded
+            if game is None:
+                return JSONResponse({"error": "You are not in a session that takes images."}, 409)
+            upload_id = game.add_upload(person, image)
         except (BadImage, InputRejected) as err:
             return JSONResponse({"error": str(err)}, 400)
         return JSONResponse({"id": upload_id})
+
+    @app.get("/arena/media/{game_id}/{ref}")
+    async def turn_image(request: Request, game_id: str, ref: str) -> Response:
+        person = request.app.state.arena.sessions.get(request.cookies.get(COOKIE))
+        game = request.app.state.arena.games.get(game_id)
+        ours = isinstance(game, StrongLiveGame) and person is not None
+        if ours and any(v.participant.id == person.id for v in game.views.values()):
+            image = game.media.get(ref)
+        else:
+            image = None
+        if image is None:
+            return JSONResponse({"error": "No such image."}, 404)
+        # Named by its content hash: it never changes, so the browser fetches it once.
+        cache = {"Cache-Control": "private, max-age=86400, immutable"}
+        return Response(image.data, media_type=image.media_type, headers=cache)
+
+
+def _taking_images(arena: Any, person: Participant) -> StrongLiveGame | None:
+    game = arena.games.get(person.game or "")
+    return game if isinstance(game, StrongLiveGame) and game.result is None else None
 
 
 def stt_rows(finished: list[dict[str, Any]]) -> list[dict[str, Any]]:

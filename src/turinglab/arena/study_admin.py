@@ -14,6 +14,7 @@ from urllib.parse import parse_qs
 
 from fastapi import Request
 
+from turinglab.arena.admin_files import confined_to
 from turinglab.arena.modes import ArenaSetup
 from turinglab.arena.setups import setup_from_config
 from turinglab.config import ConfigError, ExperimentConfig, load_config, parse_config
@@ -92,7 +93,7 @@ def _from_file(path: str, studies_dir: Path | None) -> tuple[ExperimentConfig, s
     if not full.is_file():
         raise AdminFormError(f"{path}: no such file in {root}")
     try:
-        return load_config(full), str(full.relative_to(root))
+        return load_config(full, confined_to(root, full.parent, path)), str(full.relative_to(root))
     except ConfigError as err:
         raise AdminFormError(str(err)) from None
 
@@ -100,7 +101,8 @@ def _from_file(path: str, studies_dir: Path | None) -> tuple[ExperimentConfig, s
 def _from_text(text: str, studies_dir: Path | None) -> ExperimentConfig:
     try:
         data, root = load_yaml(text)
-        return parse_config(data, "pasted YAML", studies_dir, _root=root)
+        check = confined_to(studies_dir, studies_dir, "pasted YAML")
+        return parse_config(data, "pasted YAML", studies_dir, _root=root, check=check)
     except YAMLProblem as err:
         raise AdminFormError(f"config error in pasted YAML: {err}") from None
     except ConfigError as err:

@@ -55,6 +55,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from turinglab.csv_cells import restored
+
 FORMATS = ("three-party", "two-party")
 WITNESS_TYPES = ("ai", "human")
 REQUIRED = ("game", "interrogator", "witness", "witness_type", "judged_human")
@@ -195,7 +197,7 @@ def _read_csv(text: str, name: str) -> tuple[pd.DataFrame, list[int]]:
     for column in frame.columns.unique():
         values = frame[column]
         if isinstance(values, pd.Series):  # (a duplicated header name gives a frame)
-            frame[column] = values.where(values != "", None)
+            frame[column] = values.where(values != "", None).map(restored)
     return frame, lines
 
 

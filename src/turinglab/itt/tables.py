@@ -12,6 +12,8 @@ from typing import Any, TextIO, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from turinglab.csv_cells import neutralised, restored
+
 Row = TypeVar("Row", bound=BaseModel)
 
 
@@ -69,7 +71,7 @@ def raw_rows(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
     if file_format(path) == "csv":
         _, rows = csv_dicts(path)
         for line, raw in rows:
-            yield line, {k: v for k, v in raw.items() if v not in ("", None)}
+            yield line, {k: restored(v) for k, v in raw.items() if v not in ("", None)}
         return
     for number, text in enumerate(read_text(path).splitlines(), start=1):
         if not text.strip():
@@ -124,4 +126,4 @@ def _write_csv(fh: TextIO, rows: Sequence[BaseModel], columns: Sequence[str]) ->
     writer = csv.DictWriter(fh, fieldnames=[*columns, *extra], extrasaction="ignore")
     writer.writeheader()
     for d in dumped:
-        writer.writerow({k: ("" if v is None else v) for k, v in d.items()})
+        writer.writerow({k: ("" if v is None else neutralised(v)) for k, v in d.items()})

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from turinglab.csv_cells import neutralised
 from turinglab.store.database import ResultRecord, Store
 
 ExportFormat = Literal["csv", "jsonl", "parquet"]
@@ -148,7 +149,7 @@ def export_run(store: Store, run_id: str, out_dir: Path, fmt: ExportFormat) -> l
         with results_path.open("w", newline="", encoding="utf-8") as f:
             writer = csv.DictWriter(f, fieldnames=RESULT_COLUMNS)
             writer.writeheader()
-            writer.writerows(rows)
+            writer.writerows({k: neutralised(v) for k, v in row.items()} for row in rows)
     elif fmt == "jsonl":
         _write_jsonl(results_path, rows)
     else:

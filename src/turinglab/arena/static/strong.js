@@ -84,7 +84,7 @@ function renderTurn(t, s) {
   q.append(el("span", "muted", s.role === "investigator" ? "You asked" : asker));
   q.append(el("p", "s-text", t.question));
   for (const url of t.images) {
-    if (!url.startsWith("data:image/png;base64,") && !url.startsWith("data:image/jpeg;base64,")) continue;
+    if (!url.startsWith("/arena/media/")) continue; // the server's media route, nothing else
     const img = el("img", "s-image");
     img.src = url;
     img.alt = "Image attached by the investigator";
