@@ -97,8 +97,9 @@ def _participant_rows(view: StudyView, rounds: int) -> str:
         ids = " ".join(f"{k}={v}" for k, v in p.recruitment.items())
         seen = "" if p.first_seen is None else _day(p.first_seen)
         survey = "done" if p.survey else ""
-        rows.append([p.participant, f"{p.rounds} of {rounds}", p.games, survey, ids, seen])
-    return _body(_rows(rows), 6, "Nobody has consented yet.")
+        end = "withdrawn" if p.withdrawn else (p.end or "").replace("_", " ")
+        rows.append([p.participant, f"{p.rounds} of {rounds}", p.games, survey, end, ids, seen])
+    return _body(_rows(rows), 7, "Nobody has consented yet.")
 
 
 def _counts(view: StudyView, live: int) -> str:
@@ -176,7 +177,8 @@ def admin_page(arena: Arena, form: StudyForm, live: list[dict[str, Any]], view: 
 as the study counts them (practice, abandoned and flagged games do not count); recruitment ids
 as their link gave them.</p>
 <div class="table-scroll"><table><thead><tr><th>participant</th><th>study rounds</th>
-<th>games</th><th>survey</th><th>recruitment ids</th><th>since</th></tr></thead>
+<th>games</th><th>survey</th><th>end (code given)</th><th>recruitment ids</th><th>since</th>
+</tr></thead>
 <tbody>{_participant_rows(view, arena.setup.settings.rounds)}</tbody></table></div>
 <h2>Finished games per AI witness (this process)</h2>
 <div class="table-scroll"><table><thead><tr><th>mode</th><th>AI witness</th><th>games</th>

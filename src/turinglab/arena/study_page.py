@@ -97,7 +97,8 @@ def _data(setup: ArenaSetup, session: bool) -> str:
             "interrogator": study.instructions.interrogator,
             "witness": study.instructions.witness,
         },
-        "recruitment": study.recruitment.model_dump(),
+        # No codes: the server says which one a person has earned (handoff.py).
+        "redirect_after_s": study.recruitment.redirect_after_s,
     }
     # "<" escaped: no "</script>" in a text can end the data block early.
     return json.dumps(data, ensure_ascii=False).replace("<", "\\u003c")
