@@ -12,10 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import yaml
 
 from arena_fixtures import ADMIN_PASSWORD, Person, make_setup, running_arena
+from turinglab.arena.setups import setup_from_config
 from turinglab.arena.store_bridge import ArenaStore
 from turinglab.arena.study_config import HandOff, Recruitment, StudyConfig
+from turinglab.config import load_config
 from turinglab.store.database import Store
 
 URL = "https://app.prolific.com/submissions/complete?cc="
@@ -156,3 +159,34 @@ async def test_each_exit_path_gets_its_own_code_and_the_export_says_so(tmp_path:
 async def _admin_text(base: str) -> str:
     async with aiohttp.ClientSession(headers=AUTH) as s, s.get(base + "/admin") as r:
         return await r.text()
+
+
+async def test_the_admin_shows_the_configs_seed_and_name_and_each_finished_games_verdict(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "study.yaml"
+    shipped = (Path(__file__).parent.parent / "configs" / "arena_study.yaml").read_text()
+    data = yaml.safe_load(shipped)
+    data["experiment"]["ai_witnesses"] = [{"agent": "eliza", "persona": "none"}]
+    data["experiment"]["seed"] = 7
+    data["agents"], data["store"] = {}, None
+    data["arena"]["design"] = {"wait_min_s": 0.1, "wait_max_s": 0.2}
+    config.write_text(yaml.safe_dump(data))
+    setup = setup_from_config(load_config(config))
+    assert setup.settings.seed == 7 and setup.name == "arena-study"
+    with running_arena(setup) as (base, _app):
+        p = Person(base)
+        await p.connect()
+        await p.send(type="join", mode="two-party", consent=True)
+        game = await p.until("game", timeout=20)
+        await _play_out(p)
+        home = await _admin_text(base)
+        game_page = f"{base}/admin/game/{game['game']}"
+        async with aiohttp.ClientSession(headers=AUTH) as s, s.get(game_page) as r:
+            page = await r.text()
+        await p.close()
+    assert "seed 7" in home and "study <strong>arena-study</strong>" in home
+    assert f'href="/admin/game/{game["game"]}"' in home  # finished games are linked
+    assert "too quick" in home and "<td>70</td>" in home
+    assert "<h2>Verdict</h2>" in page and "<td>ai</td><td>70</td>" in page
+    assert "too quick" in page

@@ -43,8 +43,8 @@ def _shot(page: Any, name: str) -> None:
 
 
 def _study(tmp_path: Path, rounds: int = 1) -> Any:
-    """The example study as shipped, made quick: ELIZA only (no model to load), one round (or as many as a test says),
-    short drawn waits and a one-second hand-off."""
+    """The example study as shipped, made quick: ELIZA only (no model to load), one round
+    (or as many as a test says), short drawn waits and a one-second hand-off."""
     data = yaml.safe_load(CONFIG.read_text())
     data["experiment"]["ai_witnesses"] = [{"agent": "eliza", "persona": "none"}]
     data["experiment"]["typing_delay"] = False

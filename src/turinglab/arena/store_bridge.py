@@ -249,7 +249,7 @@ class ArenaStore:
         self.judge_seats = {m.name: m.judge for m in setup.modes}  # where each mode interrogates
         modes = [{"name": m.name, "game": m.game.name, "solo": m.solo} for m in setup.modes]
         store.create_run(
-            self.run_id, "arena", ARENA_GAME, {"modes": modes}, {"seed": setup.settings.seed}, []
+            self.run_id, setup.name, ARENA_GAME, {"modes": modes}, {"seed": setup.settings.seed}, []
         )  # False when another process (or an earlier start) made it: the same run
         arena_games.sync_planned(store, self.run_id)  # the trials earlier starts appended
         # Live games write a message or two at a time from many games at once: commit them
