@@ -104,7 +104,13 @@ class Arena:
         return True
 
     def disconnect(self, participant: Participant, outlet: Outlet) -> None:
-        self.outlets.get(participant.id, set()).discard(outlet)
+        left = self.outlets.get(participant.id, set())
+        left.discard(outlet)
+        if not left and self.lobby.waited(participant) is not None:
+            # Their last page closed while queued (its close frame, or the socket found dead
+            # by its heartbeat): out of the queue at once, so no newcomer is seated with
+            # nobody. A page that reconnects finds the lobby and joins again.
+            self.lobby.leave(participant)
 
     def send(self, participant: Participant, frame: F.ServerFrame) -> None:
         if isinstance(frame, F.Status) and frame.state == "no-match":
