@@ -3,9 +3,13 @@ seated with a person who has gone), and the waiting view tells the truth about t
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import aiohttp
 
 from arena_fixtures import Person, make_setup, running_arena
+from turinglab.arena.setups import setup_from_config
+from turinglab.config import load_config
 
 
 async def test_a_page_closed_while_queued_leaves_the_queue_at_once() -> None:
@@ -37,3 +41,15 @@ async def test_the_waiting_view_says_how_long_the_study_waits_at_most() -> None:
             page = await r.text()
     assert "under a minute" not in page
     assert '<span id="wait-limit">5 minutes</span>' in page
+
+
+def test_the_three_party_study_example_opens_as_shipped() -> None:
+    config = Path(__file__).parent.parent / "configs" / "arena_three_party_study.yaml"
+    setup = setup_from_config(load_config(config))
+    (study, practice) = setup.modes
+    assert study.name == "three-party" and len(study.witnesses) == 2 and practice.solo
+    assert sorted(study.ai_agents) == ["ELIZA", "SMOLLM2-PERSONA"]  # two groups
+    settings = setup.settings
+    assert (settings.rounds, settings.seed, settings.max_wait_s) == (8, 7, 300)
+    assert setup.name == "arena-three-party-study"
+    assert settings.study.recruitment.early_exit.code == "C3PPART"
