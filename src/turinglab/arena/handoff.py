@@ -40,8 +40,14 @@ WITHDRAWN_TEXT = (
 NO_SESSION_TEXT = "You did not agree to take part, so no data of yours has been kept."
 
 
+SHORT_REASON = (
+    "witness rounds excused: the matching design sent no interrogator to a person in time"
+)
+
+
 def study_end(played: int, total: int, timed_out: bool) -> End:
-    """The end a participant who has answered the survey has reached."""
+    """The end a participant who has answered the survey has reached (`played`: their
+    rounds played and excused)."""
     if played >= total:
         return "completion"
     return "timed_out" if timed_out else "early_exit"
@@ -49,9 +55,17 @@ def study_end(played: int, total: int, timed_out: bool) -> End:
 
 def ending(participant: Participant, book: RoundBook) -> dict[str, str | int]:
     """What is kept with the survey: the end reached and the rounds done then."""
-    played = book.played(participant.id)
-    end = study_end(played, book.rounds, participant.timed_out)
-    return {"end": end, "rounds_done": played, "rounds_total": book.rounds}
+    progress = book.progress(participant.id)
+    end = study_end(progress.owed, book.rounds, participant.timed_out)
+    kept: dict[str, str | int] = {
+        "end": end,
+        "rounds_done": progress.played,
+        "rounds_total": book.rounds,
+    }
+    if progress.excused:
+        kept["rounds_excused"] = progress.excused
+        kept["reason"] = SHORT_REASON
+    return kept
 
 
 def _answer(recruitment: Recruitment, end: End, **extra: Any) -> JSONResponse:
@@ -94,7 +108,10 @@ def add_handoff_routes(app: FastAPI, arena: Arena) -> None:
             message = {"end": None, "message": "Your study is not over: no code yet."}
             return JSONResponse(message, 409, headers={"Cache-Control": "no-store"})
         done, total = kept.get("rounds_done"), kept.get("rounds_total")
-        return _answer(recruitment, kept["end"], rounds_done=done, rounds_total=total)
+        reason = kept.get("reason")  # witness rounds excused, if any
+        return _answer(
+            recruitment, kept["end"], rounds_done=done, rounds_total=total, reason=reason
+        )
 
     @app.post("/withdraw")
     async def withdraw(request: Request) -> JSONResponse:

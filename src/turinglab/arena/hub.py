@@ -51,7 +51,7 @@ class Arena:
         self.setup = setup
         self.clock = clock
         self.sessions = Sessions()
-        self.lobby = Lobby(setup.settings, clock, self._start_game, self._no_match)
+        self.lobby = Lobby(setup.settings, clock, self._start_game, self._no_match, self._short)
         self.abandon = AbandonWatch(setup.settings.abandon_after_s)
         self.games: dict[str, LiveGame] = {}
         self.finished = self._finished_games(setup, store)
@@ -336,6 +336,13 @@ class Arena:
             except Exception:
                 log.exception("could not keep game %s", game.id)
 
+    def _short(self, participant: Participant, excused: int) -> None:
+        """Their open witness rounds were excused (lobby.py): on to the exit survey."""
+        log.info(
+            "%s: %d witness round(s) excused, no interrogator in time", participant.id, excused
+        )
+        self.send(participant, self.state_frame(participant))
+
     def _no_match(self, participant: Participant, waited: float) -> None:
         self.send(participant, F.Status(state="no-match", waited_s=waited))
 
@@ -358,7 +365,9 @@ class Arena:
         waiting = [w.participant for w in self.lobby.waiting]
         self.store = self.store.for_setup(setup)
         self.setup = setup
-        self.lobby = Lobby(setup.settings, self.clock, self._start_game, self._no_match)
+        self.lobby = Lobby(
+            setup.settings, self.clock, self._start_game, self._no_match, self._short
+        )
         self.finished = self._finished_games(setup, self.store)
         for person in waiting:
             self.send(person, self.state_frame(person))
