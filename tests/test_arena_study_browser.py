@@ -42,16 +42,16 @@ def _shot(page: Any, name: str) -> None:
         page.screenshot(path=str(Path(where) / f"{name}.png"), full_page=True)
 
 
-def _study(tmp_path: Path) -> Any:
-    """The example study as shipped, made quick: ELIZA only (no model to load), one round,
-    short drawn waits and a one-second hand-off."""
+def _study(tmp_path: Path, rounds: int = 1) -> Any:
+    """The example study as shipped, made quick: ELIZA only (no model to load), one round
+    (or as many as a test says), short drawn waits and a one-second hand-off."""
     data = yaml.safe_load(CONFIG.read_text())
     data["experiment"]["ai_witnesses"] = [{"agent": "eliza", "persona": "none"}]
     data["experiment"]["typing_delay"] = False
     data["agents"] = {}
     data["store"] = None
     arena = data["arena"]
-    arena["rounds"] = 1
+    arena["rounds"] = rounds
     arena["design"] = {"human_witness_share": 0.5, "wait_min_s": 0.2, "wait_max_s": 0.5}
     arena["study"]["recruitment"]["redirect_after_s"] = 1
     path = tmp_path / "study.yaml"
@@ -237,3 +237,44 @@ def test_nobody_to_play_with_ends_with_the_timed_out_code() -> None:
         page.wait_for_url(PROLIFIC + "**", timeout=30_000)
         assert seen == [PROLIFIC + "submissions/complete?cc=TIMEOUT9"]
         browser.close()
+
+
+def test_leaving_after_one_of_two_rounds_gets_the_early_exit_code_not_the_full_one(
+    tmp_path: Path,
+) -> None:
+    """ "Finish & exit survey" after the first of two study rounds: the early-exit code and
+    its URL, never the completion code; the export keeps the rounds done and the end."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    setup = _study(tmp_path, rounds=2)
+    kept = ArenaStore(Store(str(tmp_path / "arena.db")), setup)
+    with running_arena(setup, store=kept) as (base, _app), sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_context(viewport=VIEWPORTS["1280"]).new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        seen: list[str] = []
+        _landed(page, seen)
+        page.goto(f"{base}/?PROLIFIC_PID={PID}&STUDY_ID=st-1&SESSION_ID=se-1")
+        assert "C1A2B3C4" not in page.content() and "PARTIAL5" not in page.content()
+        page.locator("#consent").check()
+        page.get_by_role("button", name="Two-party Turing test").click()
+        page.locator('[data-input="A"]').wait_for(timeout=60_000)  # alone: an AI witness
+        page.locator("#end").click()
+        page.locator("#end").click()
+        page.locator('input[name="choice"][value="ai"]').check()
+        page.locator("#verdict button[type=submit]").click()
+        page.locator("#reveal").wait_for()
+        page.locator("#to-survey").click()  # leaving after round 1 of 2
+        form = page.locator("#survey")
+        form.wait_for()
+        form.locator('[name="birth_year"]').fill("1985")
+        form.locator("button[type=submit]").click()
+        page.locator("#handoff-code", has_text="PARTIAL5").wait_for()
+        assert "1 of 2 rounds" in page.locator("#thanks-text").inner_text()
+        page.wait_for_url(PROLIFIC + "**", timeout=30_000)
+        assert seen == [PROLIFIC + "submissions/complete?cc=PARTIAL5"]
+        assert errors == []
+        browser.close()
+        export = json.loads(_admin(base, "/admin/export.json"))
+    (person,) = export["participants"]
+    assert person["study_end"] == {"end": "early_exit", "rounds_done": 1, "rounds_total": 2}

@@ -130,10 +130,11 @@ def _written(
 
 def _export_arena_study(store: Store, run: RunInfo, out: Path) -> StudyExport:
     """An arena study's run as the study file its admin page gives (study.jsonl), as CSV."""
-    finished = [g for g in arena_games.records(store, run.id) if g["status"] is not None]
     people = arena_games.participants(store, run.id)
+    records = without_withdrawn(arena_games.records(store, run.id), withdrawn_ids(people))
+    finished = [g for g in records if g["status"] is not None]
     surveys = {pid: p["survey"] for pid, p in people.items()}
-    recruited = {pid: p.get("recruitment") or {} for pid, p in people.items()}
+    recruited = interrogator_facts(people)
     rows = study_rows((arena_study_game(g, surveys, recruited) for g in finished), run.name)
     games = sum(not g["solo"] for g in finished)
     return _written(out / "study.csv", "study", rows, games, games - _usable(rows))
@@ -165,6 +166,36 @@ def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
 
 
 # ---- arena studies: games from their records ------------------------------------------------
+
+
+def withdrawn_ids(people: Mapping[str, Mapping[str, Any]]) -> frozenset[str]:
+    """Participants who withdrew consent after taking part (arena/handoff.py)."""
+    return frozenset(pid for pid, p in people.items() if p.get("withdrawn"))
+
+
+def without_withdrawn(
+    games: Iterable[Mapping[str, Any]], gone: frozenset[str]
+) -> list[dict[str, Any]]:
+    """The games no withdrawn participant sat in: their data leaves every export, and a game
+    without one side's words is no study data either."""
+    return [
+        dict(g) for g in games if not any(s.get("participant") in gone for s in g["seats"].values())
+    ]
+
+
+def interrogator_facts(people: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, str]]:
+    """Per participant, the columns `interrogator_*` of their rows: the ids their link
+    carried, and how their study ended with the rounds they had done (arena/handoff.py)."""
+    facts: dict[str, dict[str, str]] = {}
+    for pid, p in people.items():
+        entry = dict(p.get("recruitment") or {})
+        end = p.get("study_end")
+        if isinstance(end, Mapping):
+            entry["study_end"] = str(end.get("end"))
+            entry["rounds_done"] = str(end.get("rounds_done"))
+        facts[pid] = entry
+    return facts
+
 
 NOT_CHAT = ("strong", "gtt", "live-itt")  # game kinds with their own export files
 JUDGE = "interrogator"  # the judging seat of a record with no verdict

@@ -40,7 +40,8 @@ def _study_section(arena: Arena, form: StudyForm) -> str:
     token = f'<input type="hidden" name="csrf" value="{escape(form.csrf)}">'
     error = f'<p class="warn" role="alert">{escape(form.error)}</p>' if form.error else ""
     head = (
-        f"<p>Open: <strong>{escape(form.source)}</strong> · {escape(modes)} · "
+        f"<p>Open: <strong>{escape(form.source)}</strong> · study "
+        f"<strong>{escape(arena.setup.name)}</strong> · {escape(modes)} · "
         f"{settings.rounds} rounds per participant · seed {settings.seed}</p>{error}"
     )
     if form.can_open is not None:
@@ -91,14 +92,52 @@ def _game_link(game: str) -> str:
     return f'<a href="/admin/game/{escape(game)}">{escape(game)}</a>'
 
 
+FINISHED_LISTED = 50  # the newest finished games linked from the admin page
+
+
+def verdict_of(game: dict[str, Any]) -> dict[str, Any] | None:
+    """The interrogator's verdict of a game's record (its first), if it has one."""
+    return next((j for j in game.get("judgements") or [] if j.get("kind") == "verdict"), None)
+
+
+def _outcome(game: dict[str, Any]) -> list[object]:
+    """verdict, confidence, correct, reason: what the finished game's interrogator said."""
+    verdict = verdict_of(game)
+    if verdict is None:
+        return ["none", "", "", ""]
+    confidence = verdict.get("confidence")
+    right = game.get("correct")
+    return [
+        verdict.get("verdict", ""),
+        "" if confidence is None else f"{float(confidence):.0f}",
+        "" if right is None else ("yes" if right else "no"),
+        verdict.get("reason") or "",
+    ]
+
+
+def _finished_rows(arena: Arena) -> str:
+    newest = list(arena.finished)[-FINISHED_LISTED:][::-1]
+    rows = []
+    for g in newest:
+        status = str(g.get("status")) + (" (practice)" if g.get("solo") else "")
+        cells = [status, *_outcome(g)]
+        rows.append(
+            f"<tr><td>{_game_link(str(g['game']))}</td><td>{escape(str(g['mode']))}</td>"
+            + "".join(f"<td>{escape(str(c))}</td>" for c in cells)
+            + "</tr>"
+        )
+    return _body("".join(rows), 7, "No game has finished here yet.")
+
+
 def _participant_rows(view: StudyView, rounds: int) -> str:
     rows = []
     for p in view.people.newest:
         ids = " ".join(f"{k}={v}" for k, v in p.recruitment.items())
         seen = "" if p.first_seen is None else _day(p.first_seen)
         survey = "done" if p.survey else ""
-        rows.append([p.participant, f"{p.rounds} of {rounds}", p.games, survey, ids, seen])
-    return _body(_rows(rows), 6, "Nobody has consented yet.")
+        end = "withdrawn" if p.withdrawn else (p.end or "").replace("_", " ")
+        rows.append([p.participant, f"{p.rounds} of {rounds}", p.games, survey, end, ids, seen])
+    return _body(_rows(rows), 7, "Nobody has consented yet.")
 
 
 def _counts(view: StudyView, live: int) -> str:
@@ -176,8 +215,13 @@ def admin_page(arena: Arena, form: StudyForm, live: list[dict[str, Any]], view: 
 as the study counts them (practice, abandoned and flagged games do not count); recruitment ids
 as their link gave them.</p>
 <div class="table-scroll"><table><thead><tr><th>participant</th><th>study rounds</th>
-<th>games</th><th>survey</th><th>recruitment ids</th><th>since</th></tr></thead>
+<th>games</th><th>survey</th><th>end (code given)</th><th>recruitment ids</th><th>since</th>
+</tr></thead>
 <tbody>{_participant_rows(view, arena.setup.settings.rounds)}</tbody></table></div>
+<h2>Finished games (the newest {FINISHED_LISTED}, this process)</h2>
+<div class="table-scroll"><table><thead><tr><th>game</th><th>mode</th><th>status</th>
+<th>verdict</th><th>confidence</th><th>correct</th><th>reason</th></tr></thead>
+<tbody>{_finished_rows(arena)}</tbody></table></div>
 <h2>Finished games per AI witness (this process)</h2>
 <div class="table-scroll"><table><thead><tr><th>mode</th><th>AI witness</th><th>games</th>
 </tr></thead><tbody>{_body(count_rows, 3, "No game has finished here yet.")}</tbody></table></div>
@@ -202,6 +246,15 @@ def transcript_page(game: dict[str, Any], csrf: str, can_end: str | None) -> str
         ]
     )
     refresh = '<meta http-equiv="refresh" content="3">' if live else ""
+    outcome = ""
+    if not live:
+        verdict, confidence, right, reason = _outcome(game)
+        outcome = (
+            "<h2>Verdict</h2><table><thead><tr><th>verdict</th><th>confidence</th>"
+            "<th>correct</th><th>reason</th></tr></thead><tbody>"
+            + _rows([[verdict, confidence, right, reason]])
+            + "</tbody></table>"
+        )
     state = "live" if live else f"ended: {game.get('status')}"
     flags = "; ".join(str(f) for f in game.get("flags") or [])
     if not live:
@@ -225,7 +278,7 @@ def transcript_page(game: dict[str, Any], csrf: str, can_end: str | None) -> str
 <h1>Game {escape(game["game"])}</h1>
 <p>{escape(str(game.get("mode")))} · {escape(state)} · started {_since(start)}
 {f" · flags: {escape(flags)}" if flags else ""}</p>
-{end}
+{end}{outcome}
 <h2>Seats</h2>
 <table><thead><tr><th>seat</th><th>kind</th><th>who</th></tr></thead><tbody>{seats}</tbody></table>
 <h2>Transcript</h2>

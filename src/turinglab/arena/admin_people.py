@@ -68,6 +68,8 @@ def _in_memory(arena: Arena) -> tuple[People, dict[str, int]]:
             rounds=book.played(p.id),
             recruitment=dict(p.recruitment),
             survey=p.survey is not None,
+            end=None if p.ending is None else str(p.ending["end"]),
+            withdrawn=p.withdrawn,
         )
         for p in everyone[-MAX_PEOPLE_LISTED:][::-1]
     ]

@@ -42,6 +42,7 @@ from turinglab.arena.admin_people import study_view
 from turinglab.arena.cluster import Cluster, SignedSessions, health_checks
 from turinglab.arena.collect import collect_router
 from turinglab.arena.collect_store import CollectStore
+from turinglab.arena.handoff import add_handoff_routes
 from turinglab.arena.hub import Arena, FinishedHook
 from turinglab.arena.judging import judging_router
 from turinglab.arena.judging_store import JudgingStore
@@ -60,7 +61,13 @@ from turinglab.arena.study_page import PageCache
 from turinglab.games.clock import REAL_CLOCK, Clock
 from turinglab.itt.judgements import judgements_csv
 from turinglab.store.media import MediaError
-from turinglab.study_export import flag_exclusions, study_jsonl
+from turinglab.study_export import (
+    flag_exclusions,
+    interrogator_facts,
+    study_jsonl,
+    withdrawn_ids,
+    without_withdrawn,
+)
 
 log = logging.getLogger(__name__)
 
@@ -178,6 +185,7 @@ def create_app(
         set_session_cookie(response, request, COOKIE, person.token)
         return response
 
+    add_handoff_routes(app, arena)  # which recruitment code a person has earned
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     @app.get("/healthz")
@@ -384,7 +392,7 @@ def create_app(
             headers={"Content-Disposition": 'attachment; filename="arena-export.json"'},
         )
 
-    async def finished_games() -> list[dict[str, Any]]:
+    async def finished_records() -> list[dict[str, Any]]:
         store = arena.store  # the open study's
         if store is None:
             return list(arena.finished)
@@ -393,19 +401,27 @@ def create_app(
         games = await asyncio.to_thread(store.records)
         return [g for g in games if g["status"] is not None]
 
-    @app.get("/admin/export/study.jsonl", dependencies=guarded)
-    async def admin_study() -> Response:
-        finished = await finished_games()
+    async def study_people() -> dict[str, dict[str, Any]]:
+        """participant id -> {survey, recruitment, study_end, withdrawn}: from the store (every
+        process's people), else this process's sessions."""
         store = arena.store  # the open study's
         if store is not None:
-            people = await asyncio.to_thread(store.participants)
-            surveys = {pid: p["survey"] for pid, p in people.items()}
-            ids = {pid: p.get("recruitment") or {} for pid, p in people.items()}
-        else:
-            surveys = {p.id: p.survey for p in arena.sessions.by_id.values()}
-            ids = {p.id: p.recruitment for p in arena.sessions.by_id.values()}
+            await store.flush()
+            return await asyncio.to_thread(store.participants)
+        return {p.id: arena.person_entry(p) for p in arena.sessions.by_id.values()}
+
+    async def finished_games() -> list[dict[str, Any]]:
+        """The study's finished games, none with a withdrawn participant."""
+        gone = withdrawn_ids(await study_people())
+        return without_withdrawn(await finished_records(), gone)
+
+    @app.get("/admin/export/study.jsonl", dependencies=guarded)
+    async def admin_study() -> Response:
+        people = await study_people()
+        finished = without_withdrawn(await finished_records(), withdrawn_ids(people))
+        surveys = {pid: p.get("survey") for pid, p in people.items()}
         return Response(
-            study_jsonl(finished, surveys, ids),
+            study_jsonl(finished, surveys, interrogator_facts(people)),
             media_type="application/x-ndjson",
             headers={"Content-Disposition": 'attachment; filename="arena-study.jsonl"'},
         )

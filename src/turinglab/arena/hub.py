@@ -18,6 +18,7 @@ from turinglab.arena import frames as F
 from turinglab.arena.abandon import AbandonWatch, give_rounds_back
 from turinglab.arena.finished import FinishedGames
 from turinglab.arena.frame_rules import check_survey
+from turinglab.arena.handoff import ending
 from turinglab.arena.live import InputRejected, LiveGame, Outlet
 from turinglab.arena.lobby import Lobby
 from turinglab.arena.metrics import ArenaMetrics, fault
@@ -27,6 +28,7 @@ from turinglab.arena.sessions import Participant, Sessions
 from turinglab.arena.store_bridge import ArenaStore, GameRecorder
 from turinglab.games.clock import REAL_CLOCK, Clock
 from turinglab.games.spec import TrialSpec
+from turinglab.study_export import without_withdrawn
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +51,7 @@ class Arena:
         self.setup = setup
         self.clock = clock
         self.sessions = Sessions()
-        self.lobby = Lobby(setup.settings, clock, self._start_game, self._no_match)
+        self.lobby = Lobby(setup.settings, clock, self._start_game, self._no_match, self._short)
         self.abandon = AbandonWatch(setup.settings.abandon_after_s)
         self.games: dict[str, LiveGame] = {}
         self.finished = self._finished_games(setup, store)
@@ -102,9 +104,17 @@ class Arena:
         return True
 
     def disconnect(self, participant: Participant, outlet: Outlet) -> None:
-        self.outlets.get(participant.id, set()).discard(outlet)
+        left = self.outlets.get(participant.id, set())
+        left.discard(outlet)
+        if not left and self.lobby.waited(participant) is not None:
+            # Their last page closed while queued (its close frame, or the socket found dead
+            # by its heartbeat): out of the queue at once, so no newcomer is seated with
+            # nobody. A page that reconnects finds the lobby and joins again.
+            self.lobby.leave(participant)
 
     def send(self, participant: Participant, frame: F.ServerFrame) -> None:
+        if isinstance(frame, F.Status) and frame.state == "no-match":
+            participant.timed_out = True  # their hand-off: the timed-out code (handoff.py)
         for outlet in list(self.outlets.get(participant.id, ())):
             outlet(frame)
 
@@ -116,8 +126,10 @@ class Arena:
             return self._snapshot(game, participant)
         waited = self.lobby.waited(participant)
         state: F.StatusState = "idle" if waited is None else "waiting"
-        if waited is None and self.lobby.rounds.done(participant.id):
-            state = "rounds-done" if participant.survey is None else "survey-saved"
+        if waited is None and participant.survey is not None:  # done, or left early
+            state = "survey-saved"
+        elif waited is None and self.lobby.rounds.done(participant.id):
+            state = "rounds-done"
         return F.Status(
             state=state,
             modes=[
@@ -155,8 +167,11 @@ class Arena:
             in_game = live is not None and live.result is None
             study = self.setup.settings.study  # its own questions, age bounds
             participant.survey = check_survey(participant, frame, in_game, study)
+            self.lobby.leave(participant)  # their study is over
+            participant.ending = ending(participant, self.lobby.rounds)
             if self.store is not None:
                 self.store.survey(participant.id, participant.survey)
+                self.store.person_details(participant.id, {"study_end": participant.ending})
             self.send(participant, F.Status(state="survey-saved"))
         else:
             game = self.games.get(participant.game or "")
@@ -175,6 +190,8 @@ class Arena:
         if mode is None:
             raise InputRejected("bad-mode", f"There is no game mode {frame.mode!r}.")
         participant.game = None
+        if participant.survey is not None or participant.withdrawn:
+            raise InputRejected("survey-done", "Your part in this study is over.")
         if not mode.solo and self.lobby.rounds.done(participant.id):
             self.send(participant, self.state_frame(participant))  # on to the exit survey
             return
@@ -319,6 +336,13 @@ class Arena:
             except Exception:
                 log.exception("could not keep game %s", game.id)
 
+    def _short(self, participant: Participant, excused: int) -> None:
+        """Their open witness rounds were excused (lobby.py): on to the exit survey."""
+        log.info(
+            "%s: %d witness round(s) excused, no interrogator in time", participant.id, excused
+        )
+        self.send(participant, self.state_frame(participant))
+
     def _no_match(self, participant: Participant, waited: float) -> None:
         self.send(participant, F.Status(state="no-match", waited_s=waited))
 
@@ -341,7 +365,9 @@ class Arena:
         waiting = [w.participant for w in self.lobby.waiting]
         self.store = self.store.for_setup(setup)
         self.setup = setup
-        self.lobby = Lobby(setup.settings, self.clock, self._start_game, self._no_match)
+        self.lobby = Lobby(
+            setup.settings, self.clock, self._start_game, self._no_match, self._short
+        )
         self.finished = self._finished_games(setup, self.store)
         for person in waiting:
             self.send(person, self.state_frame(person))
@@ -361,19 +387,41 @@ class Arena:
             if g.result is None
         ]
 
+    def withdraw(self, participant: Participant) -> None:
+        """Consent withdrawn after taking part (handoff.py): out of the queue, and their data
+        marked withdrawn, which every export leaves out."""
+        participant.withdrawn = True
+        self.lobby.leave(participant)
+        if self.store is not None:
+            self.store.person_details(participant.id, {"withdrawn": True})
+
+    @staticmethod
+    def person_entry(p: Participant) -> dict[str, Any]:
+        """A participant as the export lists them."""
+        entry: dict[str, Any] = {
+            "consented": p.consented,
+            "recruitment": dict(p.recruitment),
+            "games": list(p.games_played),
+            "survey": p.survey,
+        }
+        if p.ending is not None:
+            entry["study_end"] = dict(p.ending)
+        if p.withdrawn:
+            entry["withdrawn"] = True
+        return entry
+
     def export(self) -> dict[str, Any]:
-        """Study games and practice games apart: practice is never study data."""
+        """Study games and practice games apart: practice is never study data; nothing of a
+        participant who withdrew."""
+        gone = frozenset(p.id for p in self.sessions.by_id.values() if p.withdrawn)
+        finished = without_withdrawn(self.finished, gone)
         return {
-            "games": [g for g in self.finished if not g["solo"]],
-            "practice_games": [g for g in self.finished if g["solo"]],
+            "games": [g for g in finished if not g["solo"]],
+            "practice_games": [g for g in finished if g["solo"]],
             "participants": [
-                {
-                    "participant": p.id,
-                    "consented": p.consented,
-                    "recruitment": dict(p.recruitment),
-                    "games": list(p.games_played),
-                    "survey": p.survey,
-                }
+                {"participant": p.id, **self.person_entry(p)}
                 for p in self.sessions.by_id.values()
+                if not p.withdrawn
             ],
+            "withdrawn_participants": len(gone),
         }

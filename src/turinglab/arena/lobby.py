@@ -42,12 +42,14 @@ class Lobby:
         clock: Clock,
         start: StartGame,
         timed_out: Callable[[Participant, float], None],
+        finished_short: Callable[[Participant, int], None] | None = None,
     ) -> None:
         self.settings = settings
         self.clock = clock
         self.rng = random.Random(settings.seed)
         self._start = start
         self._timed_out = timed_out
+        self._finished_short = finished_short
         self.waiting: list[Waiter] = []
         self.met: set[frozenset[str]] = set()  # pairs of people who have played together
         self.rounds = RoundBook(settings.rounds, self.rng)
@@ -123,6 +125,14 @@ class Lobby:
 
     def seat_alone(self, waiter: Waiter) -> None:
         self._seat(waiter.mode, [waiter.participant])
+
+    def finish_short(self, waiter: Waiter) -> None:
+        """No interrogator was sent to them in time for their last witness rounds: those
+        are excused (the design's shortfall, not theirs) and their study is complete."""
+        self.waiting.remove(waiter)
+        excused = self.rounds.excuse(waiter.participant.id)
+        if self._finished_short is not None:
+            self._finished_short(waiter.participant, excused)
 
     def time_out(self, waiter: Waiter) -> None:
         self.waiting.remove(waiter)

@@ -50,6 +50,14 @@ class MatchDesign(BaseModel):
     human_witness_share: float = Field(default=0.5, ge=0, le=1)
     wait_min_s: float = Field(default=5.0, ge=0)
     wait_max_s: float = Field(default=60.0, ge=0)
+    # Witness rounds are supplied only by interrogations drawn "person" (at most
+    # `human_witness_share` of them), so someone whose interrogator rounds are done may find
+    # no interrogator for their last witness rounds. After `witness_wait_s` offered as a
+    # witness they do not time out: "finish" excuses those rounds (their study is complete,
+    # with the reason kept). (An AI-only interrogation instead would start after a wait no
+    # drawn wait has, and so tell its interrogator the witness kind: not offered.)
+    witness_wait_s: float = Field(default=90.0, ge=0)
+    short_of_witnesses: Literal["finish"] = "finish"
 
     @model_validator(mode="after")
     def _ordered(self) -> MatchDesign:
@@ -89,6 +97,7 @@ class BlindMatcher:
         self.lobby = lobby
         self.plans: dict[str, Plan] = {}
         self.fallbacks = 0  # interrogators drawn for a person who met an AI (no witness free)
+        self.short_of_witnesses = 0  # witness-only people given the study's fallback
 
     def joined(self, waiter: Waiter) -> None:
         rng = self.lobby.rng
@@ -116,9 +125,20 @@ class BlindMatcher:
                 plan.kind = self.design.draw_interrogation(lobby.rng)
             if now >= plan.due and plan.kind != "witness":
                 self._due(waiter, plan)
+            elif plan.kind == "witness" and now - waiter.since >= self._witness_wait(waiter):
+                self.left(pid)  # nobody was sent to a person in time: the study's fallback
+                self.short_of_witnesses += 1
+                lobby.finish_short(waiter)
             elif now - waiter.since >= lobby.settings.max_wait_s:
                 self.left(pid)
                 lobby.time_out(waiter)
+
+    def _witness_wait(self, waiter: Waiter) -> float:
+        """How long someone who may only witness is offered before the fallback (never past
+        the study's `max_wait_s`; infinite while they may still interrogate)."""
+        if self._may_switch(waiter):
+            return float("inf")
+        return min(self.design.witness_wait_s, self.lobby.settings.max_wait_s)
 
     def _within_quota(self, pid: str, plan: Plan) -> Plan:
         """The draw, unless the person's rounds leave them only the other role."""

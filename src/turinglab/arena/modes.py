@@ -87,6 +87,7 @@ class ArenaSetup:
     agents: Mapping[str, Agent]
     display_names: Mapping[str, str] = field(default_factory=dict)
     settings: ArenaSettings = field(default_factory=ArenaSettings)
+    name: str = "arena"  # the study's name (its config's `name`): the store's run, the admin
 
     def mode(self, name: str) -> ArenaMode | None:
         return next((m for m in self.modes if m.name == name), None)

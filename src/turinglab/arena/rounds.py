@@ -20,12 +20,18 @@ Role = Literal["interrogator", "witness"]
 class Progress:
     interrogated: int = 0
     witnessed: int = 0
+    excused: int = 0  # witness rounds the design could not give them (`excuse`)
     # Per mode: the AI witness groups this person still has to meet in the current cycle.
     groups_left: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def played(self) -> int:
         return self.interrogated + self.witnessed
+
+    @property
+    def owed(self) -> int:
+        """Counted towards their rounds: those played and those excused."""
+        return self.played + self.excused
 
 
 class RoundBook:
@@ -46,11 +52,20 @@ class RoundBook:
         return 0 if found is None else found.played
 
     def done(self, pid: str) -> bool:
-        return self.played(pid) >= self.rounds
+        found = self._progress.get(pid)
+        return found is not None and found.owed >= self.rounds
+
+    def excuse(self, pid: str) -> int:
+        """Their witness rounds still open are excused: no interrogator was sent to a person
+        in time (matchmaking_wait.py, `short_of_witnesses: finish`). Returns how many."""
+        p = self.progress(pid)
+        open_rounds = max(0, self.quota["witness"] - p.witnessed - p.excused)
+        p.excused += open_rounds
+        return open_rounds
 
     def may(self, pid: str, role: Role) -> bool:
         p = self.progress(pid)
-        taken = p.interrogated if role == "interrogator" else p.witnessed
+        taken = p.interrogated if role == "interrogator" else p.witnessed + p.excused
         return taken < self.quota[role]
 
     def roles(self, a: str, b: str) -> tuple[str, str] | None:

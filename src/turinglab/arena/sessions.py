@@ -37,6 +37,10 @@ class Participant:
     games_played: list[str] = field(default_factory=list)
     # The recruitment platform's ids (PROLIFIC_PID, ?pid=…) given as the person consented.
     recruitment: dict[str, str] = field(default_factory=dict)
+    timed_out: bool = False  # was sent on for want of a partner (status "no-match")
+    # How their study ended, decided as their survey was saved (arena/handoff.py).
+    ending: dict[str, str | int] | None = None
+    withdrawn: bool = False  # withdrew consent after taking part: their data is left out
 
 
 class Sessions:

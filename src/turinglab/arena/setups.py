@@ -62,7 +62,11 @@ def setup_for(
 
 
 def setup_from_config(config: ExperimentConfig) -> ArenaSetup:
-    setup = _setup_for_game(config)
+    setup = replace(_setup_for_game(config), name=config.name)
+    # The experiment's seed is the study's, unless the arena section gives its own.
+    seed = getattr(config.experiment, "seed", None)
+    if isinstance(seed, int) and "seed" not in (config.arena or {}):
+        setup = replace(setup, settings=setup.settings.model_copy(update={"seed": seed}))
     if not config.arena:
         return setup
     return replace(setup, settings=with_arena_section(setup.settings, config.arena))

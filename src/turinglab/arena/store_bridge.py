@@ -46,6 +46,7 @@ from turinglab.store.arena_records import ARENA_GAME
 from turinglab.store.database import GameStart, SeatRecord, Store
 from turinglab.store.fencing import Refused
 from turinglab.store.writer import StoreWriter
+from turinglab.study_export import withdrawn_ids, without_withdrawn
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection
@@ -248,7 +249,7 @@ class ArenaStore:
         self.judge_seats = {m.name: m.judge for m in setup.modes}  # where each mode interrogates
         modes = [{"name": m.name, "game": m.game.name, "solo": m.solo} for m in setup.modes]
         store.create_run(
-            self.run_id, "arena", ARENA_GAME, {"modes": modes}, {"seed": setup.settings.seed}, []
+            self.run_id, setup.name, ARENA_GAME, {"modes": modes}, {"seed": setup.settings.seed}, []
         )  # False when another process (or an earlier start) made it: the same run
         arena_games.sync_planned(store, self.run_id)  # the trials earlier starts appended
         # Live games write a message or two at a time from many games at once: commit them
@@ -397,6 +398,15 @@ class ArenaStore:
         )  # fmt: skip
         self.writer.submit(lambda conn: op(conn))
 
+    def person_details(self, participant: str, details: Mapping[str, Any]) -> None:
+        """How the person's study ended, or their withdrawal (arena/handoff.py), kept with
+        their survey."""
+        op = functools.partial(
+            arena_games.save_details, self.store, run_id=self.run_id, participant=participant,
+            details=dict(details), worker=self.worker,
+        )  # fmt: skip
+        self.writer.submit(lambda conn: op(conn))
+
     def consented(self, participant: str, recruitment: Mapping[str, str]) -> None:
         """The person's recruitment ids, kept as they consent (store/arena_games.py)."""
         op = functools.partial(
@@ -464,7 +474,9 @@ class ArenaStore:
         return arena_people.game_counts(self.store, self.run_id)
 
     def export(self) -> dict[str, Any]:
-        records = self.records()
+        people = self.participants()
+        gone = withdrawn_ids(people)  # withdrawn: left out, games and all
+        records = without_withdrawn(self.records(), gone)
         finished = [g for g in records if g["status"] is not None]
         return {
             "games": [g for g in finished if not g["solo"]],
@@ -472,6 +484,8 @@ class ArenaStore:
             "unfinished_games": [g for g in records if g["status"] is None],
             "participants": [
                 {"participant": pid, "consented": True, **entry}
-                for pid, entry in self.participants().items()
+                for pid, entry in people.items()
+                if pid not in gone
             ],
+            "withdrawn_participants": len(gone),
         }

@@ -151,8 +151,11 @@ class HandOff(_Strict):
 class Recruitment(_Strict):
     """The recruitment platform's hand-off (Prolific's completion codes and URLs)."""
 
-    completion: HandOff = HandOff()  # played every round (or finished early) and did the survey
-    screened_out: HandOff = HandOff()  # declined the consent form
+    # Decided by the server (arena/handoff.py), never by the page: the completion code only for
+    # every study round played and the survey answered.
+    completion: HandOff = HandOff()
+    early_exit: HandOff = HandOff()  # left for the survey before their rounds were played
+    screened_out: HandOff = HandOff()  # declined the consent form (or withdrew later)
     timed_out: HandOff = HandOff()  # nobody to play with in time
     redirect_after_s: float = Field(default=5.0, ge=0, le=600)  # shown this long, then opened
 

@@ -97,10 +97,19 @@ def _data(setup: ArenaSetup, session: bool) -> str:
             "interrogator": study.instructions.interrogator,
             "witness": study.instructions.witness,
         },
-        "recruitment": study.recruitment.model_dump(),
+        # No codes: the server says which one a person has earned (handoff.py).
+        "redirect_after_s": study.recruitment.redirect_after_s,
     }
     # "<" escaped: no "</script>" in a text can end the data block early.
     return json.dumps(data, ensure_ascii=False).replace("<", "\\u003c")
+
+
+def wait_text(seconds: float) -> str:
+    """The study's longest wait for a partner, in words ("5 minutes", "45 seconds")."""
+    if seconds >= 120:
+        return f"{round(seconds / 60)} minutes"
+    whole = round(seconds)
+    return f"{whole} second{'' if whole == 1 else 's'}"
 
 
 def render_page(template: str, setup: ArenaSetup, session: bool) -> bytes:
@@ -110,6 +119,7 @@ def render_page(template: str, setup: ArenaSetup, session: bool) -> bytes:
         page = _region(page, "how", markdown(study.instructions.lobby))
     page = _region(page, "consent", markdown(study.consent) + _facts(study))
     page = page.replace("<!--study:min-age-->", str(study.min_age))
+    page = page.replace("<!--study:max-wait-->", wait_text(setup.settings.max_wait_s))
     page = _region(page, "survey", survey_fields(study))
     page = page.replace("<!--study:data-->", _data(setup, session))
     return page.encode()

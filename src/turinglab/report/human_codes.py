@@ -14,9 +14,11 @@ from turinglab.report.cells import interval, p_cell, pct, rate_cell
 from turinglab.report.html import Section
 from turinglab.report.human_context import (
     CODE_COLUMNS,
+    UNDEFINED,
     SectionSkipped,
     StudyContext,
     game_correctness,
+    shown,
 )
 
 
@@ -153,7 +155,7 @@ def strong_section(ctx: StudyContext, section: Section) -> None:
 
 
 def criteria_section(ctx: StudyContext, section: Section) -> None:
-    from turinglab.human.criteria import format_intervals, pass_criteria
+    from turinglab.human.criteria import pass_criteria
 
     results = pass_criteria(ctx.df)
     if not results:
@@ -202,16 +204,7 @@ def criteria_section(ctx: StudyContext, section: Section) -> None:
                 r.n,
                 r.wins,
                 pct(r.misidentification_rate),
-                pct(r.reference_rate),
-                p_cell(r.absolute_p_two_sided, ctx.alpha),
-                r.absolute(),
-                r.absolute(at_01=True),
-                format_intervals(r.compatible_p_05),
-                format_intervals(r.compatible_p_01),
-                f"{r.humanness:.3f}" if math.isfinite(r.humanness) else "undefined",
-                format_intervals(r.humanness_range_05),
-                format_intervals(r.humanness_range_01),
-                r.relative_verdict,
+                *_criteria_cells(r, ctx.alpha),
             ]
             for r in results
         ],
@@ -224,6 +217,27 @@ def criteria_section(ctx: StudyContext, section: Section) -> None:
             f"{few[0].min_games} (enough to detect ±0.15 from chance with power 0.8): not "
             "rejecting chance with so few games is not a pass, so none is declared."
         )
+
+
+def _criteria_cells(r: Any, alpha: float) -> list[Any]:
+    """From the reference rate on. Without one (a two-party study with no human-witness
+    games) the criteria are undefined, and say so: not "fail", "nan" or an empty set."""
+    from turinglab.human.criteria import format_intervals
+
+    if not math.isfinite(r.reference_rate):
+        return [UNDEFINED] * 6 + [shown(r.humanness, ".3f")] + [UNDEFINED] * 3
+    return [
+        pct(r.reference_rate),
+        p_cell(r.absolute_p_two_sided, alpha),
+        r.absolute(),
+        r.absolute(at_01=True),
+        format_intervals(r.compatible_p_05),
+        format_intervals(r.compatible_p_01),
+        shown(r.humanness, ".3f"),
+        format_intervals(r.humanness_range_05),
+        format_intervals(r.humanness_range_01),
+        r.relative_verdict,
+    ]
 
 
 def audit_section(ctx: StudyContext, section: Section) -> None:

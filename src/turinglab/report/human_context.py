@@ -28,6 +28,16 @@ TaggerRun = Mapping[str, Mapping[str, Collection[str]] | Sequence[Any]]
 STAND_IN = "stand-in"  # the witness label of a human-side witness played by an agent
 
 
+UNDEFINED = "undefined"  # a value the data cannot give (an SD of one game, no reference rate)
+
+
+def shown(x: float | None, spec: str) -> str:
+    """`x` formatted with `spec`, or "undefined" where it is not a number (never "nan")."""
+    if x is None or not math.isfinite(x):
+        return UNDEFINED
+    return format(x, spec)
+
+
 def mark_stand_ins(study: pd.DataFrame) -> pd.DataFrame:
     """The study with each stand-in's witness label "stand-in" instead of "human", so that
     every table, figure and browser entry that names a witness says what it was. A stand-in is

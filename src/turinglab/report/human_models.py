@@ -8,7 +8,13 @@ from typing import Any
 from turinglab.report import human_figures
 from turinglab.report.cells import numeric, p_cell, pct
 from turinglab.report.html import Section
-from turinglab.report.human_context import LEVEL, SectionSkipped, StudyContext, exact_ci
+from turinglab.report.human_context import (
+    LEVEL,
+    SectionSkipped,
+    StudyContext,
+    exact_ci,
+    shown,
+)
 
 
 def regressions_section(ctx: StudyContext, section: Section) -> None:
@@ -140,9 +146,9 @@ def confidence_section(ctx: StudyContext, section: Section) -> None:
                 r.witness,
                 r.verdict,
                 int(r.n),
-                f"{r.mean:.1f}",
-                f"{r.sd:.1f}",
-                f"{r.median:.0f}",
+                shown(r.mean, ".1f"),
+                shown(r.sd, ".1f"),
+                shown(r.median, ".0f"),
             ]
             for r in summary.itertuples()
         ],
@@ -182,10 +188,10 @@ def confidence_section(ctx: StudyContext, section: Section) -> None:
                 c.witness,
                 c.n,
                 pct(c.accuracy),
-                f"{c.mean_confidence:.1f}",
-                f"{c.brier:.3f}",
-                f"{c.ece:.3f}",
-                f"{c.overconfidence:+.3f}",
+                shown(c.mean_confidence, ".1f"),
+                shown(c.brier, ".3f"),
+                shown(c.ece, ".3f"),
+                shown(c.overconfidence, "+.3f"),
             ]
             for c in calibration_summary(df)
         ],

@@ -155,17 +155,30 @@ def save_survey(
     """Kept on each of the person's seats in the run (there is no participant table); someone
     never seated (no partner in time) gets a game row of its own (SURVEY_GAME, one human
     seat, no messages, no trial), which `records` skips."""
+    save_details(store, conn, run_id, participant, {"survey": dict(answers)}, worker)
+
+
+def save_details(
+    store: Store,
+    conn: Connection,
+    run_id: str,
+    participant: str,
+    details: Mapping[str, Any],
+    worker: str | None,
+) -> None:
+    """What belongs to a person (their survey, how their study ended, a withdrawal), kept
+    on each of their seats in the run, or on a row of their own when they have none."""
     in_run = select(games.c.id).where(games.c.run_id == run_id)
     rows = conn.execute(
         select(seats.c.id, seats.c.details).where(
             seats.c.participant == participant, seats.c.game_id.in_(in_run)
         )
     ).all()
-    for sid, details in rows:
-        new = {**details, "survey": dict(answers)}
+    for sid, kept in rows:
+        new = {**kept, **details}
         conn.execute(update(seats).where(seats.c.id == sid).values(details=new))
     if not rows:
-        _participant_row(store, conn, run_id, participant, {"survey": dict(answers)}, worker)
+        _participant_row(store, conn, run_id, participant, dict(details), worker)
 
 
 def save_consent(
@@ -348,6 +361,9 @@ def participants(store: Store, run_id: str) -> dict[str, dict[str, Any]]:
                 entry["survey"] = details["survey"]
             if (details or {}).get("recruitment"):
                 entry["recruitment"] = details["recruitment"]
+            for key in ("study_end", "withdrawn"):  # arena/handoff.py
+                if (details or {}).get(key) is not None:
+                    entry[key] = details[key]
     return out
 
 

@@ -29,6 +29,8 @@ class Person:
     rounds: int  # study rounds done, as the round book counts them
     recruitment: dict[str, str] = field(default_factory=dict)
     survey: bool = False
+    end: str | None = None  # how their study ended (arena/handoff.py), once surveyed
+    withdrawn: bool = False  # withdrew consent after taking part
 
 
 @dataclass
@@ -86,6 +88,9 @@ def _add(person: Person, row: Any) -> None:
     person.survey = person.survey or kept.get("survey") is not None
     if kept.get("recruitment"):
         person.recruitment = dict(kept["recruitment"])
+    if isinstance(kept.get("study_end"), dict):
+        person.end = str(kept["study_end"].get("end"))
+    person.withdrawn = person.withdrawn or bool(kept.get("withdrawn"))
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 // The study around the games (arena.js plays them): consent before any session, the
 // recruitment platform's ids from the URL, per-role instructions, and the hand-off at the end
-// (completion, screened-out or timed-out code, then the platform's URL).
+// (the code the server says was earned, then the platform's URL).
 "use strict";
 
 const STUDY = JSON.parse(document.getElementById("study-data").textContent);
@@ -8,7 +8,6 @@ const RECRUITMENT_PARAMS = ["PROLIFIC_PID", "STUDY_ID", "SESSION_ID", "pid"];
 let pendingJoin = null; // a join chosen before the session existed: sent once connected
 let sentJoin = null; // a join sent and not answered yet (no game, no status of its own)
 let freshSocket = false; // the next status is the first on a new connection
-let timedOut = false; // nobody to play with in time: the timed-out hand-off
 
 // Called once the page has loaded: a person who has consented before (a session cookie) is
 // connected at once; anyone else sees the consent form and the games, and no session exists
@@ -61,8 +60,7 @@ function studyStatus(f) {
   if (pendingJoin && f.state === "idle") { sentJoin = pendingJoin; pendingJoin = null; send(sentJoin); }
   else if (sentJoin && first && f.state === "idle") send(sentJoin);
   else sentJoin = null; // answered (waiting, no-match, …) or the lobby on a live connection
-  if (f.state === "no-match") timedOut = true;
-  if (f.state === "survey-saved") handOff(timedOut ? "timed_out" : "completion");
+  if (f.state === "survey-saved") handOff();
 }
 
 // The lobby's "how it works" for the kind of game this server plays: chat tests (the study's
@@ -77,17 +75,45 @@ function roleHint(role) {
   return (STUDY.instructions && STUDY.instructions[role]) || "";
 }
 
-function screenedOut() {
+// "I do not agree": before any session nothing was kept; after taking part the server marks
+// the person's data withdrawn (left out of every export) and says so.
+async function screenedOut() {
   show("v-thanks");
   $("thanks-title").textContent = "Thank you for your time";
-  $("thanks-text").textContent = "You did not agree to take part, so no data of yours has been kept.";
-  handOff("screened_out");
+  $("thanks-text").textContent = "";
+  const to = await askHandOff(STUDY.session ? "/withdraw" : "/handoff");
+  if (to && to.text) $("thanks-text").textContent = to.text;
+  if (to) showHandOff(to);
+}
+
+// The survey is saved: the server says which end this person has reached (completion only
+// for every study round played) and its code.
+async function handOff() {
+  const to = await askHandOff("/handoff");
+  if (to) showHandOff(to);
+}
+
+async function askHandOff(path) {
+  const init = path === "/withdraw"
+    ? { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" }
+    : {};
+  try {
+    const res = await fetch(path, init);
+    if (res.ok) return await res.json();
+  } catch (err) { /* shown below */ }
+  toast("Could not reach the study server; please reload the page.");
+  return null;
 }
 
 // Show the platform's code for this end and, when the study names a URL, open it after a
 // pause long enough to note the code.
-function handOff(end) {
-  const to = (STUDY.recruitment || {})[end] || {};
+function showHandOff(to) {
+  if (to.end === "early_exit" || to.end === "timed_out") {
+    const done = to.rounds_done, total = to.rounds_total;
+    $("thanks-text").textContent = to.end === "timed_out"
+      ? `Nobody was free to play with you in time (${done} of ${total} rounds played).`
+      : `You finished early, after ${done} of ${total} rounds.`;
+  }
   if (!to.code && !to.url) return;
   $("handoff").hidden = false;
   $("handoff-code").textContent = to.code ? `Your code: ${to.code}` : "";
@@ -95,9 +121,9 @@ function handOff(end) {
   link.hidden = !to.url;
   if (!to.url) return;
   link.href = to.url;
-  const wait = Number(STUDY.recruitment.redirect_after_s || 0);
+  const wait = Number(to.redirect_after_s || 0);
   const s = Math.round(wait);
   $("handoff-note").textContent = `Taking you back in ${s} ${s === 1 ? "second" : "seconds"}…`;
-  clearTimeout(handOff.timer);
-  handOff.timer = setTimeout(() => { location.href = to.url; }, wait * 1000);
+  clearTimeout(showHandOff.timer);
+  showHandOff.timer = setTimeout(() => { location.href = to.url; }, wait * 1000);
 }
