@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
+import yaml
 from pydantic import BaseModel
 
 from turinglab.agents.base import Agent, AgentReply, CallContext, ChatMessage
@@ -213,9 +214,13 @@ def _plan_digest(specs: list[Any]) -> str:
 def test_run_ids_and_seeds_of_existing_configs_do_not_change(
     name: str, rid: str, digest: str
 ) -> None:
-    config = load_config(CONFIGS / name)
+    # Their prompts were the first releases' (now `prompt_set: v1`; the default is the paper's).
+    data = yaml.safe_load((CONFIGS / name).read_text())
+    data["experiment"]["prompt_set"] = "v1"
+    config = parse_config(data, base_dir=CONFIGS)
     assert run_id(config) == rid
     assert _plan_digest(plan_trials(config)) == digest
+    assert _plan_digest(plan_trials(load_config(CONFIGS / name))) == digest
 
 
 def test_a_huge_design_is_refused_before_it_is_planned() -> None:
