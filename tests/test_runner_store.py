@@ -187,7 +187,7 @@ async def test_export(tmp_path, fmt: str) -> None:
 
     store = Store(str(tmp_path / "s.db"))
     summary = await run_experiment(config(n=2), store, say=quiet)
-    results, transcripts = export_run(store, summary.run_id, tmp_path / "out", fmt)  # type: ignore[arg-type]
+    results, transcripts, _spend = export_run(store, summary.run_id, tmp_path / "out", fmt)  # type: ignore[arg-type]
     if fmt == "csv":
         rows = list(csv.DictReader(results.open()))
     elif fmt == "jsonl":

@@ -116,11 +116,13 @@ def print_spend(db: Store, run_id: str, prices: dict[str, Price]) -> None:
     def tokens(us: list[TokenUse]) -> str:
         return f"{sum(u.tokens_in for u in us):,} in + {sum(u.tokens_out for u in us):,} out"
 
-    line = f"Tokens: {tokens(kept)} ({usd(total_cost(kept, prices))})"
+    def priced(us: list[TokenUse]) -> str:
+        cost = total_cost(us, prices)
+        return "" if cost is None else f" ({usd(cost)})"
+
+    line = f"Tokens: {tokens(kept)}{priced(kept)}"
     if lost:
-        line += (
-            f"; failed or interrupted attempts: {tokens(lost)} ({usd(total_cost(lost, prices))})"
-        )
+        line += f"; failed or interrupted attempts: {tokens(lost)}{priced(lost)}"
     console.print(line + ".", highlight=False, soft_wrap=True)
 
 
