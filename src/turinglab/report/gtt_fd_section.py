@@ -111,9 +111,9 @@ def _hierarchies(ctx: _Context, section: Section, variant: str) -> None:
         section,
         gtt_figures.relation_grid(panels, title=f"A ≥ε;D B, {variant}"),
         f"{variant}-fd-relations",
-        "One row per fixed distinguisher D, one column per ε: an arrow A → B when D's success "
-        "at telling A imitating B from B is at most ½ + ε; colour: that advantage d̂. Agents "
-        "without arrows are left out, as in the paper's Figure 20.",
+        "A block of panels per fixed distinguisher D, one panel per ε: an arrow A → B when D's "
+        "success at telling A imitating B from B is at most ½ + ε; colour: that advantage d̂. "
+        "Agents without arrows are left out, as in the paper's Figure 20.",
     )
     collapse = gtt_fd.fd_collapse(rows, variant=variant, missing=ctx.options.policy)
     by_judge = {j: g for j, g in collapse.groupby("distinguisher")}

@@ -60,18 +60,25 @@ def relation_grid(
     *,
     title: str = "A ≥ε;D B per fixed distinguisher D",
 ) -> Figure:
-    """Rows: distinguishers D; columns: ε. Each panel is D's relation at that ε, verticalized,
+    """A block of rows per distinguisher D, its ε values two to a row. Each panel is D's
+    relation at that ε, verticalized,
     arrows coloured by d̂; agents without any arrow are left out (as in the paper)."""
     if not panels:
         raise ValueError("no relation panels to draw")
     epsilons = sorted({eps for row in panels.values() for eps in row})
+    # Two columns (each D's ε values over as many rows as needed): the figure stays legible
+    # when a narrow screen scales it down.
+    cols = min(2, len(epsilons))
+    per_judge = -(-len(epsilons) // cols)
     fig = Figure(
-        figsize=(2.9 * len(epsilons) + 1.4, 2.9 * len(panels) + 0.6), dpi=110, layout="constrained"
+        figsize=(3.1 * cols + 1.3, 2.9 * per_judge * len(panels) + 0.7),
+        dpi=110,
+        layout="constrained",
     )
-    axes = fig.subplots(len(panels), len(epsilons), squeeze=False)
+    axes = fig.subplots(per_judge * len(panels), cols, squeeze=False)
     for r, (judge, row) in enumerate(panels.items()):
         for c, eps in enumerate(epsilons):
-            ax = axes[r][c]
+            ax = axes[r * per_judge + c // cols][c % cols]
             if eps not in row:
                 ax.set_axis_off()
                 continue
@@ -91,10 +98,13 @@ def relation_grid(
                 ax.text(0.5, 0.5, "no arrows", ha="center", va="center", color="#718096")
             note = f", {left_out} without arrows left out" if left_out and arrows else ""
             ax.set_title(f"D = {judge}, ε = {eps:g}\n{len(arrows)} arrows{note}", fontsize=8.5)
-            if c:
+            if c % cols:
                 ax.set_ylabel("")
+    for r in range(len(panels)):  # an odd number of ε leaves a spare panel per D
+        for c in range(len(epsilons), per_judge * cols):
+            axes[r * per_judge + c // cols][c % cols].set_axis_off()
     edge_colourbar(fig, [ax for row_axes in axes for ax in row_axes])
-    fig.suptitle(title + "  (A → B: D cannot tell A imitating B from B better than ε)")
+    fig.suptitle(title + "\n(A → B: D cannot tell A imitating B from B better than ε)")
     return fig
 
 
