@@ -135,7 +135,7 @@ def test_permutations_keep_strata_and_whole_units() -> None:
     machine, _ = lab.assign(samples)
     per_unit = machine.reshape(5, 2, -1)
     assert (per_unit[:, 0] == per_unit[:, 1]).all()  # a unit's sides move together
-    assert (per_unit[:2].sum(axis=0) == 1).all() and (per_unit[2:].sum(axis=0) == 4).all()
+    assert (per_unit[:2].sum(axis=0) == 1).all() and (per_unit[2:].sum(axis=0) == 2).all()
 
 
 def test_verdict_excludes_chance_exactly_when_the_test_rejects() -> None:
@@ -166,3 +166,32 @@ def test_infer_cv_pools_a_family_across_lengths() -> None:
     got = infer_cv(judges, folds=6, seeds=(0,), permutations=59)
     assert set(got["judges"]) == {"side@3", "side@6"} and set(got["families"]) == {"side"}
     assert got["families"]["side"]["permutations"] == 59
+
+
+def test_itt_judge_and_score_print_the_calibrated_intervals(tmp_path) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from turinglab.cli.itt import itt_app
+    from turinglab.itt.dataset import save_dataset
+
+    save_dataset(tmp_path / "chats.csv", relabelled(4, 20, 10))
+    runner = CliRunner()
+    study = tmp_path / "study"
+    got = runner.invoke(
+        itt_app,
+        ["judge", str(tmp_path / "chats.csv"), "--out", str(study), "--permutations", "59"],
+    )
+    assert got.exit_code == 0, got.output
+    inference = json.loads((study / "study.json").read_text())["ai_judges"]["inference"]
+    assert {"svm-minilm-sentence", "svm-minilm-side"} <= set(inference)
+    scored = runner.invoke(itt_app, ["score", str(study / "judgements.csv"), "--json"])
+    assert scored.exit_code == 0, scored.output
+    families = json.loads(scored.output)["per_judge_family"]
+    for family in ("svm-minilm-sentence", "svm-minilm-side"):
+        assert families[family]["detectability_ci"] == inference[family]["detectability_ci"]
+        assert families[family]["p_value"] == inference[family]["p_value"]
+        assert families[family]["cluster_bootstrap_ci"] is not None
+    text = runner.invoke(itt_app, ["score", str(study / "judgements.csv")])
+    assert "AI judge families: 95% interval and p from the permutation test" in text.output

@@ -49,7 +49,8 @@ class Labellings:
     units: list[str]
     labels: list[dict[str | None, tuple[str, str | None]]]  # unit → slot → (source, model)
     donors: np.ndarray  # (B + 1) × units: column 0 the observed labelling
-    distinct: float  # how many different labellings the strata allow
+    distinct: float  # how many different H/M labellings the strata allow
+    distinct_with_agents: float  # … counting which agent is which
 
     def assign(self, samples: Sequence[Sample]) -> tuple[np.ndarray, np.ndarray]:
         """n × (B + 1) arrays: is machine, and the model's name ('' for humans)."""
@@ -88,18 +89,26 @@ def labellings(
         strata[(stratum[u], tuple(sorted(map(str, labels[u]))))].append(i)
     rng = np.random.default_rng(seed)
     donors = np.tile(np.arange(len(units)), (permutations + 1, 1))
-    log_distinct = 0.0
+    logs = [0.0, 0.0]  # log distinct labellings: by source alone, by source and agent
     for members in strata.values():
         idx = np.array(members)
         for b in range(1, permutations + 1):
             donors[b, idx] = rng.permutation(idx)
-        counts: dict[str, int] = defaultdict(int)
-        for i in members:
-            counts[repr(sorted(labels[units[i]].items(), key=str))] += 1
-        log_distinct += math.lgamma(len(members) + 1) - sum(
-            math.lgamma(c + 1) for c in counts.values()
-        )
-    return Labellings(units, [labels[u] for u in units], donors, math.exp(min(log_distinct, 700)))
+        for k, with_agent in enumerate((False, True)):
+            counts: dict[str, int] = defaultdict(int)
+            for i in members:
+                label = labels[units[i]]
+                counts[
+                    repr(
+                        sorted((str(slot), v if with_agent else v[0]) for slot, v in label.items())
+                    )
+                ] += 1
+            logs[k] += math.lgamma(len(members) + 1) - sum(
+                math.lgamma(c + 1) for c in counts.values()
+            )
+    # whole numbers: exp(lgamma) sums leave 6.000000000000003
+    distinct, with_agents = (float(round(math.exp(min(x, 700)), 6)) for x in logs)
+    return Labellings(units, [labels[u] for u in units], donors, distinct, with_agents)
 
 
 def detectability(cells: np.ndarray) -> np.ndarray:
@@ -211,7 +220,8 @@ def infer_cv(
         entry = verdict(detectability(cells), lab.distinct)
         if len(models) > 1:
             entry["per_model"] = {
-                m: verdict(detectability(c), lab.distinct) for m, c in family_model[family].items()
+                m: verdict(detectability(c), lab.distinct_with_agents)
+                for m, c in family_model[family].items()
             }
         out["families"][family] = entry
     return out
@@ -270,4 +280,4 @@ def _extrapolation_null(
                 dtype=float,
             )
             values[x].append(float(detectability(cells)[0]))
-    return {x: verdict(np.array(v), lab.distinct) for x, v in values.items()}
+    return {x: verdict(np.array(v), lab.distinct_with_agents) for x, v in values.items()}
