@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 # Errors are never wrapped: a command to copy must stay on one line.
 err_console = Console(stderr=True, soft_wrap=True)
 
 
 def fail(message: str) -> typer.Exit:
-    err_console.print(f"[red]error:[/] {message}", highlight=False)
+    """`message` is plain text: a name or path such as `x[/]y` is printed as given, never read
+    as markup."""
+    err_console.print(f"[red]error:[/] {escape(message)}", highlight=False)
     return typer.Exit(code=2)

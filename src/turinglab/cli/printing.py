@@ -23,7 +23,7 @@ def print_game_outcomes(db: Store, run_id: str, game: str, title: str = "") -> N
     counts = Counter(r.status for r in rows)
     shown = ", ".join(f"{status}: {n}" for status, n in sorted(counts.items())) or "none"
     lead = f"{title}: " if title else ""
-    console.print(f"{lead}{game}: {len(rows)} finished games ({shown})", highlight=False)
+    console.print(f"{lead}{game}: {len(rows)} finished games ({shown})", markup=False)
     if game in ("three-party", "two-party", "strong"):
         console.print(
             f"Study report: turinglab report {run_id} --out DIR "

@@ -94,7 +94,7 @@ def report(
             written = itt_report(Path(run_ref), out or Path("report"), anova=anova)
         except (OSError, ValueError) as err:
             raise fail(str(err)) from None
-        console.print(f"wrote {written}")
+        console.print(f"wrote {written}", markup=False)
         return
     if Path(run_ref).suffix.lower() in STUDY_SUFFIXES:
         # A file name is never taken for a run name (a typo must not open, or create, a store).
@@ -145,7 +145,7 @@ def report(
         except (OSError, ValueError) as err:
             raise fail(str(err)) from None
         if not as_json:
-            console.print(f"wrote {written} (figures as PNG and SVG beside it)")
+            console.print(f"wrote {written} (figures as PNG and SVG beside it)", markup=False)
             return
     from turinglab.report.console import gtt_json, print_gtt_report  # scipy: once needed
     from turinglab.store.lookup import shown_status
@@ -187,7 +187,9 @@ def study_run_report(db: Store, info: RunInfo, out: Path, tags: list[str]) -> No
         done = export_study(db, info, out)
     except NotAStudyRun as err:
         raise fail(f"{err}; `turinglab itt` reports conversation runs") from None
-    console.print(f"wrote {done.path}: {done.rows} rows from {done.games} finished games")
+    console.print(
+        f"wrote {done.path}: {done.rows} rows from {done.games} finished games", markup=False
+    )
     if done.games == done.skipped:  # every row (if any) an exclusion
         raise fail(f"run {info.id} has no game with a usable verdict to report")
     if done.kind == "stt":

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
+from rich.markup import escape
 
 from turinglab.cli.errors import err_console, fail
 from turinglab.cli.options import StoreOption
@@ -46,7 +47,7 @@ def _local_preflight(config: ExperimentConfig) -> None:
 
     problems = local_problems(config.used_agents())
     for problem in problems[:-1]:
-        err_console.print(f"[red]error:[/] {problem}", highlight=False)
+        err_console.print(f"[red]error:[/] {escape(problem)}", highlight=False)
     if problems:
         raise fail(problems[-1] + "; nothing was run")
 
@@ -69,7 +70,7 @@ def _preflight(config: ExperimentConfig, check_auth: bool = False) -> dict[str, 
     failures = report.failures
     if failures:
         for failure in failures[:-1]:
-            err_console.print(f"[red]error:[/] {failure.line()}", highlight=False)
+            err_console.print(f"[red]error:[/] {escape(failure.line())}", highlight=False)
         raise fail(failures[-1].line() + "; nothing was run")
     return report.prices
 
@@ -209,9 +210,9 @@ def run(
     from turinglab.store.records import analysis_rows
 
     db = open_store(store, config.store, create=True)
-    view = RichProgress(console, label=config.name) if progress else None
+    view = RichProgress(console, label=escape(config.name)) if progress else None
     # Unwrapped: a line such as "Joining run …: 8/40 trials already finished." stays whole.
-    say = lambda m: console.print(m, highlight=False, soft_wrap=True)  # noqa: E731
+    say = lambda m: console.print(m, highlight=False, soft_wrap=True, markup=False)  # noqa: E731
     try:
         summary = run_on_fast_loop(
             until_terminated(
@@ -223,7 +224,9 @@ def run(
             "\n[yellow]Stopped"
             + (" (SIGTERM)" if isinstance(stop, Terminated) else "")
             + ".[/] Finished trials are stored; trials in flight were dropped. "
-            f"Resume with: turinglab run {config_path}" + (f" --store {store}" if store else "")
+            + escape(
+                f"Resume with: turinglab run {config_path}" + (f" --store {store}" if store else "")
+            )
         )
         # 128 + the signal's number, as a shell reports a process ended by it
         raise typer.Exit(code=143 if isinstance(stop, Terminated) else 130) from None
@@ -233,14 +236,15 @@ def run(
     console.print(
         f"Run {summary.run_id} {summary.status}: {c.finished} trials finished now "
         f"({c.done}/{c.planned} in all), {c.failed_attempts} failed attempts, "
-        f"{summary.stats.calls} API calls, {summary.elapsed_s:.1f} s. Stored in {db.url}"
+        f"{summary.stats.calls} API calls, {summary.elapsed_s:.1f} s. Stored in {db.url}",
+        markup=False,
     )
     print_spend(db, summary.run_id, summary.prices)
     if isinstance(config.experiment, GTTExperiment):
         print_gtt_report(
             console,
             analysis_rows(db.results(summary.run_id)),
-            title=f"{config.name} ({summary.run_id})",
+            title=escape(f"{config.name} ({summary.run_id})"),
             planned=c.planned,
             universe=config.experiment.universe,
         )
@@ -260,7 +264,9 @@ def run(
         else:
             retry = "re-run the same command to resume"
         errors = (
-            f"; last error: {last_error}" if last_error != "none recorded" or c.exhausted else ""
+            f"; last error: {escape(last_error)}"
+            if last_error != "none recorded" or c.exhausted
+            else ""
         )
         err_console.print(
             f"[red]error:[/] run {summary.run_id} {summary.status}: {c.done} of {c.planned} "

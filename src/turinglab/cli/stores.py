@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from turinglab.cli.errors import fail
@@ -56,13 +57,13 @@ def runs(store: StoreOption = None) -> None:
     from turinglab.store.lookup import shown_status
 
     db = open_store(store)
-    table = Table(title=f"Runs in {db.url}")
+    table = Table(title=escape(f"Runs in {db.url}"))
     for col in ("id", "name", "game", "status", "finished", "planned", "failed attempts"):
         table.add_column(col)
     for r in db.list_runs():
         table.add_row(
             r.id,
-            r.name,
+            escape(r.name),
             r.game,
             shown_status(r),
             str(r.finished),
@@ -100,7 +101,7 @@ def export(
             made = export_itt(db, info, out)
         except ValueError as err:
             raise fail(str(err)) from None
-        console.print(made.summary())
+        console.print(made.summary(), markup=False)
         return
     if fmt == "study":
         from turinglab.study_export import NotAStudyRun, export_study
@@ -111,7 +112,8 @@ def export(
             raise fail(str(err)) from None
         console.print(
             f"wrote {done.path}: {done.rows} rows from {done.games} finished games"
-            + (f" ({done.skipped} without a usable verdict, excluded)" if done.skipped else "")
+            + (f" ({done.skipped} without a usable verdict, excluded)" if done.skipped else ""),
+            markup=False,
         )
         return
     format_: ExportFormat = fmt  # type: ignore[assignment]
@@ -120,4 +122,4 @@ def export(
     except OSError as err:
         raise fail(f"cannot write to {out}: {err.strerror}") from None
     for path in written:
-        console.print(f"wrote {path}")
+        console.print(f"wrote {path}", markup=False)
