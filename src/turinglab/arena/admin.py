@@ -136,7 +136,7 @@ def _participant_rows(view: StudyView, rounds: int) -> str:
         seen = "" if p.first_seen is None else _day(p.first_seen)
         survey = "done" if p.survey else ""
         end = "withdrawn" if p.withdrawn else (p.end or "").replace("_", " ")
-        rows.append([p.participant, f"{p.rounds} of {rounds}", p.games, survey, end, ids, seen])
+        rows.append([p.participant, f"{p.rounds} of {rounds}", p.games, survey, ids, seen, end])
     return _body(_rows(rows), 7, "Nobody has consented yet.")
 
 
@@ -215,7 +215,7 @@ def admin_page(arena: Arena, form: StudyForm, live: list[dict[str, Any]], view: 
 as the study counts them (practice, abandoned and flagged games do not count); recruitment ids
 as their link gave them.</p>
 <div class="table-scroll"><table><thead><tr><th>participant</th><th>study rounds</th>
-<th>games</th><th>survey</th><th>end (code given)</th><th>recruitment ids</th><th>since</th>
+<th>games</th><th>survey</th><th>recruitment ids</th><th>since</th><th>end (code given)</th>
 </tr></thead>
 <tbody>{_participant_rows(view, arena.setup.settings.rounds)}</tbody></table></div>
 <h2>Finished games (the newest {FINISHED_LISTED}, this process)</h2>

@@ -14,7 +14,9 @@ witness away: matched at once → a person, 20 s alone → an AI. With a `MatchD
   (counted in `fallbacks`) — the wait never stretches to find a person. A person drawn to
   witness whom no interrogator has taken by their own due time interrogates instead, their
   witness drawn as anyone's is; only someone whose interrogator rounds are used up waits on
-  for an interrogator, up to `max_wait_s`.
+  for an interrogator, up to `witness_wait_s`, and then has their open witness rounds excused
+  (`short_of_witnesses: finish`): supply is at most `human_witness_share` of interrogations,
+  so planned witness rounds cannot all be met, and nobody is timed out for it.
 
 So every interrogation is *drawn* with `human_witness_share`; how many get a person depends on
 how many people are waiting at once: with one arrival every 12 s and waits of 5–60 s about a
