@@ -3,6 +3,7 @@ ITT judgements file is recognised as such (not taken for a three-party verdict f
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -31,3 +32,6 @@ def test_the_report_reads_an_import_folder(imported: Path, tmp_path: Path, targe
     html = (out / "itt_report.html").read_text()
     assert "Integrative Turing test" in html
     assert "human" in html and "conversation" in html
+    # intervals printed beside the estimate (not only in a hover tooltip)
+    assert "detectability [95% CI]" in html
+    assert re.search(r">0\.\d\d \[0\.\d\d, 0\.\d\d\]<", html)
