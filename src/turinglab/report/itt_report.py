@@ -12,6 +12,7 @@ from typing import Any
 from turinglab.itt.judgements import JudgementRow
 from turinglab.itt.metrics import (
     confusion,
+    conversation_type_split,
     four_way,
     judge_family,
     per_model_rows,
@@ -192,6 +193,16 @@ def _four_way(section: Section, families: dict[str, list[JudgementRow]]) -> None
                 for truth, row in got["rates"].items()
             ],
         )
+        split = conversation_type_split(rows)
+        if split:
+            section.paragraph(
+                f"{family}, split by conversation type as in the paper's Figure S4E: a "
+                "speaker's rate when the other speaker is of the same kind vs of the other kind."
+            )
+            section.table(
+                ["rate", "speakers judged", "rate value"],
+                [[k, str(v["n"]), _fmt(v["rate"])] for k, v in split.items()],
+            )
     if not shown:
         section.note("No judge labelled both speakers of a conversation.")
 
