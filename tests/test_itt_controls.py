@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from turinglab.itt.controls import check_caption, contains_cue, postprocess_association
+from turinglab.itt.controls import check_caption
+from turinglab.itt.word_rules import postprocess_association, too_similar
 
 
 def rules(text: str, seconds: float | None = 10.0, previous: str | None = None) -> set[str]:
@@ -32,12 +33,13 @@ def test_association_post_processing() -> None:
     assert postprocess_association("run", "the").dropped == "stop word"
     assert postprocess_association("happy", "ok").dropped == "fewer than 3 letters"
     grand = postprocess_association("grand", "grandiose")
-    assert grand.word is None and grand.dropped == "one word contains the other"
+    assert grand.word is None and grand.dropped == "too similar to the cue (over 60% shared)"
 
 
-def test_containment() -> None:
-    assert contains_cue("grandiose", "grand") and contains_cue("teach", "teacher")
-    assert not contains_cue("hat", "cat") and not contains_cue("light", "bright")
+def test_similarity_is_a_share_of_either_word() -> None:
+    assert too_similar("grandiose", "grand") and too_similar("teach", "teacher")
+    assert too_similar("hat", "cat") and too_similar("light", "bright")
+    assert not too_similar("moon", "sun") and not too_similar("sharp", "shade")  # 3 of 5: 60%
 
 
 async def test_word_associations_are_post_processed_and_drops_recorded() -> None:

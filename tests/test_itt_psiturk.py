@@ -103,6 +103,8 @@ def test_response_time_and_qualification_rules(tmp_path: Path) -> None:
     # P1's trials 10 (18.4 s) and 31 (18.1 s); the 17.6 s one is a catch trial anyway
     assert quick.facts["counts"]["trials answered in 20 s or less (excluded)"] == 2
     assert len(quick.judgements) == 2 * 54
+    slow = import_psiturk(SAMPLE, min_rt=150).facts["counts"]  # one judge left with trials
+    assert (slow["participants"], slow["participants scored"]) == (2, 1)
     text = SAMPLE.read_text(encoding="utf-8").replace(
         '""topic_accuracy"": ""0.9355""', '""topic_accuracy"": ""0.5""', 1
     )

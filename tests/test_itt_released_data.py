@@ -32,6 +32,7 @@ def test_released_sample_imports_and_scores_as_counted_by_hand(tmp_path: Path) -
     counts = facts["counts"]
     # 8 × 31 TEST trials; 3 catch trials each, 21 of 24 right (P1, P4 missed 302, P7 301)
     assert counts["participants"] == 8 and counts["trials scored"] == 224
+    assert counts["participants scored"] == 8
     assert counts["catch trials (excluded)"] == 24
     assert counts["catch trials answered right"] == 21
     assert facts["true_labels"] == {"AIAI": 64, "HH": 64, "HAI": 44, "AIH": 52}

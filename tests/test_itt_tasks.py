@@ -70,7 +70,7 @@ def test_a_person_s_association_is_one_word_post_processed() -> None:
     stop = check_person("word-association", "forest", "the", seconds=1, previous=None)
     assert stop.violations[0].message == "choose another word: stop word"
     close = check_person("word-association", "grand", "grandiose", seconds=1, previous=None)
-    assert "one word contains the other" in close.violations[0].message
+    assert "too similar to the cue" in close.violations[0].message
 
 
 def test_agents_get_the_controls_that_apply_to_machines() -> None:

@@ -610,11 +610,12 @@ def clean_words(
     out: Annotated[Path, typer.Option(help="CSV to write: cue, answer, cleaned, reason")],
 ) -> None:
     """Apply the paper's word-association post-processing to a lab's own answers (human or
-    machine): singular nouns, present-tense verbs, NLTK stop words, 3 letters, containment."""
+    machine): letters only, English words, singular nouns, base-form verbs, NLTK stop words, 3
+    letters, the 60% similarity rule."""
     import csv
 
-    from turinglab.itt.controls import postprocess_association
     from turinglab.itt.tables import csv_dicts
+    from turinglab.itt.word_rules import postprocess_association
 
     if out.exists():
         _fail(f"{out} exists; choose a new --out (nothing overwritten)")

@@ -84,8 +84,10 @@ def report(
         )
     if out is not None:
         check_out_folder(out)
+    if _itt_judgement_file(Path(run_ref)):
+        run_ref = str(Path(run_ref).parent)  # an ITT study's judgements: report its folder
     if Path(run_ref).is_dir():
-        # An ITT study folder (responses.csv, judgements.csv, study.json).
+        # An ITT study folder (responses.csv, judgements.csv, study.json) or an `itt import`.
         from turinglab.report.itt_report import itt_report
 
         if anova and len(anova) != 2:
@@ -233,6 +235,15 @@ def study_report(path: Path, out: Path, stt_path: Path | None, tags: list[str]) 
         f"wrote {written} (figures as PNG and SVG beside it) in "
         f"{time.perf_counter() - started:.1f} s"
     )
+
+
+def _itt_judgement_file(path: Path) -> bool:
+    """An ITT judgements file (its header names judge_type and label), not a verdict file."""
+    if path.suffix.lower() != ".csv" or not path.is_file():
+        return False
+    with path.open(encoding="utf-8-sig") as fh:
+        header = fh.readline().strip().split(",")
+    return {"judge_type", "label", "item"} <= set(header)
 
 
 def _split_tags(item: str) -> tuple[str, str]:

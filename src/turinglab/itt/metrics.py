@@ -255,18 +255,47 @@ def _row_rates(row: dict[str, int]) -> dict[str, float | None]:
     return {k: (round(v / total, 4) if total else None) for k, v in row.items()}
 
 
+def paired_sides(rows: Sequence[JudgementRow]) -> list[tuple[JudgementRow, JudgementRow]]:
+    """Each conversation trial's A and B judgements (same judge, same item less its ":A"/":B",
+    same length); AI cross-validation seeds are left out (they would count a trial twice)."""
+    sides: dict[tuple[str, str, int | None], dict[str, JudgementRow]] = defaultdict(dict)
+    for r in rows:
+        found = re.fullmatch(r"(.*):([AB])", r.item)
+        if found and not re.search(r"/seed\d+$", r.judge):
+            sides[(r.judge, found.group(1), r.length)][found.group(2)] = r
+    return [(v["A"], v["B"]) for v in sides.values() if len(v) == 2]
+
+
+def conversation_type_split(rows: Sequence[JudgementRow]) -> dict[str, dict[str, Any]] | None:
+    """The paper's Figure S4E split: p(H|H) for human speakers in HH conversations and in mixed
+    ones (HAI, AIH), p(AI|AI) for machine speakers in AIAI and in mixed ones; each with the
+    number of speakers judged. None when no trial pairs."""
+    pairs = paired_sides(rows)
+    if not pairs:
+        return None
+    cells: dict[str, list[bool]] = {k: [] for k in ("p(H|H) HH", "p(H|H) mixed")}
+    cells |= {"p(AI|AI) AIAI": [], "p(AI|AI) mixed": []}
+    for a, b in pairs:
+        humans = (a.source == "human") + (b.source == "human")
+        for side in (a, b):
+            if side.source == "human":
+                cells["p(H|H) HH" if humans == 2 else "p(H|H) mixed"].append(side.label == "H")
+            else:
+                cells["p(AI|AI) AIAI" if humans == 0 else "p(AI|AI) mixed"].append(
+                    side.label == "M"
+                )
+    return {
+        k: {"n": len(v), "rate": (sum(v) / len(v)) if v else math.nan} for k, v in cells.items()
+    }
+
+
 def four_way(
     rows: Sequence[JudgementRow], replicates: int = DEFAULT_REPLICATES, seed: int = 0
 ) -> dict[str, Any] | None:
     """The 4-way confusion of conversation trials (truth × answer), pairing each trial's A and
     B judgements (same judge, same item less its ":A"/":B"); None when nothing pairs. AI
     cross-validation seeds would count one trial several times, so they are left out."""
-    sides: dict[tuple[str, str, int | None], dict[str, JudgementRow]] = defaultdict(dict)
-    for r in rows:
-        found = re.fullmatch(r"(.*):([AB])", r.item)
-        if found and not re.search(r"/seed\d+$", r.judge):
-            sides[(r.judge, found.group(1), r.length)][found.group(2)] = r
-    pairs = [(v["A"], v["B"]) for v in sides.values() if len(v) == 2]
+    pairs = paired_sides(rows)
     if not pairs:
         return None
 

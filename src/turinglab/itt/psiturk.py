@@ -133,6 +133,7 @@ def import_psiturk(
                 seen["participants below the topic-accuracy rule"] += 1
                 continue
         demographics = {k: str(questions[k]) for k in DEMOGRAPHICS if questions.get(k)}
+        scored_before = len(out.judgements)
         for t in tests:
             try:
                 trial = _trial_row(judge, t)
@@ -148,6 +149,8 @@ def import_psiturk(
                 continue
             seen["trials scored"] += 1
             out.judgements += _judgements(trial, demographics)
+        # who is in the scores: not those whose every trial was a catch or too fast
+        seen["participants scored"] += len(out.judgements) > scored_before
     if not out.judgements:
         raise ValueError(f"{path}: no TEST trial left to score ({dict(seen)})")
     out.facts = {

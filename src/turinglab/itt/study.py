@@ -5,6 +5,9 @@ judgements.csv    every H/M label the pipeline made (AI judges; imported human l
 judgements-human.csv  labels of the people who judged in the browser (`turinglab serve
                   --itt-study`), written by the arena; read alongside judgements.csv
 study.json        provenance, timings, extrapolation, text statistics, re-samples
+
+An `itt import` folder (judgements.csv, trials.csv, study.json: the paper's released human
+judgements) has no responses.csv; it loads with no responses, its rows carrying their units.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ RESPONSES = "responses.csv"
 JUDGEMENTS = "judgements.csv"
 HUMAN_JUDGEMENTS = "judgements-human.csv"
 STUDY = "study.json"
+IMPORTED_TRIALS = "trials.csv"  # written by `itt import` (psiturk.save_import)
 
 
 @dataclass
@@ -49,14 +53,16 @@ def existing_study(folder: Path) -> str:
 def load_study(folder: Path) -> Study:
     if not folder.is_dir():
         raise ValueError(f"{folder}: not an ITT study folder")
-    missing = [n for n in (RESPONSES, JUDGEMENTS) if not (folder / n).is_file()]
+    imported = (folder / IMPORTED_TRIALS).is_file()
+    needed = (JUDGEMENTS,) if imported else (RESPONSES, JUDGEMENTS)
+    missing = [n for n in needed if not (folder / n).is_file()]
     if missing:
         raise ValueError(f"{folder}: missing {', '.join(missing)}")
     facts = json.loads((folder / STUDY).read_text()) if (folder / STUDY).is_file() else {}
     judgements = load_judgements(folder / JUDGEMENTS)
     if (folder / HUMAN_JUDGEMENTS).is_file():  # browser judges: human vs AI side by side
         judgements += load_judgements(folder / HUMAN_JUDGEMENTS)
-    responses = load_dataset(folder / RESPONSES)
+    responses = load_dataset(folder / RESPONSES) if (folder / RESPONSES).is_file() else []
     return Study(responses, with_units(judgements, response_units(responses)), facts)
 
 

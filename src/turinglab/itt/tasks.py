@@ -27,7 +27,8 @@ import re
 from dataclasses import dataclass, field
 
 from turinglab.agents.base import ChatMessage
-from turinglab.itt.controls import Violation, check_caption, postprocess_association
+from turinglab.itt.controls import Violation, check_caption
+from turinglab.itt.word_rules import echoes_instruction, postprocess_association
 
 CAPTION_RULES = (
     "Describe the important parts of the scene in one sentence of at least 6 words.",
@@ -121,6 +122,9 @@ def check_agent(task: str, stimulus: str | None, reply: str) -> Checked:
         broken = check_caption(text)
         return Checked(None, broken) if broken else Checked(text)
     if task == "word-association":
+        if echoes_instruction(reply, WORD_PROMPT.format(cue=stimulus or "")):
+            rule = Violation("association", "choose another word: echoed the instruction")
+            return Checked(None, [rule])
         first = (_WORD.findall(reply) or [""])[0]  # the first word said
         return _association(stimulus or "", first)
     if task == "color-estimation":

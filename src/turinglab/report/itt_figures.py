@@ -60,13 +60,15 @@ def detectability_bars(
                 continue
             xs.append(i + (j - (len(kinds) - 1) / 2) * width)
             ys.append(d)
-            errs[0].append(max(0.0, d - lo))
-            errs[1].append(max(0.0, hi - d))
+            # no interval (NaN): no error bar, rather than a zero-length one that looks like one
+            errs[0].append(math.nan if math.isnan(lo) else max(0.0, d - lo))
+            errs[1].append(math.nan if math.isnan(hi) else max(0.0, hi - d))
         ax.bar(xs, ys, width, yerr=errs, capsize=3, color=colors(j % 10), label=kind)
     ax.axhline(0.5, color="#a0aec0", ls="--", lw=0.8)
     ax.set_xticks(range(len(groups)), groups, rotation=15)
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("imitation detectability")
-    ax.set_title(title + "  (0.5 = perfect imitator; bars: 95% CI)", fontsize=9)
+    # a figure title from the left edge: an axes title wider than a narrow axes is clipped
+    fig.suptitle(title + "\n(0.5 = perfect imitator; bars: 95% CI)", fontsize=9, x=0.01, ha="left")
     ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return fig

@@ -12,6 +12,7 @@ from typing import Any
 from turinglab.itt.judgements import JudgementRow
 from turinglab.itt.metrics import (
     confusion,
+    conversation_type_split,
     four_way,
     judge_family,
     per_model_rows,
@@ -35,9 +36,12 @@ def _ci(summary: dict[str, Any], key: str = "detectability_ci") -> tuple[float, 
 
 def _d_cell(summary: dict[str, Any]) -> Cell:
     lo, hi = _ci(summary)
-    hover = None if math.isnan(lo) else f"95% cluster-bootstrap CI {lo:.2f}–{hi:.2f}"
     d = summary["detectability"]
-    return Cell(_fmt(d), hover=hover, numeric=True)
+    if math.isnan(lo):
+        return Cell(_fmt(d), numeric=True)
+    # printed, not only hovered: the interval must survive print and PDF
+    text = f"{_fmt(d)} [{lo:.2f}, {hi:.2f}]"
+    return Cell(text, hover=f"95% cluster-bootstrap CI {lo:.2f}–{hi:.2f}", numeric=True)
 
 
 def _confusion_rows(groups: dict[str, list[JudgementRow]]) -> list[list[Any]]:
@@ -73,7 +77,7 @@ CONFUSION_COLUMNS = [
     "p(M|H)",
     "p(H|M)",
     "p(M|M)",
-    "detectability",
+    "detectability [95% CI]",
 ]
 
 
@@ -122,7 +126,7 @@ def _per_model(section: Section, families: dict[str, list[JudgementRow]]) -> Non
     if not table:
         section.note("No machine responses were judged.")
         return
-    section.table(["model", "judges", "task", "n M", "p(H|M)", "detectability"], table)
+    section.table(["model", "judges", "task", "n M", "p(H|M)", "detectability [95% CI]"], table)
     section.figure(
         figure_svg(detectability_bars(values, title="Detectability per model"), "itt-models"),
         "Each model against the human responses the same judges saw in the same task, per "
@@ -189,6 +193,16 @@ def _four_way(section: Section, families: dict[str, list[JudgementRow]]) -> None
                 for truth, row in got["rates"].items()
             ],
         )
+        split = conversation_type_split(rows)
+        if split:
+            section.paragraph(
+                f"{family}, split by conversation type as in the paper's Figure S4E: a "
+                "speaker's rate when the other speaker is of the same kind vs of the other kind."
+            )
+            section.table(
+                ["rate", "speakers judged", "rate value"],
+                [[k, str(v["n"]), _fmt(v["rate"])] for k, v in split.items()],
+            )
     if not shown:
         section.note("No judge labelled both speakers of a conversation.")
 
