@@ -107,6 +107,8 @@ def test_a_store_written_before_arena_games_were_trials_reads_and_exports_the_sa
         assert expected.pop("run") == {"finished": 0, "planned": 0, "failed": 0}
         assert got.pop("run") == {"finished": 2, "planned": 4, "failed": 0}
         check_study_rows(got.pop("study_jsonl"), expected.pop("study_jsonl"))
+        # The export now counts withdrawn participants (arena/handoff.py); this store had none.
+        assert got["export"].pop("withdrawn_participants") == 0
         assert got == expected
         statuses = sorted(str(g["status"]) for g in got["records"])
         assert statuses == [ABANDONED, "finished", "finished", "flagged"]  # not vacuous
@@ -158,6 +160,8 @@ def test_the_arena_trials_migration_goes_back_to_the_old_form(tmp_path: Path) ->
         got = _snapshot(kept)
         got.pop("run"), expected.pop("run")
         check_study_rows(got.pop("study_jsonl"), expected.pop("study_jsonl"))
+        # The export now counts withdrawn participants (arena/handoff.py); this store had none.
+        assert got["export"].pop("withdrawn_participants") == 0
         assert got == expected
     finally:
         kept.close()
@@ -266,7 +270,7 @@ async def test_arena_games_are_trials_ended_through_the_batch_path(tmp_path: Pat
         run = store.find_run(kept.run_id)
         assert run is not None and run.finished == 1
         # `turinglab export RUN` (csv): the arena run's result rows and transcripts.
-        results, transcripts = export_run(store, kept.run_id, tmp_path / "out", "csv")
+        results, transcripts, _spend = export_run(store, kept.run_id, tmp_path / "out", "csv")
         with results.open(encoding="utf-8") as f:
             (exported,) = list(csv.DictReader(f))
         assert exported["trial"] == str(by_arena[gj["game"]])  # the index is the game id

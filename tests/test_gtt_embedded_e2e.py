@@ -56,6 +56,9 @@ async def test_every_variant_on_embedded_agents_then_the_report(half: str, tmp_p
                 "max_distinguisher_turns": 2,
                 "max_specimen_turns": 2,
                 "on_turn_cap": "ask-for-answer",
+                # Tiny models often quote the answer format mid-game: asked again, under the
+                # forced-choice grammar, they give a verdict.
+                "on_ambiguous_answer": "re-ask",
             },
             # One trial at a time: each call then finds its own conversation's prefix in the
             # model's cache (half the prompt tokens of 8 interleaved trials; interleaving is
@@ -68,7 +71,8 @@ async def test_every_variant_on_embedded_agents_then_the_report(half: str, tmp_p
     assert summary.status == "finished", store.failed_attempts(summary.run_id)
     rows = store.results(summary.run_id)
     assert Counter(r.params["variant"] for r in rows) == COUNTS[half]
-    # SmolLM2 judges under a grammar at the cap, so every smollm2-judged trial has a verdict.
+    # SmolLM2 judges under a grammar at the cap and when re-asked, so every smollm2-judged
+    # trial has a verdict.
     judged = [r for r in rows if r.params["distinguisher"] == "smollm2"]
     assert judged and all(r.verdict in (0, 1) for r in judged)
     assert all(r.routes["distinguisher"]["backend"] == "local" for r in judged)

@@ -28,6 +28,10 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_index("ix_trials_content_hash", "trials")
-    with op.batch_alter_table("trials") as batch:
-        batch.drop_column("content_hash")
+    if op.get_bind().dialect.name == "sqlite":
+        # SQLite (>= 3.35) drops a column in place; a batch copy of `trials` would DROP the
+        # table that games and seats reference, which foreign keys refuse.
+        op.execute("ALTER TABLE trials DROP COLUMN content_hash")
+    else:
+        op.drop_column("trials", "content_hash")
     op.execute("UPDATE meta SET value = '7' WHERE key = 'schema_version'")
