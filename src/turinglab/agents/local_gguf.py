@@ -391,6 +391,10 @@ class LocalGGUFAgent:
         }
         if ctx.choices:
             sampling["grammar"] = _choice_grammar(ctx.choices)
+            # A forced choice cut off by max_tokens ("<answer>1</an") is no choice at all: the
+            # grammar is given the tokens to finish the longest one even one character a token
+            # (constrained sampling may pick short tokens the plain tokenizer would not).
+            sampling["max_tokens"] = max(self.max_tokens, max(map(len, ctx.choices)) + 2)
         start = time.perf_counter()
         try:
             with loaded.lock:
