@@ -47,7 +47,13 @@ async def test_mixed_transient_faults_all_trials_finish(fake_server, tmp_path) -
     store = Store(str(tmp_path / "f.db"))
     summary = await run_experiment(config(fake_server.base_url), store, say=quiet)
     assert summary.status == "finished"
-    assert summary.counters.finished == 24 and summary.counters.failed_attempts == 0
+    assert summary.counters.finished == 24
+    # Faults fall on whichever concurrent request comes next, so now and then one call draws
+    # more faults in a row than its retries (0.3^7 per call, ~250 calls): that trial's attempt
+    # fails, is stored as a transient failure, and a fresh attempt finishes it.
+    failed = store.failed_attempts(summary.run_id)
+    assert len(failed) == summary.counters.failed_attempts <= 3
+    assert {f["error_kind"] for f in failed} <= {"transient"}
     stats = fake_server.stats()
     assert stats["by_status"].get("429", 0) > 0 and stats["by_status"].get("500", 0) > 0
     assert summary.stats.retried > 0 and summary.stats.rate_limited > 0
