@@ -13,7 +13,7 @@ import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from turinglab.arena.metrics import fallbacks_here
+from turinglab.arena.metrics_page import fallbacks_here
 from turinglab.games.spec import FINISHED, FLAGGED
 from turinglab.store.arena_people import People, Person
 

@@ -49,7 +49,8 @@ from turinglab.arena.judging_store import JudgingStore
 from turinglab.arena.limits import FrameLimiter
 from turinglab.arena.live import InputRejected
 from turinglab.arena.live_itt_mode import live_itt_judgements
-from turinglab.arena.metrics import CONTENT_TYPE, render_metrics, said_if_slow
+from turinglab.arena.metrics import CONTENT_TYPE, said_if_slow
+from turinglab.arena.metrics_page import render_metrics
 from turinglab.arena.modes import ArenaSetup
 from turinglab.arena.resume import ResumePoint
 from turinglab.arena.sessions import COOKIE, set_session_cookie

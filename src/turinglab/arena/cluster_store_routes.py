@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from turinglab.arena.metrics import fault
 
 if TYPE_CHECKING:
-    from turinglab.arena.cluster import Cluster
+    from turinglab.arena.cluster_view import ClusterView
     from turinglab.arena.resume import ResumePoint
     from turinglab.arena.sessions import Participant
     from turinglab.games.spec import GameResult
@@ -41,7 +41,7 @@ ENDED_ASK_S = 3.0
 class StoreRoutes:
     """The store's answers to "where is this person" for one cluster process."""
 
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: ClusterView) -> None:
         self.cluster = cluster
 
     def out(self) -> bool:

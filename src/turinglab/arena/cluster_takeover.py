@@ -34,7 +34,7 @@ from turinglab.games.spec import FLAGGED, GameResult
 if TYPE_CHECKING:
     from sqlalchemy import Connection
 
-    from turinglab.arena.cluster import Cluster
+    from turinglab.arena.cluster_view import ClusterView
     from turinglab.arena.store_bridge import ArenaStore
     from turinglab.store.arena_games import StoredGame
 
@@ -67,7 +67,7 @@ def _end_lost(store: ArenaStore, gid: int, conn: Connection) -> None:
 class Takeover:
     """Takes over the games of processes that died, for one cluster process."""
 
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: ClusterView) -> None:
         self.cluster = cluster
         # pid -> set once their game, claimed here from a dead process, is rebuilt.
         self.rebuilding: dict[str, asyncio.Event] = {}

@@ -19,53 +19,23 @@ answer the page), with the rounds done then; the admin page and the export show 
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, HTTPException, Request, status
 from fastapi.responses import JSONResponse
 
 from turinglab.arena.sessions import COOKIE, Participant
+from turinglab.arena.study_ending import End
 
 if TYPE_CHECKING:
     from turinglab.arena.hub import Arena
-    from turinglab.arena.rounds import RoundBook
     from turinglab.arena.study_config import Recruitment
-
-End = Literal["completion", "early_exit", "timed_out", "screened_out"]
 
 WITHDRAWN_TEXT = (
     "You withdrew your consent. Your data in this study is marked as withdrawn: it is left "
     "out of every export the researchers can download."
 )
 NO_SESSION_TEXT = "You did not agree to take part, so no data of yours has been kept."
-
-
-SHORT_REASON = (
-    "witness rounds excused: the matching design sent no interrogator to a person in time"
-)
-
-
-def study_end(played: int, total: int, timed_out: bool) -> End:
-    """The end a participant who has answered the survey has reached (`played`: their
-    rounds played and excused)."""
-    if played >= total:
-        return "completion"
-    return "timed_out" if timed_out else "early_exit"
-
-
-def ending(participant: Participant, book: RoundBook) -> dict[str, str | int]:
-    """What is kept with the survey: the end reached and the rounds done then."""
-    progress = book.progress(participant.id)
-    end = study_end(progress.owed, book.rounds, participant.timed_out)
-    kept: dict[str, str | int] = {
-        "end": end,
-        "rounds_done": progress.played,
-        "rounds_total": book.rounds,
-    }
-    if progress.excused:
-        kept["rounds_excused"] = progress.excused
-        kept["reason"] = SHORT_REASON
-    return kept
 
 
 def _answer(recruitment: Recruitment, end: End, **extra: Any) -> JSONResponse:

@@ -18,7 +18,6 @@ from turinglab.arena import frames as F
 from turinglab.arena.abandon import AbandonWatch, give_rounds_back
 from turinglab.arena.finished import FinishedGames
 from turinglab.arena.frame_rules import check_survey
-from turinglab.arena.handoff import ending
 from turinglab.arena.live import InputRejected, LiveGame, Outlet
 from turinglab.arena.lobby import Lobby
 from turinglab.arena.metrics import ArenaMetrics, fault
@@ -26,6 +25,7 @@ from turinglab.arena.modes import ArenaMode, ArenaSetup
 from turinglab.arena.resume import ResumePoint
 from turinglab.arena.sessions import Participant, Sessions
 from turinglab.arena.store_bridge import ArenaStore, GameRecorder
+from turinglab.arena.study_ending import ending
 from turinglab.games.clock import REAL_CLOCK, Clock
 from turinglab.games.spec import TrialSpec
 from turinglab.study_export import without_withdrawn

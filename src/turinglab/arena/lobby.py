@@ -17,22 +17,15 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from turinglab.arena.matchmaking_wait import BlindMatcher
 from turinglab.arena.modes import ArenaMode, ArenaSettings
 from turinglab.arena.rounds import RoundBook
 from turinglab.arena.sessions import Participant
+from turinglab.arena.waiting import Waiter
 from turinglab.games.clock import Clock
 
 StartGame = Callable[[ArenaMode, dict[str, Participant], dict[str, str], int], None]
-
-
-@dataclass
-class Waiter:
-    participant: Participant
-    mode: ArenaMode
-    since: float
 
 
 class Lobby:

@@ -30,57 +30,13 @@ the two witnesses is the AI does not depend on the wait.
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from turinglab.arena.match_design import Kind, MatchDesign
 
 if TYPE_CHECKING:
-    from turinglab.arena.lobby import Lobby, Waiter
-
-Kind = Literal["ai", "person", "witness"]
-WITNESS_DRAW = 0.5  # the share of joining people drawn to witness (two-party)
-
-
-class MatchDesign(BaseModel):
-    """How games are formed without a timing side channel (study settings)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    # Two-party: the share of study interrogations whose witness is a person.
-    human_witness_share: float = Field(default=0.5, ge=0, le=1)
-    wait_min_s: float = Field(default=5.0, ge=0)
-    wait_max_s: float = Field(default=60.0, ge=0)
-    # Witness rounds are supplied only by interrogations drawn "person" (at most
-    # `human_witness_share` of them), so someone whose interrogator rounds are done may find
-    # no interrogator for their last witness rounds. After `witness_wait_s` offered as a
-    # witness they do not time out: "finish" excuses those rounds (their study is complete,
-    # with the reason kept). (An AI-only interrogation instead would start after a wait no
-    # drawn wait has, and so tell its interrogator the witness kind: not offered.)
-    witness_wait_s: float = Field(default=90.0, ge=0)
-    short_of_witnesses: Literal["finish"] = "finish"
-
-    @model_validator(mode="after")
-    def _ordered(self) -> MatchDesign:
-        if self.wait_max_s < self.wait_min_s:
-            raise ValueError(
-                f"wait_max_s ({self.wait_max_s}) is below wait_min_s ({self.wait_min_s})"
-            )
-        return self
-
-    def draw_wait(self, rng: random.Random) -> float:
-        return rng.uniform(self.wait_min_s, self.wait_max_s)
-
-    def draw_kind(self, rng: random.Random) -> Kind:
-        """A joining person's part (see the module docstring)."""
-        if rng.random() < WITNESS_DRAW:
-            return "witness"
-        return self.draw_interrogation(rng)
-
-    def draw_interrogation(self, rng: random.Random) -> Kind:
-        """An interrogator's witness kind."""
-        return "person" if rng.random() < self.human_witness_share else "ai"
+    from turinglab.arena.waiting import Waiter, WaitingRoom
 
 
 @dataclass
@@ -94,7 +50,7 @@ class Plan:
 class BlindMatcher:
     """The lobby's tick under a `MatchDesign` (see the module docstring)."""
 
-    def __init__(self, design: MatchDesign, lobby: Lobby) -> None:
+    def __init__(self, design: MatchDesign, lobby: WaitingRoom) -> None:
         self.design = design
         self.lobby = lobby
         self.plans: dict[str, Plan] = {}

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, ConfigDict, Field
 
 from turinglab.agents.base import Agent
-from turinglab.arena.matchmaking_wait import MatchDesign
+from turinglab.arena.match_design import MatchDesign
 from turinglab.arena.study_config import StudyConfig
 from turinglab.games.kinds import Game
 from turinglab.games.spec import TrialSpec

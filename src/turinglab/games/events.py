@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 if TYPE_CHECKING:
-    from turinglab.games.table import TranscriptMessage
+    from turinglab.games.transcript import TranscriptMessage
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,32 +32,13 @@ from turinglab.agents.base import (
     CallContext,
     ChatMessage,
     ImagePart,
-    Route,
     with_image_markers,
 )
 from turinglab.games.clock import REAL_CLOCK, Clock
 from turinglab.games.events import GameEvent, GameObserver, MessageSaid
-
-GAME = "game"  # sender id of instructions the game itself gives
-MAIN = "main"  # the channel of games that have only one
+from turinglab.games.transcript import GAME, MAIN, TranscriptMessage
 
 Caller = Callable[[Agent, list[ChatMessage], CallContext], Awaitable[AgentReply]]
-
-
-@dataclass(slots=True)
-class TranscriptMessage:
-    seq: int
-    sender: str  # a seat id, or GAME
-    text: str
-    visible_to: tuple[str, ...]
-    phase: str
-    created_at: float
-    route: Route | None = None
-    latency_s: float | None = None
-    tokens_in: int | None = None
-    tokens_out: int | None = None
-    channel: str = MAIN
-    images: tuple[ImagePart, ...] = ()
 
 
 MessageSink = Callable[[TranscriptMessage], None]

@@ -13,14 +13,14 @@ from turinglab.report.cells import undefined_num as num
 from turinglab.variants import FD_VARIANTS
 
 if TYPE_CHECKING:
-    from turinglab.report.gtt_report import _Context
+    from turinglab.report.gtt_context import ReportContext
     from turinglab.report.html import Section
 
 # The paper draws D's graphs at a few ε up to 0.3 (where its best D still stratifies).
 GRAPH_EPSILONS = (0.1, 0.2, 0.3)
 
 
-def fixed_distinguisher_section(ctx: _Context) -> None:
+def fixed_distinguisher_section(ctx: ReportContext) -> None:
     section = ctx.page.section("Fixed distinguisher (FD) scores", "fixed-distinguisher")
     present = [v for v in FD_VARIANTS if ctx.rows_of(v)]
     if not present:
@@ -37,7 +37,7 @@ def fixed_distinguisher_section(ctx: _Context) -> None:
         _hierarchies(ctx, section, variant)
 
 
-def _scores(ctx: _Context, section: Section, variant: str, agents: list[str]) -> None:
+def _scores(ctx: ReportContext, section: Section, variant: str, agents: list[str]) -> None:
     scores = gtt_fd.fd_scores(
         ctx.rows_of(variant), agents, variant=variant, missing=ctx.options.policy
     )
@@ -67,7 +67,7 @@ def _scores(ctx: _Context, section: Section, variant: str, agents: list[str]) ->
     )
 
 
-def _recognition(ctx: _Context, section: Section, variant: str) -> None:
+def _recognition(ctx: ReportContext, section: Section, variant: str) -> None:
     level = ctx.options.level
     recognition = gtt_fd.recognition_table(
         ctx.rows_of(variant), variant=variant, missing=ctx.options.policy, level=level
@@ -91,7 +91,7 @@ def _recognition(ctx: _Context, section: Section, variant: str) -> None:
     )
 
 
-def _hierarchies(ctx: _Context, section: Section, variant: str) -> None:
+def _hierarchies(ctx: ReportContext, section: Section, variant: str) -> None:
     rows = ctx.rows_of(variant)
     judges = sorted({r["distinguisher"] for r in rows})
     epsilons = sorted({ctx.options.epsilon, *GRAPH_EPSILONS})

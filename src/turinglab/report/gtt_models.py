@@ -9,12 +9,12 @@ from turinglab.report import figures
 from turinglab.report.cells import fmt, num
 
 if TYPE_CHECKING:
-    from turinglab.report.gtt_report import _Context
+    from turinglab.report.gtt_context import ReportContext
 
 PRIOR_SD = 2.0  # used only when the plain maximum-likelihood fit does not exist (separation)
 
 
-def ability_section(ctx: _Context) -> None:
+def ability_section(ctx: ReportContext) -> None:
     """One fit of all plain-GTT trials: imitation skill θ, discrimination skill φ, bias b."""
     rows = ctx.rows_of("gtt")
     if not rows:
@@ -97,7 +97,7 @@ def ability_section(ctx: _Context) -> None:
     )
 
 
-def theorem3_section(ctx: _Context) -> None:
+def theorem3_section(ctx: ReportContext) -> None:
     """Does querying a specimen help the actor, as Theorem 3 says it should (d^q ≤ d + ½ε₂)?"""
     if not ctx.rows_of("gtt") or not ctx.rows_of("gttq"):
         return

@@ -14,22 +14,17 @@ import shutil
 import tempfile
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
 
 from turinglab.analysis import gtt_relations as rel
 from turinglab.analysis import rank_agreement as ra
 from turinglab.analysis.gtt import (
-    MissingPolicy,
-    OpeningPolicy,
     PairStats,
-    ScoreEstimator,
-    TrialPolicy,
     check_estimator,
     describe_estimator,
     pair_table,
@@ -37,9 +32,11 @@ from turinglab.analysis.gtt import (
 )
 from turinglab.analysis.gtt_budget import budget_curve
 from turinglab.analysis.gtt_relations import reflexivity_checks
-from turinglab.analysis.gtt_scores import ScoreEstimate, ScoreReport, score_report
+from turinglab.analysis.gtt_scores import ScoreEstimate, score_report
 from turinglab.report import figures, gtt_figures
 from turinglab.report.cells import UNDEFINED, undefined_num
+from turinglab.report.gtt_context import ReportContext as _Context
+from turinglab.report.gtt_context import ReportOptions
 from turinglab.report.gtt_fd_section import fixed_distinguisher_section
 from turinglab.report.gtt_models import ability_section, theorem3_section
 from turinglab.report.gtt_transcripts import transcript_browser, transcript_views
@@ -50,28 +47,6 @@ from turinglab.variants import BUDGET_VARIANTS, MATRIX_VARIANTS
 
 REPORT_FILE = "report.html"
 Interval = tuple[float, float]
-
-
-@dataclass(frozen=True)
-class ReportOptions:
-    missing: MissingPolicy = "wrong"
-    opening: OpeningPolicy = "count"
-    estimator: ScoreEstimator = "paper"  # of the Turing scores (gtt module note)
-    epsilon: float = 0.005  # the paper's threshold for the relation graphs
-    level: float = 0.95
-    n_boot: int = 2000
-    seed: int = 0
-    # External rankings: {source name: a CSV path or a parsed table (rank_agreement)}.
-    leaderboards: Mapping[str, Any] = field(default_factory=dict)
-    transcripts: bool = True
-    max_transcripts: int | None = None  # cap on embedded transcripts (page size)
-    # Transcripts gzip-compressed in the page, inflated by the browser on demand (False: plain
-    # JSON, several times bigger).
-    compress_transcripts: bool = True
-
-    @property
-    def policy(self) -> TrialPolicy:
-        return TrialPolicy(self.missing, self.opening)
 
 
 def _options(raw: Mapping[str, Any]) -> ReportOptions:
@@ -87,33 +62,6 @@ def _options(raw: Mapping[str, Any]) -> ReportOptions:
     if not 0 < options.level < 1:
         raise ValueError(f"level must lie in (0, 1), not {options.level}")
     return options
-
-
-@dataclass
-class _Context:
-    store: Store
-    run: RunInfo
-    rows: list[dict[str, Any]]
-    options: ReportOptions
-    out_dir: Path
-    page: Page
-    figure_files: dict[str, dict[str, Path]] = field(default_factory=dict)
-    scores: dict[str, ScoreReport] = field(default_factory=dict)  # per variant, for Table 1
-
-    def rows_of(self, *variants: str) -> list[dict[str, Any]]:
-        return [r for r in self.rows if r.get("variant", "gtt") in variants]
-
-    def agents_of(self, rows: Iterable[Mapping[str, Any]]) -> list[str]:
-        """Agents in these rows, in the config's universe order first."""
-        seen = {r[k] for r in rows for k in ("actor", "distinguisher", "target")}
-        universe = self.run.config.get("experiment", {}).get("universe") or []
-        ordered = [a for a in universe if a in seen]
-        return ordered + sorted(seen - set(ordered))
-
-    def figure(self, section: Section, fig: Figure, name: str, caption: str) -> None:
-        files = figures.save_figure(fig, self.out_dir, name)
-        self.figure_files[name] = files
-        section.figure(figures.figure_svg(fig, id_prefix=name), caption, files)
 
 
 # ---- sections -------------------------------------------------------------------------------

@@ -1,0 +1,56 @@
+"""A study's matchmaking design: how long each person waits and what kind of witness they get.
+
+The settings and their draws only; the matching they drive, and why it keeps the wait from
+telling an interrogator anything, is in matchmaking_wait.py. Its own module so that the mode
+settings (modes.py) can hold a design without importing the lobby's matcher.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Kind = Literal["ai", "person", "witness"]
+WITNESS_DRAW = 0.5  # the share of joining people drawn to witness (two-party)
+
+
+class MatchDesign(BaseModel):
+    """How games are formed without a timing side channel (study settings)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    # Two-party: the share of study interrogations whose witness is a person.
+    human_witness_share: float = Field(default=0.5, ge=0, le=1)
+    wait_min_s: float = Field(default=5.0, ge=0)
+    wait_max_s: float = Field(default=60.0, ge=0)
+    # Witness rounds are supplied only by interrogations drawn "person" (at most
+    # `human_witness_share` of them), so someone whose interrogator rounds are done may find
+    # no interrogator for their last witness rounds. After `witness_wait_s` offered as a
+    # witness they do not time out: "finish" excuses those rounds (their study is complete,
+    # with the reason kept). (An AI-only interrogation instead would start after a wait no
+    # drawn wait has, and so tell its interrogator the witness kind: not offered.)
+    witness_wait_s: float = Field(default=90.0, ge=0)
+    short_of_witnesses: Literal["finish"] = "finish"
+
+    @model_validator(mode="after")
+    def _ordered(self) -> MatchDesign:
+        if self.wait_max_s < self.wait_min_s:
+            raise ValueError(
+                f"wait_max_s ({self.wait_max_s}) is below wait_min_s ({self.wait_min_s})"
+            )
+        return self
+
+    def draw_wait(self, rng: random.Random) -> float:
+        return rng.uniform(self.wait_min_s, self.wait_max_s)
+
+    def draw_kind(self, rng: random.Random) -> Kind:
+        """A joining person's part (see the module docstring)."""
+        if rng.random() < WITNESS_DRAW:
+            return "witness"
+        return self.draw_interrogation(rng)
+
+    def draw_interrogation(self, rng: random.Random) -> Kind:
+        """An interrogator's witness kind."""
+        return "person" if rng.random() < self.human_witness_share else "ai"
