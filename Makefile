@@ -38,7 +38,7 @@ nginx:
 	  && [ "$$(id -u)" = 0 ] && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx; } \
 	  || echo "note: the deployment test needs nginx (it is skipped without it)"
 
-# Tests in parallel: many wait on servers, browsers and clocks, not on the CPU (see README, Tests);
+# Tests in parallel: many wait on servers, browsers and clocks, not on the CPU (see docs/testing.md);
 # on 2 cores four workers beat three and five (measured there).
 # More options with PYTEST_ARGS, e.g. make test PYTEST_ARGS='-m "not slow"'.
 TEST_WORKERS ?= 4
