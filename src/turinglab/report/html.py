@@ -47,11 +47,13 @@ def _slug(text: str) -> str:
 
 @dataclass(frozen=True)
 class Cell:
-    """A table cell with optional hover text (shown as a tooltip, e.g. a 95% CI)."""
+    """A table cell with optional hover text (shown as a tooltip) and an optional detail
+    printed under the value (e.g. its 95% CI, so a printed page or a phone shows it too)."""
 
     text: str
     hover: str | None = None
     numeric: bool = False
+    detail: str | None = None
 
 
 CellValue = Cell | str | int | float | None
@@ -65,7 +67,8 @@ def _cell_html(value: CellValue, tag: str = "td") -> str:
     attrs = f' class="{" ".join(classes)}"' if classes else ""
     if value.hover:
         attrs += f' title="{esc(value.hover)}"'
-    return f"<{tag}{attrs}>{esc(value.text)}</{tag}>"
+    detail = f'<span class="detail">{esc(value.detail)}</span>' if value.detail else ""
+    return f"<{tag}{attrs}>{esc(value.text)}{detail}</{tag}>"
 
 
 @dataclass(frozen=True)
