@@ -187,15 +187,16 @@ def _spend(ctx: _Context, section: Section) -> None:
             a["lost"],
             a["in"],
             a["out"],
-            Cell(f"{a['usd']:.4f}", numeric=True) if a["priced"] else "no price set",
+            Cell(f"{a['usd']:.4f}", numeric=True) if a["priced"] else "–",
         ]
         for agent, a in by_agent.items()
     ]
     section.table(
-        ["agent", "calls", "of them in games not finished", "tokens in", "tokens out", "USD"],
+        ["agent", "calls", "unfinished games' calls", "tokens in", "tokens out", "USD"],
         rows,
         caption="What the run spent per agent (every model call, finished or not; the "
-        "export's spend file splits it by game status). USD from the config's prices.",
+        "export's spend file splits it by game status). USD from the config's prices; "
+        "– where the config sets no price.",
     )
 
 

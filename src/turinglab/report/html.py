@@ -208,9 +208,11 @@ class Section:
                 raise ValueError(f"table row {i} has {len(row)} cells for {len(columns)} columns")
         head = "".join(f"<th>{esc(c)}</th>" for c in columns)
         body = "".join("<tr>" + "".join(_cell_html(v) for v in row) + "</tr>" for row in rows)
-        cap = f"<caption>{esc(caption)}</caption>" if caption else ""
+        # The caption sits above the scrolling box, not inside the table: a table wider than a
+        # phone scrolls sideways, and a <caption> would scroll (and clip) with it.
+        cap = f'<p class="table-caption">{esc(caption)}</p>' if caption else ""
         self.parts.append(
-            f'<div class="table-wrap"><table class="data {esc(css_class)}">{cap}'
+            f'{cap}<div class="table-wrap"><table class="data {esc(css_class)}">'
             f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
         )
         return self
