@@ -161,11 +161,12 @@ def serve_on_fd(app: Any, fd: int) -> None:
 
 
 @contextlib.contextmanager
-def serving_in_thread(app: Any) -> Iterator[str]:
-    """A real uvicorn server for `app` in a thread, started; yields its base URL."""
+def serving_in_thread(app: Any, **options: Any) -> Iterator[str]:
+    """A real uvicorn server for `app` in a thread, started; yields its base URL. `options`:
+    more of uvicorn's settings (proxy_headers=True, …)."""
     sock = listening_socket()
     port = int(sock.getsockname()[1])
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", **options))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     for _ in range(3000):  # up to a minute on a busy machine; a failed start ends the thread

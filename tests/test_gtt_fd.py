@@ -117,22 +117,44 @@ def test_recognition_table_pools_target_branch_and_self_imitation() -> None:
     assert rec["B"].ci == pytest.approx((0.025 ** (1 / 2), 1.0))
 
 
+# Target-branch verdicts for the pairs TARGET_BRANCH leaves out, so every cell has both.
+OTHER_TARGETS = {("A", "C"): [1, 0], ("B", "C"): [0, 0], ("C", "B"): [1, 1]}
+
+
+def both_branch_rows() -> list[dict]:
+    extra = [fd("D", x, y, True, v) for (x, y), vs in OTHER_TARGETS.items() for v in vs]
+    return universe_rows() + extra
+
+
 def test_fd_advantage_matrix_and_collapse() -> None:
-    d = fd_advantage_matrix(universe_rows(), "D")
+    d = fd_advantage_matrix(both_branch_rows(), "D")
     assert list(d.index) == ["A", "B", "C"]
     # (A, B): impostor verdicts 1, 0 → right once; target verdicts 1, 1 → right twice: 3/4.
     assert d.loc["A", "B"] == pytest.approx(0.25)
-    assert d.loc["A", "C"] == pytest.approx(-0.5)  # D accepted the impostor both times
+    # (A, C): impostor accepted twice (0 right), target 1, 0 (1 right): 1/4.
+    assert d.loc["A", "C"] == pytest.approx(-0.25)
     assert d.loc["B", "A"] == pytest.approx(0.75 - 0.5)  # 2 of 2 impostors + 1 of 2 targets
     assert math.isnan(d.loc["A", "A"])
-    collapse = fd_collapse(universe_rows(), [0.0, 0.25, 0.5])
+    collapse = fd_collapse(both_branch_rows(), [0.0, 0.25, 0.5])
     assert collapse["distinguisher"].unique().tolist() == ["D"]
-    # Cells: A→B .25, A→C −.5, B→A .25, B→C 0, C→A .25, C→B −.5 (successes 3/4, 0, 3/4,
-    # 2/4 via 1 of 2 impostors, 3/4 via 1 of 2 impostors + 2 of 2 targets, 0).
+    # Cells: A→B .25, A→C −.25, B→A .25, B→C −.25 (1 of 2 impostors, 0 of 2 targets),
+    # C→A .25, C→B 0 (0 of 2 impostors, 2 of 2 targets).
     assert collapse["related_pairs"].tolist() == [3, 6, 6]
     # At ε = 0: A ≥ C, B ≥ C, C ≥ B, so B ≅ C and only A > C is strict.
     assert collapse["strict_pairs"].tolist() == [1, 0, 0]
     assert collapse["classes"].tolist() == [2, 1, 1]
+
+
+def test_a_cell_with_one_branch_is_undefined() -> None:
+    """With only impostor trials, D's success is its rejection rate, not whether it tells the
+    two apart (accepting every X would score ½ on both branches, 0 on impostors alone)."""
+    d = fd_advantage_matrix(universe_rows(), "D")
+    assert d.loc["A", "B"] == pytest.approx(0.25)  # both branches
+    for a, b in OTHER_TARGETS:  # impostor branch only
+        assert math.isnan(d.loc[a, b]), (a, b)
+    collapse = fd_collapse(universe_rows(), [0.0, 0.25])
+    # Only A→B, B→A, C→A (all .25) are defined: no relation at ε = 0, three at .25.
+    assert collapse["related_pairs"].tolist() == [0, 3]
 
 
 def test_bad_fd_input() -> None:

@@ -91,7 +91,12 @@ def table_rows(page: str, section_id: str) -> dict[str, list[str]]:
     assert table
     rows = {}
     for tr in re.findall(r"<tr>(.*?)</tr>", table.group(1), re.S):
-        cells = [html_lib.unescape(c) for c in re.findall(r"<td[^>]*>([^<]*)</td>", tr)]
+        cells = [
+            html_lib.unescape(c)
+            for c in re.findall(
+                r"<td[^>]*>([^<]*)(?:<span class=\"detail\">[^<]*</span>)?</td>", tr
+            )
+        ]
         rows[cells[1] if section_id.endswith("scores") else cells[0]] = cells
     return rows
 
@@ -138,6 +143,23 @@ async def test_scores_match_proposition_2_by_hand(tmp_path: Path, run_store: tup
     page = build_gtt_report(store, run_id, tmp_path / "rep", n_boot=50).read_text()
     store.close()
     assert "Proposition 2" in page and "estimator" in page
+    # The overview's spend table adds up what the export's spend file holds, per agent.
+    (spend_file,) = (tmp_path / "exp").glob("*spend*.csv")
+    spent: dict[str, list[int]] = {}
+    for r in csv.DictReader(spend_file.open(encoding="utf-8")):
+        totals = spent.setdefault(r["agent"], [0, 0, 0])
+        for i, key in enumerate(("calls", "tokens_in", "tokens_out")):
+            totals[i] += int(r[key])
+    assert spent and any(t[1] > 0 for t in spent.values())  # the fake server counts tokens
+    overview = re.search(r'<section id="overview">(.*?)</section>', page, re.S)
+    assert overview and "What the run spent per agent" in overview.group(1)
+    for agent, (calls, tokens_in, tokens_out) in spent.items():
+        assert f'<tr><td>{agent}</td><td class="num">{calls}</td>' in overview.group(1)
+        assert f'<td class="num">{tokens_in}</td><td class="num">{tokens_out}</td>' in (
+            overview.group(1)
+        )
+    # Intervals are printed under the scores, not only in tooltips.
+    assert '<span class="detail">[' in page
     for variant in ("gtt", "gttq"):
         shown = table_rows(page, f"{variant}-scores")
         for agent, (f, d, t) in paper[variant].items():

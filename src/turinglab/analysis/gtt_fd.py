@@ -184,24 +184,29 @@ def fd_advantage_matrix(
 ) -> pd.DataFrame:
     """D's advantage Pr[D succeeds] − ½ per (actor A, target B): rows A, columns B.
 
-    A ≥ε;D B iff this is ≤ ε, so gtt_relations' functions give D's hierarchy.
+    A ≥ε;D B iff this is ≤ ε, so gtt_relations' functions give D's hierarchy. A cell needs
+    counted verdicts in both branches (X the target itself, X the actor imitating it): with one
+    branch only it measures recognition or rejection alone, not telling the two apart, and is
+    left undefined (NaN).
     """
     policy = as_policy(missing, opening)
     own = [r for r in _fd_rows(rows, variant) if r["distinguisher"] == distinguisher]
     if not own:
         raise ValueError(f"no {variant} rows with distinguisher {distinguisher!r}")
     names = list(agents) if agents else [a for a in _universe(own) if a != distinguisher]
+    # (actor, target) -> [successes, verdicts, verdicts with X the target]
     counts: dict[tuple[str, str], list[int]] = {}
     for r in own:
         verdict = effective_verdict(r, policy)
         if verdict is None:
             continue
-        k_n = counts.setdefault((r["actor"], r["target"]), [0, 0])
+        k_n = counts.setdefault((r["actor"], r["target"]), [0, 0, 0])
         k_n[0] += int((verdict == 1) == bool(r["x_is_target"]))
         k_n[1] += 1
+        k_n[2] += int(bool(r["x_is_target"]))
     matrix = pd.DataFrame(math.nan, index=names, columns=names, dtype=float)
-    for (a, b), (k, n) in counts.items():
-        if a in matrix.index and b in matrix.columns:
+    for (a, b), (k, n, n_target) in counts.items():
+        if a in matrix.index and b in matrix.columns and 0 < n_target < n:
             matrix.loc[a, b] = k / n - 0.5
     matrix.index.name, matrix.columns.name = "actor", "target"
     matrix.attrs = {"variant": variant, "policy": policy, "distinguisher": distinguisher}

@@ -38,10 +38,12 @@ from turinglab.arena.admin_guard import (
     device_token,
     known_device,
 )
+from turinglab.arena.admin_keys import KeyAllowlist
 from turinglab.arena.admin_people import study_view
 from turinglab.arena.cluster import Cluster, SignedSessions, health_checks
 from turinglab.arena.collect import collect_router
 from turinglab.arena.collect_store import CollectStore
+from turinglab.arena.consent import add_consent_route
 from turinglab.arena.handoff import add_handoff_routes
 from turinglab.arena.hub import Arena, FinishedHook
 from turinglab.arena.judging import judging_router
@@ -53,11 +55,10 @@ from turinglab.arena.metrics import CONTENT_TYPE, said_if_slow
 from turinglab.arena.metrics_page import render_metrics
 from turinglab.arena.modes import ArenaSetup
 from turinglab.arena.resume import ResumePoint
-from turinglab.arena.sessions import COOKIE, set_session_cookie
+from turinglab.arena.sessions import COOKIE
 from turinglab.arena.store_bridge import ArenaStore
 from turinglab.arena.strong_mode import add_image_route
 from turinglab.arena.study_admin import AdminFormError, open_study, read_form
-from turinglab.arena.study_config import recruitment_ids
 from turinglab.arena.study_page import PageCache
 from turinglab.games.clock import REAL_CLOCK, Clock
 from turinglab.itt.judgements import judgements_csv
@@ -96,11 +97,13 @@ def create_app(
     secret: str | None = None,
     namespace: str | None = None,
     studies_dir: Path | None = None,
+    admin_keys: KeyAllowlist | None = None,
 ) -> FastAPI:
     """`store`: write every game to the generic store as it is played, and export from it.
     `redis_url` (with `secret`, shared by all processes): one of several processes serving
     one arena (cluster.py); `namespace` keeps their Redis keys apart from other arenas'.
-    `studies_dir`: the folder whose config files the admin may open as a study."""
+    `studies_dir`: the folder whose config files the admin may open as a study; `admin_keys`:
+    the API-key variables those configs may use (admin_keys.py; None: none)."""
     arena = Arena(setup, clock, on_finished, store)
     cluster: Cluster | None = None
     if redis_url is not None:
@@ -159,33 +162,7 @@ def create_app(
         page = pages.page(arena.setup, session)
         return HTMLResponse(page, headers={"Cache-Control": "no-store"})
 
-    @app.post("/consent")
-    async def consent(request: Request) -> Response:
-        """A session, only once the person has agreed; with their recruitment ids (Prolific's
-        PROLIFIC_PID, STUDY_ID and SESSION_ID, or ?pid=) from the page's URL."""
-        if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
-            raise HTTPException(status.HTTP_415_UNSUPPORTED_MEDIA_TYPE, "expected JSON")
-        body = await request.body()
-        try:
-            given = json.loads(body) if len(body) <= 4096 else None
-        except ValueError:
-            given = None
-        if not isinstance(given, dict) or given.get("consent") is not True:
-            raise HTTPException(status.HTTP_400_BAD_REQUEST, "consent is required")
-        person = arena.sessions.get(request.cookies.get(COOKIE))
-        if person is None:
-            person = arena.sessions.new()
-        first, person.consented = not person.consented, True
-        ids = recruitment_ids(given.get("ids"))
-        if ids and not person.recruitment:
-            person.recruitment = ids
-            first = True
-        if first and arena.store is not None:  # kept: every process's /admin lists them
-            arena.store.consented(person.id, person.recruitment)
-        response = JSONResponse({"ok": True}, headers={"Cache-Control": "no-store"})
-        set_session_cookie(response, request, COOKIE, person.token)
-        return response
-
+    add_consent_route(app, arena)  # a session starts here, throttled per address
     add_handoff_routes(app, arena)  # which recruitment code a person has earned
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
@@ -282,7 +259,7 @@ def create_app(
             fields = await read_form(request, csrf)
             if fixed_study is not None:
                 raise AdminFormError(fixed_study, 409)
-            opened = await asyncio.to_thread(open_study, fields, studies_dir)
+            opened = await asyncio.to_thread(open_study, fields, studies_dir, admin_keys)
             arena.open_study(opened.setup)
         except (AdminFormError, ValueError) as err:
             return await admin_html(str(err), getattr(err, "status", 400))

@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from turinglab.agents.human import MESSAGE, HumanAgent, HumanInput
 from turinglab.arena import frames as F
+from turinglab.arena.chat_text import clean
 from turinglab.arena.live import InputRejected, LiveGame, PersonView
 from turinglab.arena.sessions import Participant
 from turinglab.games.events import GameEvent, MessageSaid
@@ -264,7 +265,7 @@ class GTTLiveGame(LiveGame):
                 kind="gtt-verdict",
                 verdict=frame.choice,
                 confidence=float(frame.confidence),
-                reason=frame.reason.strip(),
+                reason=clean(frame.reason).strip(),
                 created_at=self.clock.now(),
             )
             self._give(view, ANSWERS[frame.choice])

@@ -21,6 +21,7 @@ from typing import Any, Literal
 from turinglab.agents.base import Agent, AgentReply, CallContext, ChatMessage
 from turinglab.agents.human import MESSAGE, HumanAgent, HumanInput
 from turinglab.arena import frames as F
+from turinglab.arena.chat_text import clean, utf16_length
 from turinglab.arena.commit_gate import RECONNECT, STORE_LOST, CommitGate
 from turinglab.arena.modes import ArenaMode
 from turinglab.arena.resume import Outbox
@@ -531,7 +532,7 @@ class LiveGame:
         channel = view.alias_to_channel.get(frame.channel)
         if channel is not None and view.pending.get(channel) == key:
             return True  # on its way: the message frame that shows it is the answer
-        text = frame.text.strip()
+        text = clean(frame.text).strip()
         if frame.after is not None and any(
             m.n >= frame.after and m.sender == "you" and m.channel == frame.channel
             and m.text == text
@@ -562,11 +563,13 @@ class LiveGame:
         view.agent.push(HumanInput(MESSAGE, text, channel=channel))
 
     def _text(self, frame: F.SendMessage) -> str:
-        """The message as it will be said: not empty, within the mode's length limit."""
-        text = frame.text.strip()
+        """The message as it will be said: without control or bidi-control characters (for
+        every mode: they all come here), not empty, within the mode's length limit as the
+        page counts it (chat_text.py)."""
+        text = clean(frame.text).strip()
         if not text:
             raise InputRejected("empty", "Type a message first.")
-        if len(text) > self.mode.max_chars:
+        if utf16_length(text) > self.mode.max_chars:
             raise InputRejected(
                 "too-long", f"Messages are limited to {self.mode.max_chars} characters."
             )
@@ -583,7 +586,7 @@ class LiveGame:
             raise InputRejected("not-judge", "Only the interrogator decides.")
 
     def _verdict_data(self, view: PersonView, frame: F.Verdict) -> dict[str, Any]:
-        data: dict[str, Any] = {"confidence": frame.confidence, "reason": frame.reason}
+        data: dict[str, Any] = {"confidence": frame.confidence, "reason": clean(frame.reason)}
         if self.mode.verdict == "which":
             seat = view.partner[self._channel(view, frame.choice)]  # the witness judged human
             data.update(human=seat, verdict=seat)

@@ -22,6 +22,7 @@ from turinglab.agents.eliza import ElizaAgent
 from turinglab.agents.human import HumanInput
 from turinglab.agents.registry import build_agent, display_names
 from turinglab.arena import frames as F
+from turinglab.arena.chat_text import clean
 from turinglab.arena.live import InputRejected, LiveGame, PersonView
 from turinglab.arena.modes import ArenaMode, ArenaSettings, ArenaSetup
 from turinglab.arena.strong_mode import PERSON, StrongLiveGame
@@ -124,7 +125,7 @@ class LiveITTLiveGame(StrongLiveGame):
                 raise InputRejected("bad-verdict", "Choose A or B.")
             seat = SIDES[LABELS.index(frame.choice)]
             self.chose = self.current
-            data = {"human": seat, "confidence": frame.confidence, "reason": frame.reason}
+            data = {"human": seat, "confidence": frame.confidence, "reason": clean(frame.reason)}
             view.agent.push(HumanInput("verdict", data=data))
             self._push((view.seat,))
             return

@@ -10,9 +10,11 @@ import importlib.util
 import os
 import secrets
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from turinglab.arena.admin_keys import KeyAllowlist
 from turinglab.arena.app import create_app
 from turinglab.arena.hub import FinishedHook
 from turinglab.arena.modes import ArenaSetup
@@ -83,6 +85,7 @@ def serve(
     itt_collect: Path | None = None,
     proxy_headers: bool = False,
     forwarded_allow_ips: str = "127.0.0.1",
+    allow_key_env: Sequence[str] = (),
 ) -> None:
     """Serve the arena until interrupted.
 
@@ -97,9 +100,16 @@ def serve(
     Behind a TLS reverse proxy (deploy/README.md) pass `proxy_headers` and the proxy's address
     in `forwarded_allow_ips`: uvicorn then takes the client's address and scheme from the
     proxy's X-Forwarded-For/-Proto, so session cookies are marked Secure and the admin
-    password throttle counts guesses per real client."""
+    password throttle counts guesses per real client.
+
+    `allow_key_env` (NAME or NAME=BASE_URL): the API-key variables a config opened from /admin
+    may use, besides the start-up config's own (admin_keys.py)."""
     import uvicorn
 
+    try:
+        keys = KeyAllowlist.parse(allow_key_env)
+    except ValueError as err:
+        raise SystemExit(f"error: {err}") from None
     secret = os.environ.get(SECRET_ENV)
     if redis and not secret:
         raise SystemExit(f"error: --redis needs {SECRET_ENV} set (the same in every process)")
@@ -146,6 +156,7 @@ def serve(
         judging=judging,
         collecting=collecting,
         studies_dir=studies_dir,
+        admin_keys=keys.with_config(config if isinstance(config, ExperimentConfig) else None),
     )
     modes = ", ".join(m.name for m in setup.modes)
     print(f"arena: http://{host}:{port}/  ({modes})", file=sys.stderr)

@@ -8,6 +8,7 @@ and carry a per-server CSRF token; a browser's Origin, when sent, must be this s
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import parse_qs
@@ -15,6 +16,7 @@ from urllib.parse import parse_qs
 from fastapi import Request
 
 from turinglab.arena.admin_files import confined_to
+from turinglab.arena.admin_keys import KeyAllowlist
 from turinglab.arena.modes import ArenaSetup
 from turinglab.arena.setups import setup_from_config
 from turinglab.config import ConfigError, ExperimentConfig, load_config, parse_config
@@ -58,16 +60,19 @@ async def read_form(request: Request, csrf: str) -> dict[str, str]:
     return fields
 
 
-def open_study(fields: dict[str, str], studies_dir: Path | None) -> OpenedStudy:
+def open_study(
+    fields: dict[str, str], studies_dir: Path | None, keys: KeyAllowlist | None = None
+) -> OpenedStudy:
     """Validate the form and build the study's setup (this may load models: call it off the
-    event loop)."""
+    event loop). `keys`: the API-key variables its agents may use (None: none)."""
+    keys = keys or KeyAllowlist()
     path, text = fields.get("path", "").strip(), fields.get("yaml", "").strip()
     if path and text:
         raise AdminFormError("give a config file or pasted YAML, not both")
     if path:
-        config, source = _from_file(path, studies_dir)
+        config, source = _from_file(path, studies_dir, keys)
     elif text:
-        config, source = _from_text(text, studies_dir), "pasted YAML"
+        config, source = _from_text(text, studies_dir, keys), "pasted YAML"
     else:
         raise AdminFormError("give a config file (path) or paste the config's YAML")
     rounds = _rounds(fields.get("rounds", "").strip())
@@ -81,7 +86,23 @@ def open_study(fields: dict[str, str], studies_dir: Path | None) -> OpenedStudy:
     return OpenedStudy(replace(setup, settings=settings), source)
 
 
-def _from_file(path: str, studies_dir: Path | None) -> tuple[ExperimentConfig, str]:
+def _admin_checks(
+    root: Path | None, base_dir: Path | None, source: str, keys: KeyAllowlist
+) -> Callable[[ExperimentConfig], None]:
+    """What a config from /admin must pass before anything in it is opened or built: its
+    files inside the studies folder (admin_files.py), its API keys allowed (admin_keys.py)."""
+    files = confined_to(root, base_dir, source)
+
+    def check(config: ExperimentConfig) -> None:
+        files(config)
+        keys.check(config, source)
+
+    return check
+
+
+def _from_file(
+    path: str, studies_dir: Path | None, keys: KeyAllowlist
+) -> tuple[ExperimentConfig, str]:
     if studies_dir is None:
         raise AdminFormError("this server allows no config folder: paste the YAML instead")
     root = studies_dir.resolve()
@@ -93,15 +114,16 @@ def _from_file(path: str, studies_dir: Path | None) -> tuple[ExperimentConfig, s
     if not full.is_file():
         raise AdminFormError(f"{path}: no such file in {root}")
     try:
-        return load_config(full, confined_to(root, full.parent, path)), str(full.relative_to(root))
+        check = _admin_checks(root, full.parent, path, keys)
+        return load_config(full, check), str(full.relative_to(root))
     except ConfigError as err:
         raise AdminFormError(str(err)) from None
 
 
-def _from_text(text: str, studies_dir: Path | None) -> ExperimentConfig:
+def _from_text(text: str, studies_dir: Path | None, keys: KeyAllowlist) -> ExperimentConfig:
     try:
         data, root = load_yaml(text)
-        check = confined_to(studies_dir, studies_dir, "pasted YAML")
+        check = _admin_checks(studies_dir, studies_dir, "pasted YAML", keys)
         return parse_config(data, "pasted YAML", studies_dir, _root=root, check=check)
     except YAMLProblem as err:
         raise AdminFormError(f"config error in pasted YAML: {err}") from None

@@ -60,7 +60,8 @@ def engine_setup(
     """The engine's three-party game (games/three_party.py): one person interrogates, one
     witnesses, and a scripted AI witness answers with real chat turns, at once, behind the
     arena's typing-delay model (the paper's delays): what is measured is the arena, not a
-    model. Default rate limits; open matching (people are paired as they wait), or with
+    model. Default frame rate limits (not the per-address consent limit: every simulated person
+    shares one address); open matching (people are paired as they wait), or with
     `blind` ("MIN:MAX" s) a study design's blind matching, each wait drawn from that range."""
     from turinglab.agents.scripted import ScriptedAgent
     from turinglab.arena.engine_modes import interrogation_mode
@@ -86,7 +87,10 @@ def engine_setup(
     if blind is not None:
         low, high = blind_waits(blind)
         design = MatchDesign(wait_min_s=low, wait_max_s=high)
-    settings = ArenaSettings(rounds=rounds, max_wait_s=max_wait_s, seed=seed, design=design)
+    settings = ArenaSettings(
+        rounds=rounds, max_wait_s=max_wait_s, seed=seed, design=design,
+        consents_per_address=1_000_000,  # every simulated person comes from 127.0.0.1
+    )  # fmt: skip
     return ArenaSetup([mode], {"bot": bot}, {"bot": "BOT"}, settings)
 
 

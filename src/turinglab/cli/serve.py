@@ -43,6 +43,13 @@ def serve(
             "answer, at /respond"
         ),
     ] = None,
+    allow_key_env: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="an API-key variable a config opened from /admin may use, as NAME=BASE_URL "
+            "(or NAME: to any URL); repeatable. None by default, besides the start-up config's"
+        ),
+    ] = None,
 ) -> None:
     """Start the browser arena: people play Turing tests with each other and with AI witnesses.
 
@@ -70,4 +77,5 @@ def serve(
         itt_collect=itt_collect,
         proxy_headers=proxy_headers,
         forwarded_allow_ips=forwarded_allow_ips,
+        allow_key_env=allow_key_env or (),
     )

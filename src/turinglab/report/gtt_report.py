@@ -42,6 +42,7 @@ from turinglab.report.gtt_models import ability_section, theorem3_section
 from turinglab.report.gtt_transcripts import transcript_browser, transcript_views
 from turinglab.report.html import Cell, CellValue, Page, Section
 from turinglab.store.database import RunInfo, Store, analysis_rows
+from turinglab.store.export import spend_rows
 from turinglab.tagging.probe_rules import PROBE_CODES, probe_report
 from turinglab.variants import BUDGET_VARIANTS, MATRIX_VARIANTS
 
@@ -67,6 +68,18 @@ def _options(raw: Mapping[str, Any]) -> ReportOptions:
 # ---- sections -------------------------------------------------------------------------------
 
 _num = undefined_num
+
+
+def _shown_ci(x: float, ci: Interval | None, level: float, digits: int = 2) -> Cell:
+    """A score with its interval printed under it (and in the hover)."""
+    cell = _num(x, ci, level, digits=digits + 1)
+    if ci is None or not all(math.isfinite(v) for v in ci):
+        return cell
+    return Cell(
+        cell.text, cell.hover, numeric=True, detail=f"[{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]"
+    )
+
+
 POOLED = "all pairs pooled"
 ONE_BRANCH = (
     "undefined: a branch of this cell has no counted trial, so p = ½s_B + ½s_B,A is not estimated"
@@ -94,6 +107,45 @@ def _overview(ctx: _Context) -> None:
         counts = Counter(r["status"] for r in ctx.rows_of(variant))
         table.append([variant, sum(counts.values()), *(counts.get(s, 0) for s in statuses)])
     section.table(["variant", "finished", *statuses], table, caption="Trials by outcome")
+    _spend(ctx, section)
+
+
+def _spend(ctx: _Context, section: Section) -> None:
+    """Calls, tokens and cost per agent, as the export's spend file counts them."""
+    used = spend_rows(ctx.store, ctx.run.id)
+    if not used:
+        return
+    by_agent: dict[str, dict[str, Any]] = {}
+    for u in used:
+        a = by_agent.setdefault(
+            u["agent"], {"calls": 0, "in": 0, "out": 0, "usd": 0.0, "priced": True, "lost": 0}
+        )
+        a["calls"] += u["calls"]
+        a["in"] += u["tokens_in"]
+        a["out"] += u["tokens_out"]
+        a["lost"] += u["calls"] if u["game_status"] != "finished" else 0
+        if u["usd"] is None:
+            a["priced"] = False
+        else:
+            a["usd"] += u["usd"]
+    rows: list[list[CellValue]] = [
+        [
+            agent,
+            a["calls"],
+            a["lost"],
+            a["in"],
+            a["out"],
+            Cell(f"{a['usd']:.4f}", numeric=True) if a["priced"] else "–",
+        ]
+        for agent, a in by_agent.items()
+    ]
+    section.table(
+        ["agent", "calls", "unfinished games' calls", "tokens in", "tokens out", "USD"],
+        rows,
+        caption="What the run spent per agent (every model call, finished or not; the "
+        "export's spend file splits it by game status). USD from the config's prices; "
+        "– where the config sets no price.",
+    )
 
 
 def _advantage(ctx: _Context, variant: str) -> None:
@@ -323,16 +375,16 @@ def _scores(ctx: _Context, variant: str) -> None:
             [
                 _num(s.rank, digits=0, why="undefined: the agent lacks F or D"),
                 s.agent,
-                _num(s.fooling, s.fooling_ci, opts.level),
-                _num(s.distinguishing, s.distinguishing_ci, opts.level),
-                _num(s.total, s.total_ci, opts.level),
+                _shown_ci(s.fooling, s.fooling_ci, opts.level, digits=1),
+                _shown_ci(s.distinguishing, s.distinguishing_ci, opts.level, digits=1),
+                _shown_ci(s.total, s.total_ci, opts.level, digits=1),
                 *_rank_cells(s),
                 f"{s.opponents}, {s.judged}",
             ]
             for s in est
         ],
         caption=f"Percentile bootstrap ({report.n_boot} replicates within cells, seed "
-        f"{report.seed}, same estimator); hover for {opts.level:.0%} CIs. Ranked by T. "
+        f"{report.seed}, same estimator); {opts.level:.0%} CIs under each value. Ranked by T. "
         f"“{NOT_ENOUGH}”: {NOT_ENOUGH_WHY}.",
     )
     scored = [s for s in est if not math.isnan(s.total)]
@@ -396,8 +448,8 @@ def _table1(ctx: _Context) -> None:
                 s = by[v].get(a)
                 ci = getattr(s, f"{name}_ci") if s is not None else None
                 mark = "\u00a0★" if not math.isnan(x) and math.isclose(x, best[v, name]) else ""
-                cell = _num(x, ci, ctx.options.level, digits=3)
-                cells.append(Cell(cell.text + mark, hover=cell.hover, numeric=True))
+                cell = _shown_ci(x, ci, ctx.options.level)
+                cells.append(Cell(cell.text + mark, cell.hover, numeric=True, detail=cell.detail))
         cells.append(_num(means[a], digits=3))
         rows.append(cells)
     section.table(
@@ -405,7 +457,7 @@ def _table1(ctx: _Context) -> None:
         rows,
         caption="Ordered by the mean of T over the two settings (the paper's Table 1); ★ marks "
         f"the best model for each metric within a setting. Estimator “{ctx.options.estimator}”;"
-        " hover for bootstrap CIs.",
+        f" bootstrap {ctx.options.level:.0%} CIs under each value.",
     )
 
 

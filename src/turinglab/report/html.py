@@ -47,11 +47,13 @@ def _slug(text: str) -> str:
 
 @dataclass(frozen=True)
 class Cell:
-    """A table cell with optional hover text (shown as a tooltip, e.g. a 95% CI)."""
+    """A table cell with optional hover text (shown as a tooltip) and an optional detail
+    printed under the value (e.g. its 95% CI, so a printed page or a phone shows it too)."""
 
     text: str
     hover: str | None = None
     numeric: bool = False
+    detail: str | None = None
 
 
 CellValue = Cell | str | int | float | None
@@ -65,7 +67,8 @@ def _cell_html(value: CellValue, tag: str = "td") -> str:
     attrs = f' class="{" ".join(classes)}"' if classes else ""
     if value.hover:
         attrs += f' title="{esc(value.hover)}"'
-    return f"<{tag}{attrs}>{esc(value.text)}</{tag}>"
+    detail = f'<span class="detail">{esc(value.detail)}</span>' if value.detail else ""
+    return f"<{tag}{attrs}>{esc(value.text)}{detail}</{tag}>"
 
 
 @dataclass(frozen=True)
@@ -205,9 +208,11 @@ class Section:
                 raise ValueError(f"table row {i} has {len(row)} cells for {len(columns)} columns")
         head = "".join(f"<th>{esc(c)}</th>" for c in columns)
         body = "".join("<tr>" + "".join(_cell_html(v) for v in row) + "</tr>" for row in rows)
-        cap = f"<caption>{esc(caption)}</caption>" if caption else ""
+        # The caption sits above the scrolling box, not inside the table: a table wider than a
+        # phone scrolls sideways, and a <caption> would scroll (and clip) with it.
+        cap = f'<p class="table-caption">{esc(caption)}</p>' if caption else ""
         self.parts.append(
-            f'<div class="table-wrap"><table class="data {esc(css_class)}">{cap}'
+            f'{cap}<div class="table-wrap"><table class="data {esc(css_class)}">'
             f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
         )
         return self

@@ -1,0 +1,124 @@
+"""A study config opened from /admin may read only the API-key variables the operator allows
+(`serve --allow-key-env NAME=BASE_URL`, and the start-up config's own), and send each only to
+its base URLs: otherwise an `openai` agent with `api_key_env: TURINGLAB_ARENA_SECRET` and a
+`base_url` of the admin's own host would post the server's secrets there."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from arena_fixtures import ADMIN_PASSWORD, make_setup, running_arena
+from test_cli_errors import turinglab
+from turinglab.arena.admin_keys import KeyAllowlist
+from turinglab.arena.store_bridge import ArenaStore
+from turinglab.config import parse_config
+from turinglab.store.database import Store
+
+pytestmark = pytest.mark.server
+
+AUTH = {"Authorization": aiohttp.encode_basic_auth("admin", ADMIN_PASSWORD)}
+LAB_URL = "http://127.0.0.1:9/v1"  # never called: opening a study builds agents, asks nothing
+
+
+def study(env: str, url: str = LAB_URL) -> str:
+    return f"""\
+name: pilot
+agents:
+  m: {{kind: openai, model: gpt-x, base_url: "{url}", api_key_env: {env}}}
+experiment:
+  game: two-party
+  interrogators: [eliza]
+  ai_witnesses: [{{agent: m, persona: none, label: M}}]
+  time_limit_s: 120
+"""
+
+
+async def open_pasted(base: str, text: str) -> tuple[int, str]:
+    async with aiohttp.ClientSession() as http:
+        async with http.get(base + "/admin", headers=AUTH) as r:
+            found = re.search(r'name="csrf" value="([^"]+)"', await r.text())
+        assert found is not None
+        data = {"csrf": found.group(1), "yaml": text}
+        async with http.post(
+            base + "/admin/study", data=data, headers=AUTH, allow_redirects=False
+        ) as r:
+            return r.status, await r.text()
+
+
+async def test_admin_configs_use_only_the_allowed_key_variables_and_urls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TURINGLAB_ARENA_SECRET", "the-session-signing-secret")
+    monkeypatch.setenv("LAB_OPENAI_KEY", "lab-key")
+    setup = make_setup()
+    kept = ArenaStore(Store(str(tmp_path / "a.db")), setup)
+    keys = KeyAllowlist.parse([f"LAB_OPENAI_KEY={LAB_URL}/"])
+    with running_arena(setup, store=kept, studies_dir=tmp_path, admin_keys=keys) as (base, app):
+        status, page = await open_pasted(base, study("TURINGLAB_ARENA_SECRET"))
+        assert status == 400
+        assert (
+            "agents.m.api_key_env: a config opened from /admin may use only the API-key "
+            "variables the server allows (LAB_OPENAI_KEY;"
+        ) in page
+        assert "not TURINGLAB_ARENA_SECRET" in page and "the-session-signing-secret" not in page
+        status, page = await open_pasted(base, study("LAB_OPENAI_KEY", "https://evil.example/v1"))
+        assert status == 400
+        assert (
+            f"agents.m.base_url: the key in LAB_OPENAI_KEY may be sent only to {LAB_URL}, "
+            "not https://evil.example/v1"
+        ) in page
+        assert app.state.arena.setup is setup  # nothing was opened
+
+        status, page = await open_pasted(base, study("LAB_OPENAI_KEY"))
+        assert status == 303, page
+        assert app.state.arena.setup is not setup
+    kept.close()
+
+
+async def test_by_default_no_key_variable_is_allowed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TURINGLAB_ANYTHING", "x")
+    setup = make_setup()
+    kept = ArenaStore(Store(str(tmp_path / "a.db")), setup)
+    with running_arena(setup, store=kept, studies_dir=tmp_path) as (base, app):
+        for env in ("TURINGLAB_ANYTHING", "HOME"):
+            status, page = await open_pasted(base, study(env))
+            assert status == 400
+            assert f"the server allows (none; turinglab serve --allow-key-env NAME=BASE_URL " \
+                f"adds one), not {env}" in page  # fmt: skip
+        (tmp_path / "chosen.yaml").write_text(study("HOME"))  # chosen from the folder: the same
+        async with aiohttp.ClientSession() as http:
+            async with http.get(base + "/admin", headers=AUTH) as r:
+                token = re.search(r'name="csrf" value="([^"]+)"', await r.text())
+            assert token is not None
+            data = {"csrf": token.group(1), "path": "chosen.yaml"}
+            async with http.post(base + "/admin/study", data=data, headers=AUTH) as r:
+                assert r.status == 400 and "agents.m.api_key_env" in await r.text()
+        assert app.state.arena.setup is setup
+    kept.close()
+
+
+def test_the_start_up_configs_own_keys_stay_allowed_and_bad_flags_are_one_line(
+    tmp_path: Path,
+) -> None:
+    import yaml
+
+    config = parse_config(yaml.safe_load(study("LAB_OPENAI_KEY")), "study.yaml", tmp_path)
+    allowed = KeyAllowlist().with_config(config)
+    allowed.check(config, "study.yaml")  # the operator's own pair: reopening it works
+    assert allowed.allowed == {"LAB_OPENAI_KEY": frozenset({LAB_URL})}
+    assert KeyAllowlist.parse(["K", "K=https://a/v1"]).allowed == {"K": None}  # NAME: any URL
+    with pytest.raises(ValueError, match="the base URL must be"):
+        KeyAllowlist.parse(["K=ftp://x"])
+
+    done = turinglab("serve", "--allow-key-env", "not a name", "--port", "1", cwd=tmp_path)
+    assert done.returncode != 0
+    assert done.stderr.strip().splitlines() == [
+        "error: --allow-key-env 'not a name': give NAME or NAME=BASE_URL"
+    ]
+    assert list(tmp_path.iterdir()) == []  # nothing written (no store)
