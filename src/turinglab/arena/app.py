@@ -43,7 +43,7 @@ from turinglab.arena.admin_people import study_view
 from turinglab.arena.cluster import Cluster, SignedSessions, health_checks
 from turinglab.arena.collect import collect_router
 from turinglab.arena.collect_store import CollectStore
-from turinglab.arena.consent import add_consent_route
+from turinglab.arena.consent import add_consent_route, arena_limits
 from turinglab.arena.handoff import add_handoff_routes
 from turinglab.arena.hub import Arena, FinishedHook
 from turinglab.arena.judging import judging_router
@@ -53,6 +53,7 @@ from turinglab.arena.live import InputRejected
 from turinglab.arena.live_itt_mode import live_itt_judgements
 from turinglab.arena.metrics import CONTENT_TYPE, render_metrics, said_if_slow
 from turinglab.arena.modes import ArenaSetup
+from turinglab.arena.new_records import NewRecordGate
 from turinglab.arena.resume import ResumePoint
 from turinglab.arena.sessions import COOKIE
 from turinglab.arena.store_bridge import ArenaStore
@@ -224,9 +225,11 @@ def create_app(
 
     guarded = [Depends(admin)]
     if judging is not None:  # ITT human judging of a study folder under /judge
-        app.include_router(judging_router(judging, admin))
+        gate = NewRecordGate("judges", arena_limits(arena))
+        app.include_router(judging_router(judging, admin, gate))
     if collecting is not None:  # ITT human responses to a stimuli file under /respond
-        app.include_router(collect_router(collecting, admin))
+        gate = NewRecordGate("respondents", arena_limits(arena))
+        app.include_router(collect_router(collecting, admin, gate))
 
     csrf = secrets.token_urlsafe(24)  # in every admin form; a cross-site post cannot know it
     study = {"source": "the start-up study"}
