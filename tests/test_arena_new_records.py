@@ -1,11 +1,13 @@
 """Every route that makes state for anyone who asks is bounded (issue 32), over real HTTP:
 /judge/api/start and /respond/api/start are limited per address like /consent (a bot with a
 fresh cookie each time used to add a judge or a respondent file per request), /respond
-answers lose control and bidi characters and are counted as the page counts, and no
-unauthenticated JSON route reads a body past a few KiB (they used to read all of it)."""
+answers lose control and bidi characters and are counted as the page counts, no
+unauthenticated JSON route reads a body past a few KiB (they used to read all of it), and one
+session holds a few websockets, not any number."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import secrets
@@ -16,7 +18,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from arena_fixtures import ADMIN_PASSWORD, make_setup, serving_in_thread
+from arena_fixtures import ADMIN_PASSWORD, Person, make_setup, running_arena, serving_in_thread
 from judge_fixtures import conversation_study, stimuli_folder
 from turinglab.arena import create_app
 from turinglab.arena.collect_store import HUMAN_RESPONSES, PARTICIPANTS, CollectStore
@@ -171,3 +173,40 @@ async def test_no_unauthenticated_route_reads_a_large_body(tmp_path: Path) -> No
                         assert r.status == 413, path
                         assert "larger than" in await r.text()
         assert len(judging.judges) == len(collecting.participants) == 1
+
+
+async def test_one_session_opens_a_few_sockets_not_thousands() -> None:
+    """Each socket of a session is sent every frame of it: a loop opening sockets for one
+    session used to hold them all."""
+    with running_arena(make_setup(max_sockets_per_session=3)) as (base, _):
+        person = Person(base)
+        extra: list[aiohttp.ClientWebSocketResponse] = []
+        try:
+            assert (await person.connect())["type"] == "status"
+            url = base.replace("http", "ws") + "/ws"
+            for _ in range(2):
+                extra.append(await person.http.ws_connect(url))
+                assert (await extra[-1].receive_json(timeout=30))["type"] == "status"
+            refused = await person.http.ws_connect(url)
+            frame = await refused.receive_json(timeout=30)
+            assert frame["type"] == "error" and frame["code"] == "too-many-tabs"
+            assert (await refused.receive(timeout=30)).type == aiohttp.WSMsgType.CLOSE
+            assert refused.close_code == 1008
+
+            await extra.pop().close()  # a tab closed: another may open
+            for _ in range(600):
+                again = await person.http.ws_connect(url)
+                frame = await again.receive_json(timeout=30)
+                extra.append(again)
+                if frame["type"] == "status":
+                    break
+                await again.close()
+                extra.pop()
+                await asyncio.sleep(0.05)  # the server counts the closed one down
+            assert frame["type"] == "status"
+            await person.send(type="join", mode="practice", consent=True)  # still playing
+            assert (await person.until("game"))["type"] == "game"
+        finally:
+            for ws in extra:
+                await ws.close()
+            await person.close()

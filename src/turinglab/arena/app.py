@@ -13,6 +13,7 @@ import json
 import logging
 import secrets
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -55,7 +56,7 @@ from turinglab.arena.metrics import CONTENT_TYPE, render_metrics, said_if_slow
 from turinglab.arena.modes import ArenaSetup
 from turinglab.arena.new_records import NewRecordGate
 from turinglab.arena.resume import ResumePoint
-from turinglab.arena.sessions import COOKIE
+from turinglab.arena.sessions import COOKIE, Participant
 from turinglab.arena.store_bridge import ArenaStore
 from turinglab.arena.strong_mode import add_image_route
 from turinglab.arena.study_admin import AdminFormError, open_study, read_form
@@ -176,8 +177,10 @@ def create_app(
             response.status_code = 503
         return {"ok": ok, "status": "ok" if ok else "degraded", **checks}
 
+    sockets: Counter[str] = Counter()  # open sockets per participant, in this process
+
     async def play(ws: WebSocket) -> None:
-        await _serve_socket(ws, arena, setup, frame_log, cluster)
+        await _serve_socket(ws, arena, setup, frame_log, cluster, sockets)
 
     app.add_middleware(_SocketRoute, path="/ws", serve=play)
 
@@ -470,6 +473,7 @@ async def _serve_socket(
     setup: ArenaSetup,
     frame_log: FrameLog | None,
     cluster: Cluster | None = None,
+    sockets: Counter[str] | None = None,
 ) -> None:
     await ws.accept()
     person = arena.sessions.get(ws.cookies.get(COOKIE))
@@ -478,6 +482,30 @@ async def _serve_socket(
         await ws.send_json(F.dump(err))
         await ws.close(code=4401)
         return
+    sockets = Counter() if sockets is None else sockets
+    # A few tabs each; not thousands of sockets for one session, each sent every frame.
+    if sockets[person.id] >= arena.setup.settings.max_sockets_per_session:
+        message = "This study is open in too many tabs: close one, and this one reconnects."
+        await ws.send_json(F.dump(F.Error(code="too-many-tabs", message=message)))
+        await ws.close(code=1008)
+        return
+    sockets[person.id] += 1
+    try:
+        await _play_socket(ws, person, arena, setup, frame_log, cluster)
+    finally:
+        sockets[person.id] -= 1
+        if sockets[person.id] <= 0:
+            del sockets[person.id]
+
+
+async def _play_socket(
+    ws: WebSocket,
+    person: Participant,
+    arena: Arena,
+    setup: ArenaSetup,
+    frame_log: FrameLog | None,
+    cluster: Cluster | None,
+) -> None:
     # Sessions start only at POST /consent: a valid token (on any process) means consent.
     person.consented = True
     queue: asyncio.Queue[F.ServerFrame | dict[str, Any] | None] = asyncio.Queue()
