@@ -15,7 +15,7 @@ from arena_fixtures import ADMIN_PASSWORD, make_setup, running_arena
 from test_cli_errors import turinglab
 from turinglab.arena.admin_keys import KeyAllowlist
 from turinglab.arena.store_bridge import ArenaStore
-from turinglab.config import parse_config
+from turinglab.config import ConfigError, parse_config
 from turinglab.store.database import Store
 
 pytestmark = pytest.mark.server
@@ -122,3 +122,65 @@ def test_the_start_up_configs_own_keys_stay_allowed_and_bad_flags_are_one_line(
         "error: --allow-key-env 'not a name': give NAME or NAME=BASE_URL"
     ]
     assert list(tmp_path.iterdir()) == []  # nothing written (no store)
+
+
+def keyless(url: str) -> str:
+    """A study whose witness has no key: the server still posts to its base URL."""
+    return study("LAB_OPENAI_KEY", url).replace(", api_key_env: LAB_OPENAI_KEY", "")
+
+
+async def test_admin_configs_reach_only_the_base_urls_the_operator_allows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Server-side request forgery: a keyless model aimed at the cloud's metadata service or a
+    service on the server's own network is refused; the operator's URLs open."""
+    monkeypatch.setenv("LAB_OPENAI_KEY", "lab-key")
+    setup = make_setup()
+    kept = ArenaStore(Store(str(tmp_path / "a.db")), setup)
+    keys = KeyAllowlist.parse(["LAB_OPENAI_KEY"], ["http://127.0.0.1:9/v1/"])
+    with running_arena(setup, store=kept, studies_dir=tmp_path, admin_keys=keys) as (base, app):
+        for url in (
+            "http://169.254.169.254/latest/meta-data",
+            "http://127.0.0.1:6379",
+            "http://127.0.0.1:9/v1/../../admin",  # compared whole: no path trick
+            "http://127.0.0.1:9@10.0.0.1/v1",  # nor user-info
+        ):
+            status, page = await open_pasted(base, keyless(url))
+            assert status == 400, url
+            line = (
+                "config error in pasted YAML: agents.m.base_url: a config opened from /admin "
+                "may use only the base URLs the server allows (http://127.0.0.1:9/v1; "
+                f"turinglab serve --allow-base-url URL adds one), not {url}"
+            )
+            assert line in page, url
+        # A key allowed to go anywhere goes only where the server allows too.
+        status, page = await open_pasted(base, study("LAB_OPENAI_KEY", "http://10.0.0.1/v1"))
+        assert status == 400 and "agents.m.base_url: a config opened from /admin" in page
+        assert app.state.arena.setup is setup  # nothing was opened
+
+        status, page = await open_pasted(base, keyless("http://127.0.0.1:9/v1"))
+        assert status == 303, page
+        assert app.state.arena.setup is not setup
+    kept.close()
+
+
+def test_the_start_up_configs_base_urls_stay_allowed() -> None:
+    import yaml
+
+    config = parse_config(yaml.safe_load(keyless("http://lab-gpu:8000/v1")), "s.yaml")
+    KeyAllowlist().with_config(config).check(config, "s.yaml")  # reopening the operator's own
+    with pytest.raises(ConfigError, match=r"agents\.m\.base_url: .*allows \(none;"):
+        KeyAllowlist().check(config, "s.yaml")
+    # --allow-key-env's URLs count as allowed base URLs (for keyless models too).
+    KeyAllowlist.parse(["K=http://lab-gpu:8000/v1"]).check(config, "s.yaml")
+    with pytest.raises(ValueError, match="--allow-base-url 'ftp://x': give an http"):
+        KeyAllowlist.parse([], ["ftp://x"])
+
+
+def test_serve_refuses_a_bad_allow_base_url_in_one_line(tmp_path: Path) -> None:
+    done = turinglab("serve", "--allow-base-url", "lab-gpu:8000", "--port", "1", cwd=tmp_path)
+    assert done.returncode != 0
+    assert done.stderr.strip().splitlines() == [
+        "error: --allow-base-url 'lab-gpu:8000': give an http(s)://… base URL"
+    ]
+    assert list(tmp_path.iterdir()) == []

@@ -18,7 +18,7 @@ import pytest
 
 from arena_fixtures import ADMIN_PASSWORD, Person, make_setup, serving_in_thread
 from turinglab.arena import create_app
-from turinglab.arena.consent import NewSessionThrottle
+from turinglab.arena.new_records import AddressWindow
 from turinglab.arena.store_bridge import ArenaStore
 from turinglab.store.database import Store
 
@@ -109,7 +109,7 @@ async def test_one_process_holds_at_most_max_sessions() -> None:
 
 
 def test_the_window_slides_and_the_address_table_is_bounded() -> None:
-    throttle = NewSessionThrottle()
+    throttle = AddressWindow()
     for t in (0.0, 1.0, 2.0):
         assert throttle.retry_after("a", t, 3, 60.0) is None
         throttle.started("a", t, 3)

@@ -13,6 +13,7 @@ import json
 import logging
 import secrets
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -43,7 +44,7 @@ from turinglab.arena.admin_people import study_view
 from turinglab.arena.cluster import Cluster, SignedSessions, health_checks
 from turinglab.arena.collect import collect_router
 from turinglab.arena.collect_store import CollectStore
-from turinglab.arena.consent import add_consent_route
+from turinglab.arena.consent import add_consent_route, arena_limits
 from turinglab.arena.handoff import add_handoff_routes
 from turinglab.arena.hub import Arena, FinishedHook
 from turinglab.arena.judging import judging_router
@@ -54,8 +55,9 @@ from turinglab.arena.live_itt_mode import live_itt_judgements
 from turinglab.arena.metrics import CONTENT_TYPE, said_if_slow
 from turinglab.arena.metrics_page import render_metrics
 from turinglab.arena.modes import ArenaSetup
+from turinglab.arena.new_records import NewRecordGate
 from turinglab.arena.resume import ResumePoint
-from turinglab.arena.sessions import COOKIE
+from turinglab.arena.sessions import COOKIE, Participant
 from turinglab.arena.store_bridge import ArenaStore
 from turinglab.arena.strong_mode import add_image_route
 from turinglab.arena.study_admin import AdminFormError, open_study, read_form
@@ -176,8 +178,10 @@ def create_app(
             response.status_code = 503
         return {"ok": ok, "status": "ok" if ok else "degraded", **checks}
 
+    sockets: Counter[str] = Counter()  # open sockets per participant, in this process
+
     async def play(ws: WebSocket) -> None:
-        await _serve_socket(ws, arena, setup, frame_log, cluster)
+        await _serve_socket(ws, arena, setup, frame_log, cluster, sockets)
 
     app.add_middleware(_SocketRoute, path="/ws", serve=play)
 
@@ -225,9 +229,11 @@ def create_app(
 
     guarded = [Depends(admin)]
     if judging is not None:  # ITT human judging of a study folder under /judge
-        app.include_router(judging_router(judging, admin))
+        gate = NewRecordGate("judges", arena_limits(arena))
+        app.include_router(judging_router(judging, admin, gate))
     if collecting is not None:  # ITT human responses to a stimuli file under /respond
-        app.include_router(collect_router(collecting, admin))
+        gate = NewRecordGate("respondents", arena_limits(arena))
+        app.include_router(collect_router(collecting, admin, gate))
 
     csrf = secrets.token_urlsafe(24)  # in every admin form; a cross-site post cannot know it
     study = {"source": "the start-up study"}
@@ -468,6 +474,7 @@ async def _serve_socket(
     setup: ArenaSetup,
     frame_log: FrameLog | None,
     cluster: Cluster | None = None,
+    sockets: Counter[str] | None = None,
 ) -> None:
     await ws.accept()
     person = arena.sessions.get(ws.cookies.get(COOKIE))
@@ -476,6 +483,30 @@ async def _serve_socket(
         await ws.send_json(F.dump(err))
         await ws.close(code=4401)
         return
+    sockets = Counter() if sockets is None else sockets
+    # A few tabs each; not thousands of sockets for one session, each sent every frame.
+    if sockets[person.id] >= arena.setup.settings.max_sockets_per_session:
+        message = "This study is open in too many tabs: close one, and this one reconnects."
+        await ws.send_json(F.dump(F.Error(code="too-many-tabs", message=message)))
+        await ws.close(code=1008)
+        return
+    sockets[person.id] += 1
+    try:
+        await _play_socket(ws, person, arena, setup, frame_log, cluster)
+    finally:
+        sockets[person.id] -= 1
+        if sockets[person.id] <= 0:
+            del sockets[person.id]
+
+
+async def _play_socket(
+    ws: WebSocket,
+    person: Participant,
+    arena: Arena,
+    setup: ArenaSetup,
+    frame_log: FrameLog | None,
+    cluster: Cluster | None,
+) -> None:
     # Sessions start only at POST /consent: a valid token (on any process) means consent.
     person.consented = True
     queue: asyncio.Queue[F.ServerFrame | dict[str, Any] | None] = asyncio.Queue()

@@ -15,14 +15,26 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, HTTPException, Request, Response
 from fastapi.responses import FileResponse, JSONResponse
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
 from starlette.concurrency import run_in_threadpool
 
+from turinglab.arena.chat_text import clean, utf16_length
 from turinglab.arena.collect_store import CollectStore, Participant, Refused
-from turinglab.arena.judging import Guard, bad_request, first_error, page_with_session
+from turinglab.arena.judging import (
+    Guard,
+    bad_request,
+    first_error,
+    page_with_session,
+    read_json,
+    refused_record,
+    too_large,
+)
+from turinglab.arena.new_records import NewRecordGate, client_address
+from turinglab.arena.request_body import BodyTooLarge
 
 COOKIE = "turinglab_respondent"
-MAX_ANSWER_CHARS = 1000
+MAX_ANSWER_CHARS = 1000  # as the page's maxlength counts: UTF-16 code units
 
 
 class StartIn(BaseModel):
@@ -35,7 +47,19 @@ class AnswerIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     position: int = Field(ge=0)
-    text: str = Field(max_length=MAX_ANSWER_CHARS)
+    text: str
+
+    @field_validator("text")
+    @classmethod
+    def _cleaned(cls, text: str) -> str:
+        """Without control or bidi characters (chat_text.py), as the chat's messages are:
+        what is stored, exported and shown to judges reads as it was typed."""
+        text = clean(text)
+        if utf16_length(text) > MAX_ANSWER_CHARS:
+            raise PydanticCustomError(
+                "too_long", f"an answer has at most {MAX_ANSWER_CHARS} characters"
+            )
+        return text
 
 
 def _state(store: CollectStore, p: Participant | None) -> dict[str, Any]:
@@ -48,8 +72,13 @@ def _state(store: CollectStore, p: Participant | None) -> dict[str, Any]:
     return out
 
 
-def collect_router(store: CollectStore, guard: Guard) -> APIRouter:
+def collect_router(
+    store: CollectStore, guard: Guard, gate: NewRecordGate | None = None
+) -> APIRouter:
+    """`gate`: how many new respondents one address may start (new_records.py; None: its
+    defaults)."""
     router = APIRouter()
+    gate = gate or NewRecordGate("respondents")
 
     def current(request: Request) -> Participant | None:
         return store.participant_for(request.cookies.get(COOKIE))
@@ -68,14 +97,23 @@ def collect_router(store: CollectStore, guard: Guard) -> APIRouter:
         if not token:
             return bad_request("no session: reload the page")
         try:
-            body = StartIn.model_validate(await request.json())
+            body = StartIn.model_validate(await read_json(request))
         except ValidationError as err:
             return bad_request(first_error(err))
+        except BodyTooLarge as err:
+            return too_large(err)
         except ValueError:
             return bad_request("the request body is not JSON")
         if not body.consent:
             return bad_request("consent is needed to take part")
+        known = store.participant_for(token)
+        if known is not None:  # a reload: never counted
+            return JSONResponse(_state(store, known))
+        refused = refused_record(gate, request, len(store.participants))
+        if refused is not None:
+            return refused
         p = await run_in_threadpool(store.register, token)  # fsync off the loop
+        gate.started(client_address(request))
         return JSONResponse(_state(store, p))
 
     @router.post("/respond/api/answer")
@@ -84,10 +122,12 @@ def collect_router(store: CollectStore, guard: Guard) -> APIRouter:
         if p is None:
             return bad_request("not registered: give your consent first")
         try:
-            body = AnswerIn.model_validate(await request.json())
+            body = AnswerIn.model_validate(await read_json(request))
             await run_in_threadpool(store.answer, p, body.position, body.text)
         except ValidationError as err:
             return bad_request(first_error(err))
+        except BodyTooLarge as err:
+            return too_large(err)
         except Refused as err:
             violations = [{"rule": v.rule, "message": v.message} for v in err.violations]
             return JSONResponse(

@@ -23,6 +23,8 @@ from starlette.concurrency import run_in_threadpool
 
 from turinglab.arena.judging_store import LOG, Demographics, Judge, JudgingStore, Rejected
 from turinglab.arena.judging_study import JudgingStudy
+from turinglab.arena.new_records import NewRecordGate, client_address
+from turinglab.arena.request_body import BodyTooLarge, bounded_json
 
 STATIC = Path(__file__).parent / "static"
 COOKIE = "turinglab_judge"
@@ -32,6 +34,7 @@ CSP = (
     "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 )
 Guard = Callable[..., None]
+MAX_BODY_BYTES = 16 * 1024  # the API's bodies are a form or one answer: a few hundred bytes
 
 
 class Start(BaseModel):
@@ -68,6 +71,25 @@ def bad_request(message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=400)
 
 
+async def read_json(request: Request) -> Any:
+    """The body as JSON, read up to MAX_BODY_BYTES (BodyTooLarge, or ValueError: not JSON)."""
+    return await bounded_json(request, MAX_BODY_BYTES)
+
+
+def too_large(err: BodyTooLarge) -> JSONResponse:
+    return JSONResponse({"error": str(err)}, status_code=413)
+
+
+def refused_record(gate: NewRecordGate, request: Request, held: int) -> JSONResponse | None:
+    """429/503 when this caller may not start a new record now (new_records.py)."""
+    refused = gate.refusal(client_address(request), held)
+    if refused is None:
+        return None
+    return JSONResponse(
+        {"error": refused.message}, status_code=refused.status, headers=refused.headers
+    )
+
+
 def first_error(err: ValidationError) -> str:
     first = err.errors()[0]
     where = ".".join(str(p) for p in first["loc"])
@@ -101,8 +123,13 @@ def page_with_session(request: Request, page: str, cookie: str) -> Response:
     return response
 
 
-def judging_router(store: JudgingStore, guard: Guard) -> APIRouter:
+def judging_router(
+    store: JudgingStore, guard: Guard, gate: NewRecordGate | None = None
+) -> APIRouter:
+    """`gate`: how many new judges one address may start (new_records.py; None: its
+    defaults)."""
     router = APIRouter()
+    gate = gate or NewRecordGate("judges")
     guarded = [Depends(guard)]
 
     def current(request: Request) -> Judge | None:
@@ -122,15 +149,24 @@ def judging_router(store: JudgingStore, guard: Guard) -> APIRouter:
         if not token:
             return bad_request("no session: reload the page")
         try:
-            body = Start.model_validate(await request.json())
+            body = Start.model_validate(await read_json(request))
             if not body.consent:
                 return bad_request("consent is needed to take part")
             demo = Demographics.model_validate(body.demographics)
         except ValidationError as err:
             return bad_request(first_error(err))
+        except BodyTooLarge as err:
+            return too_large(err)
         except ValueError:
             return bad_request("the request body is not JSON")
+        known = store.judge_for(token)
+        if known is not None:  # a reload: never counted
+            return JSONResponse(_state(store, known))
+        refused = refused_record(gate, request, len(store.judges))
+        if refused is not None:
+            return refused
         judge = await run_in_threadpool(store.register, token, demo)  # fsync off the loop
+        gate.started(client_address(request))
         return JSONResponse(_state(store, judge))
 
     @router.post("/judge/api/answer")
@@ -139,12 +175,14 @@ def judging_router(store: JudgingStore, guard: Guard) -> APIRouter:
         if judge is None:
             return bad_request("not registered: fill in the form first")
         try:
-            body = AnswerIn.model_validate(await request.json())
+            body = AnswerIn.model_validate(await read_json(request))
             await run_in_threadpool(
                 store.answer, judge, body.position, body.label, body.control, body.ms
             )
         except ValidationError as err:
             return bad_request(first_error(err))
+        except BodyTooLarge as err:
+            return too_large(err)
         except Rejected as err:
             return JSONResponse({"error": str(err), **_state(store, judge)}, status_code=409)
         except ValueError:

@@ -67,11 +67,14 @@ class ArenaSettings(BaseModel):
     frames_per_s: float = Field(default=4.0, gt=0)  # per connection, sustained
     frame_burst: int = Field(default=12, ge=1)
     max_frame_bytes: int = Field(default=16384, ge=256)
-    # New sessions (POST /consent) per client address within the window, and in all
-    # (arena/consent.py): a consent loop cannot fill the study or the memory.
+    # New sessions (POST /consent) per client address within the window, and in all; the
+    # same for new judges (/judge) and respondents (/respond), each counted apart
+    # (arena/new_records.py): a loop cannot fill the study, the disk or the memory.
     consents_per_address: int = Field(default=60, ge=1)
     consent_window_s: float = Field(default=600.0, gt=0)
     max_sessions: int = Field(default=100_000, ge=1)
+    # Open websockets per session in one process (tabs); more are refused (app.py).
+    max_sockets_per_session: int = Field(default=8, ge=1)
     # Several processes (cluster.py): one silent this long is taken for dead, and another
     # takes over its live games.
     takeover_after_s: float = Field(default=10.0, gt=0)

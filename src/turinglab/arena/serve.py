@@ -86,6 +86,7 @@ def serve(
     proxy_headers: bool = False,
     forwarded_allow_ips: str = "127.0.0.1",
     allow_key_env: Sequence[str] = (),
+    allow_base_url: Sequence[str] = (),
 ) -> None:
     """Serve the arena until interrupted.
 
@@ -103,11 +104,13 @@ def serve(
     password throttle counts guesses per real client.
 
     `allow_key_env` (NAME or NAME=BASE_URL): the API-key variables a config opened from /admin
-    may use, besides the start-up config's own (admin_keys.py)."""
+    may use, besides the start-up config's own (admin_keys.py); `allow_base_url`: base URLs
+    those configs' models may use besides these and the start-up config's (no others: a
+    keyless model's URL is a request from this server too)."""
     import uvicorn
 
     try:
-        keys = KeyAllowlist.parse(allow_key_env)
+        keys = KeyAllowlist.parse(allow_key_env, allow_base_url)
     except ValueError as err:
         raise SystemExit(f"error: {err}") from None
     secret = os.environ.get(SECRET_ENV)

@@ -18,6 +18,7 @@ from fastapi import Request
 from turinglab.arena.admin_files import confined_to
 from turinglab.arena.admin_keys import KeyAllowlist
 from turinglab.arena.modes import ArenaSetup
+from turinglab.arena.request_body import BodyTooLarge, bounded_body
 from turinglab.arena.setups import setup_from_config
 from turinglab.config import ConfigError, ExperimentConfig, load_config, parse_config
 from turinglab.config_yaml import YAMLProblem, load_yaml
@@ -51,9 +52,10 @@ async def read_form(request: Request, csrf: str) -> dict[str, str]:
     kind = request.headers.get("content-type", "").split(";")[0].strip()
     if kind != "application/x-www-form-urlencoded":
         raise AdminFormError(f"expected a form post, not {kind or 'no content type'}", 415)
-    body = await request.body()
-    if len(body) > MAX_FORM_BYTES:
-        raise AdminFormError(f"the form is larger than {MAX_FORM_BYTES // 1024} KiB", 413)
+    try:
+        body = await bounded_body(request, MAX_FORM_BYTES)  # not read whole first
+    except BodyTooLarge:
+        raise AdminFormError(f"the form is larger than {MAX_FORM_BYTES // 1024} KiB", 413) from None
     fields = {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace")).items()}
     if not secrets.compare_digest(fields.get("csrf", "").encode(), csrf.encode()):
         raise AdminFormError("refused: the form's token is missing or stale; reload /admin", 403)

@@ -47,7 +47,15 @@ def serve(
         list[str] | None,
         typer.Option(
             help="an API-key variable a config opened from /admin may use, as NAME=BASE_URL "
-            "(or NAME: to any URL); repeatable. None by default, besides the start-up config's"
+            "(or NAME: to any allowed base URL); repeatable. None by default, besides the "
+            "start-up config's"
+        ),
+    ] = None,
+    allow_base_url: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="a base URL the models of a config opened from /admin may use; repeatable. "
+            "None by default, besides the start-up config's and --allow-key-env's"
         ),
     ] = None,
 ) -> None:
@@ -78,4 +86,5 @@ def serve(
         proxy_headers=proxy_headers,
         forwarded_allow_ips=forwarded_allow_ips,
         allow_key_env=allow_key_env or (),
+        allow_base_url=allow_base_url or (),
     )
