@@ -158,3 +158,41 @@ def test_a_run_into_a_place_nobody_can_write_is_one_line(tmp_path: Path) -> None
     )
     one_error_line(done, "store /proc/turinglab.db: cannot write in its folder /proc")
     assert files(tmp_path) == {"exp.yaml"}
+
+
+@pytest.mark.database
+def test_an_older_postgres_store_is_read_only_until_migrated(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    from alembic import command
+    from sqlalchemy import create_engine, text
+
+    from turinglab.store.database import store_url
+    from turinglab.store.migrations import _config
+
+    made_store_at = write_config(tmp_path, CONFIG)
+    done = turinglab(
+        "run", str(made_store_at), "--store", postgres_url, "--no-progress", cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    engine = create_engine(store_url(postgres_url))
+    with engine.begin() as conn:
+        command.downgrade(_config(conn), known_revisions()[-2])
+
+    def revision() -> str:
+        with engine.connect() as conn:
+            return str(conn.execute(text("SELECT version_num FROM alembic_version")).scalar())
+
+    for args in (["runs"], ["report", "errs"]):
+        one_error_line(
+            turinglab(*args, "--store", postgres_url, cwd=tmp_path),
+            "is at schema 7, this release needs 8",
+            f"turinglab migrate {postgres_url}",
+        )
+    assert revision() == known_revisions()[-2]
+    migrated = turinglab("migrate", postgres_url, cwd=tmp_path)
+    assert migrated.returncode == 0 and "from schema 7 to 8" in migrated.stdout, migrated.stderr
+    assert revision() == known_revisions()[-1]
+    listed = turinglab("runs", "--store", postgres_url, cwd=tmp_path)
+    assert listed.returncode == 0 and "errs" in listed.stdout, listed.stderr
+    engine.dispose()
