@@ -141,7 +141,7 @@ def migrate(
     asks for this instead."""
     from turinglab.store.database import Store, StoreError
     from turinglab.store.errors import DatabaseError
-    from turinglab.store.schema import SCHEMA_VERSION
+    from turinglab.store.location import release_schema
 
     try:
         found = check_store(store, create=False, writes=True)
@@ -154,11 +154,11 @@ def migrate(
     except DatabaseError as err:
         first = (str(getattr(err, "orig", None) or err).splitlines() or ["unknown error"])[0]
         raise fail(f"store {store}: the upgrade failed and was rolled back: {first}") from None
+    head = release_schema()
     if found.at_head:
-        console.print(f"store {store} is at schema {SCHEMA_VERSION} already", markup=False)
+        console.print(f"store {store} is at schema {head} already", markup=False)
     else:
         console.print(
-            f"store {store}: upgraded from schema {found.schema_version or '1'} to "
-            f"{SCHEMA_VERSION}",
+            f"store {store}: upgraded from schema {found.schema_version or '1'} to {head}",
             markup=False,
         )

@@ -93,13 +93,18 @@ def _check_at_head(location: StoreLocation, tables: _Tables) -> None:
     head = known_revisions()[-1]
     if tables.revision == head:
         return
-    from turinglab.store.schema import SCHEMA_VERSION  # only for a store that is behind
-
     at = tables.schema_version or "1"
     raise StoreLocationError(
-        f"store {_shown(location)} is at schema {at}, this release needs {SCHEMA_VERSION}: "
+        f"store {_shown(location)} is at schema {at}, this release needs {release_schema()}: "
         f"run `turinglab migrate {location.text}` (read-only commands never upgrade a store)"
     )
+
+
+def release_schema() -> int:
+    """The schema number this release's stores have (`meta.schema_version` at head)."""
+    from turinglab.store.schema import SCHEMA_VERSION  # SQLAlchemy: only once it is asked
+
+    return SCHEMA_VERSION
 
 
 def sqlite_read_uri(path: Path) -> str:
