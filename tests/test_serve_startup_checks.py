@@ -58,6 +58,7 @@ def test_a_busy_port_or_an_address_not_of_this_machine(tmp_path: Path) -> None:
         refused(serve(tmp_path, "--port", port), f"--port {port}", "Address already in use")
     # TEST-NET-3 (RFC 5737): an address no machine here has
     refused(serve(tmp_path, "--host", "203.0.113.7"), "--host 203.0.113.7", "cannot listen")
+    refused(serve(tmp_path, "--host", "999.1.1.1"), "--host 999.1.1.1", "cannot listen")
     assert files(tmp_path) == set()  # no store was created
 
 
