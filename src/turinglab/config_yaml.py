@@ -74,6 +74,11 @@ def load_yaml(text: str) -> tuple[Any, Node | None]:
         raise YAMLProblem(f"not valid YAML: {where}{err.problem or err}") from None
     except yaml.YAMLError as err:
         raise YAMLProblem(f"not valid YAML: {' '.join(str(err).split())}") from None
+    except RecursionError:  # PyYAML reads nested lists and mappings recursively
+        raise YAMLProblem(
+            "lists or mappings nested too deeply to read (hundreds of levels); no config needs "
+            "more than a few"
+        ) from None
     finally:
         loader.dispose()
     return data, node

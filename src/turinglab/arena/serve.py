@@ -109,6 +109,8 @@ def serve(
     keyless model's URL is a request from this server too)."""
     import uvicorn
 
+    from turinglab.arena.startup_checks import listen_problem, redis_problem, store_problem
+
     try:
         keys = KeyAllowlist.parse(allow_key_env, allow_base_url)
     except ValueError as err:
@@ -116,6 +118,10 @@ def serve(
     secret = os.environ.get(SECRET_ENV)
     if redis and not secret:
         raise SystemExit(f"error: --redis needs {SECRET_ENV} set (the same in every process)")
+    # Before anything is written: a server that cannot start leaves no arena run behind.
+    problem = (redis_problem(redis) if redis else None) or listen_problem(host, port)
+    if problem:
+        raise SystemExit(f"error: {problem}")
     config_path = Path(config) if isinstance(config, str | Path) else None
     try:
         if config_path is not None:
@@ -124,6 +130,9 @@ def serve(
     except (ValueError, OSError) as err:
         raise SystemExit(f"error: {err}") from None
     store = store_location(store, config)
+    problem = store_problem(store)
+    if problem:
+        raise SystemExit(f"error: {problem}")
     judging = None
     if itt_study is not None:  # ITT human judging of a study folder, under /judge
         from turinglab.arena.judging import open_judging

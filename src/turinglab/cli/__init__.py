@@ -1,7 +1,7 @@
 """The command line. Thin: it parses, calls the library, and prints.
 
-One module per command or group: run.py, report.py, stores.py (`runs`, `export`), serve.py,
-agents.py (`agents`, `chat`) and the sub-apps bench.py, stats.py, tagging.py and itt.py;
+One module per command or group: run.py, report.py, stores.py (`runs`, `export`, `migrate`),
+serve.py, agents.py (`agents`, `chat`) and the sub-apps bench.py, stats.py, tagging.py and itt.py;
 errors.py says why a command fails in one line, printing.py holds the console. Commands import
 what they use when they run: `--help` must not pay for scipy, pandas, SQLAlchemy or the runner
 (DESIGN.md, "Cheap start-up").
@@ -32,6 +32,7 @@ app.command()(run.run)
 app.command()(report.report)
 app.command()(stores.runs)
 app.command()(stores.export)
+app.command()(stores.migrate)
 app.command()(serve.serve)
 app.command()(agents.agents)
 app.command()(agents.chat)

@@ -67,7 +67,8 @@ def chat(
     except AgentSetupError as err:
         raise fail(str(err)) from None
     interactive = sys.stdin.isatty()
-    caller = Caller(RetryPolicy(), default_limit=4, seed=seed)
+    # A person is waiting: two quick retries, not a batch run's minute of backoff.
+    caller = Caller(RetryPolicy(retries=2, base_s=0.5, max_s=2.0), default_limit=4, seed=seed)
 
     async def converse() -> None:
         history: list[ChatMessage] = []
@@ -94,4 +95,9 @@ def chat(
     except (EOFError, KeyboardInterrupt):
         pass
     except AgentError as err:
-        raise fail(f"{agent_name}: {err}") from None
+        message = " ".join(str(err).split())
+        # The agent's errors often name it already: "doc2: doc2: ..." says nothing more.
+        while message.startswith(f"{agent_name}: {agent_name}:"):
+            message = message.removeprefix(f"{agent_name}: ")
+        named = message if message.startswith(f"{agent_name}:") else f"{agent_name}: {message}"
+        raise fail(named) from None

@@ -14,6 +14,8 @@ from turinglab.cli.printing import console, print_game_outcomes
 from turinglab.cli.stores import find_run, open_store
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from turinglab.store.database import RunInfo, Store
 
 STUDY_SUFFIXES = (".csv", ".jsonl", ".ndjson", ".txt")
@@ -82,6 +84,13 @@ def report(
             "RUN|STUDY is empty; give a run id, id prefix or name (see `turinglab runs`), "
             "a study file or an ITT study folder"
         )
+    if leaderboard and out is None:
+        raise fail(
+            "--leaderboard goes into the HTML report: give --out DIR too (the tables printed "
+            "without --out have no rank agreement)"
+        )
+    if max_transcripts is not None and max_transcripts < 0:
+        raise fail(f"--max-transcripts must be 0 or more, not {max_transcripts}")
     if out is not None:
         check_out_folder(out)
     if _itt_judgement_file(Path(run_ref)):
@@ -126,12 +135,7 @@ def report(
     if out is not None:
         from turinglab.report.gtt_report import build_gtt_report
 
-        boards = {}
-        for item in leaderboard or []:
-            name, sep, csv_path = item.partition("=")
-            if not sep or not csv_path:
-                raise fail(f"--leaderboard takes NAME=CSV, not {item!r}")
-            boards[name] = Path(csv_path)
+        boards = _leaderboards(leaderboard or [])  # read first: a bad one writes no figure
         try:
             written = build_gtt_report(
                 db,
@@ -179,6 +183,22 @@ def report(
         missing=missing,  # type: ignore[arg-type]  # checked above
         estimator=estimator,  # type: ignore[arg-type]  # checked above
     )
+
+
+def _leaderboards(items: list[str]) -> dict[str, pd.DataFrame]:
+    """Each NAME=CSV read and checked, before the report writes anything."""
+    from turinglab.analysis.rank_agreement import load_leaderboard
+
+    boards = {}
+    for item in items:
+        name, sep, csv_path = item.partition("=")
+        if not sep or not name or not csv_path:
+            raise fail(f"--leaderboard takes NAME=CSV, not {item!r}")
+        try:
+            boards[name] = load_leaderboard(Path(csv_path))
+        except (OSError, ValueError) as err:
+            raise fail(f"--leaderboard {item}: {err}") from None
+    return boards
 
 
 def study_run_report(db: Store, info: RunInfo, out: Path, tags: list[str]) -> None:

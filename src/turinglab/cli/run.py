@@ -52,6 +52,16 @@ def _local_preflight(config: ExperimentConfig) -> None:
         raise fail(problems[-1] + "; nothing was run")
 
 
+def _check_plan_size(config: ExperimentConfig) -> None:
+    """A design too large to plan is refused before the store exists."""
+    from turinglab.runner.plan import PlanTooLarge, check_plan_size, game_of
+
+    try:
+        check_plan_size(game_of(config))
+    except PlanTooLarge as err:
+        raise fail(str(err) + "; nothing was run") from None
+
+
 def _preflight(config: ExperimentConfig, check_auth: bool = False) -> dict[str, Price]:
     """Endpoints reachable, keys accepted, model slugs listed; the prices /models gave."""
     import asyncio
@@ -199,6 +209,7 @@ def run(
     except StoreLocationError as err:
         raise fail(str(err)) from None
     # Before the store is created: a run that cannot start leaves nothing behind.
+    _check_plan_size(config)
     _local_preflight(config)
     listed_prices = _preflight(config, check_auth) if preflight else {}
     # Imported once the config and the agents pass: a refused run costs no scipy/SQL imports.

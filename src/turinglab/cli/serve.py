@@ -70,6 +70,8 @@ def serve(
 
     if not 0 < port < 65536:
         raise fail(f"--port must be between 1 and 65535, not {port}")
+    if config_path is not None and config_path.is_dir():
+        raise fail(f"config {config_path} is a folder; give the YAML file of a study config")
     if config_path is not None and not config_path.is_file():
         raise fail(f"config {config_path}: no such file")
     if itt_batch_size < 1:

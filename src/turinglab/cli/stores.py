@@ -1,5 +1,9 @@
 """The store a command names, opened (or refused in one line) and a run found in it; the
-commands that list runs and export them."""
+commands that list runs, export them and upgrade a store (`migrate`).
+
+One rule for every command: only `run`, `serve` and `migrate` may create a store or change its
+schema; every other command opens it read-only and, for a store at an older schema, says which
+`turinglab migrate` it needs."""
 
 from __future__ import annotations
 
@@ -26,14 +30,15 @@ def open_store(
     store: str | None, config_store: str | None = None, *, create: bool = False
 ) -> Store:
     """The store the user named, checked first so that a bad location is one line (exit 2).
-    Read-only commands leave `create` False: they never create a store."""
+    Read-only commands leave `create` False: they never create a store nor upgrade one, and
+    open it so that they cannot write to it."""
     from turinglab.store.database import Store, StoreError
     from turinglab.store.errors import DatabaseError
 
     location = store or os.environ.get("TURINGLAB_STORE") or config_store
     try:
         check_store(location, create=create)
-        return Store(location)
+        return Store(location, read_only=not create)
     except StoreLocationError as err:
         raise fail(str(err)) from None
     except StoreError as err:
@@ -123,3 +128,37 @@ def export(
         raise fail(f"cannot write to {out}: {err.strerror}") from None
     for path in written:
         console.print(f"wrote {path}", markup=False)
+
+
+def migrate(
+    store: Annotated[
+        str, typer.Argument(metavar="STORE", help="SQLite file or database URL (postgresql://…)")
+    ],
+) -> None:
+    """Upgrade a store to this release's schema, in place (back it up first).
+
+    `run` and `serve` upgrade the store they write to; every other command only reads, and
+    asks for this instead."""
+    from turinglab.store.database import Store, StoreError
+    from turinglab.store.errors import DatabaseError
+    from turinglab.store.location import release_schema
+
+    try:
+        found = check_store(store, create=False, writes=True)
+    except StoreLocationError as err:
+        raise fail(str(err)) from None
+    try:
+        Store(store).close()
+    except StoreError as err:
+        raise fail(str(err)) from None
+    except DatabaseError as err:
+        first = (str(getattr(err, "orig", None) or err).splitlines() or ["unknown error"])[0]
+        raise fail(f"store {store}: the upgrade failed and was rolled back: {first}") from None
+    head = release_schema()
+    if found.at_head:
+        console.print(f"store {store} is at schema {head} already", markup=False)
+    else:
+        console.print(
+            f"store {store}: upgraded from schema {found.schema_version or '1'} to {head}",
+            markup=False,
+        )

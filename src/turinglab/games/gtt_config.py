@@ -62,9 +62,11 @@ class GTTExperiment(_Strict):
     pairs: list[tuple[str, str]] | None = Field(
         default=None, description="explicit [actor, distinguisher] pairs instead of all of them"
     )
-    trials_per_pair: int = Field(default=10, ge=1)
-    max_distinguisher_turns: int = Field(default=40, ge=1)
-    max_specimen_turns: int = Field(default=20, ge=1)
+    # Upper bounds far beyond any study (the papers use tens), so that a typo is refused with
+    # the field's name instead of a run that never ends or a plan that fills the memory.
+    trials_per_pair: int = Field(default=10, ge=1, le=100_000)
+    max_distinguisher_turns: int = Field(default=40, ge=1, le=1_000)
+    max_specimen_turns: int = Field(default=20, ge=1, le=1_000)
     on_turn_cap: Literal["no-answer", "ask-for-answer"] = "no-answer"
     on_ambiguous_answer: Literal["no-answer", "re-ask"] = Field(
         default="no-answer",

@@ -175,6 +175,13 @@ def _read_csv(text: str, name: str) -> tuple[pd.DataFrame, list[int]]:
     reader = csv.reader(io.StringIO(body), delimiter=_delimiter(body))
     header = next(reader)
     header = [h.strip() for h in header]
+    repeated = sorted({h for h in header if header.count(h) > 1})
+    if repeated:  # which of the two would count is anyone's guess
+        shown = ", ".join(repr(h) for h in repeated)
+        raise ValueError(
+            f"{name}: line {skipped + 1}: the header names {shown} more than once; "
+            "keep one column of each name"
+        )
     rows: list[list[str]] = []
     lines: list[int] = []
     start = reader.line_num + 1

@@ -30,8 +30,9 @@ def plan_limit() -> int:
     return int(raw) if raw else MAX_PLANNED_TRIALS
 
 
-def plan_game(game: Game, limit: int | None = None) -> list[TrialSpec]:
-    """Every trial of the game's design, after checking the design's size without making it."""
+def check_plan_size(game: Game, limit: int | None = None) -> None:
+    """Raise PlanTooLarge when the design plans more trials than the limit, without making
+    them (`run` asks before it creates a store: a refused design leaves none)."""
     limit = plan_limit() if limit is None else limit
     sized = PLANNED_COUNT.of(game)
     if sized is not None:
@@ -41,6 +42,11 @@ def plan_game(game: Game, limit: int | None = None) -> list[TrialSpec]:
                 f"{sized.size_field}: the design plans {n:,} trials, more than the limit of "
                 f"{limit:,} (lower it, or set TURINGLAB_MAX_PLANNED_TRIALS to allow more)"
             )
+
+
+def plan_game(game: Game, limit: int | None = None) -> list[TrialSpec]:
+    """Every trial of the game's design, after checking the design's size without making it."""
+    check_plan_size(game, limit)
     return game.plan()
 
 

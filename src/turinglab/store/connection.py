@@ -36,16 +36,26 @@ def store_url(location: str | None) -> str:
 
 
 class StoreBase:
-    def __init__(self, location: str | None = None) -> None:
+    def __init__(self, location: str | None = None, *, read_only: bool = False) -> None:
+        """`read_only`: the commands that only read open a store so that they cannot change
+        it: no schema upgrade (the caller has checked that it is at head), SQLite opened
+        read-only leaving no -wal/-shm beside it, PostgreSQL transactions read-only."""
         self.url = store_url(location)
-        self.engine: Engine = create_engine(self.url, future=True, **_engine_options(self.url))
+        self.read_only = read_only
+        options = _engine_options(self.url, read_only=read_only)
+        if read_only and self.url.startswith("sqlite"):
+            self.engine: Engine = _read_only_sqlite(location)
+        else:
+            self.engine = create_engine(self.url, future=True, **options)
         if self.engine.dialect.name == "sqlite":
-            event.listen(self.engine, "connect", _sqlite_pragmas)
+            pragmas = _sqlite_read_pragmas if read_only else _sqlite_pragmas
+            event.listen(self.engine, "connect", pragmas)
             event.listen(self.engine, "begin", _sqlite_begin)
         self.session_name: str | None = None  # PostgreSQL application_name of our sessions
         if self.engine.dialect.name == "postgresql":
             event.listen(self.engine, "do_connect", self._name_new_session)
-        self._prepare_schema()
+        if not read_only:
+            self._prepare_schema()
 
     def name_sessions(self, name: str) -> None:
         """Name this process's PostgreSQL sessions (application_name), so that a process that
@@ -137,14 +147,36 @@ class StoreBase:
         self.engine.dispose()
 
 
-def _engine_options(url: str) -> dict[str, Any]:
+def _engine_options(url: str, *, read_only: bool = False) -> dict[str, Any]:
     """PostgreSQL: give up connecting after a while instead of hanging on a dead network, and
     let the server end a session left idle inside a transaction (a paused process would hold
-    its row locks, and a takeover waiting on them, until it woke up)."""
+    its row locks, and a takeover waiting on them, until it woke up). Read-only: the server
+    refuses any write, whatever the code above tries."""
     if not url.startswith("postgresql"):
         return {}
     options = f"-c idle_in_transaction_session_timeout={IDLE_IN_TRANSACTION_MS}"
+    if read_only:
+        options += " -c default_transaction_read_only=on"
     return {"connect_args": {"connect_timeout": 10, "options": options}}
+
+
+def _read_only_sqlite(location: str | None) -> Engine:
+    """An engine on a SQLite file opened through a read-only `file:` URI (store/location.py
+    says why it leaves no side files)."""
+    import sqlite3
+
+    from sqlalchemy.pool import NullPool
+
+    from turinglab.store.location import parse_location, sqlite_read_uri
+
+    path = parse_location(location).path
+    assert path is not None
+
+    def connect() -> sqlite3.Connection:  # looked at anew: a writer may have started since
+        return sqlite3.connect(sqlite_read_uri(path), uri=True, check_same_thread=False)
+
+    # NullPool: a short-lived command; each connection is a cheap open of the file.
+    return create_engine("sqlite://", creator=connect, poolclass=NullPool, future=True)
 
 
 def _sqlite_begin(conn: Connection) -> None:
@@ -162,4 +194,13 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cur.execute("PRAGMA synchronous=NORMAL")
     cur.execute("PRAGMA busy_timeout=30000")
     cur.execute("PRAGMA foreign_keys=ON")
+    cur.close()
+
+
+def _sqlite_read_pragmas(dbapi_conn: Any, _record: Any) -> None:
+    # A read-only file: its journal mode is the writer's to choose, not ours.
+    dbapi_conn.isolation_level = None
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA busy_timeout=30000")
+    cur.execute("PRAGMA query_only=ON")
     cur.close()

@@ -4,16 +4,18 @@ Opening a store through SQLAlchemy on a wrong location fails deep inside a drive
 lines of traceback), and on SQLite it silently creates a file. `check_store` looks first and
 raises `StoreLocationError` with a message naming the store, what is wrong and what to do.
 Read-only commands pass `create=False`: a store that does not exist yet is an error for them,
-never something to create. A database that holds other tables but not ours is never taken for a
-store (the schema would be added to someone else's database), and a store stamped by a newer
-release's migration is named as such, instead of failing deep inside Alembic.
+never something to create, and a store at an older schema is one they name (with the
+`turinglab migrate` that upgrades it), never one they upgrade. A database that holds other
+tables but not ours is never taken for a store (the schema would be added to someone else's
+database), a store stamped by a newer release's migration is named as such, instead of failing
+deep inside Alembic, and a command that writes is told before it starts when it cannot write.
 """
 
 from __future__ import annotations
 
 import re
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import SplitResult, urlsplit
@@ -37,6 +39,10 @@ class StoreLocation:
     text: str  # as the user gave it (or the default)
     kind: str  # "sqlite" | "postgresql"
     path: Path | None = None  # SQLite file
+    # What check_store found: the store's `meta.schema_version`, and whether its migration
+    # revision is this release's head (False also for a store not made yet).
+    schema_version: str | None = None
+    at_head: bool = False
 
 
 def parse_location(text: str | None) -> StoreLocation:
@@ -57,23 +63,94 @@ def parse_location(text: str | None) -> StoreLocation:
     )
 
 
-def check_store(text: str | None, *, create: bool) -> StoreLocation:
-    """Raise StoreLocationError unless the store can be opened (or, with `create`, created)."""
+def check_store(text: str | None, *, create: bool, writes: bool | None = None) -> StoreLocation:
+    """Raise StoreLocationError unless the store can be opened (or, with `create`, created).
+
+    `writes` (default: `create`) is for the commands that may change a store's schema (`run`,
+    `serve`, `migrate`): the file and its folder must be writable. The others only read, and
+    need a store already at this release's schema."""
+    writes = create if writes is None else writes
     location = parse_location(text)
     if location.kind == "sqlite":
         assert location.path is not None
         tables = _check_sqlite(location.text, location.path, create=create)
+        if writes:
+            _check_sqlite_writable(location.text, location.path)
     else:
         tables = _check_postgres(location.text)
     if tables is not None:
         _check_is_store(_shown(location), tables, create=create)
+        if not writes:
+            _check_at_head(location, tables)
+        at_head = tables.revision == known_revisions()[-1]
+        location = replace(location, schema_version=tables.schema_version, at_head=at_head)
     return location
+
+
+def _check_at_head(location: StoreLocation, tables: _Tables) -> None:
+    """A read-only command never upgrades a store: one at an older schema is named, with the
+    command that upgrades it."""
+    head = known_revisions()[-1]
+    if tables.revision == head:
+        return
+    at = tables.schema_version or "1"
+    raise StoreLocationError(
+        f"store {_shown(location)} is at schema {at}, this release needs {release_schema()}: "
+        f"run `turinglab migrate {location.text}` (read-only commands never upgrade a store)"
+    )
+
+
+def release_schema() -> int:
+    """The schema number this release's stores have (`meta.schema_version` at head)."""
+    from turinglab.store.schema import SCHEMA_VERSION  # SQLAlchemy: only once it is asked
+
+    return SCHEMA_VERSION
+
+
+def sqlite_read_uri(path: Path) -> str:
+    """A `file:` URI that opens `path` read-only and leaves nothing beside it.
+
+    A plain read-only open of a WAL database creates its -wal and -shm files and, unable to
+    checkpoint, leaves them behind. Without a -wal file the main file holds every committed
+    transaction, so it is opened as immutable (no locks, no side files); with one (a writer is
+    at work, or one crashed) the side files exist already and the ordinary read-only open sees
+    the writer's commits."""
+    from urllib.parse import quote
+
+    uri = f"file:{quote(str(path.resolve()))}?mode=ro"
+    wal = path.with_name(path.name + "-wal")
+    return uri if wal.exists() else uri + "&immutable=1"
+
+
+def _check_sqlite_writable(text: str, path: Path) -> None:
+    """A command that writes must be able to: the file (opened for writing, changed in no way)
+    and its folder (SQLite keeps -wal and -shm files beside the store)."""
+    import tempfile
+
+    if path.exists():
+        try:
+            with path.open("r+b"):
+                pass
+        except OSError as err:
+            raise StoreLocationError(
+                f"store {text}: cannot write the file ({err.strerror}); give a --store this "
+                "process can write"
+            ) from None
+    try:  # a file without a name, gone when closed: nothing is left in the folder
+        with tempfile.TemporaryFile(dir=path.parent):
+            pass
+    except OSError as err:
+        raise StoreLocationError(
+            f"store {text}: cannot write in its folder {path.parent} ({err.strerror}; SQLite "
+            "keeps -wal and -shm files beside the store); give a --store this process can write"
+        ) from None
 
 
 @dataclass(frozen=True)
 class _Tables:
     names: list[str]
     revision: str | None  # alembic_version.version_num, when there is one
+    schema_version: str | None = None  # meta.schema_version, when there is one
 
 
 def _shown(location: StoreLocation) -> str:
@@ -152,11 +229,11 @@ def _sqlite_tables(path: Path) -> _Tables:
     if path.stat().st_size == 0:
         return _Tables([], None)
     # Read-only: looking must never change the file (nor create a journal beside it).
-    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+    with sqlite3.connect(sqlite_read_uri(path), uri=True) as conn:
         names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
-        revision = _revision(conn, names)
+        tables = _Tables(names, _revision(conn, names), _schema_version(conn, names))
     conn.close()
-    return _Tables(names, revision)
+    return tables
 
 
 def _sqlite_file_problem(path: Path) -> str | None:
@@ -184,8 +261,14 @@ def _sqlite_file_problem(path: Path) -> str | None:
     import sqlite3
 
     try:
-        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+        conn = sqlite3.connect(sqlite_read_uri(path), uri=True)
+        try:
             conn.execute("SELECT name FROM sqlite_master").fetchall()
+        finally:
+            conn.close()
+    except sqlite3.OperationalError as err:
+        # e.g. "unable to open database file": a folder we may not read or write, not damage
+        return f"cannot be opened ({err})"
     except sqlite3.DatabaseError as err:
         return f"is damaged ({err})"
     return None
@@ -250,9 +333,9 @@ def _postgres_tables(conn: object) -> _Tables:
             "WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'"
         )
     ]
-    revision = _revision(conn, names)
+    tables = _Tables(names, _revision(conn, names), _schema_version(conn, names))
     conn.rollback()
-    return _Tables(names, revision)
+    return tables
 
 
 def _revision(conn: Any, tables: list[str]) -> str | None:
@@ -262,6 +345,14 @@ def _revision(conn: Any, tables: list[str]) -> str | None:
         return None
     row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
     return row[0] if row else None
+
+
+def _schema_version(conn: Any, tables: list[str]) -> str | None:
+    """The schema number a store's `meta` table records (None when it has none)."""
+    if "meta" not in tables:
+        return None
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    return str(row[0]) if row else None
 
 
 def _redact(parts: SplitResult) -> str:
