@@ -96,6 +96,7 @@ class Visitor:
     games: list[str] = field(default_factory=list)  # game ids played, in order
     roles: list[str] = field(default_factory=list)
     thanks: str = ""  # the thanks page's words, as the code was shown
+    sent_on: str = ""  # what the survey page said when the study sent them there
 
 
 async def arrive(browser: Any, base: str, name: str, viewport: dict[str, int] = DESKTOP) -> Visitor:
@@ -210,6 +211,9 @@ async def play_on(v: Visitor, mode: str) -> None:
     while True:
         await join(v, mode)
         if await next_stage(v) == "survey":
+            for note in ("#alldone", "#nomatch"):
+                if await v.page.locator(note).is_visible():
+                    v.sent_on = await v.page.locator(note).inner_text()
             return
         await play_game(v)
         if not await v.page.locator("#again").is_visible():  # the last round

@@ -75,7 +75,10 @@ async def _shot(page: Any, name: str) -> None:
     Path(where).mkdir(parents=True, exist_ok=True)
     for label, size in (("1280", DESKTOP), ("390", PHONE)):
         await page.set_viewport_size(size)
-        await page.wait_for_timeout(200)  # layout settles (a picture, not a timing test)
+        await page.wait_for_timeout(400)  # layout and smooth scrolls settle (a picture only)
+        # From the top: a full-page picture of a scrolled page draws the sticky game bar
+        # over the chats, where it never is on screen.
+        await page.evaluate("window.scrollTo({ top: 0, behavior: 'instant' })")
         await page.screenshot(path=str(Path(where) / f"access-{name}-{label}.png"), full_page=True)
     await page.set_viewport_size(DESKTOP)
 

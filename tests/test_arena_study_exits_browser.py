@@ -133,6 +133,11 @@ async def test_a_two_party_study_through_every_way_out(tmp_path: Path) -> None:
         assert end["end"] == "completion"
         assert end["rounds_done"] + end.get("rounds_excused", 0) == 2
         assert end["rounds_done"] == len(v.games)
+        if end.get("rounds_excused"):  # the page said so, rather than "all rounds played"
+            assert v.sent_on == (
+                "Your part is done: you played 1 of 2 rounds, and the rest are excused because "
+                "no interrogator was free for you in time. Thank you!"
+            )
     assert people[early.pid]["study_end"] == {
         "end": "early_exit", "rounds_done": 1, "rounds_total": 2
     }  # fmt: skip
@@ -235,6 +240,11 @@ async def test_a_three_party_study_through_every_way_out(tmp_path: Path) -> None
     assert "early exit" in admin
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="the blind three-party design keeps a lone visitor waiting past max_wait_s; fixed by "
+    "branch blind-leaks (matchmaking_wait.py: _three_party times out) — drop this mark with it",
+)
 async def test_a_lone_three_party_visitor_is_timed_out_with_its_code(tmp_path: Path) -> None:
     """Nobody else comes: at the study's longest wait the page goes to the survey (saying
     so) and the timed-out code, which the export keeps."""
@@ -250,7 +260,7 @@ async def test_a_lone_three_party_visitor_is_timed_out_with_its_code(tmp_path: P
             alone = await arrive(browser, base, "lu")
             assert "3 seconds" in await alone.page.locator("#wait-limit").inner_text()
             await join(alone, "Three-party Turing test")
-            assert await next_stage(alone) == "survey"
+            assert await next_stage(alone, timeout_ms=30_000) == "survey"  # waits 3 s
             assert await alone.page.locator("#nomatch").is_visible()
             assert await survey_and_code(alone) == code["timed_out"]
             assert alone.thanks.startswith("Nobody was free to play with you in time")
