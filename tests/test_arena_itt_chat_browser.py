@@ -76,6 +76,7 @@ def test_two_people_chat_about_a_topic_in_two_browsers() -> None:
             page.get_by_role("button", name="Chat about a topic").click()
         for page in pages:
             page.locator("#v-itt-chat").wait_for(state="visible")
+            page.wait_for_function("() => document.activeElement.id === 'c-text'")  # focus
         a, b = pages if pages[0].locator("#c-role").inner_text() == "You are A" else pages[::-1]
         assert b.locator("#c-role").inner_text() == "You are B"
         for page in (a, b):
@@ -100,6 +101,12 @@ def test_two_people_chat_about_a_topic_in_two_browsers() -> None:
         for page in (a, b):
             page.locator("#c-end").wait_for(state="visible")
             assert page.locator("#c-outcome").inner_text() == "Your partner was a person."
+            # Focus on the end, and the end announced (aria-live), for screen readers.
+            page.wait_for_function("() => document.activeElement.id === 'c-end-title'")
+            page.wait_for_function(
+                "() => document.getElementById('announcer').textContent"
+                " === 'The conversation is over. Your partner was a person.'"
+            )
         assert LINES[0] in a.locator(".msg.you").all_inner_texts()[0]
         _shoot(a, "end", prefix="itt-chat")
         for page in pages:

@@ -168,6 +168,11 @@ def create_app(
     add_handoff_routes(app, arena)  # which recruitment code a person has earned
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
+    @app.get("/favicon.ico")
+    async def favicon() -> Response:
+        """Pages link /static/favicon.svg; anything else a browser shows asks here."""
+        return RedirectResponse("/static/favicon.svg", status.HTTP_308_PERMANENT_REDIRECT)
+
     @app.get("/healthz")
     async def healthz(response: Response) -> dict[str, Any]:
         """200 when every service this process needs answers; 503 (with which one) if not.

@@ -44,10 +44,17 @@ def _select(label: str, key: str, need: str, options: str) -> str:
     return f'<label>{label} <select name="{key}"{need}><option></option>{options}</select></label>'
 
 
+# Shown beside a required question's label; screen readers hear "required" from the field's
+# own `required`, so the visible word is hidden from them (said once, not twice).
+REQUIRED_MARK = ' <span class="req" aria-hidden="true">required</span>'
+
+
 def _question(study: StudyConfig, q: object) -> str:
     assert hasattr(q, "key") and hasattr(q, "label")
     key, label = escape(q.key), escape(q.label)
     need = " required" if getattr(q, "required", False) else ""
+    if need:
+        label += REQUIRED_MARK
     if isinstance(q, ChoiceQuestion):
         options = "".join(f"<option>{escape(o)}</option>" for o in q.options)
         return _select(label, key, need, options)
@@ -73,7 +80,14 @@ def _question(study: StudyConfig, q: object) -> str:
 
 
 def survey_fields(study: StudyConfig) -> str:
-    return "\n    ".join(_question(study, q) for q in study.survey)
+    fields = [_question(study, q) for q in study.survey]
+    if any(getattr(q, "required", False) for q in study.survey):
+        fields.insert(
+            0,
+            '<p class="muted">Questions marked <span class="req">required</span> '
+            "need an answer; the others you may leave blank.</p>",
+        )
+    return "\n    ".join(fields)
 
 
 def _facts(study: StudyConfig) -> str:

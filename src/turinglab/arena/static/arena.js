@@ -15,8 +15,39 @@ let clockSkew = 0; // server time − local time, seconds
 let lastTypingSent = 0;
 const typingTimers = {};
 
+let shownView = null; // the view on screen: focus moves only when it changes
+
 function show(id) {
   for (const v of VIEWS) $(v).hidden = v !== id;
+  const was = shownView;
+  shownView = id;
+  if (was === id || !was) return; // the first view is where the page opens: no focus moved
+  // A view that opens on a heading: focus goes there once its texts are in (callers fill
+  // them in right after), so keyboard and screen-reader users start at the new content
+  // rather than at the top of a page whose old content has gone. Games focus their own.
+  const heading = { "v-lobby": "modes-title", "v-waiting": "waiting-title", "v-survey": "survey-title", "v-thanks": "thanks-title" }[id];
+  if (heading) setTimeout(() => { if (shownView === id) focusOn($(heading)); }, 0);
+}
+
+// Focus on what has just appeared (made focusable for scripts only when it is not already).
+function focusOn(target) {
+  if (!target) return;
+  if (!target.matches("a[href], button, input, select, textarea, [tabindex]")) target.tabIndex = -1;
+  target.focus(); // scrolled into sight as needed (callers may scroll on, smoothly)
+}
+
+// Said by screen readers without moving focus (#announcer is a polite live region): emptied
+// first, so the same words said twice are announced twice.
+function announce(text) {
+  const box = $("announcer");
+  box.textContent = "";
+  setTimeout(() => { box.textContent = text; }, 50);
+}
+
+// Focus was dropped (its element hidden or replaced): it is on the body, or on nothing.
+function focusLost() {
+  const a = document.activeElement;
+  return !a || a === document.body || !a.isConnected || a.closest("[hidden]") !== null;
 }
 
 function el(tag, cls, text) {
@@ -112,12 +143,17 @@ function onStatus(f) {
   if (f.state === "idle") { game = null; show("v-lobby"); }
   else if (f.state === "waiting") show("v-waiting"); // no seconds counter: waits say nothing
   else if (f.state === "no-match") { $("nomatch").hidden = false; show("v-survey"); }
-  else if (f.state === "rounds-done") { allDone(f.rounds.total); show("v-survey"); }
+  else if (f.state === "rounds-done") { allDone(f.rounds); show("v-survey"); }
   else if (f.state === "survey-saved") show("v-thanks");
 }
 
-function allDone(total) {
-  $("alldone").textContent = `You have played all ${total} ${total === 1 ? "round" : "rounds"} — thank you!`;
+function allDone(rounds) {
+  const { played, total } = rounds;
+  // Fewer played than the study has: the rest were witness rounds excused (no interrogator
+  // was free in time), which the page says rather than claiming all were played.
+  $("alldone").textContent = played >= total
+    ? `You have played all ${total} ${total === 1 ? "round" : "rounds"} — thank you!`
+    : `Your part is done: you played ${played} of ${total} rounds, and the rest are excused because no interrogator was free for you in time. Thank you!`;
   $("alldone").hidden = false;
 }
 
@@ -137,11 +173,18 @@ function renderModes(modes) {
     const b = el("button", "mode" + (m.practice ? " practice" : ""));
     b.type = "button";
     const title = el("strong", "", m.title);
-    if (m.practice) title.append(el("span", "tag", "practice"));
+    // The visible tag is decoration: the name says "practice" once, in words ("Practice",
+    // not "PracticePRACTICE"), and the note under the title is the button's description.
+    if (m.practice) { const tag = el("span", "tag", "practice"); tag.setAttribute("aria-hidden", "true"); title.append(tag); }
+    const named = m.practice && !/practice/i.test(m.title) ? `${m.title} (practice)` : m.title;
+    b.setAttribute("aria-label", named);
     const note = m.about || (liveItt
       ? (m.practice ? "You judge; a stand-in answers as the person. Not part of the study." : "With another person and an AI.")
       : (m.practice ? "AI witnesses only; not part of the study." : "With other people and AI witnesses."));
-    b.append(title, el("small", "", note));
+    const small = el("small", "", note);
+    small.id = `mode-note-${m.name}`;
+    b.setAttribute("aria-describedby", small.id);
+    b.append(title, small);
     b.addEventListener("click", () => {
       if (!$("consent").checked) { toast("Please tick the consent box first."); $("consent").focus(); return; }
       joinMode(m.name); // study.js: starts the session first if there is none
@@ -151,12 +194,15 @@ function renderModes(modes) {
 }
 
 function onSnapshot(f) {
+  const fresh = !game || game.game !== f.game;
   game = f; // inputs it shows were answered, the rest sent again (protocol.js)
   clockSkew = f.now - Date.now() / 1000;
   show("v-game");
   buildChats();
   for (const m of f.messages) appendMessage(m);
   renderPhase();
+  // A game has started: focus goes to its (first) message box, described by the hint.
+  if (game.phase === "playing" && (fresh || focusLost())) focusOn(document.querySelector("[data-input]"));
 }
 
 function onMessage(m) {
@@ -189,7 +235,15 @@ function chatTitle(alias) {
   return game.channels.length > 1 ? `Witness ${alias}` : "Witness";
 }
 
+// "End & decide" back to one click from ending (a game's first click never ends the next).
+function disarmEnd() {
+  clearTimeout(disarmEnd.timer);
+  $("end").dataset.armed = "";
+  $("end").textContent = "End & decide";
+}
+
 function buildChats() {
+  disarmEnd();
   const box = $("chats");
   box.replaceChildren();
   $("role").textContent = game.role === "interrogator" ? "You are the interrogator" : "You are a witness";
@@ -213,11 +267,13 @@ function buildChats() {
     log.setAttribute("aria-live", "polite");
     const typing = el("div", "typing");
     typing.dataset.typing = alias;
+    typing.setAttribute("role", "status"); // "… is typing" is announced, politely
     const form = el("form", "composer");
     const input = el("textarea");
     input.rows = 1;
     input.dataset.input = alias;
     input.setAttribute("aria-label", `Message to ${chatTitle(alias)}`);
+    input.setAttribute("aria-describedby", "hint");
     const counter = el("span", "counter", `0/${game.max_chars}`);
     const btn = el("button", "primary", "Send");
     btn.type = "submit";
@@ -316,11 +372,33 @@ function renderPhase() {
   $("await-verdict").hidden = !(!judge && game.phase === "verdict");
   $("reveal").hidden = !game.reveal;
   if (judge && game.phase === "verdict") buildVerdictForm();
-  if (game.reveal) {
-    renderReveal(game.reveal);
-    $("reveal").scrollIntoView({ behavior: "smooth", block: "start" });
-  }
+  if (game.reveal) renderReveal(game.reveal);
+  const stage = `${game.game}:${game.reveal ? "reveal" : game.phase}`;
+  if (stage !== renderPhase.stage) { renderPhase.stage = stage; landPhase(judge); }
   tick();
+}
+
+// A game's new stage is announced, and focus moves to it: the verdict form (or, for a
+// witness, the wait for the verdict), then the reveal.
+function landPhase(judge) {
+  if (game.reveal) {
+    announce(revealWords());
+    focusOn($("reveal-title"));
+    $("reveal").scrollIntoView({ behavior: "smooth", block: "start" });
+  } else if (game.phase === "verdict" && judge) {
+    announce(`The conversation is over. Your verdict: ${$("verdict-q").textContent}`);
+    focusOn($("verdict-title"));
+    $("verdict").scrollIntoView({ behavior: "smooth", block: "start" });
+  } else if (game.phase === "verdict") {
+    announce($("await-text").textContent);
+    focusOn($("await-text"));
+  }
+}
+
+function revealWords() {
+  const sides = [...$("sides").children].map((c) => [...c.children].map((x) => x.textContent).join(": "));
+  return ["Who was who.", ...sides.map((s) => `${s}.`), $("outcome").textContent, $("flagged").textContent]
+    .filter(Boolean).join(" ");
 }
 
 function buildVerdictForm() {
@@ -341,7 +419,6 @@ function buildVerdictForm() {
     label.append(input, document.createTextNode(which ? `Witness ${c} is human` : (c === "human" ? "Human" : "AI")));
     box.append(label);
   }
-  $("verdict").scrollIntoView({ behavior: "smooth", block: "start" });
 }
 
 function renderReveal(r) {
@@ -358,7 +435,7 @@ function renderReveal(r) {
   const last = game.rounds && game.rounds.played >= game.rounds.total;
   $("again").hidden = Boolean(last);
   $("to-survey").className = last ? "primary" : "ghost";
-  if (last) allDone(game.rounds.total);
+  if (last) allDone(game.rounds);
   $("flagged").hidden = !r.flagged;
   $("flagged").textContent = r.flagged || "";
   let outcome = "";
@@ -389,10 +466,11 @@ document.addEventListener("DOMContentLoaded", () => {
   $("confidence").addEventListener("input", () => { $("conf-out").textContent = $("confidence").value; });
   $("end").addEventListener("click", () => {
     // Two clicks, not a dialog: ending is final, and dialogs trap keyboard and screen readers.
-    if ($("end").dataset.armed === "1") { sendInput({ type: "end" }); return; }
+    if ($("end").dataset.armed === "1") { disarmEnd(); sendInput({ type: "end" }); return; }
     $("end").dataset.armed = "1";
     $("end").textContent = "Click again to end";
-    setTimeout(() => { $("end").dataset.armed = ""; $("end").textContent = "End & decide"; }, 4000);
+    clearTimeout(disarmEnd.timer);
+    disarmEnd.timer = setTimeout(disarmEnd, 4000);
   });
   $("cancel-wait").addEventListener("click", () => send({ type: "leave" }));
   $("again").addEventListener("click", () => send({ type: "leave" }));

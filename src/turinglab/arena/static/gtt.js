@@ -47,6 +47,7 @@ function gttPane(chat) {
   const log = el("ol", "log");
   log.setAttribute("aria-live", "polite");
   const status = el("div", "typing");
+  status.setAttribute("role", "status"); // "Waiting for a reply…" is announced, politely
   pane.append(head, log, status);
   if (gtt.role !== "spectator") pane.append(gttComposer(chat.name));
   const box = $("g-chats");
@@ -90,13 +91,29 @@ function gttNote(line, spectator) {
   return `${whose} verdict: ${answer[1] === "1" ? `X is ${target}` : "X is an imitator"}.`;
 }
 
-function gttLine(line, spectator) {
+// Who wrote a line, in words: a spectator's roles, or for a player "You" and the other side
+// of that chat (a fresh copy of the model in the study chat; X, or the judge, in the test).
+function gttSpeaker(line, chat, spectator) {
+  if (spectator) return GTT_SPEAKERS[line.sender] || line.sender;
+  if (line.sender === "you") return "You";
+  if (chat === "study") return "Fresh copy";
+  return gtt.role === "actor" ? "The judge" : "X";
+}
+
+function gttLine(line, spectator, chat) {
   const note = gttNote(line, spectator);
-  if (note) return el("li", "msg game", note);
+  if (note) {
+    const li = el("li", "msg game");
+    li.append(el("span", "sr-only", "Game: "), document.createTextNode(note));
+    return li;
+  }
   // A spectator sees the roles: the judge and the copy on the left, X and the querier opposite.
   const side = spectator ? (line.sender === "judge" || line.sender === "specimen" ? "them" : "you") : line.sender;
   const li = el("li", `msg ${side}${spectator ? " watched" : ""}`);
-  if (spectator) li.append(el("span", "who", GTT_SPEAKERS[line.sender] || line.sender));
+  // Screen readers hear who wrote each line (the log is announced); spectators see it too.
+  const who = gttSpeaker(line, chat, spectator);
+  if (spectator) { const tag = el("span", "who", who); tag.append(el("span", "sr-only", ":")); li.append(tag); }
+  else li.append(el("span", "sr-only", `${who}: `));
   li.append(document.createTextNode(line.text));
   const t = el("time", "", new Date(line.at * 1000).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" }));
   t.dateTime = new Date(line.at * 1000).toISOString();
@@ -118,7 +135,7 @@ function renderGTT() {
     const pane = gttPane(chat);
     const log = pane.querySelector(".log");
     if (log.children.length > chat.lines.length) log.replaceChildren();
-    for (const line of chat.lines.slice(log.children.length)) log.append(gttLine(line, spectator));
+    for (const line of chat.lines.slice(log.children.length)) log.append(gttLine(line, spectator, chat.name));
     log.scrollTop = log.scrollHeight;
     const busy = (s.phase === "waiting" || s.phase === "watching") && chat.name === active;
     pane.querySelector(".typing").textContent = busy ? (spectator ? "The models are writing…" : "Waiting for a reply…") : "";
@@ -134,10 +151,12 @@ function renderGTT() {
     input.maxLength = s.max_chars;
     input.placeholder = mine ? "Type a message (Enter sends)" : "Not your turn";
     form.querySelector("button").disabled = !mine;
-    if (mine && document.activeElement === document.body) input.focus();
+    if (mine && focusLost()) focusOn(input); // a new game, or the box just given back
   }
   renderGTTVerdict(s);
   renderGTTEnd(s);
+  // A spectator has no box to type in: focus goes to the brief, the new game's first words.
+  if (spectator && focusLost() && !s.reveal) focusOn($("g-brief"));
 }
 
 function renderGTTVerdict(s) {
@@ -147,7 +166,11 @@ function renderGTTVerdict(s) {
   if (form.hidden) return;
   $("g-target-label").textContent = `It is ${s.target}`;
   form.querySelector("button").disabled = false;
-  if (was && s.phase === "verdict") form.scrollIntoView({ behavior: "smooth", block: "start" });
+  if (was && s.phase === "verdict") {
+    announce("You have used all your messages: give your verdict now.");
+    focusOn($("g-verdict-title"));
+    form.scrollIntoView({ behavior: "smooth", block: "start" });
+  }
 }
 
 function renderGTTEnd(s) {
@@ -172,6 +195,8 @@ function renderGTTEnd(s) {
   }
   if (!card.dataset.shown || card.dataset.shown !== s.game) {
     card.dataset.shown = s.game;
+    announce(`${$("g-end-title").textContent}. ${r.outcome}`);
+    focusOn($("g-end-title"));
     card.scrollIntoView({ behavior: "smooth", block: "start" });
   }
 }

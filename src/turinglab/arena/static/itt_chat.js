@@ -75,12 +75,14 @@ function ittChatView() {
   log.setAttribute("aria-live", "polite");
   const typing = el("div", "typing");
   typing.id = "c-typing";
+  typing.setAttribute("role", "status"); // "Your partner is typing…" is announced, politely
   const form = el("form", "composer");
   form.id = "c-compose";
   const input = el("textarea");
   input.id = "c-text";
   input.rows = 1;
   input.setAttribute("aria-label", "Your message");
+  input.setAttribute("aria-describedby", "c-hint");
   const button = el("button", "primary", "Send");
   button.type = "submit";
   form.append(input, button);
@@ -105,7 +107,11 @@ function ittChatView() {
   const end = el("div", "card reveal");
   end.id = "c-end";
   end.hidden = true;
-  end.append(el("h2", "", "The conversation is over"));
+  end.setAttribute("role", "region");
+  end.setAttribute("aria-labelledby", "c-end-title");
+  const title = el("h2", "", "The conversation is over");
+  title.id = "c-end-title";
+  end.append(title);
   const flagged = el("p", "warn");
   flagged.id = "c-flagged";
   flagged.hidden = true;
@@ -143,6 +149,8 @@ function onITTChat(f) {
   show("v-itt-chat");
   if (fresh) $("c-text").value = "";
   renderITTChat();
+  // A new conversation: focus goes to its message box (described by the hint).
+  if (ittChat.phase !== "ended" && (fresh || focusLost())) focusOn($("c-text"));
 }
 
 function onITTChatTyping() {
@@ -187,6 +195,11 @@ function renderITTChat() {
   $("c-flagged").hidden = !s.flagged;
   $("c-flagged").textContent = s.flagged || "";
   $("c-outcome").textContent = ended && s.partner ? `Your partner was ${s.partner}.` : "";
+  if (ended && $("c-end").dataset.shown !== s.game) {
+    $("c-end").dataset.shown = s.game; // announced and focused once per conversation
+    announce(["The conversation is over.", $("c-outcome").textContent, s.flagged || ""].filter(Boolean).join(" "));
+    focusOn($("c-end-title"));
+  }
   if (ended) $("c-end").scrollIntoView({ behavior: "smooth", block: "nearest" });
 }
 

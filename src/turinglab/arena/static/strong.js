@@ -66,13 +66,36 @@ function renderStrong() {
   $("s-text").maxLength = s.max_chars;
   countStrong();
   const list = $("s-turns");
+  const had = document.activeElement; // in the verdict box (kept across renders), say
   list.replaceChildren(...s.history.map((t) => renderTurn(t, s)));
   if (s.brief) list.prepend(el("li", "card wide warn s-brief", s.brief));
   if (s.phase === "verdict") list.append(verdictBox || (verdictBox = renderVerdict(s)));
+  if (had && had !== document.activeElement && had.isConnected) had.focus({ preventScroll: true });
   renderScores(s);
+  landStrong(s, writing);
   const last = list.lastElementChild;
   if ((s.phase === "choosing" || s.phase === "verdict") && last) last.scrollIntoView({ behavior: "smooth", block: "start" });
   else if (writing) $("s-compose").scrollIntoView({ behavior: "smooth", block: "nearest" });
+}
+
+// Focus follows the session: the message box when it is this person's turn to write, the
+// turn just sent while its replies are awaited, the replies once they are in, the verdict,
+// the results. Each render rebuilds the turns, so focus on one of them is put back too.
+let strongStage = null;
+function landStrong(s, writing) {
+  const stage = `${s.game}:${s.phase}:${s.history.length}`;
+  if (stage === strongStage && !focusLost()) return;
+  const fresh = stage !== strongStage;
+  strongStage = stage;
+  const last = $("s-turns").lastElementChild;
+  if (s.phase === "ended") {
+    if (fresh) announce([$("s-end-title").textContent, $("s-outcome-line").textContent].join(". "));
+    focusOn($("s-end-title"));
+  } else if (writing) focusOn($("s-text"));
+  else if (s.phase === "verdict" && last) focusOn(last.querySelector("h2"));
+  else if (s.phase === "choosing" && last) focusOn(last.querySelector(".s-replies") || last.querySelector("h2"));
+  else if (last && last.dataset.turn) focusOn(last.querySelector("h2"));
+  else focusOn($("s-hint"));
 }
 
 function renderTurn(t, s) {
@@ -99,6 +122,8 @@ function renderTurn(t, s) {
   const choosing = s.phase === "choosing" && !t.decided && t.turn === s.history.length;
   if (t.replies.length) {
     const grid = el("div", "s-replies");
+    grid.setAttribute("role", "group");
+    grid.setAttribute("aria-label", `Replies to turn ${t.turn}`);
     for (const r of t.replies) {
       const preferred = t.decided && t.chosen === r.label;
       const card = el("article", "s-reply" + (preferred ? " chosen" : "") + (t.tie ? " tied" : ""));

@@ -121,9 +121,16 @@ function showHandOff(to) {
   link.hidden = !to.url;
   if (!to.url) return;
   link.href = to.url;
-  const wait = Number(to.redirect_after_s || 0);
-  const s = Math.round(wait);
-  $("handoff-note").textContent = `Taking you back in ${s} ${s === 1 ? "second" : "seconds"}…`;
-  clearTimeout(showHandOff.timer);
-  showHandOff.timer = setTimeout(() => { location.href = to.url; }, wait * 1000);
+  // The note counts down to the redirect, second by second, from the page's own clock.
+  const leaving = Date.now() + Number(to.redirect_after_s || 0) * 1000;
+  clearInterval(showHandOff.timer);
+  const count = () => {
+    const s = Math.max(0, Math.ceil((leaving - Date.now()) / 1000));
+    $("handoff-note").textContent = `Taking you back in ${s} ${s === 1 ? "second" : "seconds"}…`;
+    if (s > 0) return;
+    clearInterval(showHandOff.timer);
+    location.href = to.url;
+  };
+  showHandOff.timer = setInterval(count, 250);
+  count();
 }
