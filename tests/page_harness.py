@@ -101,8 +101,9 @@ RECORDER = """
       this.addEventListener("message", (m) => {
         const f = JSON.parse(m.data);
         const t = Date.now();
-        queueMicrotask(() => wire.push({ t, e: "in", type: f.type, code: f.code || null,
-                                         held: held() }));
+        // After the page's own handler (a task later: a microtask would run before it).
+        setTimeout(() => wire.push({ t, e: "in", type: f.type, code: f.code || null,
+                                     held: held() }), 0);
       });
     }
     send(data) {
@@ -203,6 +204,36 @@ async def exchange(judge: Any, witness: Any, turn: int) -> None:
     await answer(judge, witness, turn)
 
 
+async def primed(judge: Any, witness: Any) -> None:
+    """Before a fault: question 2 asked and seen by the witness, the AI witness's answer back,
+    so that either page can write into the fault (`say_anywhere`)."""
+    await ask(judge, 2)
+    mine = str(await witness.evaluate("() => game.channels[0]"))
+    await until_replies(witness, mine, 2)
+    await judge.wait_for_function(
+        "() => [...document.querySelectorAll('[data-log]')]"
+        ".some(log => log.querySelectorAll('.msg.them').length >= 2)",
+        timeout=WAIT_MS,
+    )
+
+
+async def say_anywhere(page: Any, text: str) -> None:
+    """Write in the first chat where the page lets its person write now."""
+    channel = await page.evaluate(
+        '() => game.channels.find(c => !document.querySelector(`[data-input="${c}"]`).readOnly)'
+    )
+    assert channel, "nowhere to write"
+    await say(page, str(channel), text)
+
+
+async def go_on(judge: Any, witness: Any, sayer: Any) -> None:
+    """After `primed` and `say_anywhere(sayer)`: the game goes on through round 3 (the
+    witness's answer 2 was what it said into the fault, if it was the one)."""
+    if sayer is not witness:
+        await answer(judge, witness, 2)
+    await exchange(judge, witness, 3)
+
+
 async def decide(judge: Any, witness: Any) -> None:
     """The interrogator ends the talk and gives a verdict; both pages show the reveal."""
     await judge.locator("#end").click()
@@ -214,12 +245,6 @@ async def decide(judge: Any, witness: Any) -> None:
         await page.locator("#reveal").wait_for(timeout=WAIT_MS)
 
 
-async def pid(page: Any) -> str:
-    cookies = await page.context.cookies()
-    value = next(c["value"] for c in cookies if c["name"] == "turinglab_session")
-    return str(value).partition(".")[0]
-
-
 async def game_of(page: Any) -> str:
     return str(await page.evaluate("() => game.game"))
 
@@ -227,7 +252,9 @@ async def game_of(page: Any) -> str:
 async def shows_what_is_stored(page: Any, game: StoredGame) -> None:
     """The page shows every stored message its seat was shown, once, and nothing else; and
     how the game ended: an outcome, or the stated reason it was flagged."""
-    seat = game.seats[await pid(page)]
+    # The page's seat: the interrogator's, or the one person witness's.
+    judge = await page.evaluate("() => game.role") == "interrogator"
+    seat = next(s for s in game.seats.values() if (s == "interrogator") == judge)
     mine = [t for t, vis in zip(game.texts, game.visible, strict=True) if seat in vis]
     on_page = await shown(page)
     assert Counter(on_page) == Counter(mine), (seat, on_page, mine)

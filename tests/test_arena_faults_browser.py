@@ -48,8 +48,11 @@ from page_harness import (
     exchange,
     failover_proxy,
     game_of,
+    go_on,
     longest_unexplained_wait,
     open_page,
+    primed,
+    say_anywhere,
     seat_pages,
     shows_what_is_stored,
     wire,
@@ -117,19 +120,35 @@ async def finish_and_check(s: Scene, postgres_url: str, logs: list[Path]) -> dic
     stored = audit(postgres_url)
     game = stored[await game_of(s.judge)]
     assert game.status == "finished", (game.status, game.flags)
-    waits = {}
+    waits, wires = {}, {}
     for name, page in (("judge page", s.judge), ("witness page", s.witness)):
         await shows_what_is_stored(page, game)
-        waits[name] = longest_unexplained_wait(await wire(page), await page.evaluate("Date.now()"))
+        wires[name] = await wire(page)
+        waits[name] = longest_unexplained_wait(wires[name], await page.evaluate("Date.now()"))
     for t in s.talkers:
         assert t.reveal is not None and not t.reveal.get("flagged"), t.reveal
         shown_is_stored(t, stored[t.game], all_of_it=True)
+        wires[t.name] = t.wire
         waits[t.name] = longest_unexplained_wait(t.wire, now_ms())
     print("longest untold waits (s):", {k: round(v, 1) for k, v in waits.items()})
-    assert all(w <= UNTOLD_S for w in waits.values()), waits
+    late = {k: _readable(wires[k]) for k, w in waits.items() if w > UNTOLD_S}
+    for k, lines in late.items():
+        print(k, "\n  ".join(lines))
+    assert not late, waits
     assert s.errors == []
     assert tracebacks(logs) == []
     return waits
+
+
+def _readable(events: list[dict[str, Any]]) -> list[str]:
+    """A wire log as lines (seconds from its start), pongs and pings left out."""
+    t0 = events[0]["t"] if events else 0
+    return [
+        f"{(e['t'] - t0) / 1000:.1f} {e['e']} {e.get('type') or ''} {e.get('code') or ''}"
+        f" held={e.get('held', '')}"
+        for e in events
+        if e.get("type") not in ("pong", "ping")
+    ]
 
 
 async def _until_page(
@@ -182,16 +201,18 @@ async def test_a_paused_owner_s_pages_go_on_at_the_new_owner(
                         if t.person.base == one:
                             t.bases = [two, one]
                     await exchange(s.judge, s.witness, 1)
+                    await primed(s.judge, s.witness)
 
                     paused_at, since = time.monotonic(), await _page_now(on_one)
                     proc_one.send_signal(signal.SIGSTOP)
                     via_one.rotate()  # its next connection goes to process 1, then 2
-                    await ask(s.judge, 2)  # typed into the pause: held, told, sent again
+                    # Typed into the pause: held; the page says the server is silent, gives
+                    # it up, and sends it again at the new owner.
+                    await say_anywhere(on_one, "said into the pause")
                     await _until_page(on_one, since, type="game")  # from the new owner
                     back_s = time.monotonic() - paused_at
-                    await answer(s.judge, s.witness, 2)
+                    await go_on(s.judge, s.witness, on_one)
                     proc_one.send_signal(signal.SIGCONT)  # it wakes up: nothing changes
-                    await exchange(s.judge, s.witness, 3)
                     waits = await finish_and_check(s, postgres_url, logs)
                     print(f"the paused process's page was back after {back_s:.1f} s")
                     assert via_one.connections >= 2  # it did land on the paused one first
@@ -226,17 +247,18 @@ async def test_redis_paused_pages_relayed_from_elsewhere_are_told_and_go_on(
                 ):
                     relayed = s.waiter  # on process 2; process 1 plays its game
                     await exchange(s.judge, s.witness, 1)
+                    await primed(s.judge, s.witness)
                     paused_at, since = time.monotonic(), await _page_now(relayed)
                     redis_proc.send_signal(signal.SIGSTOP)
                     try:
-                        await ask(s.judge, 2)  # held by whichever process cannot relay it
+                        # Held: its process cannot forward it to the game's owner.
+                        await say_anywhere(relayed, "said into the pause")
                         await _until_page(relayed, since, 30, code="relay-delayed")
                         await asyncio.sleep(max(0.0, PAUSE_S - (time.monotonic() - paused_at)))
                     finally:
                         redis_proc.send_signal(signal.SIGCONT)
                     await _until_page(relayed, since, 60, code="relay-resumed")
-                    await answer(s.judge, s.witness, 2)
-                    await exchange(s.judge, s.witness, 3)
+                    await go_on(s.judge, s.witness, relayed)
                     await finish_and_check(s, postgres_url, logs)
             finally:
                 await browser.close()
