@@ -141,7 +141,7 @@ async def test_redis_restarted_empty_the_processes_say_so_and_register_again(
     # An expected fault: said in a line (which service, what it does), never a traceback.
     assert tracebacks(logs) == []
     said = "".join(path.read_text() for path in logs)
-    assert "Redis" in said, said
+    assert "redis-beat-failing" in said, said
 
 
 def _registered(rds: RestartableRedis) -> dict[str, set[str]]:
