@@ -1,13 +1,14 @@
 """Pieces of the arena's fault tests: a Redis of their own, people who keep talking through a
 fault, and an audit of the store in SQL.
 
-A `Talker` is one scripted participant over the real websocket protocol. It records every
-message frame it is shown (the acknowledgements the arena gave), answers what it is asked
-(a witness) or asks on every channel in turn (the interrogator, until told to decide), and
-follows its game when it is rebuilt elsewhere (a `game` snapshot after a takeover) or when it
-is told to reconnect. Which frames it takes is the page's call (arena/page_protocol.py, the
-rules of static/protocol.js): frames of its game stream in order and once, a new owner's
-snapshot always, a gap asking for the rest.
+A `Talker` is one scripted participant over the real websocket protocol, behaving as the page
+does. It records every message frame it is shown (the acknowledgements the arena gave),
+answers what it is asked (a witness) or asks on every channel in turn (the interrogator, until
+told to decide), and follows its game when it is rebuilt elsewhere (a `game` snapshot after a
+takeover) or when it is told to reconnect. What it takes, keeps and sends is the page's call
+(arena/page_protocol.py, the rules of static/protocol.js): frames of its game stream in order
+and once, a new owner's snapshot always, a gap asking for the rest, inputs with ids sent
+again until answered.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import random
+import secrets
 import shutil
 import signal
 import subprocess
@@ -24,6 +27,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -33,6 +37,7 @@ from sqlalchemy import create_engine, text
 
 from arena_fixtures import Person
 from test_arena_store import _wait_up
+from turinglab.arena import page_protocol as P
 from turinglab.arena.page_protocol import PageProtocol
 from turinglab.bench.arena_services import free_port
 from turinglab.store.database import store_url
@@ -75,15 +80,24 @@ def own_redis_process() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
 
 
 @contextlib.asynccontextmanager
-async def server_processes(script: str, n: int, **fmt: Any) -> AsyncIterator[list[Any]]:
+async def server_processes(
+    script: str, n: int, logs: list[Path] | None = None, **fmt: Any
+) -> AsyncIterator[list[Any]]:
     """`n` arena server processes from `script` (formatted with tests, port and `fmt`), each
-    up; yields [(base, process)], stopped (SIGCONT, SIGTERM, then SIGKILL) afterwards."""
+    up; yields [(base, process)], stopped (SIGCONT, SIGTERM, then SIGKILL) afterwards. With
+    `logs` (a path each), their output goes there (for a test to read), not to the test's."""
     tests = os.path.dirname(__file__)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     ports = [free_port() for _ in range(n)]
+    outs = [open(path, "wb") for path in logs or []]  # noqa: SIM115 (closed below)
     procs = [
-        subprocess.Popen([sys.executable, "-c", script.format(tests=tests, port=p, **fmt)], env=env)
-        for p in ports
+        subprocess.Popen(
+            [sys.executable, "-c", script.format(tests=tests, port=p, **fmt)],
+            env=env,
+            stdout=outs[i] if outs else None,
+            stderr=subprocess.STDOUT if outs else None,
+        )
+        for i, p in enumerate(ports)
     ]
     out = [(f"http://127.0.0.1:{p}", proc) for p, proc in zip(ports, procs, strict=True)]
     try:
@@ -102,6 +116,21 @@ async def server_processes(script: str, n: int, **fmt: Any) -> AsyncIterator[lis
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(10)
+        for out in outs:
+            out.close()
+
+
+def tracebacks(logs: list[Path]) -> list[str]:
+    """Each traceback the processes logged, with the line before it (what was being done)."""
+    found = []
+    for path in logs:
+        lines = path.read_text(errors="replace").splitlines()
+        found += [
+            "\n".join(lines[max(0, i - 1) : i + 12])
+            for i, line in enumerate(lines)
+            if line.startswith("Traceback")
+        ]
+    return found
 
 
 def now_ms() -> float:
@@ -110,11 +139,20 @@ def now_ms() -> float:
 
 @dataclass
 class Talker:
-    """One scripted participant; `seen` is every message frame text it was shown, in order."""
+    """One scripted participant that behaves as the arena page does (arena.js, inputs.js);
+    `seen` is every message frame text it was shown, in order.
+
+    Its protocol is the page's (arena/page_protocol.py, the rules of static/protocol.js,
+    checked against the same vectors in test_page_protocol.py): every input carries an id and
+    is kept until the server answers it, and goes again when overdue, after a reconnect once
+    caught up, and after a snapshot that does not show it; a ping every beat, and a server
+    silent past the page's limit (or a handshake that hangs) is given up; a lost socket is
+    opened again after the page's backoff, on the next process (as nginx would send it),
+    naming the last frame taken. `wire` logs its traffic as page_harness's recorder does."""
 
     person: Person
     name: str
-    bases: list[str]  # where to reconnect when told to (another process first)
+    bases: list[str]  # where to reconnect (another process first)
     role: str = ""
     game: str = ""
     seen: list[str] = field(default_factory=list)
@@ -129,6 +167,10 @@ class Talker:
     page: PageProtocol = field(default_factory=PageProtocol)  # what the page takes and sends
     duplicates: int = 0  # frames the page dropped (already taken, or before a gap)
     resumes: int = 0  # resumes the page asked for (a gap, a frame of another stream)
+    resent: int = 0  # inputs sent again
+    wire: list[dict[str, Any]] = field(default_factory=list)
+    clock: Any = now_ms  # the page's clock (ms); the conformance test sets its own
+    _next_beat: float = 0.0
 
     def snapshot(self, frame: dict[str, Any]) -> None:
         self.role, self.game, self.channels = frame["role"], frame["game"], frame["channels"]
@@ -140,19 +182,19 @@ class Talker:
         if frame.get("reveal"):
             self.reveal = frame["reveal"]
 
-    recv_timeout_s: float = 60.0  # how long without a frame before `_idle`
-
     async def run(self) -> None:
         """Talk until the game reveals who was who."""
+        self._next_beat = self.clock() + P.PING_MS
         await self._act_or_reconnect()
         while self.reveal is None:
             try:
-                frame = await self.person.recv(timeout=self.recv_timeout_s)
+                frame = await self.person.recv(timeout=max(0.05, self._beat_in_s()))
             except TimeoutError:
-                await self._idle()
+                await self._beat()
                 continue
-            except (TypeError, aiohttp.ClientError, ConnectionError):
+            except (TypeError, AssertionError, aiohttp.ClientError, ConnectionError):
                 # The socket closed (its process died): go to the next process.
+                self._log("close")
                 await self._reconnect()
                 continue
             if not await self._accept(frame):
@@ -160,8 +202,6 @@ class Talker:
             kind = frame["type"]
             if kind == "game":
                 self.snapshot(frame)
-            elif kind == "resumed":
-                await self._resumed(frame)
             elif kind == "message":
                 self.seen.append(frame["text"])
                 if frame["sender"] != "game":
@@ -176,13 +216,32 @@ class Talker:
                 return
             await self._act_or_reconnect()
 
-    # The protocol's hooks: a plain talker sends each input once and takes every frame.
-    async def _idle(self) -> None:
-        raise TimeoutError(f"{self.name}: no frame for {self.recv_timeout_s} s")
+    def _log(self, e: str, **what: Any) -> None:
+        self.wire.append({"t": now_ms(), "e": e, **what})
+
+    def _beat_in_s(self) -> float:
+        return (self._next_beat - self.clock()) / 1000
+
+    async def _beat(self) -> None:
+        """The page's heartbeat, every PING_MS."""
+        if self._beat_in_s() > 0:
+            return
+        self._next_beat = self.clock() + P.PING_MS
+        beat = self.page.tick(self.clock(), "open")
+        if beat.dead:  # the server stopped answering (a paused process): go elsewhere
+            self._log("given-up")
+            await self._reconnect()
+            return
+        if beat.late:  # the page's toast: the server is not answering yet
+            self._log("toast")
+            self.notices.append("late")
+        for frame in beat.sends:
+            await self._sent_again(frame)
 
     async def _accept(self, frame: dict[str, Any]) -> bool:
         """Whether the page takes `frame`; what the page sends in answer goes."""
-        taken = self.page.frame(frame, now_ms())
+        taken = self.page.frame(frame, self.clock())
+        self._log("in", type=frame["type"], code=frame.get("code"), held=len(self.page.unanswered))
         for out in taken.sends:
             self.resumes += out["type"] == "resume"
             await self._sent_again(out)
@@ -192,41 +251,60 @@ class Talker:
         return taken.take
 
     async def _sent_again(self, frame: dict[str, Any]) -> None:
+        self.resent += "id" in frame
+        await self._send(frame)
+
+    async def _send(self, frame: dict[str, Any]) -> None:
         # A socket that is going: the reconnect resumes (and sends inputs again).
+        if "id" in frame:
+            self._log("out", type=frame["type"], id=frame["id"], held=len(self.page.unanswered))
         with contextlib.suppress(AssertionError, aiohttp.ClientError, ConnectionError):
             await self.person.send(**frame)
 
     def first(self, frame: dict[str, Any]) -> None:
         """The snapshot that seated them (read before the talker ran)."""
-        self.page.frame(frame, now_ms())
+        self.page.frame(frame, self.clock())
         self.snapshot(frame)
 
-    async def _resumed(self, frame: dict[str, Any]) -> None:
-        return None
-
     async def _input(self, frame: dict[str, Any]) -> None:
-        await self.person.send(**frame)
+        """An input the server applies once: kept (with its id) until answered."""
+        frame = {"id": secrets.token_hex(6), **frame}
+        for out in self.page.input(frame, self.clock(), self.person.ws is not None):
+            await self._send(out)
 
     def _deciding(self) -> bool:
         """Whether an end and verdict are already on their way."""
-        return False
+        return any(h.frame["type"] in ("end", "verdict") for h in self.page.unanswered.values())
 
     async def _act_or_reconnect(self) -> None:
         try:
             await self._act()
         except (aiohttp.ClientError, ConnectionError):
-            # The socket closed as we wrote (its process died): the next process, whose
-            # snapshot tells what was really said.
+            # The socket closed as we wrote (its process died): the next process.
+            self._log("close")
             await self._reconnect()
 
     async def _reconnect(self) -> None:
+        """As the page: back off, open a socket on the next process naming the last frame
+        taken; a handshake not done within the page's limit is given up, and tried again."""
         await self.person.drop()
-        self.bases = [*self.bases[1:], self.bases[0]]
-        self.person.base = self.bases[0]
-        first = await self.person.connect()
-        self.page.opened(now_ms())
-        if await self._accept(first) and first["type"] == "game":
-            self.snapshot(first)
+        while True:
+            await asyncio.sleep(self.page.closed(None, random.random())["delay_ms"] / 1000)
+            self.bases = [*self.bases[1:], self.bases[0]]
+            self.person.base = self.bases[0]
+            url = self.person.base.replace("http", "ws") + "/ws"
+            params = {k: str(v) for k, v in (self.page.query() or {}).items()}
+            self.page.connecting(self.clock())
+            try:
+                async with asyncio.timeout(P.DEAD_MS / 1000):
+                    self.person.ws = await self.person.http.ws_connect(url, params=params)
+            except (TimeoutError, aiohttp.ClientError, OSError):
+                self._log("given-up")
+                continue
+            self.page.opened(self.clock())
+            self._log("open")
+            self._next_beat = self.clock() + P.PING_MS
+            return
 
     async def _act(self) -> None:
         if self.reveal is not None or self.person.ws is None:
@@ -250,12 +328,11 @@ class Talker:
                 if self.last.get(ch) == "them":
                     self.said += 1
                     self.last[ch] = "you"
-                    await self.person.send(type="typing", channel=ch)
+                    await self._send({"type": "typing", "channel": ch})
                     await self._say(ch, f"{self.name} a{self.said}")
 
     async def _say(self, channel: str, text: str) -> None:
-        # `after`: how many messages were shown before it (the resilient talker's check that
-        # a snapshot holds it); the server ignores it.
+        # `after`: how many messages were shown before it (a snapshot showing it answers it).
         await self._input(
             {"type": "message", "channel": channel, "text": text, "after": len(self.seen)}
         )

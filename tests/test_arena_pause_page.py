@@ -15,7 +15,6 @@ import pytest
 
 from arena_fixtures import Person
 from fault_fixtures import audit, own_redis, seat_pair, server_processes, shown_is_stored
-from resilient_talker import ResilientTalker
 from test_arena_faults import RESUMES, SERVER, _each_progresses, _finish, _until
 
 pytestmark = [pytest.mark.database, pytest.mark.slow]
@@ -34,11 +33,9 @@ async def test_a_paused_owner_s_people_find_their_game_by_their_page_s_heartbeat
                 people = [waiter, taker]
                 for p in people:
                     assert (await p.connect())["type"] == "status"
-                talkers = []
-                for t in await seat_pair(waiter, taker, "three-party", [one, two], "p"):
-                    page = ResilientTalker(t.person, t.name, t.bases, pace_s=0.1)
-                    page.first(t.person.frames[-1])
-                    talkers.append(page)
+                talkers = await seat_pair(waiter, taker, "three-party", [one, two], "p")
+                for t in talkers:
+                    t.pace_s = 0.1
                 paused = next(t for t in talkers if t.person.base == one)
                 paused.bases = [one, two]
                 tasks = [asyncio.create_task(t.run()) for t in talkers]

@@ -8,7 +8,7 @@ listener has reconnected and the process is listed and alive again, so takeover 
 Games played across the two processes through the restart (people on both processes, games
 owned by each) all go on and finish: a frame relayed while Redis was down is fetched from its
 game's owner once Redis is back (cluster.py, catch-up by resume), and an input forwarded then
-is sent again by the participant until answered and applied once (resilient_talker.py, as the
+is sent again by the participant until answered and applied once (fault_fixtures.Talker, as the
 page does). Everything each person was shown is stored, in order, once.
 """
 
@@ -29,8 +29,14 @@ import redis
 from sqlalchemy import select
 
 from arena_fixtures import Person
-from fault_fixtures import audit, seat_pair, server_processes, shown_is_stored
-from resilient_talker import ResilientTalker
+from fault_fixtures import (
+    Talker,
+    audit,
+    seat_pair,
+    server_processes,
+    shown_is_stored,
+    tracebacks,
+)
 from test_arena_faults import CHAT, SERVER, _until
 from test_arena_resume import AUTH, metric_values
 from turinglab.bench.arena_services import free_port
@@ -112,11 +118,12 @@ async def _until_health(bases: list[str], status: int, timeout: float) -> list[d
 
 
 async def test_redis_restarted_empty_the_processes_say_so_and_register_again(
-    postgres_url: str,
+    postgres_url: str, tmp_path: Path
 ) -> None:
+    logs = [tmp_path / "one.log", tmp_path / "two.log"]
     with restartable_redis() as rds:
         fmt = {"db": postgres_url, "redis": rds.url, "setup": CHAT, "max_outage_s": 60}
-        async with server_processes(SERVER, 2, **fmt) as servers:
+        async with server_processes(SERVER, 2, logs=logs, **fmt) as servers:
             bases = [base for base, _ in servers]
             healthy = await _until_health(bases, 200, 30)
             assert all(h["store"] and h["redis"] and h["listener"] for h in healthy)
@@ -131,6 +138,10 @@ async def test_redis_restarted_empty_the_processes_say_so_and_register_again(
             back = await _until_health(bases, 200, 60)
             assert all(h["redis"] and h["listener"] for h in back)
             await _until(lambda: _registered(rds) == registered, 30, "both to register again")
+    # An expected fault: said in a line (which service, what it does), never a traceback.
+    assert tracebacks(logs) == []
+    said = "".join(path.read_text() for path in logs)
+    assert "redis-beat-failing" in said, said
 
 
 def _registered(rds: RestartableRedis) -> dict[str, set[str]]:
@@ -146,12 +157,15 @@ def _registered(rds: RestartableRedis) -> dict[str, set[str]]:
 GAMES = 4  # half owned by each process, each with one person on each process
 
 
-async def test_games_across_two_processes_go_on_through_a_redis_restart(postgres_url: str) -> None:
+async def test_games_across_two_processes_go_on_through_a_redis_restart(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    logs = [tmp_path / "one.log", tmp_path / "two.log"]
     with restartable_redis() as rds:
         fmt = {"db": postgres_url, "redis": rds.url, "setup": CHAT, "max_outage_s": 60}
-        async with server_processes(SERVER, 2, **fmt) as servers:
+        async with server_processes(SERVER, 2, logs=logs, **fmt) as servers:
             bases = [base for base, _ in servers]
-            talkers: list[ResilientTalker] = []
+            talkers: list[Talker] = []
             for g in range(GAMES):
                 here, there = bases[g % 2], bases[1 - g % 2]
                 waiter, taker = Person(here), Person(there)
@@ -159,9 +173,8 @@ async def test_games_across_two_processes_go_on_through_a_redis_restart(postgres
                     assert (await p.connect())["type"] == "status"
                 pair = await seat_pair(waiter, taker, "three-party", [here, there], f"g{g}")
                 for t in pair:
-                    resilient = ResilientTalker(t.person, t.name, t.bases, pace_s=0.1)
-                    resilient.first(t.person.frames[-1])
-                    talkers.append(resilient)
+                    t.pace_s = 0.1
+                talkers += pair
             tasks = [asyncio.create_task(t.run()) for t in talkers]
             try:
                 await _each_progresses(talkers, 60)
@@ -194,11 +207,12 @@ async def test_games_across_two_processes_go_on_through_a_redis_restart(postgres
         game = stored[t.game]
         assert game.status == "finished" and not game.flags, (t.name, game.status, game.flags)
         shown_is_stored(t, game, all_of_it=True)
+    assert tracebacks(logs) == []  # a restart mid-game is expected: lines, no tracebacks
     caught = sum(t.resent for t in talkers), sum(t.duplicates for t in talkers)
     print(f"inputs re-sent {caught[0]}, duplicate frames dropped {caught[1]}")
 
 
-async def _each_progresses(talkers: list[ResilientTalker], timeout: float) -> None:
+async def _each_progresses(talkers: list[Talker], timeout: float) -> None:
     judges = [t for t in talkers if t.role == "interrogator"]
     before = [len(t.seen) for t in judges]
     await _until(

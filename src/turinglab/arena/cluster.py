@@ -91,6 +91,7 @@ HOLDER_GONE_S = 5.0
 # whose game is played on another process hear nothing from it: they are told, inside the
 # 15 s a person may go without a frame or a notice, and told again once it is back.
 RELAY_NOTICE_S = 5.0
+RELAY_AGAIN_S = 10.0  # and again this often while it lasts
 RELAY_DELAYED = "The connection to your game is delayed. Please wait: nothing you typed is lost."
 RELAY_RESUMED = "Connected to your game again."
 
@@ -934,14 +935,23 @@ class Cluster:
                 self._tell_relayed("relay-resumed", RELAY_RESUMED)
 
     async def _relay_watch(self) -> None:
-        """A heartbeat that hangs (Redis paused) raises nothing: watched apart from it."""
+        """A heartbeat that hangs (Redis paused) raises nothing: watched apart from it. People
+        are told again every RELAY_AGAIN_S while it lasts (a toast fades; nobody is to wait
+        15 s untold)."""
+        told_at = 0.0
         while True:
             await asyncio.sleep(1.0)
-            silent = monotonic() - self._beat_ok
-            if not self._relay_told and silent >= RELAY_NOTICE_S:
+            now = monotonic()
+            silent = now - self._beat_ok
+            if silent < RELAY_NOTICE_S:
+                continue
+            if not self._relay_told:
                 self._relay_told = True
                 fault(log, "relay-delayed", logging.WARNING, process=self.me, silent_s=silent)
-                self._tell_relayed("relay-delayed", RELAY_DELAYED)
+            elif now - told_at < RELAY_AGAIN_S:
+                continue
+            told_at = now
+            self._tell_relayed("relay-delayed", RELAY_DELAYED)
 
     def _tell_relayed(self, code: str, message: str) -> None:
         """Everyone with a socket here whose game is played on another process."""

@@ -46,9 +46,12 @@ PLAYER_TTL_S = 6 * 3600  # how long a person's route `player:<id>` is kept
 RECONNECT_AFTER_TAKEOVER_S = 5.0
 # From the old owner's death, how long a page whose socket stayed open on it (a paused process)
 # takes to give it up and be back (protocol.js): silent past DEAD_MS, noticed at the next beat,
-# then the longest backoff — with a beat to spare on a loaded machine.
+# then the longest backoff — with a beat to spare on a loaded machine. Behind a balancer its
+# reconnect may land on the paused process again (it accepts connections and never answers):
+# that handshake is given up the same way, DEAD_MS and a beat (the backoffs between are short).
+_GIVE_UP_MS = page_protocol.DEAD_MS + page_protocol.PING_MS
 PAGE_BACK_AFTER_DEATH_S = (
-    page_protocol.DEAD_MS + 2 * page_protocol.PING_MS + page_protocol.MAX_BACKOFF_MS
+    2 * _GIVE_UP_MS + page_protocol.PING_MS + page_protocol.MAX_BACKOFF_MS
 ) / 1000
 # How long a person's input or reconnect waits for their game to be rebuilt here after a claim
 # (hundreds of games take seconds); past that it goes on as if the game were not coming.

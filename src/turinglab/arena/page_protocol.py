@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 PING_MS = 5000  # a ping this often while open
 DEAD_MS = 15000  # a server silent this long (not even a pong) is taken for gone
+LATE_MS = 7000  # a server silent this long while an input is held: the page says so
 RESEND_MS = 5000  # an input unanswered this long is sent again
 ASK_MS = 3000  # a gap (or a frame of another stream) asks for the rest at most this often
 MAX_BACKOFF_MS = 5000  # reconnect delays grow to this, inside a game's 12 s grace
@@ -46,6 +47,7 @@ class Taken:
 class Beat:
     dead: bool
     sends: list[Frame] = field(default_factory=list)
+    late: bool = False  # an input held and the server silent past LATE_MS: say so (once)
 
 
 class PageProtocol:
@@ -55,6 +57,7 @@ class PageProtocol:
         self.resend_when_caught_up = False  # a socket opened since the last catch-up
         self.asked_at: float | None = None  # when a resume was last asked for after a gap
         self.last_heard = 0.0
+        self.told_late = False  # said the server is silent, since it was last heard
         self.retry = 0
 
     # ---- the socket --------------------------------------------------------------------------
@@ -79,7 +82,9 @@ class PageProtocol:
         return {"delay_ms": min(MAX_BACKOFF_MS, 250 * 2**self.retry * (0.5 + rand))}
 
     def tick(self, now: float, socket: Socket) -> Beat:
-        """Every PING_MS: a dead socket is closed by the caller and opened again."""
+        """Every PING_MS: a dead socket is closed by the caller and opened again; `late`: an
+        input is held and the server has said nothing (not even a pong) past LATE_MS — a
+        paused server; the page says so once, before it gives the socket up."""
         silent = now - self.last_heard > DEAD_MS
         if socket == "connecting":
             return Beat(silent)
@@ -87,7 +92,9 @@ class PageProtocol:
             return Beat(False)
         if silent:
             return Beat(True)
-        return Beat(False, [{"type": "ping"}, *self._resend(now, overdue_only=True)])
+        late = not self.told_late and bool(self.unanswered) and now - self.last_heard > LATE_MS
+        self.told_late = self.told_late or late
+        return Beat(False, [{"type": "ping"}, *self._resend(now, overdue_only=True)], late)
 
     # ---- inputs out --------------------------------------------------------------------------
 
@@ -121,6 +128,7 @@ class PageProtocol:
 
     def frame(self, f: Frame, now: float) -> Taken:
         self.last_heard = now
+        self.told_late = False
         out = Taken(False)
 
         def answer(key: str) -> None:

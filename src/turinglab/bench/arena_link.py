@@ -188,14 +188,19 @@ class Link:
     async def _heartbeat(self) -> None:
         while not self._closed:
             await asyncio.sleep(PING_S)
-            ws = self.ws
-            if ws is None or ws.closed or self.down_since is not None:
-                continue
-            beat = self.page.tick(_ms(), "open")
-            if beat.dead:
-                await ws.close()  # a hung server: the reader reconnects
-                continue
-            await self._send_all(beat.sends)
+            await self._beat()
+
+    async def _beat(self) -> None:
+        ws = self.ws
+        if ws is None or ws.closed or self.down_since is not None:
+            return
+        beat = self.page.tick(_ms(), "open")
+        if beat.dead:
+            await ws.close()  # a hung server: the reader reconnects
+            return
+        if beat.late:  # the page's toast (a silent server): what was owed is explained
+            self._noticed(time.time())
+        await self._send_all(beat.sends)
 
     # ---- frames in ----------------------------------------------------------------------------
 
@@ -217,10 +222,13 @@ class Link:
         if taken.notice == "moved":
             self.moved += 1
         if f["type"] in ("error", "game"):  # a notice: whatever was owed has been explained
-            for item in self.unanswered.values():
-                self._owed(now - item.owed_since, f"{item.frame['type']} (until a notice)")
-                item.owed_since = now
+            self._noticed(now)
         self.frames.put_nowait(f)
+
+    def _noticed(self, now: float) -> None:
+        for item in self.unanswered.values():
+            self._owed(now - item.owed_since, f"{item.frame['type']} (until a notice)")
+            item.owed_since = now
 
     def _answered(self, key: str, now: float) -> None:
         item = self.unanswered.pop(key, None)

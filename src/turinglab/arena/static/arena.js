@@ -99,6 +99,7 @@ function heartbeat() {
   const socket = ws.readyState === WebSocket.OPEN ? "open" : ws.readyState === WebSocket.CONNECTING ? "connecting" : "closed";
   const beat = page.tick(Date.now(), socket);
   if (beat.dead) { const gone = ws; gone.close(); gone.onclose({ code: 1006 }); ws = null; return; }
+  if (beat.late) toast("The server is not answering yet; still trying. Nothing you typed is lost.");
   sendAll(beat.sends);
 }
 

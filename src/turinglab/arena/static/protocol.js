@@ -10,6 +10,7 @@
 const PROTOCOL = {
   PING_MS: 5000, // a ping this often while open
   DEAD_MS: 15000, // a server silent this long (not even a pong) is taken for gone
+  LATE_MS: 7000, // a server silent this long while an input is held: the page says so
   RESEND_MS: 5000, // an input unanswered this long is sent again
   ASK_MS: 3000, // a gap (or a frame of another stream) asks for the rest at most this often
   MAX_BACKOFF_MS: 5000, // reconnect delays grow to this, well inside a game's 12 s grace
@@ -27,6 +28,7 @@ class PageProtocol {
     this.resendWhenCaughtUp = false; // a socket opened since the last catch-up
     this.askedAt = null; // when a resume was last asked for after a gap
     this.lastHeard = 0;
+    this.toldLate = false; // said the server is silent, since it was last heard
     this.retry = 0;
   }
 
@@ -57,12 +59,17 @@ class PageProtocol {
 
   // Every PING_MS. `socket`: "open", "connecting" or "closed". {dead, sends}: a dead socket
   // is closed by the caller and opened again.
+  // `late`: an input is held and the server has said nothing at all (not even a pong) for
+  // LATE_MS — a paused server; the page says so once, inside the 15 s nobody should wait
+  // untold, before it gives the socket up.
   tick(now, socket) {
     const silent = now - this.lastHeard > PROTOCOL.DEAD_MS;
-    if (socket === "connecting") return { dead: silent, sends: [] };
-    if (socket !== "open") return { dead: false, sends: [] };
-    if (silent) return { dead: true, sends: [] };
-    return { dead: false, sends: [{ type: "ping" }, ...this._resend(now, true)] };
+    if (socket === "connecting") return { dead: silent, late: false, sends: [] };
+    if (socket !== "open") return { dead: false, late: false, sends: [] };
+    if (silent) return { dead: true, late: false, sends: [] };
+    const late = !this.toldLate && this.unanswered.size > 0 && now - this.lastHeard > PROTOCOL.LATE_MS;
+    if (late) this.toldLate = true;
+    return { dead: false, late, sends: [{ type: "ping" }, ...this._resend(now, true)] };
   }
 
   // ---- inputs out ----------------------------------------------------------------------
@@ -105,6 +112,7 @@ class PageProtocol {
   // of the game the page was in (a takeover: the page says its game goes on elsewhere).
   frame(f, now) {
     this.lastHeard = now;
+    this.toldLate = false;
     const answered = [];
     const answer = (id) => { if (this.unanswered.delete(id)) answered.push(id); };
     if (f.ref) answer(f.ref); // an answer counts even on a frame dropped as already seen
