@@ -66,6 +66,11 @@ def test_a_model_is_scored_only_against_its_own_judges_and_task() -> None:
     rows += judged("ai", "word-association", "machine", "H", "gpt", 4)
     table = model_table(rows, replicates=100)
     assert set(table) == {"blip", "gpt"}
-    assert table["blip"]["human judges"]["captioning"]["counts"] == {"hh": 7, "hm": 0, "mh": 0, "mm": 5}
+    assert table["blip"]["human judges"]["captioning"]["counts"] == {
+        "hh": 7,
+        "hm": 0,
+        "mh": 0,
+        "mm": 5,
+    }
     assert set(table["blip"]) == {"human judges"} and set(table["gpt"]) == {"svm"}
     assert table["gpt"]["svm"]["word-association"]["detectability"] == 0.5

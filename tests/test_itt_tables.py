@@ -205,10 +205,10 @@ def test_the_report_prints_marks_counts_and_undefined(tmp_path: Path) -> None:
     assert "–<" not in html and "undefined" in html  # one trial: undefined rates say so
 
 
-def _study(tmp_path: Path, inference: dict[str, object] | None) -> Path:
-    """A study folder judged by one AI judge on 12 conversations, with or without the
-    permutation inference `itt judge` stores in study.json."""
-    folder = tmp_path / ("with" if inference else "without")
+def _study(tmp_path: Path, name: str, inference: dict[str, object]) -> Path:
+    """A study folder judged by one AI judge ("svm") on 12 conversations, with the permutation
+    inference `itt judge` stores in study.json."""
+    folder = tmp_path / name
     folder.mkdir()
     lines = ["item,task,stimulus_id,source,agent,text,conversation,turn,speaker"]
     rows = []
@@ -222,8 +222,7 @@ def _study(tmp_path: Path, inference: dict[str, object] | None) -> Path:
     (folder / "judgements.csv").write_text(
         "judge,judge_type,item,source,model,label\n" + "\n".join(rows) + "\n"
     )
-    facts = {"ai_judges": {"inference": inference}} if inference else {}
-    (folder / "study.json").write_text(json.dumps(facts))
+    (folder / "study.json").write_text(json.dumps({"ai_judges": {"inference": inference}}))
     return folder
 
 
@@ -231,12 +230,12 @@ def test_the_report_uses_an_ai_judges_permutation_marks(tmp_path: Path) -> None:
     inference = {"svm": {"detectability_ci": [0.31, 0.97], "p_value": 0.41, "null_sd": 0.123,
                          "note": None}}  # fmt: skip
     html = {}
-    for given in (inference, None):
-        folder = _study(tmp_path, given)
+    for name, given in (("with", inference), ("without", {"other": inference["svm"]})):
+        folder = _study(tmp_path, name, given)
         out = tmp_path / f"report-{folder.name}"
         done = runner.invoke(app, ["report", str(folder), "--out", str(out)])
         assert done.exit_code == 0, done.output
         html[folder.name] = (out / "itt_report.html").read_text()
     assert "± 0.12 [0.31, 0.97]" in html["with"] and "p = 0.41" in html["with"]
-    # without inference a trained judge has no honest interval: none is drawn or printed
+    # with none for this judge, a trained judge has no honest interval: none drawn or printed
     assert "(no interval)" in html["without"] and "[0.31, 0.97]" not in html["without"]

@@ -220,9 +220,7 @@ def summarise(
     out = c.summary({k: None if v is None else v.interval for k, v in got.items()})
     out["units"] = len({r.cluster for r in rows})
     out["judges"] = len({judge_cluster(r) for r in rows})
-    out["sd"] = {
-        k: None if (v := got.get(k)) is None else round(v.sd, 4) for k in SD_STATISTICS
-    }
+    out["sd"] = {k: None if (v := got.get(k)) is None else round(v.sd, 4) for k in SD_STATISTICS}
     spread = got.get("detectability")
     p = None if spread is None else round(spread.p_against(c.detectability), 4)
     out["p_vs_chance"] = p
@@ -278,7 +276,9 @@ def judge_model_table(
     out: dict[str, dict[str, dict[str, dict[str, Any]]]] = {}
     for family, by_family in split_rows(rows, judge_family).items():
         for task, by_task in split_rows(by_family, _task).items():
-            models = {m: summarise(got, replicates, seed) for m, got in per_model_rows(by_task).items()}
+            models = {
+                m: summarise(got, replicates, seed) for m, got in per_model_rows(by_task).items()
+            }
             if models:
                 out.setdefault(family, {})[task] = models
     return out
@@ -583,10 +583,14 @@ def score(
         "per_judge_model": per_judge_model,
         "per_model": _by_model(per_judge_model),
         "per_judge_family_and_length": {
-            f: lengths for f, sub in by_family.items() if len(lengths := table(sub, lambda r: r.length)) > 0
+            f: lengths
+            for f, sub in by_family.items()
+            if len(lengths := table(sub, lambda r: r.length)) > 0
         },
         "per_judge_family_and_task": {
-            f: tasks for f, sub in by_family.items() if len(tasks := table(sub, lambda r: r.task)) > 0
+            f: tasks
+            for f, sub in by_family.items()
+            if len(tasks := table(sub, lambda r: r.task)) > 0
         },
         "per_judge_type": table(rows, lambda r: r.judge_type),
         "per_length": table(rows, lambda r: r.length),

@@ -133,8 +133,6 @@ def print_score(result: dict[str, Any], width: int | None = 120) -> None:
         console.print(summary_table(f"Per judge group: {column}", groups))
     for judge, got in result["four_way"].items():
         console.print(four_way_table(judge, got))
-        console.print(
-            f"4-way accuracy {number(got['accuracy'])} {interval(got['accuracy_ci'])}"
-        )
+        console.print(f"4-way accuracy {number(got['accuracy'])} {interval(got['accuracy_ci'])}")
     for judge, split in result.get("conversation_types", {}).items():
         console.print(s4e_table(judge, split))

@@ -25,7 +25,6 @@ from turinglab.report.figures import figure_svg, line_chart
 from turinglab.report.html import Cell, Filter, Page, Panel, RecordBrowser, Section
 from turinglab.report.itt_figures import confusion_grid, detectability_bars
 
-
 UNDEFINED = "undefined"
 
 
@@ -170,7 +169,7 @@ def _per_model(
                 s = summarise(got)
                 if family != "human judges" and inference is not None:
                     alone = per_model is None and len(models) == 1
-                    found = (inference.get(family) if alone else (per_model or {}).get(model))
+                    found = inference.get(family) if alone else (per_model or {}).get(model)
                     calibrated_marks(s, found)
                 lo, hi = _ci(s)
                 d = s["detectability"]
@@ -486,9 +485,19 @@ def itt_report(path: Path, out: Path, *, anova: list[str] | None = None) -> Path
     if timing:
         page.section("AI-judge timing").table(
             ["what", "value"],
-            [[k, str(v)] for k, v in timing.items() if k not in ("notes", "cv_seconds", "inference")]
+            [
+                [k, str(v)]
+                for k, v in timing.items()
+                if k not in ("notes", "cv_seconds", "inference")
+            ]
             + [[f"CV seconds: {k}", v] for k, v in (timing.get("cv_seconds") or {}).items()],
         )
+    if not study.responses:
+        page.section("Responses").note(
+            "None in this folder: an `itt import` holds the judgements only (the conversations "
+            "judged are named by their unit)."
+        )
+        return page.write(out)
     records = [
         {
             "item": r.item,
