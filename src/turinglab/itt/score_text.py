@@ -47,10 +47,10 @@ COLUMNS = (
 )  # fmt: skip
 
 
-def summary_table(title: str, groups: dict[str, Any]) -> Table:
+def summary_table(title: str, groups: dict[str, Any], first: str = "group") -> Table:
     table = Table(title=title, title_justify="left")
-    for col in COLUMNS:
-        table.add_column(col, justify="left" if col == "group" else "right")
+    for col in (first, *COLUMNS[1:]):
+        table.add_column(col, justify="left" if col == first else "right")
     for name, s in groups.items():
         table.add_row(
             name,
@@ -106,7 +106,7 @@ def print_score(result: dict[str, Any], width: int | None = 120) -> None:
         "Columns: ≠ 0.5 is * where detectability differs from 0.5 (p < 0.05); paper SD is the "
         "SD the paper's own code gives (half-samples of responses, clusters ignored)."
     )
-    console.print(summary_table("Per judge (never pooled)", result["per_judge_family"]))
+    console.print(summary_table("Per judge (never pooled)", result["per_judge_family"], "judge"))
     if "ai_inference" in result:
         console.print(
             "AI judges: interval, SD and p from the permutation test (the grouped CV re-run on "
@@ -122,13 +122,14 @@ def print_score(result: dict[str, Any], width: int | None = 120) -> None:
             for task, models in tasks.items()
             for model, s in models.items()
         }
-        console.print(summary_table(f"Per model, {judge} (against their human responses)", rows))
+        title = f"Per model, {judge} (against their human responses)"
+        console.print(summary_table(title, rows, "model"))
     for judge, lengths in result["per_judge_family_and_length"].items():
         if len(lengths) > 1:
-            console.print(summary_table(f"Per conversation length, {judge}", lengths))
+            console.print(summary_table(f"Per conversation length, {judge}", lengths, "length"))
     for judge, tasks in result["per_judge_family_and_task"].items():
         if len(tasks) > 1:
-            console.print(summary_table(f"Per task, {judge}", tasks))
+            console.print(summary_table(f"Per task, {judge}", tasks, "task"))
     for column, groups in result["per_judge_group"].items():
         console.print(summary_table(f"Per judge group: {column}", groups))
     for judge, got in result["four_way"].items():

@@ -64,17 +64,18 @@ def _mark(summary: dict[str, Any]) -> Cell:
 
 
 def _summary_row(name: str, s: dict[str, Any], c: Any) -> list[Any]:
+    # detectability first: on a phone the table scrolls, and it is the number read first
     return [
         name,
+        _d_cell(s),
+        _mark(s),
+        _rate_cell(s, "p_H_given_H", "ci_H_given_H", "p_H_given_H"),
+        _rate_cell(s, "p_M_given_M", "ci_M_given_M", "p_M_given_M"),
         _whole(c.n_human),
         _whole(c.n_machine),
         str(s["units"]),
         str(s["judges"]),
-        _rate_cell(s, "p_H_given_H", "ci_H_given_H", "p_H_given_H"),
-        _rate_cell(s, "p_M_given_M", "ci_M_given_M", "p_M_given_M"),
-        _d_cell(s),
-        _mark(s),
-        _fmt(s.get("detectability_sd_paper")),
+        _fmt3(s.get("detectability_sd_paper")),
     ]
 
 
@@ -104,14 +105,14 @@ def _whole(x: float) -> str:
 
 CONFUSION_COLUMNS = [
     "judge",
+    "detectability ± SD [95% CI]",
+    "≠ 0.5",
+    "p(H|H) ± SD [95% CI]",
+    "p(M|M) ± SD [95% CI]",
     "n H",
     "n M",
     "units",
     "judges",
-    "p(H|H) ± SD [95% CI]",
-    "p(M|M) ± SD [95% CI]",
-    "detectability ± SD [95% CI]",
-    "≠ 0.5",
     "paper SD",
 ]
 S3C_NOTE = (
@@ -179,7 +180,7 @@ def _per_model(
         if table:
             shown = True
             section.heading(f"{family}: per model")
-            section.table(["model", *CONFUSION_COLUMNS[1:]], table)
+            section.table(["model", *CONFUSION_COLUMNS[1:]], table, css_class="estimates")
     if not shown:
         section.note("No machine responses were judged.")
         return
@@ -237,7 +238,7 @@ def _four_way(section: Section, families: dict[str, list[JudgementRow]]) -> None
         shown = True
         section.heading(f"{family}: 4-way answers")
         section.paragraph(
-            f"{got['trials']} conversations judged on both sides; 4-way accuracy "
+            f"{got['trials']} trials with both speakers judged; 4-way accuracy "
             f"{_fmt(got['accuracy'])} {_bracket(got['accuracy_ci'])} (chance 0.25). Row rates "
             "with their 95% intervals."
         )
@@ -251,6 +252,7 @@ def _four_way(section: Section, families: dict[str, list[JudgementRow]]) -> None
                 ]
                 for truth, row in got["rates"].items()
             ],
+            css_class="estimates",
         )
         split = conversation_type_split(rows)
         if split:
@@ -262,17 +264,18 @@ def _four_way(section: Section, families: dict[str, list[JudgementRow]]) -> None
                 "95% interval, conversations and judges resampled."
             )
             section.table(
-                ["rate", "speakers judged", "conversations", "judges", "rate ± SD [95% CI]"],
+                ["rate", "value ± SD [95% CI]", "speakers judged", "conversations", "judges"],
                 [
                     [
                         k,
+                        Cell(_split_value(v), numeric=True),
                         str(v["n"]),
                         str(v["units"]),
                         str(v["judges"]),
-                        Cell(_split_value(v), numeric=True),
                     ]
                     for k, v in split.items()
                 ],
+                css_class="estimates",
             )
     if not shown:
         section.note("No judge labelled both speakers of a conversation.")
@@ -458,7 +461,7 @@ def itt_report(path: Path, out: Path, *, anova: list[str] | None = None) -> Path
     )
     summary.paragraph(S3C_NOTE)
     families = _families(study.judgements)
-    summary.table(CONFUSION_COLUMNS, _confusion_rows(families, inference))
+    summary.table(CONFUSION_COLUMNS, _confusion_rows(families, inference), css_class="estimates")
     _matrices(page.section("Confusion matrices"), families)
     _per_model(page.section("Detectability per model, per judge"), families, inference)
     _lengths(page.section("Length curves"), families)
@@ -494,8 +497,8 @@ def itt_report(path: Path, out: Path, *, anova: list[str] | None = None) -> Path
         )
     if not study.responses:
         page.section("Responses").note(
-            "None in this folder: an `itt import` holds the judgements only (the conversations "
-            "judged are named by their unit)."
+            "None in this folder: an itt import holds the judgements only (each names the "
+            "conversation it judged as its unit)."
         )
         return page.write(out)
     records = [
@@ -526,3 +529,7 @@ def itt_report(path: Path, out: Path, *, anova: list[str] | None = None) -> Path
         )
     )
     return page.write(out)
+
+
+def _fmt3(x: float | None) -> str:
+    return UNDEFINED if x is None else f"{x:.3f}"
