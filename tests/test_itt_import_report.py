@@ -35,7 +35,7 @@ def test_the_report_reads_an_import_folder(imported: Path, tmp_path: Path, targe
     assert "Integrative Turing test" in html
     assert "human" in html and "conversation" in html
     # intervals printed beside the estimate (not only in a hover tooltip)
-    assert "detectability ± SD [95% CI]" in html
+    assert "value ± SD [95% CI]" in html
     assert "Figure S4E" in html and "p(AI|AI) AIAI" in html
     assert re.search(r">0\.\d\d ± 0\.\d\d \[0\.\d\d, 0\.\d\d\]<", html)
 

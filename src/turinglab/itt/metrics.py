@@ -505,7 +505,11 @@ def calibrate_ai(table: dict[str, Any], inference: dict[str, Any]) -> None:
         s["note"] = got["note"]
 
 
-def calibrated_marks(summary: dict[str, Any], got: dict[str, Any] | None) -> None:
+def calibrated_marks(
+    summary: dict[str, Any],
+    got: dict[str, Any] | None,
+    missing: str = "no permutation inference (judged without it): no honest interval",
+) -> None:
     """An AI judge's Figure S3C marks from its permutation inference (ai_inference.py), not
     from the cluster bootstrap of fixed predictions: interval, SD (the permutation null's,
     the spread of the estimate with no signal) and p; none at all where it has none."""
@@ -516,7 +520,7 @@ def calibrated_marks(summary: dict[str, Any], got: dict[str, Any] | None) -> Non
         summary["detectability_ci"] = summary["p_value"] = None
         summary["sd"] = {**summary["sd"], "detectability": None}
         summary["p_vs_chance"] = summary["significant"] = None
-        summary["note"] = "no permutation inference (judged without it): no honest interval"
+        summary["note"] = missing
         return
     p = got.get("p_value")
     summary["detectability_ci"] = got.get("detectability_ci")
@@ -535,6 +539,12 @@ def _calibrate_tables(out: dict[str, Any], inference: dict[str, Any]) -> None:
     for family, s in out["per_judge_family"].items():
         if family != "human judges":
             calibrated_marks(s, inference.get(family))
+    # the permutation test runs per judge family and model, not per length or task cut
+    for key in ("per_judge_family_and_length", "per_judge_family_and_task"):
+        for family, cuts in out[key].items():
+            if family != "human judges":
+                for cut in cuts.values():
+                    calibrated_marks(cut, None, "no permutation inference for this cut")
     for family, tasks in out["per_judge_model"].items():
         if family == "human judges":
             continue

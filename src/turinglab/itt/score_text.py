@@ -109,8 +109,9 @@ def print_score(result: dict[str, Any], width: int | None = 120) -> None:
     console.print(summary_table("Per judge (never pooled)", result["per_judge_family"], "judge"))
     if "ai_inference" in result:
         console.print(
-            "AI judges: interval, SD and p from the permutation test (the grouped CV re-run on "
-            "relabelled conversations; SD = the null's), not the cluster bootstrap"
+            "AI judge families: 95% interval and p from the permutation test (the grouped CV "
+            "re-run on relabelled conversations; SD = the null's), not the cluster bootstrap; "
+            "their length and task cuts have none"
         )
         for family, s in result["ai_inference"].items():
             p = UNDEFINED if s["p_value"] is None else f"{s['p_value']:.3f}"

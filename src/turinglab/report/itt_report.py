@@ -100,15 +100,16 @@ def _confusion_rows(
 
 
 def _whole(x: float) -> str:
-    return f"{x:.0f}" if float(x).is_integer() else f"{x:.2f}"
+    """A count: whole (three seeds of 1/3 sum to 0.9999…, still one response), else 2 places."""
+    return f"{round(x)}" if abs(x - round(x)) < 1e-6 else f"{x:.2f}"
 
 
 CONFUSION_COLUMNS = [
     "judge",
-    "detectability ± SD [95% CI]",
+    "detectability",
     "≠ 0.5",
-    "p(H|H) ± SD [95% CI]",
-    "p(M|M) ± SD [95% CI]",
+    "p(H|H)",
+    "p(M|M)",
     "n H",
     "n M",
     "units",
@@ -116,7 +117,8 @@ CONFUSION_COLUMNS = [
     "paper SD",
 ]
 S3C_NOTE = (
-    "± is the bootstrap SD (conversations or stimuli, and judges, resampled), the error bar of "
+    "Each estimate reads value ± SD [95% CI]: ± is the bootstrap SD (conversations or "
+    "stimuli, and judges, resampled), the error bar of "
     "the paper's Figure S3C; [95% CI] the studentized interval; \u201c*\u201d marks a "
     "detectability that differs from 0.5 (two-sided, p < 0.05; for AI judges the permutation "
     "test). \u201cpaper SD\u201d is the SD the paper's released code computes (half-samples "
@@ -223,7 +225,9 @@ def _lengths(section: Section, families: dict[str, list[JudgementRow]]) -> None:
     )
     section.figure(
         figure_svg(fig, "itt-lengths"),
-        "Conversations cut to their first exchanges; bands are 95% cluster-bootstrap intervals.",
+        "Conversations cut to their first exchanges; bands are 95% cluster-bootstrap "
+        "intervals. For an AI judge they resample its fixed predictions and are too narrow "
+        "(its permutation interval, above, exists per judge and model, not per length).",
     )
 
 
