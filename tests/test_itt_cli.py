@@ -38,16 +38,16 @@ def test_score_json_by_hand(tmp_path: Path) -> None:
     assert (human["p_H_given_H"], human["p_M_given_M"], human["detectability"]) == (0.5, 0.5, 0.5)
     assert out["per_judge_type"]["ai"]["detectability"] == 1.0
     # per model, never pooled: the people's table shares their human row; the AI judge's has its own
-    people = out["per_model"]["gemma3-base"]["human"]["(no task)"]
+    people = out["per_model"]["gemma3-base"]["human judges"]["(no task)"]
     assert people["counts"] == {"hh": 1, "hm": 1, "mh": 1, "mm": 0}
-    assert out["per_model"]["gemma3-base"]["ai"]["(no task)"]["counts"] == {
+    assert out["per_model"]["gemma3-base"]["svm"]["(no task)"]["counts"] == {
         "hh": 1, "hm": 0, "mh": 0, "mm": 1,
     }  # fmt: skip
-    assert set(out["per_model"]["smollm2"]) == {"human"}
+    assert set(out["per_model"]["smollm2"]) == {"human judges"}
     assert set(out["per_length"]) == {"3", "6"}
     assert set(out["per_judge_group"]["gender"]) == {"f", "m"}
     table = runner.invoke(app, ["itt", "score", str(path)])
-    assert table.exit_code == 0 and "Per judge type" in table.output
+    assert table.exit_code == 0 and "Per judge (never pooled)" in table.output
 
 
 def test_score_refuses_a_bad_row_in_one_line(tmp_path: Path) -> None:

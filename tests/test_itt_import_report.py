@@ -35,9 +35,9 @@ def test_the_report_reads_an_import_folder(imported: Path, tmp_path: Path, targe
     assert "Integrative Turing test" in html
     assert "human" in html and "conversation" in html
     # intervals printed beside the estimate (not only in a hover tooltip)
-    assert "detectability [95% CI]" in html
+    assert "value ± SD [95% CI]" in html
     assert "Figure S4E" in html and "p(AI|AI) AIAI" in html
-    assert re.search(r">0\.\d\d \[0\.\d\d, 0\.\d\d\]<", html)
+    assert re.search(r">0\.\d\d ± 0\.\d\d \[0\.\d\d, 0\.\d\d\]<", html)
 
 
 def _side(judge: str, trial: str, side: str, source: str, label: str) -> JudgementRow:
@@ -60,10 +60,12 @@ def test_the_s4e_split_by_conversation_type() -> None:
         _side("j", "ha", "A", "human", "M"), _side("j", "ha", "B", "machine", "H"),
         _side("j", "lone", "A", "human", "H"),  # no B side: not a pair
     ]  # fmt: skip
-    got = conversation_type_split(rows)
-    assert got == {
-        "p(H|H) HH": {"n": 2, "rate": 1.0},
-        "p(H|H) mixed": {"n": 1, "rate": 0.0},
-        "p(AI|AI) AIAI": {"n": 2, "rate": 0.5},
-        "p(AI|AI) mixed": {"n": 1, "rate": 0.0},
+    got = conversation_type_split(rows, replicates=100)
+    assert got is not None
+    assert {k: (v["n"], v["rate"], v["units"]) for k, v in got.items()} == {
+        "p(H|H) HH": (2, 1.0, 1),
+        "p(H|H) mixed": (1, 0.0, 1),
+        "p(AI|AI) AIAI": (2, 0.5, 1),
+        "p(AI|AI) mixed": (1, 0.0, 1),
     }
+    assert all(v["ci"] is None for v in got.values())  # one conversation each: no interval

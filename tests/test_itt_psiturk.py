@@ -78,7 +78,7 @@ def test_score_of_the_import_by_hand(tmp_path: Path) -> None:
     assert lo < 0.5 < hi and people["judges"] == 2
     three = result["per_judge_type_and_length"]["human"]["3"]
     assert three["counts"] == {"hh": 6, "hm": 2, "mh": 3, "mm": 1}
-    four = result["four_way"]["human"]
+    four = result["four_way"]["human judges"]
     assert four["trials"] == 56
     assert four["counts"]["HH"] == {"HH": 4, "HAI": 1, "AIH": 7, "AIAI": 4}
     assert four["counts"]["AIAI"] == {"HH": 5, "HAI": 1, "AIH": 3, "AIAI": 7}
@@ -86,7 +86,7 @@ def test_score_of_the_import_by_hand(tmp_path: Path) -> None:
     assert four["accuracy"] == round(17 / 56, 4)
     table = runner.invoke(app, ["itt", "score", str(out / "judgements.csv"), "--replicates", "100"])
     assert "4-way confusion, human judges (56 trials" in " ".join(table.output.split())
-    assert set(result["four_way_per_length"]["human"]) == {
+    assert set(result["four_way_per_length"]["human judges"]) == {
         "3",
         "6",
         "9",

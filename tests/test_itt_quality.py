@@ -45,7 +45,7 @@ def judged(
 ) -> list[JudgementRow]:
     return [
         JudgementRow(
-            judge=f"{judge_type}-{task}-{k}",
+            judge=f"person-{task}-{k}" if judge_type == "human" else "svm",
             judge_type=judge_type,  # type: ignore[arg-type]
             item=f"{task}-{source}-{model}-{k}",
             source=source,  # type: ignore[arg-type]
@@ -66,6 +66,11 @@ def test_a_model_is_scored_only_against_its_own_judges_and_task() -> None:
     rows += judged("ai", "word-association", "machine", "H", "gpt", 4)
     table = model_table(rows, replicates=100)
     assert set(table) == {"blip", "gpt"}
-    assert table["blip"]["human"]["captioning"]["counts"] == {"hh": 7, "hm": 0, "mh": 0, "mm": 5}
-    assert set(table["blip"]) == {"human"} and set(table["gpt"]) == {"ai"}
-    assert table["gpt"]["ai"]["word-association"]["detectability"] == 0.5
+    assert table["blip"]["human judges"]["captioning"]["counts"] == {
+        "hh": 7,
+        "hm": 0,
+        "mh": 0,
+        "mm": 5,
+    }
+    assert set(table["blip"]) == {"human judges"} and set(table["gpt"]) == {"svm"}
+    assert table["gpt"]["svm"]["word-association"]["detectability"] == 0.5

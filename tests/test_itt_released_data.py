@@ -51,7 +51,7 @@ def test_released_sample_imports_and_scores_as_counted_by_hand(tmp_path: Path) -
     by_length = result["per_judge_type_and_length"]["human"]
     assert by_length["3"]["counts"] == {"hh": 15, "hm": 11, "mh": 21, "mm": 7}
     assert by_length["24"]["counts"] == {"hh": 23, "hm": 27, "mh": 38, "mm": 8}
-    four = result["four_way"]["human"]
+    four = result["four_way"]["human judges"]
     assert four["trials"] == 224
     assert four["counts"]["HH"] == {"HH": 20, "HAI": 10, "AIH": 18, "AIAI": 16}
     assert four["counts"]["HAI"] == {"HH": 15, "HAI": 11, "AIH": 10, "AIAI": 8}

@@ -100,4 +100,4 @@ def test_the_report_shows_the_4_way_answers(tmp_path: Path) -> None:
     (study / "judgements.csv").write_text("\n".join(lines) + "\n")
     html = itt_report(study, tmp_path / "r.html").read_text()
     assert "4-way answers (conversations)" in html
-    assert "human judges: 3 conversations judged on both sides" in html
+    assert "human judges: 4-way answers" in html and "3 trials with both speakers judged" in html

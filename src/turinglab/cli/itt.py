@@ -107,78 +107,9 @@ def _fast_dropped(rows: list[Any], min_rt: float) -> list[Any]:
 
 
 def _print_score(result: dict[str, Any]) -> None:
-    from rich.console import Console
-    from rich.table import Table
+    from turinglab.itt.score_text import print_score
 
-    console = Console(width=None if sys.stdout.isatty() else 120)
-
-    def show(title: str, groups: dict[str, Any]) -> None:
-        if not groups:
-            return
-        table = Table(title=title)
-        cols = ("group", "n", "units", "judges", "p(H|H)", "p(M|M)", "detectability [95% CI]")
-        for col in cols:
-            table.add_column(col, justify="left" if col == "group" else "right")
-
-        def rate(s: dict[str, Any], key: str, ci_key: str) -> str:
-            if s[key] is None:
-                return "–"
-            ci = s[ci_key]
-            return f"{s[key]:.3f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
-
-        for name, s in groups.items():
-            table.add_row(
-                name,
-                str(s["n"]),
-                str(s["units"]),
-                str(s["judges"]),
-                rate(s, "p_H_given_H", "ci_H_given_H"),
-                rate(s, "p_M_given_M", "ci_M_given_M"),
-                rate(s, "detectability", "detectability_ci"),
-            )
-        console.print(table)
-
-    console.print(result["intervals"])
-    show("Overall (all judge types: read the tables below)", {"all judges": result["overall"]})
-    show("Per judge type", result["per_judge_type"])
-    show("Per judge family", result["per_judge_family"])
-    if "ai_inference" in result:
-        console.print(
-            "AI judge families: 95% interval and p from the permutation test (the grouped CV "
-            "re-run on relabelled conversations), not the cluster bootstrap"
-        )
-        for family, s in result["ai_inference"].items():
-            p = "–" if s["p_value"] is None else f"{s['p_value']:.3f}"
-            console.print(f"  {family}: p = {p}" + (f" — {s['note']}" if s["note"] else ""))
-    show(
-        "Per model, judge type and task (each against that judge type's human responses)",
-        {
-            f"{model} · {jt} · {task}": s
-            for model, types in result["per_model"].items()
-            for jt, tasks in types.items()
-            for task, s in tasks.items()
-        },
-    )
-    for jt, groups in result["per_judge_type_and_length"].items():
-        show(f"Per conversation length: {jt} judges", groups)
-    show("Per task", result["per_task"])
-    for column, groups in result["per_judge_group"].items():
-        show(f"Per judge group: {column}", groups)
-    for jt, got in result["four_way"].items():
-        table = Table(title=f"4-way confusion, {jt} judges ({got['trials']} trials; row rates)")
-        table.add_column("truth \\ answer")
-        for answer in got["counts"]:
-            table.add_column(answer, justify="right")
-        for truth, row in got["rates"].items():
-            cells = []
-            for answer, rate in row.items():
-                ci = got["rates_ci"][truth][answer]
-                text = "–" if rate is None else f"{rate:.2f}"
-                cells.append(text + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""))
-            table.add_row(truth, *cells)
-        console.print(table)
-        acc, ci = got["accuracy"], got["accuracy_ci"]
-        console.print(f"4-way accuracy {acc:.3f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""))
+    print_score(result, width=None if sys.stdout.isatty() else 160)
 
 
 @dataset_app.command("check")
@@ -659,6 +590,13 @@ def import_judgements(
     min_rt: Annotated[
         float | None, typer.Option(help="leave out trials answered in this many seconds or less")
     ] = None,
+    drop_wrong_topic: Annotated[
+        bool,
+        typer.Option(
+            "--drop-wrong-topic",
+            help="the paper's rule: leave out trials whose topic question was answered wrong",
+        ),
+    ] = False,
 ) -> None:
     """Import the paper's released human judgements (kreimanlab/TuringTest psiTurk exports):
     writes judgements.csv (one row per speaker judged), trials.csv (the 4-way answers) and
@@ -672,7 +610,9 @@ def import_judgements(
     if held:
         _fail(f"{out} already holds a study; choose a new --out (nothing overwritten)")
     try:
-        result = import_psiturk(source, qualified_only=qualified_only, min_rt=min_rt)
+        result = import_psiturk(
+            source, qualified_only=qualified_only, min_rt=min_rt, drop_wrong_topic=drop_wrong_topic
+        )
     except ValueError as err:
         _fail(str(err))
         return

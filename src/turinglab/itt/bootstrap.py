@@ -27,6 +27,8 @@ replicate is a product of multinomial cluster counts with those totals."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -155,10 +157,28 @@ class Replicates:
     unit_df: int | None = None  # default units − 1; less when the statistic estimates two arms
 
 
-def t_interval(r: Replicates, level: float = 0.95) -> tuple[float, float] | None:
-    """The studentized cluster interval (module docstring); None when the statistic is
-    undefined, there is a single unit, or it is undefined in more than a tenth of the
-    replicates of either dimension (an arm too often missing: no honest interval)."""
+@dataclass(frozen=True)
+class Spread:
+    """A statistic's studentized cluster spread: its bootstrap SD (the two dimensions' CR1
+    variances added), the Welch–Satterthwaite degrees of freedom and the 95% interval."""
+
+    sd: float
+    df: float
+    interval: tuple[float, float]
+
+    def p_against(self, point: float, value: float = 0.5) -> float:
+        """Two-sided p of the t test of `point` against `value`: below 0.05 exactly when the
+        interval excludes `value` (the interval inverts this test)."""
+        if self.sd <= 0:
+            return 1.0 if point == value else 0.0
+        t = abs(point - value) / self.sd
+        return float(2 * scipy_stats.t.sf(t, self.df))
+
+
+def t_spread(r: Replicates, level: float = 0.95) -> Spread | None:
+    """The studentized cluster interval (module docstring) with its SD and df; None when the
+    statistic is undefined, there is a single unit, or it is undefined in more than a tenth of
+    the replicates of either dimension (an arm too often missing: no honest interval)."""
     if np.isnan(r.point) or r.units < 2:
         return None
     parts = [(r.by_unit, r.units, r.unit_df or r.units - 1)]
@@ -173,11 +193,17 @@ def t_interval(r: Replicates, level: float = 0.95) -> tuple[float, float] | None
         dfs.append(max(1, df))
     total = sum(variances)
     if total <= 0:
-        return (r.point, r.point)
+        return Spread(0.0, float(min(dfs)), (r.point, r.point))
     # Welch–Satterthwaite: the variance's own degrees of freedom
     welch = total**2 / sum(v**2 / d for v, d in zip(variances, dfs, strict=True))
     half = float(scipy_stats.t.ppf(0.5 + level / 2, welch)) * total**0.5
-    return (max(0.0, r.point - half), min(1.0, r.point + half))
+    interval = (max(0.0, r.point - half), min(1.0, r.point + half))
+    return Spread(total**0.5, float(welch), interval)
+
+
+def t_interval(r: Replicates, level: float = 0.95) -> tuple[float, float] | None:
+    got = t_spread(r, level)
+    return None if got is None else got.interval
 
 
 def percentile(values: np.ndarray, level: float = 0.95) -> tuple[float, float] | None:
@@ -231,17 +257,25 @@ def intervals(
     data: Judged, replicates: int = DEFAULT_REPLICATES, seed: int = 0, level: float = 0.95
 ) -> dict[str, tuple[float, float] | None]:
     """Studentized cluster intervals of every statistic (module docstring)."""
+    got = spreads(data, replicates, seed, level)
+    return {k: None if v is None else v.interval for k, v in got.items()}
+
+
+def spreads(
+    data: Judged, replicates: int = DEFAULT_REPLICATES, seed: int = 0, level: float = 0.95
+) -> dict[str, Spread | None]:
+    """Studentized cluster spread (SD, df, interval) of every statistic."""
     cells, by_unit, by_judge = cell_replicates(data, replicates, seed)
     judges = int(data.judge.max()) + 1 if data.judge.size else 0
     point, u = statistics(cells), statistics(by_unit)
     j = None if by_judge is None else statistics(by_judge)
     arms = unit_arms(data)
-    out = {}
+    out: dict[str, Spread | None] = {}
     for name in STATISTICS:
         units, df = arms[name]
         by_judge = None if j is None else j[name]
         reps = Replicates(float(point[name]), u[name], by_judge, units, judges, df)
-        out[name] = t_interval(reps, level)
+        out[name] = t_spread(reps, level)
     return out
 
 
@@ -260,3 +294,26 @@ def unit_arms(data: Judged) -> dict[str, tuple[int, int]]:
     for name in ("p_H_given_M", "p_M_given_M"):
         out[name] = (m_units, m_units - 1)
     return out
+
+
+def paper_half_sample_sd(
+    human_correct: Sequence[float], machine_correct: Sequence[float], seed: int = 0
+) -> float | None:
+    """The SD behind the paper's error bars ("bootstrap standard deviations"), as its released
+    plotting code computes it: with n the smaller arm's number of responses, n replicates each
+    draw ⌈n/2⌉ responses of each arm without replacement and average the correct answers of
+    both (equal halves, so the mean is a detectability); the SD of those means (ddof 0).
+    Responses are treated as independent — judges and conversations are not resampled — so it
+    is reported beside the cluster SD, not instead of it. None below two responses an arm."""
+    n = min(len(human_correct), len(machine_correct))
+    if n < 2:
+        return None
+    rng = np.random.default_rng(seed)
+    take = math.ceil(n / 2)
+    h, m = np.asarray(human_correct, dtype=float), np.asarray(machine_correct, dtype=float)
+    means = [
+        (rng.choice(h, take, replace=False).sum() + rng.choice(m, take, replace=False).sum())
+        / (2 * take)
+        for _ in range(n)
+    ]
+    return float(np.std(means))

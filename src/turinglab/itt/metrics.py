@@ -21,9 +21,11 @@ import numpy as np
 from turinglab.itt.bootstrap import (
     DEFAULT_REPLICATES,
     Replicates,
+    Spread,
     cluster_totals,
-    intervals,
     judged,
+    paper_half_sample_sd,
+    spreads,
     t_interval,
 )
 from turinglab.itt.judgements import JudgementRow
@@ -166,10 +168,10 @@ def confusion(rows: Iterable[JudgementRow]) -> Confusion:
     return Confusion(*cells)
 
 
-def cluster_intervals(
+def cluster_spreads(
     rows: Sequence[JudgementRow], replicates: int = DEFAULT_REPLICATES, seed: int = 0
-) -> dict[str, tuple[float, float] | None]:
-    """95% cluster-bootstrap intervals (units and judges resampled) of every rate."""
+) -> dict[str, Spread | None]:
+    """95% cluster-bootstrap spreads (units and judges resampled) of every rate."""
     data = judged(
         [r.cluster for r in rows],
         [judge_cluster(r) for r in rows],
@@ -177,17 +179,58 @@ def cluster_intervals(
         [r.source == "human" for r in rows],
         [r.label == "H" for r in rows],
     )
-    return intervals(data, replicates, seed)
+    return spreads(data, replicates, seed)
+
+
+def cluster_intervals(
+    rows: Sequence[JudgementRow], replicates: int = DEFAULT_REPLICATES, seed: int = 0
+) -> dict[str, tuple[float, float] | None]:
+    """95% cluster-bootstrap intervals (units and judges resampled) of every rate."""
+    got = cluster_spreads(rows, replicates, seed)
+    return {k: None if v is None else v.interval for k, v in got.items()}
+
+
+SD_STATISTICS = ("p_H_given_H", "p_M_given_M", "detectability")
+SIGNIFICANCE = 0.05  # the paper's level for its asterisks (Figure S3C: p < 0.05)
+
+
+def response_correct(rows: Sequence[JudgementRow]) -> tuple[list[float], list[float]]:
+    """Per response judged (a judge's seeds averaged): the share of labels that were right,
+    human responses first, then machine ones — the paper's per-response 0/1 lists."""
+    right: dict[tuple[str, str, int | None], list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
+    for r, w in zip(rows, weights(rows), strict=True):
+        cell = right[(judge_cluster(r), r.item, r.length)]
+        cell[0] += w * ((r.label == "H") == (r.source == "human"))
+        cell[1] += w
+        cell[2] = float(r.source == "human")
+    human = [k / n for k, n, h in right.values() if h and n]
+    machine = [k / n for k, n, h in right.values() if not h and n]
+    return human, machine
 
 
 def summarise(
     rows: Sequence[JudgementRow], replicates: int = DEFAULT_REPLICATES, seed: int = 0
 ) -> dict[str, Any]:
-    """Counts, rates and their cluster-bootstrap intervals for one group of judgements."""
-    out = confusion(rows).summary(cluster_intervals(rows, replicates, seed) if rows else None)
+    """Counts, rates and their cluster-bootstrap intervals for one group of judgements, with
+    the Figure S3C marks: bootstrap SDs (`sd`), the two-sided p of detectability against ½
+    (`p_vs_chance`, the test the interval inverts), `significant` (p < 0.05) and the paper's
+    own response-level SD (`detectability_sd_paper`)."""
+    got = cluster_spreads(rows, replicates, seed) if rows else {}
+    c = confusion(rows)
+    out = c.summary({k: None if v is None else v.interval for k, v in got.items()})
     out["units"] = len({r.cluster for r in rows})
     out["judges"] = len({judge_cluster(r) for r in rows})
+    out["sd"] = {k: None if (v := got.get(k)) is None else round(v.sd, 4) for k in SD_STATISTICS}
+    spread = got.get("detectability")
+    p = None if spread is None else round(spread.p_against(c.detectability), 4)
+    out["p_vs_chance"] = p
+    out["significant"] = None if p is None else p < SIGNIFICANCE
+    out["detectability_sd_paper"] = _rounded(paper_half_sample_sd(*response_correct(rows), seed))
     return out
+
+
+def _rounded(x: float | None) -> float | None:
+    return None if x is None else round(x, 4)
 
 
 def per_model_rows(rows: Sequence[JudgementRow]) -> dict[str, list[JudgementRow]]:
@@ -224,15 +267,38 @@ def _task(row: JudgementRow) -> str:
     return row.task or "(no task)"
 
 
+def judge_model_table(
+    rows: Sequence[JudgementRow], replicates: int = DEFAULT_REPLICATES, seed: int = 0
+) -> dict[str, dict[str, dict[str, dict[str, Any]]]]:
+    """judge → task → model → summary: one table per judge (all people are one judge, "human
+    judges"; each AI judge family its own), each model against that judge's human responses
+    in that task. Nothing is pooled across judges or tasks."""
+    out: dict[str, dict[str, dict[str, dict[str, Any]]]] = {}
+    for family, by_family in split_rows(rows, judge_family).items():
+        for task, by_task in split_rows(by_family, _task).items():
+            models = {
+                m: summarise(got, replicates, seed) for m, got in per_model_rows(by_task).items()
+            }
+            if models:
+                out.setdefault(family, {})[task] = models
+    return out
+
+
 def model_table(
     rows: Sequence[JudgementRow], replicates: int = DEFAULT_REPLICATES, seed: int = 0
 ) -> dict[str, dict[str, dict[str, dict[str, object]]]]:
-    """model → judge type → task → summary: never pooled across judge types or tasks."""
+    """model → judge → task → summary (`judge_model_table` turned round)."""
+    return _by_model(judge_model_table(rows, replicates, seed))
+
+
+def _by_model(
+    table: dict[str, dict[str, dict[str, dict[str, Any]]]],
+) -> dict[str, dict[str, dict[str, dict[str, object]]]]:
     out: dict[str, dict[str, dict[str, dict[str, object]]]] = defaultdict(dict)
-    for jt, by_type in split_rows(rows, lambda r: r.judge_type).items():
-        for task, by_task in split_rows(by_type, _task).items():
-            for model, got in per_model_rows(by_task).items():
-                out[model].setdefault(jt, {})[task] = summarise(got, replicates, seed)
+    for family, tasks in table.items():
+        for task, models in tasks.items():
+            for model, s in models.items():
+                out[model].setdefault(family, {})[task] = s
     return dict(sorted(out.items()))
 
 
@@ -266,27 +332,59 @@ def paired_sides(rows: Sequence[JudgementRow]) -> list[tuple[JudgementRow, Judge
     return [(v["A"], v["B"]) for v in sides.values() if len(v) == 2]
 
 
-def conversation_type_split(rows: Sequence[JudgementRow]) -> dict[str, dict[str, Any]] | None:
+def conversation_type_split(
+    rows: Sequence[JudgementRow], replicates: int = DEFAULT_REPLICATES, seed: int = 0
+) -> dict[str, dict[str, Any]] | None:
     """The paper's Figure S4E split: p(H|H) for human speakers in HH conversations and in mixed
     ones (HAI, AIH), p(AI|AI) for machine speakers in AIAI and in mixed ones; each with the
-    number of speakers judged. None when no trial pairs."""
+    number of speakers judged, the conversations and judges they come from, and its 95%
+    cluster-bootstrap interval and SD (conversations and judges resampled). None when no
+    trial pairs."""
     pairs = paired_sides(rows)
     if not pairs:
         return None
-    cells: dict[str, list[bool]] = {k: [] for k in ("p(H|H) HH", "p(H|H) mixed")}
-    cells |= {"p(AI|AI) AIAI": [], "p(AI|AI) mixed": []}
+    cells: dict[str, list[tuple[JudgementRow, bool]]] = {
+        k: [] for k in ("p(H|H) HH", "p(H|H) mixed", "p(AI|AI) AIAI", "p(AI|AI) mixed")
+    }
     for a, b in pairs:
         humans = (a.source == "human") + (b.source == "human")
         for side in (a, b):
             if side.source == "human":
-                cells["p(H|H) HH" if humans == 2 else "p(H|H) mixed"].append(side.label == "H")
+                key = "p(H|H) HH" if humans == 2 else "p(H|H) mixed"
+                cells[key].append((side, side.label == "H"))
             else:
-                cells["p(AI|AI) AIAI" if humans == 0 else "p(AI|AI) mixed"].append(
-                    side.label == "M"
-                )
-    return {
-        k: {"n": len(v), "rate": (sum(v) / len(v)) if v else math.nan} for k, v in cells.items()
+                key = "p(AI|AI) AIAI" if humans == 0 else "p(AI|AI) mixed"
+                cells[key].append((side, side.label == "M"))
+    return {k: _rate_cell(v, replicates, seed) for k, v in cells.items()}
+
+
+def _rate_cell(
+    judged_sides: list[tuple[JudgementRow, bool]], replicates: int, seed: int
+) -> dict[str, Any]:
+    """A share of right answers with its studentized cluster interval and SD."""
+    n = len(judged_sides)
+    rate = sum(ok for _, ok in judged_sides) / n if n else math.nan
+    out: dict[str, Any] = {
+        "n": n,
+        "rate": rate,
+        "units": len({r.cluster for r, _ in judged_sides}),
+        "judges": len({judge_cluster(r) for r, _ in judged_sides}),
+        "ci": None,
+        "sd": None,
     }
+    if n:
+        data = judged(
+            [r.cluster for r, _ in judged_sides],
+            [judge_cluster(r) for r, _ in judged_sides],
+            [1.0] * n,
+            [True] * n,
+            [ok for _, ok in judged_sides],
+        )
+        spread = spreads(data, replicates, seed)["p_H_given_H"]
+        if spread is not None:
+            out["ci"] = [round(spread.interval[0], 4), round(spread.interval[1], 4)]
+            out["sd"] = round(spread.sd, 4)
+    return out
 
 
 def four_way(
@@ -407,6 +505,59 @@ def calibrate_ai(table: dict[str, Any], inference: dict[str, Any]) -> None:
         s["note"] = got["note"]
 
 
+def calibrated_marks(
+    summary: dict[str, Any],
+    got: dict[str, Any] | None,
+    missing: str = "no permutation inference (judged without it): no honest interval",
+) -> None:
+    """An AI judge's Figure S3C marks from its permutation inference (ai_inference.py), not
+    from the cluster bootstrap of fixed predictions: interval, SD (the permutation null's,
+    the spread of the estimate with no signal) and p; none at all where it has none."""
+    if "cluster_bootstrap_ci" not in summary:
+        summary["cluster_bootstrap_ci"] = summary["detectability_ci"]
+        summary["cluster_bootstrap_sd"] = summary["sd"]["detectability"]
+    if got is None:
+        summary["detectability_ci"] = summary["p_value"] = None
+        summary["sd"] = {**summary["sd"], "detectability": None}
+        summary["p_vs_chance"] = summary["significant"] = None
+        summary["note"] = missing
+        return
+    p = got.get("p_value")
+    summary["detectability_ci"] = got.get("detectability_ci")
+    summary["sd"] = {**summary["sd"], "detectability": got.get("null_sd")}
+    summary["p_value"] = summary["p_vs_chance"] = p
+    summary["significant"] = None if p is None else p < SIGNIFICANCE
+    summary["note"] = got.get("note")
+
+
+def _calibrate_tables(out: dict[str, Any], inference: dict[str, Any]) -> None:
+    """Permutation marks for every AI judge family's row, per judge and per model."""
+    for family, s in out["per_judge_family"].items():
+        if family != "human judges":
+            s["cluster_bootstrap_sd"] = s["sd"]["detectability"]
+    calibrate_ai(out["per_judge_family"], inference)
+    for family, s in out["per_judge_family"].items():
+        if family != "human judges":
+            calibrated_marks(s, inference.get(family))
+    # the permutation test runs per judge family and model, not per length or task cut
+    for key in ("per_judge_family_and_length", "per_judge_family_and_task"):
+        for family, cuts in out[key].items():
+            if family != "human judges":
+                for cut in cuts.values():
+                    calibrated_marks(cut, None, "no permutation inference for this cut")
+    for family, tasks in out["per_judge_model"].items():
+        if family == "human judges":
+            continue
+        got = inference.get(family) or {}
+        per_model = got.get("per_model")
+        for models in tasks.values():
+            for model, s in models.items():
+                if per_model is None and len(models) == 1:
+                    calibrated_marks(s, got or None)  # the family's one model is the family
+                else:
+                    calibrated_marks(s, (per_model or {}).get(model))
+
+
 def score(
     rows: Sequence[JudgementRow],
     group_by: Sequence[str] = (),
@@ -414,10 +565,12 @@ def score(
     seed: int = 0,
     ai_inference: dict[str, Any] | None = None,
 ) -> dict[str, object]:
-    """Everything `itt score` prints: overall, per model (split by judge type and task), judge
-    type, judge family, length (per judge type), task, and per judge group (each demographic
-    column named in `group_by`); every rate with its cluster-bootstrap interval, except AI
-    judge families when `ai_inference` (study.json's permutation results) is given."""
+    """Everything `itt score` prints: per judge (all people are one judge, each AI judge
+    family another; never pooled) with its models, lengths and the 4-way / Figure S4E
+    conversation tables; per task and per judge group; every rate with its cluster-bootstrap
+    interval and SD and detectability's test against ½, except AI judge families when
+    `ai_inference` (study.json's permutation results) is given. `overall`, `per_judge_type`
+    and `per_length` pool judges and are kept for scripts; the printed tables do not use them."""
 
     def table(
         subset: Sequence[JudgementRow], key: Callable[[JudgementRow], object]
@@ -425,29 +578,48 @@ def score(
         return {k: summarise(v, replicates, seed) for k, v in split_rows(subset, key).items()}
 
     by_type = split_rows(rows, lambda r: r.judge_type)
-    out: dict[str, object] = {
+    by_family = split_rows(rows, judge_family)
+    per_judge_model = judge_model_table(rows, replicates, seed)
+    out: dict[str, Any] = {
         "intervals": (
             f"95% studentized cluster bootstrap, {replicates} replicates, seed {seed}: stimuli "
             "or conversations and judges resampled, estimate ± t(df) × SE with G/(G−1) "
             "variances and G−1 degrees of freedom per dimension; AI cross-validation seeds "
-            "averaged per response"
+            "averaged per response; SD = that SE; * = detectability differs from 0.5 "
+            "(two-sided t test the interval inverts, p < 0.05)"
         ),
         "overall": summarise(rows, replicates, seed),
-        "per_model": model_table(rows, replicates, seed),
-        "per_judge_type": table(rows, lambda r: r.judge_type),
         "per_judge_family": table(rows, judge_family),
+        "per_judge_model": per_judge_model,
+        "per_model": _by_model(per_judge_model),
+        "per_judge_family_and_length": {
+            f: lengths
+            for f, sub in by_family.items()
+            if len(lengths := table(sub, lambda r: r.length)) > 0
+        },
+        "per_judge_family_and_task": {
+            f: tasks
+            for f, sub in by_family.items()
+            if len(tasks := table(sub, lambda r: r.task)) > 0
+        },
+        "per_judge_type": table(rows, lambda r: r.judge_type),
         "per_length": table(rows, lambda r: r.length),
         "per_judge_type_and_length": {
             jt: table(sub, lambda r: r.length) for jt, sub in by_type.items()
         },
         "per_task": table(rows, lambda r: r.task),
         "four_way": {
-            jt: got for jt, sub in by_type.items() if (got := four_way(sub, replicates, seed))
+            f: got for f, sub in by_family.items() if (got := four_way(sub, replicates, seed))
         },
         "four_way_per_length": {
-            jt: lengths
-            for jt, sub in by_type.items()
+            f: lengths
+            for f, sub in by_family.items()
             if (lengths := _four_way_lengths(sub, replicates, seed))
+        },
+        "conversation_types": {
+            f: got
+            for f, sub in by_family.items()
+            if (got := conversation_type_split(sub, replicates, seed))
         },
     }
     groups: dict[str, object] = {}
@@ -457,8 +629,6 @@ def score(
         groups[column] = table(rows, partial(_demographic, column))
     out["per_judge_group"] = groups
     if ai_inference is not None:
-        per_family = out["per_judge_family"]
-        assert isinstance(per_family, dict)
-        calibrate_ai(per_family, ai_inference)
+        _calibrate_tables(out, ai_inference)
         out["ai_inference"] = ai_inference
     return out

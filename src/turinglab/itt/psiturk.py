@@ -10,7 +10,9 @@ per-speaker p(H|H), p(M|M) and detectability; the 4-way answer is kept in trials
 Catch trials (`isCatch`) check attention and are excluded from scores (counted in study.json).
 Rows marked `mode=debug` are kept: the released Prolific data has real participants marked so
 (their questiondata carries Prolific ids). Optional: the paper's qualification rule (at least
-15 of 20 topics right, i.e. topic accuracy ≥ 0.75, from questiondata) and the 3 s rule."""
+15 of 20 topics right, i.e. topic accuracy ≥ 0.75, from questiondata), the 3 s rule, and the
+paper's removal of trials whose topic question was answered wrong (`drop_wrong_topic`; the export
+keeps only the topic chosen, the right one comes from the task's own key in psiturk_topics.py)."""
 
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from turinglab.itt.judgements import JudgementRow, save_judgements
+from turinglab.itt.psiturk_topics import checked_topic_key, topic_right
 from turinglab.itt.tables import RowError, csv_dicts
 
 CODES = {"HH": ("H", "H"), "HAI": ("H", "M"), "AIH": ("M", "H"), "AIAI": ("M", "M")}
@@ -31,7 +34,7 @@ QUALIFYING_TOPIC_ACCURACY = 0.75  # "at least 15 topics out of 20" (Methods, Con
 MACHINE = "AI"  # the export does not say which model wrote a machine side
 TRIAL_COLUMNS = (
     "judge", "trial", "conversation", "length", "truth", "answer", "correct", "rt", "topic",
-    "fixed", "feedback", "catch",
+    "fixed", "feedback", "catch", "topic_right",
 )  # fmt: skip
 
 
@@ -100,7 +103,11 @@ def _judgements(trial: dict[str, Any], demographics: dict[str, str]) -> list[Jud
 
 
 def import_psiturk(
-    path: Path, *, qualified_only: bool = False, min_rt: float | None = None
+    path: Path,
+    *,
+    qualified_only: bool = False,
+    min_rt: float | None = None,
+    drop_wrong_topic: bool = False,
 ) -> PsiturkImport:
     if not path.is_file():
         raise ValueError(f"{path}: no such file")
@@ -134,15 +141,28 @@ def import_psiturk(
                 continue
         demographics = {k: str(questions[k]) for k in DEMOGRAPHICS if questions.get(k)}
         scored_before = len(out.judgements)
+        key = None
+        if drop_wrong_topic:
+            try:
+                key = checked_topic_key(tests, questions)
+            except ValueError as err:
+                raise RowError(path, line, "datastring", f"{judge}: {err}") from None
+            checked = "correct_topics" in questions
+            seen["participants whose recorded topic tally the key reproduces"] += checked
+            seen["participants without a recorded topic tally (key unchecked)"] += not checked
         for t in tests:
             try:
                 trial = _trial_row(judge, t)
             except (KeyError, TypeError, ValueError) as err:
                 raise RowError(path, line, "datastring", f"{judge}: TEST trial: {err}") from None
+            trial["topic_right"] = "" if key is None else int(topic_right(key, t))
             out.trials.append(trial)
             if trial["catch"]:
                 seen["catch trials (excluded)"] += 1
                 seen["catch trials answered right"] += trial["correct"]
+                continue
+            if trial["topic_right"] == 0:
+                seen["trials with the wrong topic (excluded)"] += 1
                 continue
             if min_rt is not None and trial["rt"] <= min_rt:
                 seen[f"trials answered in {min_rt:g} s or less (excluded)"] += 1
@@ -158,6 +178,7 @@ def import_psiturk(
         "source": str(path),
         "qualified_only": qualified_only,
         "min_rt_seconds": min_rt,
+        "drop_wrong_topic": drop_wrong_topic,
         "machine_model": f"{MACHINE!r}: the export does not name the model of a machine side",
         "counts": dict(seen),
         "true_labels": dict(Counter(t["truth"] for t in out.trials if not t["catch"])),

@@ -11,6 +11,7 @@ from typing import Any
 
 from turinglab.itt.judgements import JudgementRow
 from turinglab.itt.metrics import (
+    calibrated_marks,
     confusion,
     conversation_type_split,
     four_way,
@@ -24,9 +25,11 @@ from turinglab.report.figures import figure_svg, line_chart
 from turinglab.report.html import Cell, Filter, Page, Panel, RecordBrowser, Section
 from turinglab.report.itt_figures import confusion_grid, detectability_bars
 
+UNDEFINED = "undefined"
+
 
 def _fmt(x: float | None) -> str:
-    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.2f}"
+    return UNDEFINED if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.2f}"
 
 
 def _ci(summary: dict[str, Any], key: str = "detectability_ci") -> tuple[float, float]:
@@ -34,59 +37,103 @@ def _ci(summary: dict[str, Any], key: str = "detectability_ci") -> tuple[float, 
     return (math.nan, math.nan) if not got else (float(got[0]), float(got[1]))
 
 
-def _d_cell(summary: dict[str, Any]) -> Cell:
-    lo, hi = _ci(summary)
-    d = summary["detectability"]
+def _rate_cell(summary: dict[str, Any], key: str, ci_key: str, sd_key: str) -> Cell:
+    """The estimate ± its bootstrap SD and its 95% interval, printed (not only hovered: the
+    interval must survive print and PDF)."""
+    value = summary.get(key)
+    if value is None:
+        return Cell(UNDEFINED, numeric=True)
+    sd = (summary.get("sd") or {}).get(sd_key)
+    text = _fmt(value) + ("" if sd is None else f" ± {sd:.2f}")
+    lo, hi = _ci(summary, ci_key)
     if math.isnan(lo):
-        return Cell(_fmt(d), numeric=True)
-    # printed, not only hovered: the interval must survive print and PDF
-    text = f"{_fmt(d)} [{lo:.2f}, {hi:.2f}]"
-    return Cell(text, hover=f"95% cluster-bootstrap CI {lo:.2f}–{hi:.2f}", numeric=True)
+        return Cell(f"{text} (no interval)", numeric=True)
+    return Cell(f"{text} [{lo:.2f}, {hi:.2f}]", hover=f"95% CI {lo:.2f}–{hi:.2f}", numeric=True)
 
 
-def _confusion_rows(groups: dict[str, list[JudgementRow]]) -> list[list[Any]]:
-    out = []
-    for name, rows in groups.items():
-        c, s = confusion(rows), summarise(rows)
-        out.append(
-            [
-                name,
-                _whole(c.n_human),
-                _whole(c.n_machine),
-                s["units"],
-                _fmt(c.p_h_given_h),
-                _fmt(c.p_m_given_h),
-                _fmt(c.p_h_given_m),
-                _fmt(c.p_m_given_m),
-                _d_cell(s),
-            ]
-        )
-    return out
+def _d_cell(summary: dict[str, Any]) -> Cell:
+    return _rate_cell(summary, "detectability", "detectability_ci", "detectability")
+
+
+def _mark(summary: dict[str, Any]) -> Cell:
+    """Figure S3C's asterisk: detectability differs from 0.5 at p < 0.05."""
+    p = summary.get("p_vs_chance")
+    if summary.get("significant") is None or p is None:
+        return Cell("untested", numeric=True)
+    return Cell(("* " if summary["significant"] else "") + f"p = {_fmt_p(p)}", numeric=True)
+
+
+def _summary_row(name: str, s: dict[str, Any], c: Any) -> list[Any]:
+    # detectability first: on a phone the table scrolls, and it is the number read first
+    return [
+        name,
+        _d_cell(s),
+        _mark(s),
+        _rate_cell(s, "p_H_given_H", "ci_H_given_H", "p_H_given_H"),
+        _rate_cell(s, "p_M_given_M", "ci_M_given_M", "p_M_given_M"),
+        _whole(c.n_human),
+        _whole(c.n_machine),
+        str(s["units"]),
+        str(s["judges"]),
+        _fmt3(s.get("detectability_sd_paper")),
+    ]
+
+
+def _judge_summary(
+    family: str, rows: list[JudgementRow], inference: dict[str, Any] | None
+) -> dict[str, Any]:
+    """summarise(), with an AI judge's marks from its permutation inference when the study
+    has it (the cluster bootstrap of fixed predictions is too narrow for a trained judge)."""
+    s = summarise(rows)
+    if family != "human judges" and inference is not None:
+        calibrated_marks(s, inference.get(family))
+    return s
+
+
+def _confusion_rows(
+    groups: dict[str, list[JudgementRow]], inference: dict[str, Any] | None
+) -> list[list[Any]]:
+    return [
+        _summary_row(name, _judge_summary(name, rows, inference), confusion(rows))
+        for name, rows in groups.items()
+    ]
 
 
 def _whole(x: float) -> str:
-    return f"{x:.0f}" if float(x).is_integer() else f"{x:.1f}"
+    """A count: whole (three seeds of 1/3 sum to 0.9999…, still one response), else 2 places."""
+    return f"{round(x)}" if abs(x - round(x)) < 1e-6 else f"{x:.2f}"
 
 
 CONFUSION_COLUMNS = [
-    "judges",
+    "judge",
+    "detectability",
+    "≠ 0.5",
+    "p(H|H)",
+    "p(M|M)",
     "n H",
     "n M",
     "units",
-    "p(H|H)",
-    "p(M|H)",
-    "p(H|M)",
-    "p(M|M)",
-    "detectability [95% CI]",
+    "judges",
+    "paper SD",
 ]
+S3C_NOTE = (
+    "Each estimate reads value ± SD [95% CI]: ± is the bootstrap SD (conversations or "
+    "stimuli, and judges, resampled), the error bar of "
+    "the paper's Figure S3C; [95% CI] the studentized interval; \u201c*\u201d marks a "
+    "detectability that differs from 0.5 (two-sided, p < 0.05; for AI judges the permutation "
+    "test). \u201cpaper SD\u201d is the SD the paper's released code computes (half-samples "
+    "of single responses, clusters ignored), shown for comparison."
+)
 
 
-def _matrices(section: Section, rows: list[JudgementRow]) -> dict[str, list[JudgementRow]]:
+def _families(rows: list[JudgementRow]) -> dict[str, list[JudgementRow]]:
     families: dict[str, list[JudgementRow]] = defaultdict(list)
     for r in rows:
         families[judge_family(r)].append(r)
-    families = dict(sorted(families.items()))
-    section.table(CONFUSION_COLUMNS, _confusion_rows(families))
+    return dict(sorted(families.items()))
+
+
+def _matrices(section: Section, families: dict[str, list[JudgementRow]]) -> None:
     groups = {k: confusion(v) for k, v in families.items()}
     section.figure(
         figure_svg(
@@ -101,36 +148,49 @@ def _matrices(section: Section, rows: list[JudgementRow]) -> dict[str, list[Judg
         "Confusion matrices: rows are the true source, columns the judges' label. AI judges' "
         "cross-validation seeds are averaged per response.",
     )
-    return families
 
 
 def _task(r: JudgementRow) -> str:
     return r.task or "(no task)"
 
 
-def _per_model(section: Section, families: dict[str, list[JudgementRow]]) -> None:
-    """Each model per judge family *and* task: never pooled over judge types or tasks."""
+def _per_model(
+    section: Section, families: dict[str, list[JudgementRow]], inference: dict[str, Any] | None
+) -> None:
+    """One table per judge (people, each AI judge), a row per model (and task): never pooled
+    over judges or tasks."""
     values: dict[str, dict[str, tuple[float, float, float]]] = defaultdict(dict)
-    table: list[list[Any]] = []
+    shown = False
     for family, rows in families.items():
         tasks = split_rows(rows, _task)
+        table: list[list[Any]] = []
         for task, task_rows in tasks.items():
             label = family if len(tasks) == 1 else f"{family} · {task}"
-            for model, got in per_model_rows(task_rows).items():
+            models = per_model_rows(task_rows)
+            per_model = ((inference or {}).get(family) or {}).get("per_model")
+            for model, got in models.items():
                 s = summarise(got)
+                if family != "human judges" and inference is not None:
+                    alone = per_model is None and len(models) == 1
+                    found = inference.get(family) if alone else (per_model or {}).get(model)
+                    calibrated_marks(s, found)
                 lo, hi = _ci(s)
-                values[model][label] = (float(s["detectability"] or math.nan), lo, hi)
-                n_m = confusion(got).n_machine
-                p_hm = s["p_H_given_M"]
-                table.append([model, family, task, _whole(n_m), _fmt(p_hm), _d_cell(s)])
-    if not table:
+                d = s["detectability"]
+                values[model][label] = (math.nan if d is None else float(d), lo, hi)
+                name = model if len(tasks) == 1 else f"{model} · {task}"
+                table.append(_summary_row(name, s, confusion(got)))
+        if table:
+            shown = True
+            section.heading(f"{family}: per model")
+            section.table(["model", *CONFUSION_COLUMNS[1:]], table, css_class="estimates")
+    if not shown:
         section.note("No machine responses were judged.")
         return
-    section.table(["model", "judges", "task", "n M", "p(H|M)", "detectability [95% CI]"], table)
     section.figure(
         figure_svg(detectability_bars(values, title="Detectability per model"), "itt-models"),
         "Each model against the human responses the same judges saw in the same task, per "
-        "kind of judge (human judges beside AI); bars are 95% cluster-bootstrap intervals.",
+        "judge (people beside each AI judge); bars are 95% intervals, none where there is no "
+        "interval.",
     )
 
 
@@ -165,50 +225,75 @@ def _lengths(section: Section, families: dict[str, list[JudgementRow]]) -> None:
     )
     section.figure(
         figure_svg(fig, "itt-lengths"),
-        "Conversations cut to their first exchanges; bands are 95% cluster-bootstrap intervals.",
+        "Conversations cut to their first exchanges; bands are 95% cluster-bootstrap "
+        "intervals. For an AI judge they resample its fixed predictions and are too narrow "
+        "(its permutation interval, above, exists per judge and model, not per length).",
     )
 
 
 def _four_way(section: Section, families: dict[str, list[JudgementRow]]) -> None:
-    """The paper's 4-way answers (HH, HAI, AIH, AIAI) per judge family, as row rates with
-    their cluster-bootstrap intervals."""
+    """The paper's 4-way answers (HH, HAI, AIH, AIAI) per judge, as row rates with their
+    cluster-bootstrap intervals, and its Figure S4E split by conversation type."""
     shown = False
     for family, rows in families.items():
         got = four_way(rows)
         if not got:
             continue
         shown = True
+        section.heading(f"{family}: 4-way answers")
         section.paragraph(
-            f"{family}: {got['trials']} conversations judged on both sides; 4-way accuracy "
-            f"{_fmt(got['accuracy'])} ({_interval(got['accuracy_ci'])})."
+            f"{got['trials']} trials with both speakers judged; 4-way accuracy "
+            f"{_fmt(got['accuracy'])} {_bracket(got['accuracy_ci'])} (chance 0.25). Row rates "
+            "with their 95% intervals."
         )
         section.table(
             ["truth \\ answer", *got["counts"]],
             [
                 [truth]
                 + [
-                    Cell(_fmt(rate), hover=_interval(got["rates_ci"][truth][a]), numeric=True)
+                    Cell(f"{_fmt(rate)} {_bracket(got['rates_ci'][truth][a])}", numeric=True)
                     for a, rate in row.items()
                 ]
                 for truth, row in got["rates"].items()
             ],
+            css_class="estimates",
         )
         split = conversation_type_split(rows)
         if split:
+            section.heading(f"{family}: by conversation type (Figure S4E)")
             section.paragraph(
-                f"{family}, split by conversation type as in the paper's Figure S4E: a "
-                "speaker's rate when the other speaker is of the same kind vs of the other kind."
+                "A speaker's rate when the other speaker is of the same kind vs of the other "
+                "kind: p(H|H) of human speakers in HH and in mixed (HAI, AIH) conversations, "
+                "p(AI|AI) of machine speakers in AIAI and in mixed ones; ± bootstrap SD and "
+                "95% interval, conversations and judges resampled."
             )
             section.table(
-                ["rate", "speakers judged", "rate value"],
-                [[k, str(v["n"]), _fmt(v["rate"])] for k, v in split.items()],
+                ["rate", "value ± SD [95% CI]", "speakers judged", "conversations", "judges"],
+                [
+                    [
+                        k,
+                        Cell(_split_value(v), numeric=True),
+                        str(v["n"]),
+                        str(v["units"]),
+                        str(v["judges"]),
+                    ]
+                    for k, v in split.items()
+                ],
+                css_class="estimates",
             )
     if not shown:
         section.note("No judge labelled both speakers of a conversation.")
 
 
-def _interval(ci: list[float] | None) -> str:
-    return "no interval" if not ci else f"95% CI {ci[0]:.2f}–{ci[1]:.2f}"
+def _split_value(cell: dict[str, Any]) -> str:
+    if not cell["n"]:
+        return UNDEFINED
+    sd = "" if cell.get("sd") is None else f" ± {cell['sd']:.2f}"
+    return f"{cell['rate']:.2f}{sd} {_bracket(cell['ci'])}"
+
+
+def _bracket(ci: list[float] | None) -> str:
+    return "(no interval)" if not ci else f"[{ci[0]:.2f}, {ci[1]:.2f}]"
 
 
 def _extrapolation(section: Section, facts: dict[str, Any]) -> None:
@@ -339,7 +424,7 @@ def _anova(section: Section, rows: list[JudgementRow], given: list[str] | None) 
 
 
 def _fmt_p(p: float) -> str:
-    return "–" if math.isnan(p) else f"{p:.3g}"
+    return UNDEFINED if math.isnan(p) else f"{p:.3g}"
 
 
 def itt_report(path: Path, out: Path, *, anova: list[str] | None = None) -> Path:
@@ -348,16 +433,23 @@ def itt_report(path: Path, out: Path, *, anova: list[str] | None = None) -> Path
     if out.suffix != ".html":
         out = out / "itt_report.html"
     facts = study.facts
+    people = {r.judge for r in study.judgements if r.judge_type == "human"}
+    counts = facts.get("counts") or {}
     page = Page(
         "Integrative Turing test",
         metadata={
             "study": str(path),
             "responses": len(study.responses),
             "judgements": len(study.judgements),
+            # who is in the scores, beside how many the export held (an import's study.json)
+            "people scored": len(people),
+            "participants in the export": counts.get("participants"),
             "human source": facts.get("human_source"),
             "machine source": facts.get("machine_source"),
         },
     )
+    inference = (facts.get("ai_judges") or {}).get("inference")
+    inference = inference if isinstance(inference, dict) else None
     summary = page.section("Summary")
     summary.paragraph(
         "Imitation detectability = ½(p(H|H) + p(M|M)): 0.5 means judges cannot tell the "
@@ -367,12 +459,15 @@ def itt_report(path: Path, out: Path, *, anova: list[str] | None = None) -> Path
     summary.paragraph(
         "Intervals: 95% studentized cluster bootstrap (1000 replicates) resampling stimuli or "
         "conversations and judges, with t quantiles on G−1 degrees of freedom (honest with few "
-        "clusters); an AI judge's cross-validation seeds count once per response."
+        "clusters); an AI judge's cross-validation seeds count once per response; AI judges "
+        "with permutation inference in study.json get its interval, SD and p instead. "
+        "One row per judge: all people are one judge, each AI judge another; never pooled."
     )
-    overall = split_rows(study.judgements, lambda r: r.judge_type)
-    summary.table(CONFUSION_COLUMNS, _confusion_rows(overall))
-    families = _matrices(page.section("Confusion matrices"), study.judgements)
-    _per_model(page.section("Detectability per model and judge type"), families)
+    summary.paragraph(S3C_NOTE)
+    families = _families(study.judgements)
+    summary.table(CONFUSION_COLUMNS, _confusion_rows(families, inference), css_class="estimates")
+    _matrices(page.section("Confusion matrices"), families)
+    _per_model(page.section("Detectability per model, per judge"), families, inference)
     _lengths(page.section("Length curves"), families)
     _four_way(page.section("4-way answers (conversations)"), families)
     _extrapolation(page.section("Extrapolation across agents"), facts)
@@ -381,7 +476,7 @@ def itt_report(path: Path, out: Path, *, anova: list[str] | None = None) -> Path
         page.section("LLM judges").table(
             ["prompt", "conversations judged", "unparsed", "errors"],
             [
-                [k, v["judged"], len(v["unparsed"]), len(v["errors"])]
+                [k, str(v["judged"]), str(len(v["unparsed"])), str(len(v["errors"]))]
                 for k, v in llm.items()
                 if isinstance(v, dict)
             ],
@@ -397,9 +492,19 @@ def itt_report(path: Path, out: Path, *, anova: list[str] | None = None) -> Path
     if timing:
         page.section("AI-judge timing").table(
             ["what", "value"],
-            [[k, str(v)] for k, v in timing.items() if k not in ("notes", "cv_seconds")]
+            [
+                [k, str(v)]
+                for k, v in timing.items()
+                if k not in ("notes", "cv_seconds", "inference")
+            ]
             + [[f"CV seconds: {k}", v] for k, v in (timing.get("cv_seconds") or {}).items()],
         )
+    if not study.responses:
+        page.section("Responses").note(
+            "None in this folder: an itt import holds the judgements only (each names the "
+            "conversation it judged as its unit)."
+        )
+        return page.write(out)
     records = [
         {
             "item": r.item,
@@ -428,3 +533,7 @@ def itt_report(path: Path, out: Path, *, anova: list[str] | None = None) -> Path
         )
     )
     return page.write(out)
+
+
+def _fmt3(x: float | None) -> str:
+    return UNDEFINED if x is None else f"{x:.3f}"
