@@ -185,7 +185,8 @@ def create_app(
         set_session_cookie(response, request, COOKIE, person.token)
         return response
 
-    add_handoff_routes(app, arena)  # which recruitment code a person has earned
+    leave = None if cluster is None else cluster.leave_queues  # the shared queues, too
+    add_handoff_routes(app, arena, leave)  # which recruitment code a person has earned
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     @app.get("/healthz")
