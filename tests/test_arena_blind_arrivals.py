@@ -22,10 +22,10 @@ from turinglab.bench.witness_supply import Interrogation, simulate
 ALPHA = 0.01
 N_GAMES = 1000
 SIZES = {  # people per simulated study, studies (seeds) pooled
-    "steady": (300, 4),
-    "bursts": (300, 4),
-    "trickle": (150, 8),
-    "end": (24, 160),
+    "steady": (300, 2),
+    "bursts": (300, 2),
+    "trickle": (150, 4),
+    "end": (24, 50),
 }
 
 
