@@ -12,11 +12,16 @@ n = 120), so it is not vacuous."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from scipy.stats import ks_2samp
 
 from turinglab.arena.lobby import Lobby, Waiter
+from turinglab.arena.matchmaking_wait import MatchDesign
+from turinglab.arena.modes import ArenaMode, ArenaSettings
+from turinglab.arena.sessions import Participant
 from turinglab.bench.witness_supply import Interrogation, simulate
 
 ALPHA = 0.01
@@ -73,3 +78,42 @@ def test_looking_for_a_witness_until_the_due_time_leaks_under_bursts() -> None:
     p, person, ai = ks(games("bursts", _look_until_due))
     assert person >= 30 and ai >= 30
     assert p < 1e-6, f"expected a leak: KS p = {p:.3g}"
+
+
+def _lobby(
+    share: float,
+) -> tuple[Lobby, list[tuple[float, list[str]]], Callable[[float], None], ArenaMode]:
+    """A lobby on a hand-moved clock (ticks of 0.5 s), its waits fixed at 10 s."""
+    clock = SimpleNamespace(t=0.0)
+    clock.now = lambda: clock.t
+    design = MatchDesign(human_witness_share=share, wait_min_s=10, wait_max_s=10)
+    settings = ArenaSettings(design=design, rounds=2, seed=1)
+    game: Any = SimpleNamespace(name="sim")
+    mode = ArenaMode("two-party", "Two", game, "i", {"w": "A"}, ("ai",), verdict="human-or-ai")
+    started: list[tuple[float, list[str]]] = []
+
+    def start(_m: Any, seats: dict[str, Any], _ai: Any, _s: int) -> None:
+        started.append((clock.t, [seats["i"].id] + [p.id for s, p in seats.items() if s != "i"]))
+
+    lobby = Lobby(settings, clock, start, lambda _p, _w: None, None, [mode])  # type: ignore[arg-type]
+
+    def at(t: float) -> None:
+        while clock.t < t:
+            clock.t += 0.5
+            lobby.tick()
+
+    return lobby, started, at, mode
+
+
+def test_a_witness_who_leaves_before_the_due_time_leaves_their_interrogator_on_time() -> None:
+    lobby, started, at, mode = _lobby(share=1.0)
+    a, b = Participant("a", "ta"), Participant("b", "tb")
+    lobby.join(a, mode)  # drawn "person", nobody there: offered as a witness
+    at(1.0)
+    lobby.join(b, mode)  # takes `a` at once; their game is due 10 s after b joined
+    at(3.0)
+    assert lobby.blind is not None and lobby.blind.plans["a"].held_by == "b"
+    lobby.leave(a)  # a's page closed
+    at(12.0)
+    assert started == [(11.0, ["b"])]  # on time, with an AI: nobody else was free
+    assert lobby.blind.fallbacks == 1
