@@ -839,7 +839,8 @@ class Cluster:
         if pid in self.blind.waiting or forwarded:
             await self.blind.leave(pid)
         else:
-            at = await self.redis.get(self.ns + "blind-at:" + pid)
+            found = await self.redis.get(self.ns + "blind-at:" + pid)
+            at = "" if found is None else str(found)
             if at and at != "seated" and not at.startswith("taken:") and at != self.me:
                 leave = F.Leave(type="leave").model_dump_json()
                 self._forward(at, {"p": pid, "raw": leave})
