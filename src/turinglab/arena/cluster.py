@@ -834,11 +834,15 @@ class Cluster:
         local lobby alone would leave them matchable there. Someone waiting blind on another
         process is let go of there: that process is told, as if they had sent it a Leave."""
         assert self.redis is not None
+        # Local state first, before any await: a page reconnecting here meanwhile must not be
+        # told they wait when they are being let go.
+        blind_here = pid in self.blind.waiting or forwarded
+        if blind_here:
+            await self.blind.leave(pid)
         if not await self._unqueue(pid):  # queued elsewhere, maybe
             await self.queued.leave(pid)
-        if pid in self.blind.waiting or forwarded:
-            await self.blind.leave(pid)
-        else:
+        if not blind_here:
+            await self.blind.leave(pid)  # not adopted back here if a taker dies
             found = await self.redis.get(self.ns + "blind-at:" + pid)
             at = "" if found is None else str(found)
             if at and at != "seated" and not at.startswith("taken:") and at != self.me:
