@@ -101,7 +101,9 @@ def _pid(person: Person) -> str:
 @pytest.mark.server
 async def test_a_person_who_leaves_on_another_process_is_not_seated_by_the_first() -> None:
     """Queued on P0, reconnected to P1 (a dropped connection), they go back to the lobby
-    there: P0 must not pair them with the next arrival (nor a process adopt them later)."""
+    there: P0 must not pair them with the next arrival (nor a process adopt them later). The
+    closed connection already took them out of the queue (cluster.py, `leave_queues`); a
+    leave sent on P1 is answered there all the same."""
     async with arena_processes(SERVER, "") as arena:
         a, b = Person(arena.bases[0]), Person(arena.bases[0])
         try:
@@ -111,7 +113,8 @@ async def test_a_person_who_leaves_on_another_process_is_not_seated_by_the_first
             assert (await a.until("status"))["state"] == "waiting"
             await a.drop()
             a.base = arena.bases[1]
-            assert (await a.connect())["state"] == "waiting"
+            # Out of the queue once P0 has the close; P1 may answer before that.
+            assert (await a.connect())["state"] in ("idle", "waiting")
             await a.send(type="leave")
             assert (await a.until("status"))["state"] == "idle"
             await b.send(type="join", mode="two-party", consent=True)

@@ -240,11 +240,6 @@ async def test_a_three_party_study_through_every_way_out(tmp_path: Path) -> None
     assert "early exit" in admin
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the blind three-party design keeps a lone visitor waiting past max_wait_s; fixed by "
-    "branch blind-leaks (matchmaking_wait.py: _three_party times out) — drop this mark with it",
-)
 async def test_a_lone_three_party_visitor_is_timed_out_with_its_code(tmp_path: Path) -> None:
     """Nobody else comes: at the study's longest wait the page goes to the survey (saying
     so) and the timed-out code, which the export keeps."""

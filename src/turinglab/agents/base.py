@@ -79,6 +79,15 @@ def with_image_markers(text: str, count: int) -> str:
     return f"{text}\n{markers}" if text else markers
 
 
+def without_image_markers(text: str) -> str:
+    """A model's reply as a person sees it: the "[image]" markers it was given (and may echo,
+    a text-only model in the STT) are scaffolding, not something a witness types."""
+    if IMAGE_MARKER not in text:
+        return text
+    lines = [" ".join(line.replace(IMAGE_MARKER, " ").split()) for line in text.split("\n")]
+    return "\n".join(line for line in lines if line).strip()
+
+
 @dataclass(frozen=True, slots=True)
 class Route:
     """Where a reply came from, as recorded with the trial (GTT appendix B.1)."""

@@ -165,7 +165,8 @@ def create_app(
         return HTMLResponse(page, headers={"Cache-Control": "no-store"})
 
     add_consent_route(app, arena)  # a session starts here, throttled per address
-    add_handoff_routes(app, arena)  # which recruitment code a person has earned
+    leave = None if cluster is None else cluster.leave_queues  # the shared queues, too
+    add_handoff_routes(app, arena, leave)  # which recruitment code a person has earned
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     @app.get("/favicon.ico")

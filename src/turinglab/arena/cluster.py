@@ -767,6 +767,12 @@ class Cluster:
             self.sockets[participant.id] = left
             return
         self.sockets.pop(participant.id, None)
+        queued = participant.id in self.waiting or participant.id in self.queued.elsewhere
+        if queued or participant.id in self.blind.waiting or participant.id in self.blind.elsewhere:
+            try:  # their last page here closed while queued: out of the shared queues now
+                await self.leave_queues(participant.id)
+            except RedisError as err:  # Redis restarting: their entry lapses with its TTL
+                log.warning("redis: %s not taken out of the queue (%s)", participant.id, err)
         self.blind.elsewhere.pop(participant.id, None)  # watched from where they reconnect
         self.queued.elsewhere.discard(participant.id)
         self.seen.pop(participant.id, None)
@@ -820,11 +826,30 @@ class Cluster:
                 await self._join(participant, frame)
                 return
         elif isinstance(frame, F.Leave):
-            if not await self._unqueue(participant.id):  # queued elsewhere, maybe
-                await self.queued.leave(participant.id)
-            await self.blind.leave(participant.id)
-            await self.books.load(self._run(), participant.id, self.arena.lobby.rounds)
+            await self.leave_queues(participant.id, forwarded=forwarded)
         self.arena.handle(participant, frame)
+
+    async def leave_queues(self, pid: str, *, forwarded: bool = False) -> None:
+        """Out of every queue at once, the shared ones included (a Leave, a page closed while
+        queued, consent withdrawn): other processes pair people from Redis, so leaving the
+        local lobby alone would leave them matchable there. Someone waiting blind on another
+        process is let go of there: that process is told, as if they had sent it a Leave."""
+        assert self.redis is not None
+        # Local state first, before any await: a page reconnecting here meanwhile must not be
+        # told they wait when they are being let go.
+        blind_here = pid in self.blind.waiting or forwarded
+        if blind_here:
+            await self.blind.leave(pid)
+        if not await self._unqueue(pid):  # queued elsewhere, maybe
+            await self.queued.leave(pid)
+        if not blind_here:
+            await self.blind.leave(pid)  # not adopted back here if a taker dies
+            found = await self.redis.get(self.ns + "blind-at:" + pid)
+            at = "" if found is None else str(found)
+            if at and at != "seated" and not at.startswith("taken:") and at != self.me:
+                leave = F.Leave(type="leave").model_dump_json()
+                self._forward(at, {"p": pid, "raw": leave})
+        await self.books.load(self._run(), pid, self.arena.lobby.rounds)
 
     async def _join(self, participant: Participant, frame: F.Join) -> None:
         participant.consented = True

@@ -19,6 +19,7 @@ answer the page), with the rounds done then; the admin page and the export show 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, HTTPException, Request, status
@@ -64,7 +65,12 @@ async def _kept_ending(arena: Arena, person: Participant) -> dict[str, Any] | No
     return found if isinstance(found, dict) else None
 
 
-def add_handoff_routes(app: FastAPI, arena: Arena) -> None:
+def add_handoff_routes(
+    app: FastAPI, arena: Arena, leave_queues: Callable[[str], Awaitable[None]] | None = None
+) -> None:
+    """`leave_queues`: with several processes (cluster.py), takes a person out of the shared
+    queues too, wherever they wait."""
+
     @app.get("/handoff")
     async def handoff(request: Request) -> JSONResponse:
         recruitment = arena.setup.settings.study.recruitment
@@ -98,4 +104,6 @@ def add_handoff_routes(app: FastAPI, arena: Arena) -> None:
             message = {"end": None, "message": "Finish the game first."}
             return JSONResponse(message, 409, headers={"Cache-Control": "no-store"})
         arena.withdraw(person)
+        if leave_queues is not None:  # no other process may seat them from now on
+            await leave_queues(person.id)
         return _answer(recruitment, "screened_out", text=WITHDRAWN_TEXT)

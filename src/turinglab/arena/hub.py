@@ -51,7 +51,9 @@ class Arena:
         self.setup = setup
         self.clock = clock
         self.sessions = Sessions()
-        self.lobby = Lobby(setup.settings, clock, self._start_game, self._no_match, self._short)
+        self.lobby = Lobby(
+            setup.settings, clock, self._start_game, self._no_match, self._short, setup.modes
+        )
         self.abandon = AbandonWatch(setup.settings.abandon_after_s)
         self.games: dict[str, LiveGame] = {}
         self.finished = self._finished_games(setup, store)
@@ -366,7 +368,7 @@ class Arena:
         self.store = self.store.for_setup(setup)
         self.setup = setup
         self.lobby = Lobby(
-            setup.settings, self.clock, self._start_game, self._no_match, self._short
+            setup.settings, self.clock, self._start_game, self._no_match, self._short, setup.modes
         )
         self.finished = self._finished_games(setup, self.store)
         for person in waiting:

@@ -16,9 +16,9 @@ witness kind is drawn as a person joins and every wait comes from one distributi
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
-from turinglab.arena.matchmaking_wait import BlindMatcher
+from turinglab.arena.matchmaking_wait import BlindMatcher, witness_quota
 from turinglab.arena.modes import ArenaMode, ArenaSettings
 from turinglab.arena.rounds import RoundBook
 from turinglab.arena.sessions import Participant
@@ -36,6 +36,7 @@ class Lobby:
         start: StartGame,
         timed_out: Callable[[Participant, float], None],
         finished_short: Callable[[Participant, int], None] | None = None,
+        modes: Sequence[ArenaMode] = (),
     ) -> None:
         self.settings = settings
         self.clock = clock
@@ -45,8 +46,8 @@ class Lobby:
         self._finished_short = finished_short
         self.waiting: list[Waiter] = []
         self.met: set[frozenset[str]] = set()  # pairs of people who have played together
-        self.rounds = RoundBook(settings.rounds, self.rng)
         design = settings.design
+        self.rounds = RoundBook(settings.rounds, self.rng, witness_quota(settings, modes))
         self.blind = None if design is None else BlindMatcher(design, self)
 
     def join(self, participant: Participant, mode: ArenaMode) -> None:

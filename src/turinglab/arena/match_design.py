@@ -25,12 +25,12 @@ class MatchDesign(BaseModel):
     human_witness_share: float = Field(default=0.5, ge=0, le=1)
     wait_min_s: float = Field(default=5.0, ge=0)
     wait_max_s: float = Field(default=60.0, ge=0)
-    # Witness rounds are supplied only by interrogations drawn "person" (at most
-    # `human_witness_share` of them), so someone whose interrogator rounds are done may find
-    # no interrogator for their last witness rounds. After `witness_wait_s` offered as a
-    # witness they do not time out: "finish" excuses those rounds (their study is complete,
-    # with the reason kept). (An AI-only interrogation instead would start after a wait no
-    # drawn wait has, and so tell its interrogator the witness kind: not offered.)
+    # Roles are decided within this many seconds of joining (default: wait_min_s).
+    match_window_s: float | None = Field(default=None, ge=0)
+    # Someone who may only witness and whom no interrogator takes within `witness_wait_s`
+    # does not time out: "finish" excuses those rounds (their study is complete, with the
+    # reason kept). (An AI-only interrogation instead would start after a wait no drawn wait
+    # has, and so tell its interrogator the witness kind: not offered.)
     witness_wait_s: float = Field(default=90.0, ge=0)
     short_of_witnesses: Literal["finish"] = "finish"
 
@@ -40,7 +40,21 @@ class MatchDesign(BaseModel):
             raise ValueError(
                 f"wait_max_s ({self.wait_max_s}) is below wait_min_s ({self.wait_min_s})"
             )
+        if self.match_window_s is not None and self.match_window_s > self.wait_min_s:
+            raise ValueError(
+                f"match_window_s ({self.match_window_s}) is above wait_min_s"
+                f" ({self.wait_min_s}): a game would start before its witness is decided"
+            )
         return self
+
+    @property
+    def window_s(self) -> float:
+        return self.wait_min_s if self.match_window_s is None else self.match_window_s
+
+    def witness_rounds(self, rounds: int) -> int:
+        """Of `rounds` per person, the witness rounds the design can supply (two-party)."""
+        s = self.human_witness_share
+        return min(rounds // 2, round(rounds * s / (1 + s)))
 
     def draw_wait(self, rng: random.Random) -> float:
         return rng.uniform(self.wait_min_s, self.wait_max_s)

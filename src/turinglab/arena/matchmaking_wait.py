@@ -1,27 +1,32 @@
 """Matchmaking that tells the interrogator nothing: the design decides, the clock is drawn.
 
 With open matching (people first, an AI after a fixed wait) the time to a game gives the
-witness away: matched at once → a person, 20 s alone → an AI. With a `MatchDesign`:
+witness away: matched at once → a person, 20 s alone → an AI. With a `MatchDesign`, in modes
+with one witness (two-party):
 
-* each person who joins a study mode draws their wait from one distribution (uniform between
-  `wait_min_s` and `wait_max_s`); an interrogator's game starts exactly when that wait is over,
-  whoever the witness — a person matched at once is held like one who will meet an AI;
-* in modes with one witness the design draws, as a person joins, their part: a witness (half
-  of people), or an interrogator whose witness is a person with probability
-  `human_witness_share`, else an AI; round quotas override the draw when a role is used up;
-* an interrogator drawn for a person looks for a waiting witness only at their own due time,
-  so whether one is there does not depend on how long they waited; if none is, they meet an AI
-  (counted in `fallbacks`) — the wait never stretches to find a person. A person drawn to
-  witness whom no interrogator has taken by their own due time interrogates instead, their
-  witness drawn as anyone's is; only someone whose interrogator rounds are used up waits on
-  for an interrogator, up to `witness_wait_s`, and then has their open witness rounds excused
-  (`short_of_witnesses: finish`): supply is at most `human_witness_share` of interrogations,
-  so planned witness rounds cannot all be met, and nobody is timed out for it.
+* each person who joins draws their wait from one distribution (uniform between `wait_min_s`
+  and `wait_max_s`); an interrogator's game starts exactly when that wait is over, whoever the
+  witness: the drawn wait is used for nothing else, so it cannot carry the witness kind;
+* who witnesses and who interrogates is decided only within a fixed *match window*
+  (`match_window_s`, at most `wait_min_s`) from joining, never later: whatever happens in the
+  window (who else is there, who leaves) is independent of the drawn wait, under any arrival
+  process — steady, bursts, a trickle or the study's end (tests/test_arena_blind_arrivals.py);
+* roles follow the balance of owed rounds: someone who may interrogate does (their interrogator
+  rounds come first), drawing their witness kind ("person" with `human_witness_share`); a
+  "person" draw takes a waiting witness, or — if they still owe witness rounds — offers them as
+  one for the rest of their window; whoever is still unmatched when the window ends meets an AI
+  (counted in `fallbacks`). Anyone who waits as a witness with witness rounds owed is taken
+  first, by any interrogator, so owed rounds are played (the draw decides when a person
+  witness is used, the balance whether). Someone who may only witness waits up to
+  `witness_wait_s` and then has those rounds excused (`short_of_witnesses: finish`), with the
+  reason kept, never the timed-out code;
+* a person's witness rounds follow from the design: each is one interrogation with a person
+  witness, so of `rounds` a share `s / (1 + s)` (s = `human_witness_share`) are witness rounds
+  (`witness_rounds`); with half of each, every game would need a person witness.
 
-So every interrogation is *drawn* with `human_witness_share`; how many get a person depends on
-how many people are waiting at once: with one arrival every 12 s and waits of 5–60 s about a
-third of interrogations had a person (simulated; tests/test_arena_timing_leaks.py). Longer
-waits or more traffic raise it; the waits stay uninformative either way.
+What the study gives up: people are paired only when they arrive within a window of each other
+(bursts: often; a trickle: rarely, those interrogations meet an AI), and everyone waits at
+least the window. Longer windows (and so longer waits) pair more people.
 
 Modes with two witnesses (three-party) always seat two people: at their due time a person
 interrogates anyone waiting who may witness, or keeps waiting until someone arrives; which of
@@ -36,7 +41,18 @@ from typing import TYPE_CHECKING
 from turinglab.arena.match_design import Kind, MatchDesign
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from turinglab.arena.modes import ArenaMode, ArenaSettings
     from turinglab.arena.waiting import Waiter, WaitingRoom
+
+
+def witness_quota(settings: ArenaSettings, modes: Sequence[ArenaMode]) -> int | None:
+    """A person's witness rounds when a design's two-party mode sets them, else None (half)."""
+    design = settings.design
+    if design is None or not any(len(m.witnesses) == 1 and not m.solo for m in modes):
+        return None
+    return design.witness_rounds(settings.rounds)
 
 
 @dataclass
@@ -44,7 +60,12 @@ class Plan:
     """What the design drew for one waiting person."""
 
     due: float  # when their game starts if they interrogate (join time + drawn wait)
-    kind: Kind
+    kind: Kind  # interrogators: the drawn witness kind; "witness": offered as a witness
+    window_end: float = 0.0  # their part is decided by then (one-witness modes)
+    decided: bool = False  # an interrogator whose witness is settled (`witness` or an AI)
+    witness: str | None = None  # the person an interrogator took as witness
+    held_by: str | None = None  # a witness: the interrogator who took them
+    wants: Kind = "ai"  # an interrogator's drawn witness kind, kept when offered as witness
 
 
 class BlindMatcher:
@@ -58,15 +79,22 @@ class BlindMatcher:
         self.short_of_witnesses = 0  # witness-only people given the study's fallback
 
     def joined(self, waiter: Waiter) -> None:
-        rng = self.lobby.rng
+        rng, pid = self.lobby.rng, waiter.participant.id
         due = waiter.since + self.design.draw_wait(rng)
-        kind: Kind = "person"
-        if len(waiter.mode.witnesses) == 1:
-            kind = self.design.draw_kind(rng)
-        self.plans[waiter.participant.id] = Plan(due, kind)
+        if len(waiter.mode.witnesses) != 1:
+            self.plans[pid] = Plan(due, "person")
+            return
+        wants = self.design.draw_interrogation(rng)
+        kind: Kind = wants if self.lobby.rounds.may(pid, "interrogator") else "witness"
+        end = waiter.since + self.design.window_s
+        self.plans[pid] = Plan(due, kind, window_end=end, wants=wants)
 
     def left(self, pid: str) -> None:
-        self.plans.pop(pid, None)
+        plan = self.plans.pop(pid, None)
+        if plan is not None and plan.witness is not None:  # the one they took is free again
+            theirs = self.plans.get(plan.witness)
+            if theirs is not None and theirs.held_by == pid:
+                theirs.held_by = None
 
     def tick(self, now: float) -> None:
         lobby = self.lobby
@@ -76,67 +104,104 @@ class BlindMatcher:
             pid = waiter.participant.id
             if pid not in self.plans:
                 self.joined(waiter)
-            plan = self._within_quota(pid, self.plans[pid])
-            if now >= plan.due and plan.kind == "witness" and self._may_switch(waiter):
-                # Nobody took them as a witness in their time: they interrogate now instead,
-                # at their own drawn time like everyone, their witness drawn as anyone's is.
-                plan.kind = self.design.draw_interrogation(lobby.rng)
-            if now >= plan.due and plan.kind != "witness":
-                self._due(waiter, plan)
-            elif plan.kind == "witness" and now - waiter.since >= self._witness_wait(waiter):
-                self.left(pid)  # nobody was sent to a person in time: the study's fallback
-                self.short_of_witnesses += 1
-                lobby.finish_short(waiter)
-            elif now - waiter.since >= lobby.settings.max_wait_s:
-                self.left(pid)
-                lobby.time_out(waiter)
+            plan = self.plans[pid]
+            if len(waiter.mode.witnesses) != 1:
+                self._three_party(waiter, plan, now)
+            elif plan.held_by is not None:
+                continue  # their interrogator seats them at the interrogator's due time
+            elif self._only_witness(pid):
+                if now - waiter.since >= self._witness_wait():
+                    self.left(pid)  # nobody took them in time: the study's fallback
+                    self.short_of_witnesses += 1
+                    lobby.finish_short(waiter)
+            else:
+                if not plan.decided:
+                    self._decide(waiter, plan, now)
+                if plan.decided and now >= plan.due:
+                    self._start(waiter, plan)
 
-    def _witness_wait(self, waiter: Waiter) -> float:
-        """How long someone who may only witness is offered before the fallback (never past
-        the study's `max_wait_s`; infinite while they may still interrogate)."""
-        if self._may_switch(waiter):
-            return float("inf")
+    def _only_witness(self, pid: str) -> bool:
+        rounds = self.lobby.rounds
+        return not rounds.may(pid, "interrogator") and rounds.may(pid, "witness")
+
+    def _witness_wait(self) -> float:
         return min(self.design.witness_wait_s, self.lobby.settings.max_wait_s)
 
-    def _within_quota(self, pid: str, plan: Plan) -> Plan:
-        """The draw, unless the person's rounds leave them only the other role."""
-        rounds = self.lobby.rounds
-        if plan.kind == "witness" and not rounds.may(pid, "witness"):
-            plan.kind = self.design.draw_interrogation(self.lobby.rng)
-        elif plan.kind != "witness" and not rounds.may(pid, "interrogator"):
-            plan.kind = "witness"
-        return plan
-
-    def _may_switch(self, waiter: Waiter) -> bool:
+    def _decide(self, waiter: Waiter, plan: Plan, now: float) -> None:
+        """Within their window: take a witness if one is free (a drawn "person" takes anyone
+        offered; any draw takes someone who may only witness), else offer themselves as a
+        witness while they still owe witness rounds; at the window's end, an AI."""
         pid = waiter.participant.id
-        return len(waiter.mode.witnesses) == 1 and self.lobby.rounds.may(pid, "interrogator")
-
-    def _due(self, waiter: Waiter, plan: Plan) -> None:
-        lobby, pid = self.lobby, waiter.participant.id
-        one_witness = len(waiter.mode.witnesses) == 1
-        witness = None
-        if plan.kind == "person":
-            witness = self._witness_for(waiter, only_drawn=one_witness)
+        witness = self._witness_for(waiter, anyone=plan.wants == "person")
         if witness is not None:
-            self.left(pid)
+            plan.kind, plan.decided, plan.witness = "person", True, witness.participant.id
+            self.plans[witness.participant.id].held_by = pid
+            return
+        if now < plan.window_end:
+            if plan.wants == "person" and self.lobby.rounds.may(pid, "witness"):
+                plan.kind = "witness"  # offered for the rest of the window
+            return
+        self.fallbacks += plan.wants == "person"
+        plan.kind, plan.decided = "ai", True
+
+    def _start(self, waiter: Waiter, plan: Plan) -> None:
+        lobby, pid = self.lobby, waiter.participant.id
+        witness = None
+        if plan.witness is not None:
+            witness = next((w for w in lobby.waiting if w.participant.id == plan.witness), None)
+            if witness is None:  # their witness left meanwhile: anyone free, else an AI
+                witness = self._witness_for(waiter, anyone=True)
+                self.fallbacks += witness is None
+        self.left(pid)
+        if witness is not None:
             self.left(witness.participant.id)
             lobby.seat_ordered(waiter.mode, waiter.participant, witness.participant)
-        elif one_witness:
-            self.fallbacks += plan.kind == "person"
-            self.left(pid)
+        else:
             lobby.seat_alone(waiter)
-        # three-party with nobody to witness: keep waiting (checked again every tick)
 
-    def _witness_for(self, judge: Waiter, *, only_drawn: bool) -> Waiter | None:
+    def _witness_for(self, judge: Waiter, *, anyone: bool) -> Waiter | None:
+        """A free waiting witness for `judge`: first those who may only witness (the balance
+        of owed rounds), then — for a drawn "person" — anyone offered, oldest first."""
+        found: Waiter | None = None
         for other in self.lobby.waiting:
             theirs = self.plans.get(other.participant.id)
+            oid = other.participant.id
             if (
                 other is judge
                 or theirs is None
-                or (only_drawn and theirs.kind != "witness")
+                or theirs.kind != "witness"
+                or theirs.held_by is not None
+                or theirs.decided
                 or other.mode.name != judge.mode.name
-                or not self.lobby.may_meet(judge.participant.id, other.participant.id)
+                or not self.lobby.may_meet(judge.participant.id, oid)
             ):
                 continue
-            return other
+            if self._only_witness(oid):
+                return other
+            if anyone and found is None:
+                found = other
+        return found
+
+    def _three_party(self, waiter: Waiter, plan: Plan, now: float) -> None:
+        lobby = self.lobby
+        if now >= plan.due:
+            witness = self._anyone_waiting(waiter)
+            if witness is not None:
+                self.left(waiter.participant.id)
+                self.left(witness.participant.id)
+                lobby.seat_ordered(waiter.mode, waiter.participant, witness.participant)
+                return
+        if now - waiter.since >= lobby.settings.max_wait_s:  # nobody came to witness
+            self.left(waiter.participant.id)
+            lobby.time_out(waiter)
+
+    def _anyone_waiting(self, judge: Waiter) -> Waiter | None:
+        for other in self.lobby.waiting:
+            if (
+                other is not judge
+                and other.participant.id in self.plans
+                and other.mode.name == judge.mode.name
+                and self.lobby.may_meet(judge.participant.id, other.participant.id)
+            ):
+                return other
         return None

@@ -35,12 +35,14 @@ class Progress:
 
 
 class RoundBook:
-    def __init__(self, rounds: int, rng: random.Random) -> None:
+    def __init__(self, rounds: int, rng: random.Random, witness_rounds: int | None = None) -> None:
         if rounds < 1:
             raise ValueError(f"rounds: at least 1 round per participant, not {rounds}")
         self.rounds = rounds
-        # An odd N gives the extra round to the interrogator side.
-        self.quota: dict[Role, int] = {"interrogator": (rounds + 1) // 2, "witness": rounds // 2}
+        # Half each by default (an odd N gives the extra round to the interrogator side); a
+        # two-party study design sets fewer witness rounds (matchmaking_wait.py).
+        witness = rounds // 2 if witness_rounds is None else witness_rounds
+        self.quota: dict[Role, int] = {"interrogator": rounds - witness, "witness": witness}
         self.rng = rng
         self._progress: dict[str, Progress] = {}
 

@@ -10,9 +10,9 @@ that a model's compute time is not game time.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from turinglab.agents.base import AgentReply, ChatMessage
+from turinglab.agents.base import AgentReply, ChatMessage, without_image_markers
 from turinglab.agents.errors import AgentError
 from turinglab.games.table import Table
 
@@ -36,7 +36,20 @@ async def call_seat(
     deadline_s: float | None,
     choices: tuple[str, ...] = (),
 ) -> AgentReply:
-    """Ask a seat's agent; with a deadline, a late or failed call raises MissedCall."""
+    """Ask a seat's agent; with a deadline, a late or failed call raises MissedCall. The
+    reply comes without image markers (a live game shows it to a person)."""
+    reply = await _call_seat(table, seat_id, history, deadline_s=deadline_s, choices=choices)
+    return replace(reply, text=without_image_markers(reply.text))
+
+
+async def _call_seat(
+    table: Table,
+    seat_id: str,
+    history: list[ChatMessage],
+    *,
+    deadline_s: float | None,
+    choices: tuple[str, ...],
+) -> AgentReply:
     if deadline_s is None:
         async with table.clock.hold():
             return await table.ask(seat_id, history, choices=choices)
