@@ -8,10 +8,13 @@ balanced (half machine) and unbalanced (a third human). With-signal controls giv
 machine sides lower-cased without punctuation; an assistant-like phrase on 30% of machine
 messages.
 
-    PYTHONPATH=src python benchmarks/itt_calibration.py --out benchmarks/itt_calibration.json
+    PYTHONPATH=src python benchmarks/itt_calibration.py --out benchmarks/itt_calibration.json \
+        --datasets 200 --controls 40 --controls-every 4 --extrapolation-every 20 [--until HH:MM]
 
-The pool's embeddings (three variants of 7,200 messages) are computed once and cached on disk
-(--cache); every dataset then reuses them, so the run is CV and permutations only."""
+The pool's embeddings (7,200 messages) are computed once and cached on disk (--cache); a
+control's changed messages are embedded when a dataset first uses them. Every dataset then
+reuses them, so the run is CV and permutations only. One dataset of every size and design per
+round (results written after each), so a run stopped by --until is stopped evenly."""
 
 from __future__ import annotations
 
