@@ -8,16 +8,20 @@ balanced (half machine) and unbalanced (a third human). With-signal controls giv
 machine sides lower-cased without punctuation; an assistant-like phrase on 30% of machine
 messages.
 
-    PYTHONPATH=src python benchmarks/itt_calibration.py --out benchmarks/itt_calibration.json
+    PYTHONPATH=src python benchmarks/itt_calibration.py --out benchmarks/itt_calibration.json \
+        --datasets 200 --controls 40 --controls-every 4 --extrapolation-every 20 [--until HH:MM]
 
-The pool's embeddings (three variants of 7,200 messages) are computed once and cached on disk
-(--cache); every dataset then reuses them, so the run is CV and permutations only."""
+The pool's embeddings (7,200 messages) are computed once and cached on disk (--cache); a
+control's changed messages are embedded when a dataset first uses them. Every dataset then
+reuses them, so the run is CV and permutations only. One dataset of every size and design per
+round (results written after each), so a run stopped by --until is stopped evenly."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import re
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -30,9 +34,6 @@ from turinglab.itt.embeddings import embed, remember
 from turinglab.itt.human_sources import chitchat_conversations
 from turinglab.itt.pipeline import run_judges
 
-COMMAND = (
-    "PYTHONPATH=src python benchmarks/itt_calibration.py --out benchmarks/itt_calibration.json"
-)
 POOL, TURNS, POOL_SEED = 600, 12, 2026
 PHRASE = " Let me know if there is anything else I can help you with."
 FAMILIES = ("svm-minilm-sentence", "svm-minilm-side")
@@ -42,27 +43,34 @@ def lower(text: str) -> str:
     return re.sub(r"[^\w\s]", "", text.lower()).strip() or "…"
 
 
-def variants(text: str) -> dict[str, str]:
-    return {"plain": text, "lower": lower(text), "phrase": text + PHRASE}
-
-
 def pool(cache: Path) -> dict[str, list[Response]]:
-    """The chats by conversation id, every text variant's embedding remembered."""
+    """The chats by conversation id, their embeddings remembered (cached on disk)."""
     rows = chitchat_conversations(POOL, TURNS, POOL_SEED)
     cache.mkdir(parents=True, exist_ok=True)
-    for name in ("plain", "lower", "phrase"):
-        texts = [variants(r.text)[name] for r in rows]
-        path = cache / f"chitchat-{POOL}-{TURNS}-{POOL_SEED}-{name}.npy"
-        if path.exists():
-            vectors = np.load(path)
-        else:
-            vectors = embed(texts).vectors
-            np.save(path, vectors)
-        remember(texts, vectors)
+    texts = [r.text for r in rows]
+    path = cache / f"chitchat-{POOL}-{TURNS}-{POOL_SEED}-plain.npy"
+    if path.exists():
+        vectors = np.load(path)
+    else:
+        vectors = embed(texts).vectors
+        np.save(path, vectors)
+    remember(texts, vectors)
+    KNOWN.update(texts)
     by_conv: dict[str, list[Response]] = {}
     for r in rows:
         by_conv.setdefault(r.conversation or "", []).append(r)
     return by_conv
+
+
+KNOWN: set[str] = set()
+
+
+def embed_missing(rows: list[Response]) -> None:
+    """A control's changed texts embedded when first seen (only the texts datasets use)."""
+    missing = sorted({r.text for r in rows} - KNOWN)
+    if missing:
+        remember(missing, embed(missing).vectors)
+        KNOWN.update(missing)
 
 
 def dataset(
@@ -99,9 +107,18 @@ def clopper_pearson(k: int, n: int, level: float = 0.95) -> list[float]:
     return [round(lo, 4), round(hi, 4)]
 
 
-def judge_one(rows: list[Response], permutations: int, extrapolation: bool) -> dict[str, Any]:
+def judge_one(
+    rows: list[Response], permutations: int, extrapolation: bool, seed: int = 0
+) -> dict[str, Any]:
+    """One dataset through the shipped pipeline. Each dataset gets its own permutation seed:
+    the Clopper–Pearson interval counts independent trials, and with one seed every dataset
+    of a size would be tested against the same 199 index permutations."""
     result = run_judges(
-        rows, lengths=(3, 6, 9, 12), extrapolation=extrapolation, permutations=permutations
+        rows,
+        lengths=(3, 6, 9, 12),
+        extrapolation=extrapolation,
+        permutations=permutations,
+        permutation_seed=seed,
     )
     got: dict[str, Any] = {}
     for family in FAMILIES:
@@ -109,6 +126,7 @@ def judge_one(rows: list[Response], permutations: int, extrapolation: bool) -> d
         got[family] = {
             "estimate": score["detectability"],
             "excluded": excludes(score["detectability_ci"]),
+            "rejected": score["p_value"] is not None and score["p_value"] <= 0.05,
             "old_excluded": excludes(score["cluster_bootstrap_ci"]),
             "inconclusive": score["inference"]["note"] is not None,
         }
@@ -117,6 +135,7 @@ def judge_one(rows: list[Response], permutations: int, extrapolation: bool) -> d
             got[f"extrapolation {mode}:{model}"] = {
                 "estimate": s["detectability"],
                 "excluded": excludes(s["detectability_ci"]),
+                "rejected": s["p_value"] is not None and s["p_value"] <= 0.05,
                 "old_excluded": excludes(s["cluster_bootstrap_ci"]),
                 "inconclusive": s["inference"]["note"] is not None,
             }
@@ -134,6 +153,8 @@ def summarise(outcomes: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
         estimates = [o["estimate"] for o in got if o["estimate"] is not None]
         out[judge] = {
             "permutation_interval": rate(got, "excluded"),
+            # the interval excludes ½ exactly when the test rejects: counted, not assumed
+            "interval_and_test_disagree": int(sum(o["excluded"] != o["rejected"] for o in got)),
             "cluster_bootstrap": rate(got, "old_excluded"),
             "mean_estimate": round(float(np.mean(estimates)), 4) if estimates else None,
             "inconclusive": int(sum(o["inconclusive"] for o in got)),
@@ -141,25 +162,35 @@ def summarise(outcomes: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     return out
 
 
+CELLS = [(size, design) for size in (20, 40, 60) for design in ("balanced", "unbalanced")]
+CONTROLS = (("lower", 20), ("phrase", 40))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--datasets", type=int, default=100, help="per size and design")
     parser.add_argument("--controls", type=int, default=40, help="datasets per signal control")
+    parser.add_argument("--controls-every", type=int, default=1, help="one of each per N rounds")
     parser.add_argument("--permutations", type=int, default=199)
     parser.add_argument("--extrapolation-every", type=int, default=10, help="0: none")
     parser.add_argument("--sizes", type=int, nargs="+", default=[20, 40, 60])
+    parser.add_argument(
+        "--until", default=None, help="UTC time HH:MM after which no new round starts"
+    )
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache/turinglab/itt")
     args = parser.parse_args()
     start = time.perf_counter()
     chats = pool(args.cache)
     pool_seconds = time.perf_counter() - start
     null: dict[str, dict[str, dict[str, list[dict[str, Any]]]]] = {}
-    controls: dict[str, Any] = {}
+    signal_got: dict[str, dict[str, list[dict[str, Any]]]] = {}
     cells: dict[str, float] = {}
+    rounds = {"done": 0, "stopped": "all datasets done"}
 
     def write() -> None:
-        """Everything so far (after each cell: a run cut short still leaves its results)."""
+        """Everything so far (after each round: a run cut short still leaves its results,
+        every cell with the same number of datasets)."""
         per_size = {}
         for size, designs in null.items():
             merged: dict[str, list[dict[str, Any]]] = {}
@@ -170,48 +201,65 @@ def main() -> None:
                 "both designs": summarise(merged),
                 **{d: summarise(c) for d, c in designs.items()},
             }
+        controls = {
+            key: {j: {"power": rate(o, "excluded"),
+                      "cluster_bootstrap_power": rate(o, "old_excluded"),
+                      "mean_estimate": round(float(np.mean([x["estimate"] for x in o])), 4)}
+                  for j, o in got.items()}
+            for key, got in signal_got.items()
+        }  # fmt: skip
         out = {
-            "command": COMMAND,
+            "command": " ".join(["PYTHONPATH=src python", *sys.argv]),
             "nominal": 0.05,
             "pool": f"chitchat-dataset: {POOL} chats of {TURNS} turns (seed {POOL_SEED})",
             "settings": {k: str(v) for k, v in vars(args).items() if k not in ("out", "cache")},
+            "rounds": rounds,
             "embedding_seconds_or_cache": round(pool_seconds, 1),
-            "cell_seconds": cells,
+            "cell_seconds": {k: round(v, 1) for k, v in cells.items()},
             "no_signal": per_size,
             "with_signal": controls,
             "seconds": round(time.perf_counter() - start, 1),
         }
         args.out.write_text(json.dumps(out, indent=2) + "\n")
 
-    for size in args.sizes:
-        for design in ("balanced", "unbalanced"):
-            rng = np.random.default_rng([size, len(design)])
-            cell = null.setdefault(str(size), {}).setdefault(design, {})
+    # One dataset of every cell per round, each cell drawing from its own generator (the
+    # datasets are those a cell-by-cell run would draw), so a run stopped by --until is
+    # stopped evenly.
+    rngs = {(size, design): np.random.default_rng([size, len(design)]) for size, design in CELLS}
+    signal_rngs = {c: np.random.default_rng([c[1], 7]) for c in CONTROLS}
+    done_controls = 0
+    for i in range(max(args.datasets, args.controls * args.controls_every)):
+        if args.until and time.strftime("%H:%M", time.gmtime()) >= args.until:
+            rounds["stopped"] = f"--until {args.until} reached"
+            break
+        for size, design in CELLS:
+            if size not in args.sizes or i >= args.datasets:
+                continue
             t = time.perf_counter()
-            for i in range(args.datasets):
-                rows = dataset(chats, rng, size, design, "none")
-                extra = args.extrapolation_every > 0 and i % args.extrapolation_every == 0
-                for judge, o in judge_one(rows, args.permutations, extra).items():
-                    cell.setdefault(judge, []).append(o)
-            cells[f"{size} {design}"] = round(time.perf_counter() - t, 1)
-            print(size, design, cells[f"{size} {design}"], "s", flush=True)
-            write()
-    for signal, size in (("lower", 20), ("phrase", 40)):
-        rng = np.random.default_rng([size, 7])
-        got: dict[str, list[dict[str, Any]]] = {}
-        t = time.perf_counter()
-        for _ in range(args.controls):
-            rows = dataset(chats, rng, size, "balanced", signal)
-            for judge, o in judge_one(rows, args.permutations, False).items():
+            rows = dataset(chats, rngs[(size, design)], size, design, "none")
+            extra = args.extrapolation_every > 0 and i % args.extrapolation_every == 0
+            cell = null.setdefault(str(size), {}).setdefault(design, {})
+            for judge, o in judge_one(rows, args.permutations, extra, seed=i).items():
+                cell.setdefault(judge, []).append(o)
+            key = f"{size} {design}"
+            cells[key] = cells.get(key, 0.0) + time.perf_counter() - t
+        for signal, size in CONTROLS:
+            if i % args.controls_every or done_controls >= args.controls:
+                continue
+            t = time.perf_counter()
+            rows = dataset(chats, signal_rngs[(signal, size)], size, "balanced", signal)
+            embed_missing(rows)
+            got = signal_got.setdefault(f"{signal}, {size} conversations", {})
+            for judge, o in judge_one(rows, args.permutations, False, seed=i).items():
                 got.setdefault(judge, []).append(o)
-        controls[f"{signal}, {size} conversations"] = {
-            j: {"power": rate(o, "excluded"), "cluster_bootstrap_power": rate(o, "old_excluded"),
-                "mean_estimate": round(float(np.mean([x["estimate"] for x in o])), 4)}
-            for j, o in got.items()
-        }  # fmt: skip
-        cells[f"{signal} {size}"] = round(time.perf_counter() - t, 1)
-        print(signal, cells[f"{signal} {size}"], "s", flush=True)
+            key = f"{signal} {size}"
+            cells[key] = cells.get(key, 0.0) + time.perf_counter() - t
+        if i % args.controls_every == 0 and done_controls < args.controls:
+            done_controls += 1
+        rounds["done"] = i + 1
+        print(i + 1, {k: round(v) for k, v in cells.items()}, flush=True)
         write()
+    write()
 
 
 if __name__ == "__main__":

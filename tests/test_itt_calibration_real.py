@@ -19,6 +19,7 @@ from turinglab.itt.pipeline import run_judges
 pytestmark = pytest.mark.slow
 
 PHRASE = " Let me know if there is anything else I can help you with."
+KNOWN: set[str] = set()  # texts whose embeddings are remembered
 
 
 @cache
@@ -27,8 +28,9 @@ def chats() -> dict[str, list[Response]]:
     from turinglab.itt.embeddings import embed, remember
 
     rows = chitchat_conversations(60, 12, seed=5)
-    texts = [r.text for r in rows] + [r.text + PHRASE for r in rows]
+    texts = [r.text for r in rows]
     remember(texts, embed(texts).vectors)
+    KNOWN.update(texts)
     by_conv: dict[str, list[Response]] = {}
     for r in rows:
         by_conv.setdefault(r.conversation or "", []).append(r)
@@ -49,6 +51,12 @@ def relabelled(seed: int, size: int, humans: int, phrase: float = 0.0) -> list[R
             text = r.text + PHRASE if rng.random() < phrase else r.text
             agent = "agent-a" if k % 2 else "agent-b"
             out.append(r.model_copy(update={"source": "machine", "agent": agent, "text": text}))
+    missing = sorted({r.text for r in out} - KNOWN)
+    if missing:  # only the phrased messages a test draws are embedded, not every variant
+        from turinglab.itt.embeddings import embed, remember
+
+        remember(missing, embed(missing).vectors)
+        KNOWN.update(missing)
     return out
 
 
@@ -195,3 +203,140 @@ def test_itt_judge_and_score_print_the_calibrated_intervals(tmp_path) -> None:
         assert families[family]["cluster_bootstrap_ci"] is not None
     text = runner.invoke(itt_app, ["score", str(study / "judgements.csv")])
     assert "AI judge families: 95% interval and p from the permutation test" in text.output
+
+
+def straightforward_detectability(
+    features: np.ndarray, samples: list, machine: np.ndarray, folds: int, seeds: tuple[int, ...]
+) -> tuple[float, np.ndarray]:
+    """One labelling scored the slow, obvious way: for every seed and fold, fit the
+    least-squares SVM on the training rows (a d × d solve), predict the test rows, average the
+    seeds per response. Returns the detectability and its cells (hh, hm, mh, mm)."""
+    from turinglab.itt.ai_judges import RIDGE, fold_ids, standardised
+
+    z = standardised(features)
+    groups = [s.group for s in samples]
+    k = min(folds, len(set(groups)))
+    said = np.zeros((len(seeds), len(samples)))
+    for row, seed in enumerate(seeds):
+        ids = fold_ids(groups, k, seed)
+        for f in range(k):
+            train, test = ids != f, ids == f
+            y = machine[train]
+            assert 0 < y.sum() < len(y)  # both sources in every training part of these data
+            centre = z[train].mean(axis=0)
+            a = z[train] - centre
+            targets = np.where(y, 1.0 / y.sum(), -1.0 / (~y).sum())
+            w = np.linalg.solve(a.T @ a + RIDGE * train.sum() * np.eye(z.shape[1]), a.T @ targets)
+            said[row, test] = (z[test] - centre) @ w > 0
+    p = said.mean(axis=0)
+    cells = np.array(
+        [((1 - p) * ~machine).sum(), (p * ~machine).sum(), ((1 - p) * machine).sum(),
+         (p * machine).sum()]
+    )  # fmt: skip
+    hh, hm, mh, mm = cells
+    return 0.5 * (hh / (hh + hm) + mm / (mh + mm)), cells
+
+
+def test_the_shared_hat_matrix_gives_what_refitting_every_labelling_gives() -> None:
+    """The pipeline scores all labellings of a fold with one matrix product; refitting each
+    labelling from scratch must give the same statistic for every labelling (observed and
+    permuted alike), hence the same p values and intervals that `run_judges` reports."""
+    from turinglab.itt.ai_inference import JudgeInput, cv_values
+    from turinglab.itt.dataset import conversations
+    from turinglab.itt.embeddings import embed
+    from turinglab.itt.pipeline import conversation_inputs
+
+    rows = relabelled(7, 20, 8)  # unbalanced: 8 human, 12 machine conversations
+    lengths, folds, seeds, b = (6, 12), 10, (0, 1, 2), 19
+    vectors = dict(zip([r.item for r in rows], embed([r.text for r in rows]).vectors, strict=True))
+    inputs = conversation_inputs(conversations(rows), vectors, lengths)
+    judges = [JudgeInput(n, f, x, s) for n, f, x, s in inputs]
+    fast = cv_values(judges, folds=folds, seeds=seeds, permutations=b)
+    family_cells = {}
+    for name, family, feats, samples in inputs:
+        machine, _ = fast.labellings.assign(samples)
+        assert machine[:, 0].tolist() == [s.source == "machine" for s in samples]  # observed
+        slow = [straightforward_detectability(feats, samples, machine[:, k], folds, seeds)
+                for k in range(b + 1)]  # fmt: skip
+        np.testing.assert_allclose(fast.judges[name], [d for d, _ in slow], atol=1e-12)
+        family_cells[family] = family_cells.get(family, 0) + np.array([c for _, c in slow])
+    for family, cells in family_cells.items():
+        hh, hm, mh, mm = cells.T
+        np.testing.assert_allclose(fast.families[family], 0.5 * (hh / (hh + hm) + mm / (mh + mm)))
+    # and the pipeline reports exactly the verdict on these values
+    got = run_judges(rows, lengths=lengths, extrapolation=False, permutations=b)
+    for family, values in fast.families.items():
+        expected = verdict(values, fast.labellings.distinct)
+        inferred = got.summary["inference"][family]
+        assert inferred["p_value"] == expected["p_value"]
+        assert inferred["detectability_ci"] == expected["detectability_ci"]
+        assert inferred["detectability"] == got.summary["scores"][family]["detectability"]
+
+
+def test_no_interval_from_too_few_permutations_to_reject() -> None:
+    """With 19 permutations the smallest two-sided p is 0.1: an interval built from the
+    extreme order statistics excluded ½ although the test cannot reject at 5%."""
+    rng = np.random.default_rng(1)
+    null = 0.5 + 0.03 * rng.standard_normal(19)
+    got = verdict(np.concatenate([[0.7], null]), distinct=1e9)
+    assert got["p_value"] == 0.1
+    assert got["detectability_ci"] is None and "cannot give a 95% interval" in got["note"]
+    for b in (39, 59, 199):
+        null = 0.5 + 0.03 * rng.standard_normal(b)
+        for observed in (0.3, 0.45, float(null.max()), 0.7):
+            got = verdict(np.concatenate([[observed], null]), distinct=1e9)
+            lo, hi = got["detectability_ci"]
+            assert (lo > 0.5 or hi < 0.5) == (got["p_value"] <= 0.05), (b, observed, got)
+
+
+def test_extrapolation_null_matches_refitting_relabelled_samples() -> None:
+    """The permutation null of extrapolation relabels index arrays and solves for one weight
+    vector per fit; relabelling the samples themselves and fitting them the obvious way (the
+    paper's split: half the human conversations and the training agents) must agree."""
+    from dataclasses import replace
+
+    from turinglab.itt.ai_inference import extrapolation_values
+    from turinglab.itt.ai_judges import RIDGE, standardised
+    from turinglab.itt.dataset import conversations
+    from turinglab.itt.embeddings import embed
+    from turinglab.itt.pipeline import conversation_inputs
+
+    rows = relabelled(8, 16, 6)
+    vectors = dict(zip([r.item for r in rows], embed([r.text for r in rows]).vectors, strict=True))
+    _, _, feats, samples = conversation_inputs(conversations(rows), vectors, ())[0]
+    z = standardised(feats)
+    for mode in ("train-one", "leave-one-out"):
+        lab, fast = extrapolation_values(feats, samples, mode=mode, permutations=9)
+        machine, model = lab.assign(samples)
+        for b in range(10):
+            moved = [
+                replace(
+                    s, source="machine" if machine[i, b] else "human", model=model[i, b] or None
+                )
+                for i, s in enumerate(samples)
+            ]
+            for x in ("agent-a", "agent-b"):
+                humans = sorted({s.group for s in moved if s.source == "human"})
+                np.random.default_rng(0).shuffle(humans)
+                trains = {x} if mode == "train-one" else {"agent-a", "agent-b"} - {x}
+                train = [
+                    i
+                    for i, s in enumerate(moved)
+                    if s.group in humans[: len(humans) // 2] or s.model in trains
+                ]
+                seen = {moved[i].group for i in train}
+                test = [i for i, s in enumerate(moved) if s.group not in seen
+                        and (s.source == "human" or s.model not in trains)]  # fmt: skip
+                y = machine[train, b]
+                centre = z[train].mean(axis=0)
+                a = z[train] - centre
+                targets = np.where(y, 1.0 / y.sum(), -1.0 / (~y).sum())
+                w = np.linalg.solve(
+                    a.T @ a + RIDGE * len(train) * np.eye(z.shape[1]), a.T @ targets
+                )
+                said = (z[test] - centre) @ w > 0
+                truth = machine[test, b]
+                d = 0.5 * (
+                    (~said & ~truth).sum() / (~truth).sum() + (said & truth).sum() / truth.sum()
+                )
+                assert fast[x][b] == pytest.approx(d, abs=1e-12), (mode, x, b)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -31,10 +31,9 @@ from turinglab.itt.ai_judges import (
     Design,
     FoldPlan,
     Sample,
-    extrapolation_split,
     fit_predict,
     fold_plan,
-    single_threaded,
+    split_indices,
 )
 
 DEFAULT_PERMUTATIONS = 199
@@ -165,8 +164,16 @@ def verdict(values: np.ndarray, distinct: float, level: float = LEVEL) -> dict[s
             f"{distinct:.0f} distinct labellings (a 5% test needs {MIN_LABELLINGS})"
         )
         return out
-    # order statistics consistent with the p value: excludes ½ iff p ≤ 1 − level
-    m = max(0, math.floor((1 - level) / 2 * (b + 1)) - 1)
+    # order statistics consistent with the p value: excludes ½ iff p ≤ 1 − level. With
+    # fewer than 2/(1 − level) − 1 permutations no p reaches 1 − level, so no interval can
+    # exclude anything (clamping m to 0 there excluded ½ at p = 0.1 with 19 permutations).
+    m = math.floor((1 - level) / 2 * (b + 1)) - 1
+    if m < 0:
+        out["note"] = (
+            f"{b} permutations cannot give a {level:.0%} interval "
+            f"(at least {math.ceil(2 / (1 - level)) - 1} are needed)"
+        )
+        return out
     s = np.sort(null)
     lo = observed - (s[b - 1 - m] - 0.5)
     hi = observed - (s[m] - 0.5)
@@ -184,22 +191,33 @@ class JudgeInput:
     plan: FoldPlan | None = None  # the judge's own CV folds, when it was already run
 
 
-def infer_cv(
+@dataclass
+class CVValues:
+    """The statistic under every labelling (index 0: the observed one), per judge, per family
+    and per family and model: what `infer_cv` turns into p values and intervals."""
+
+    labellings: Labellings
+    judges: dict[str, np.ndarray] = field(default_factory=dict)
+    families: dict[str, np.ndarray] = field(default_factory=dict)
+    per_model: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
+
+
+def cv_values(
     judges: Sequence[JudgeInput],
     *,
     folds: int = 10,
     seeds: Sequence[int] = (0, 1, 2),
     permutations: int = DEFAULT_PERMUTATIONS,
     seed: int = 0,
-) -> dict[str, Any]:
-    """Permutation inference for each judge and each family (judges of a family, e.g. side
-    judges at each length, pooled as `itt score` pools them), overall and per model. Judges
-    that share units are permuted together, so a family's pool is one labelling at a time."""
+) -> CVValues:
+    """Detectability of each judge, family and family × model under the observed labelling
+    and `permutations` relabellings. Judges that share units are permuted together, so a
+    family's pool is one labelling at a time."""
     everyone = [s for j in judges for s in j.samples]
     lab = labellings(everyone, permutations, seed)
+    out = CVValues(lab)
     family_cells: dict[str, np.ndarray] = {}
     family_model: dict[str, dict[str, np.ndarray]] = defaultdict(dict)
-    out: dict[str, Any] = {"judges": {}, "families": {}}
     models = sorted({s.model for s in everyone if s.model})
     for j in judges:
         machine, model = lab.assign(j.samples)
@@ -210,18 +228,40 @@ def infer_cv(
             continue
         predicted = plan.predict(machine)
         cells = cells_of(predicted, machine)
-        out["judges"][j.name] = verdict(detectability(cells), lab.distinct)
+        out.judges[j.name] = detectability(cells)
         family_cells[j.family] = family_cells.get(j.family, 0) + cells
-        for m in models:
-            keep = ~machine | (model == m)
-            got = cells_of(predicted, machine, keep)
-            family_model[j.family][m] = family_model[j.family].get(m, 0) + got
-    for family, cells in family_cells.items():
-        entry = verdict(detectability(cells), lab.distinct)
         if len(models) > 1:
+            for m in models:
+                keep = ~machine | (model == m)
+                got = cells_of(predicted, machine, keep)
+                family_model[j.family][m] = family_model[j.family].get(m, 0) + got
+    for family, cells in family_cells.items():
+        out.families[family] = detectability(cells)
+        if len(models) > 1:
+            out.per_model[family] = {m: detectability(c) for m, c in family_model[family].items()}
+    return out
+
+
+def infer_cv(
+    judges: Sequence[JudgeInput],
+    *,
+    folds: int = 10,
+    seeds: Sequence[int] = (0, 1, 2),
+    permutations: int = DEFAULT_PERMUTATIONS,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Permutation inference for each judge and each family (judges of a family, e.g. side
+    judges at each length, pooled as `itt score` pools them), overall and per model."""
+    got = cv_values(judges, folds=folds, seeds=seeds, permutations=permutations, seed=seed)
+    lab = got.labellings
+    out: dict[str, Any] = {"judges": {}, "families": {}}
+    for name, values in got.judges.items():
+        out["judges"][name] = verdict(values, lab.distinct)
+    for family, values in got.families.items():
+        entry = verdict(values, lab.distinct)
+        if family in got.per_model:
             entry["per_model"] = {
-                m: verdict(detectability(c), lab.distinct_with_agents)
-                for m, c in family_model[family].items()
+                m: verdict(v, lab.distinct_with_agents) for m, v in got.per_model[family].items()
             }
         out["families"][family] = entry
     return out
@@ -238,31 +278,33 @@ def infer_extrapolation(
 ) -> dict[str, dict[str, Any]]:
     """Per model: the extrapolation estimate against its permutation null (each labelling
     refitted: which responses train depends on who is which model)."""
-    with single_threaded():
-        return _extrapolation_null(features, samples, mode, permutations, seed, split_seed)
+    lab, values = extrapolation_values(
+        features, samples, mode=mode, permutations=permutations, seed=seed, split_seed=split_seed
+    )
+    return {x: verdict(v, lab.distinct_with_agents) for x, v in values.items()}
 
 
-def _extrapolation_null(
+def extrapolation_values(
     features: np.ndarray,
     samples: Sequence[Sample],
+    *,
     mode: str,
-    permutations: int,
-    seed: int,
-    split_seed: int,
-) -> dict[str, dict[str, Any]]:
+    permutations: int = DEFAULT_PERMUTATIONS,
+    seed: int = 0,
+    split_seed: int = 0,
+) -> tuple[Labellings, dict[str, np.ndarray]]:
+    """Each model's extrapolation estimate under the observed labelling (index 0) and
+    `permutations` relabellings."""
     lab = labellings(samples, permutations, seed)
     machine, model = lab.assign(samples)
     design = Design(features, [s.group for s in samples])
     names = sorted({s.model for s in samples if s.model})
     values: dict[str, list[float]] = {m: [] for m in names}
+    groups = [s.group for s in samples]
     for b in range(machine.shape[1]):
-        relabelled = [
-            replace(s, source="machine" if machine[i, b] else "human", model=model[i, b] or None)
-            for i, s in enumerate(samples)
-        ]
         y = machine[:, b]
         for x in names:
-            train, test = extrapolation_split(relabelled, x, mode, split_seed)
+            train, test = split_indices(groups, ~y, model[:, b], x, mode, split_seed)
             if not test or len(set(y[train].tolist())) < 2:
                 values[x].append(math.nan)
                 continue
@@ -280,4 +322,4 @@ def _extrapolation_null(
                 dtype=float,
             )
             values[x].append(float(detectability(cells)[0]))
-    return {x: verdict(np.array(v), lab.distinct_with_agents) for x, v in values.items()}
+    return lab, {x: np.array(v) for x, v in values.items()}

@@ -13,7 +13,7 @@ import time
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from scipy import linalg as scipy_linalg
@@ -80,22 +80,31 @@ def standardised(features: np.ndarray) -> np.ndarray:
     return (x - x.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
 
 
+_controller: Any = None
+
+
 def single_threaded() -> AbstractContextManager[Any]:
     """BLAS on one thread: these matrices are small, and on a busy machine a threaded BLAS
-    spends more time waiting than working (a 360 × 360 Cholesky took 265 ms, 20× its cost)."""
+    spends more time waiting than working (a 360 × 360 Cholesky took 265 ms, 20× its cost).
+    The libraries are looked up once (a lookup costs ~7 ms, more than a small fit)."""
+    global _controller
     try:
-        from threadpoolctl import threadpool_limits
+        from threadpoolctl import ThreadpoolController
     except ImportError:  # pragma: no cover - ships with scikit-learn
         return nullcontext()
-    return threadpool_limits(limits=1)
+    if _controller is None:
+        _controller = ThreadpoolController()
+    return cast(AbstractContextManager[Any], _controller.limit(limits=1))
 
 
 _GRAM_BUDGET = 200_000_000  # bytes of per-group Gram matrices held at once
 
 
 class Design:
-    """Standardised features with each group's Gram matrix (zᵀz of its rows) kept, so the
-    Gram of any training part — always a union of whole groups — is a sum, not a product."""
+    """Standardised features and what makes the Gram matrix (zᵀz) of a training part — always
+    a union of whole groups — cheap: the whole Gram less the few rows left out (CV folds),
+    or a sum of per-group Grams (training parts of about half, as extrapolation's), both
+    computed the first time they are needed."""
 
     def __init__(self, features: np.ndarray, groups: Sequence[str]):
         self.z = standardised(features)
@@ -104,18 +113,35 @@ class Design:
         index = {g: i for i, g in enumerate(names)}
         self.group = np.array([index[g] for g in groups])
         n, d = self.z.shape
-        self.grams: np.ndarray | None = None
-        if n >= d and len(names) * d * d * 8 <= _GRAM_BUDGET:
-            self.grams = np.zeros((len(names), d, d))
-            for g in range(len(names)):
+        self._keep_grams = n >= d and len(names) * d * d * 8 <= _GRAM_BUDGET
+        self._grams: np.ndarray | None = None
+        self._total: np.ndarray | None = None
+
+    @property
+    def total(self) -> np.ndarray:
+        if self._total is None:
+            self._total = self.z.T @ self.z
+        return self._total
+
+    @property
+    def grams(self) -> np.ndarray:
+        if self._grams is None:
+            d = self.z.shape[1]
+            self._grams = np.zeros((len(self.names), d, d))
+            for g in range(len(self.names)):
                 rows = self.z[self.group == g]
-                self.grams[g] = rows.T @ rows
-            self.total = self.grams.sum(axis=0)
+                self._grams[g] = rows.T @ rows
+        return self._grams
 
     def gram(self, train: np.ndarray) -> np.ndarray:
         """zᵀz over the rows `train` (whole groups)."""
-        if self.grams is None:
-            return self.z[train].T @ self.z[train]
+        left_out = len(self.z) - len(train)
+        if 4 * left_out <= len(train):
+            rest = np.ones(len(self.z), dtype=bool)
+            rest[train] = False
+            return np.asarray(self.total - self.z[rest].T @ self.z[rest])
+        if not self._keep_grams:
+            return np.asarray(self.z[train].T @ self.z[train])
         inside = np.unique(self.group[train])
         if 2 * len(inside) <= len(self.names):
             return np.asarray(self.grams[inside].sum(axis=0))
@@ -137,6 +163,24 @@ class Design:
         h = self.gram(train) - len(train) * np.outer(m, m)
         h[np.diag_indices_from(h)] += lam
         return np.asarray((a @ scipy_linalg.cho_solve(scipy_linalg.cho_factor(h), t.T)).T)
+
+    def scores(self, train: np.ndarray, test: np.ndarray, targets: np.ndarray) -> np.ndarray:
+        """`operator(train, test) @ targets` for targets that sum to 0 (±1/n per source),
+        without the operator: with centred features a = z − m, aᵀt = zᵀt, so a is not formed
+        in the primal form."""
+        z = self.z
+        m = z[train].mean(axis=0)
+        lam = RIDGE * len(train)
+        if len(train) < z.shape[1]:
+            a = z[train] - m
+            g = a @ a.T
+            g[np.diag_indices_from(g)] += lam
+            w = a.T @ _solve_spd(g, targets)
+        else:
+            h = self.gram(train) - len(train) * np.outer(m, m)
+            h[np.diag_indices_from(h)] += lam
+            w = _solve_spd(h, z[train].T @ targets)
+        return np.asarray(z[test] @ w - m @ w)
 
 
 def predict_machine(q: np.ndarray, y_train: np.ndarray) -> np.ndarray:
@@ -179,9 +223,10 @@ class FoldPlan:
     def predict(self, y: np.ndarray) -> np.ndarray:
         """seeds × n × B predictions (True = M) for labellings `y` (n × B bool)."""
         out = np.zeros((len(self.seeds), *y.shape), dtype=bool)
-        for s, parts in enumerate(self.parts):
-            for train, test, q in parts:
-                out[s, test] = predict_machine(q, y[train])
+        with single_threaded():
+            for s, parts in enumerate(self.parts):
+                for train, test, q in parts:
+                    out[s, test] = predict_machine(q, y[train])
         return out
 
 
@@ -242,35 +287,55 @@ def cross_validate(
 def fit_predict(
     design: Design, train: Sequence[int], test: Sequence[int], y: np.ndarray
 ) -> np.ndarray:
-    """One fit on `train` (labels `y`, True = M), predictions for `test`."""
+    """One fit on `train` (labels `y`, True = M), predictions for `test`: the same classifier
+    as `Design.operator` then `predict_machine`, solved for its one labelling (the weights)
+    rather than as an operator for any labelling — a refit per labelling costs a d × d
+    factorisation, not a test × train matrix."""
     tr, te = np.asarray(train), np.asarray(test)
+    y_train = y[tr].astype(bool)
+    n_m = int(y_train.sum())
+    n_h = len(y_train) - n_m
+    if n_h == 0 or n_m == 0:
+        return np.full(len(te), n_h == 0)
+    targets = np.where(y_train, 1.0 / n_m, -1.0 / n_h)
     with single_threaded():
-        return predict_machine(design.operator(tr, te), y[tr][:, None])[:, 0]
+        return design.scores(tr, te, targets) > 0
+
+
+def _solve_spd(h: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.asarray(scipy_linalg.cho_solve(scipy_linalg.cho_factor(h), b))
 
 
 def extrapolation_split(
     samples: Sequence[Sample], x: str, mode: str, seed: int
 ) -> tuple[list[int], list[int]]:
     """Training and test indices of one extrapolation (see `extrapolate`)."""
+    human = np.array([s.source == "human" for s in samples], dtype=bool)
+    model = np.array([s.model or "" for s in samples], dtype=object)
+    return split_indices([s.group for s in samples], human, model, x, mode, seed)
+
+
+def split_indices(
+    groups: Sequence[str], human: np.ndarray, model: np.ndarray, x: str, mode: str, seed: int
+) -> tuple[list[int], list[int]]:
+    """`extrapolation_split` on arrays (is human; model name, '' for none), so a permutation
+    test can relabel without rebuilding samples."""
     rng = np.random.default_rng(seed)
-    human_groups = sorted({s.group for s in samples if s.source == "human"})
+    names = sorted(set(groups))
+    index = {g: i for i, g in enumerate(names)}
+    g = np.array([index[k] for k in groups], dtype=int)
+    human_groups = sorted({names[k] for k in g[human]})
     rng.shuffle(human_groups)
-    train_humans = set(human_groups[: len(human_groups) // 2])
-    models = {s.model for s in samples if s.model}
+    train_humans = np.zeros(len(names), dtype=bool)
+    train_humans[[index[k] for k in human_groups[: len(human_groups) // 2]]] = True
+    models = {m for m in model.tolist() if m}
     train_models = {x} if mode == "train-one" else models - {x}
-    train = [
-        i
-        for i, s in enumerate(samples)
-        if (s.source == "human" and s.group in train_humans) or s.model in train_models
-    ]
-    train_groups = {samples[i].group for i in train}
-    test = [
-        i
-        for i, s in enumerate(samples)
-        if s.group not in train_groups
-        and ((s.source == "human") or (s.model is not None and s.model not in train_models))
-    ]
-    return train, test
+    of_train_model = np.isin(model, list(train_models)) & (model != "")
+    train = (human & train_humans[g]) | of_train_model
+    train_groups = np.zeros(len(names), dtype=bool)
+    train_groups[g[train]] = True
+    test = ~train_groups[g] & (human | ((model != "") & ~of_train_model))
+    return np.flatnonzero(train).tolist(), np.flatnonzero(test).tolist()
 
 
 def extrapolate(

@@ -13,7 +13,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
-from functools import partial
+from functools import cache, partial
 from typing import Any
 
 import numpy as np
@@ -140,7 +140,13 @@ def judge_family(row: JudgementRow) -> str:
     together ("svm-minilm-side@4/seed2" → "svm-minilm-side"); all people are "human judges"."""
     if row.judge_type == "human":
         return "human judges"
-    return re.sub(r"@\d+$", "", re.sub(r"/seed\d+$", "", row.judge))
+    return _ai_family(row.judge)
+
+
+@cache
+def _ai_family(judge: str) -> str:
+    # cached: weights() asks for every row of every table, and the names are few
+    return re.sub(r"@\d+$", "", re.sub(r"/seed\d+$", "", judge))
 
 
 def judge_cluster(row: JudgementRow) -> str:

@@ -120,7 +120,15 @@ def run_judges(
         if plan:
             infer([JudgeInput("svm-scanpath", "svm-scanpath", scan_feats, scan_samples, plan)])
         if extrapolation:
-            _extrapolate(out, scan_feats, scan_samples, "svm-scanpath", "attention", permutations)
+            _extrapolate(
+                out,
+                scan_feats,
+                scan_samples,
+                "svm-scanpath",
+                "attention",
+                permutations,
+                permutation_seed,
+            )
         out.summary["scanpath_fixations"] = FIXATIONS
     # One classifier per task, as the paper trains them (never one for all tasks pooled).
     by_task: dict[str, list[Response]] = {}
@@ -139,62 +147,28 @@ def run_judges(
         if plan:
             infer([JudgeInput(name, name, task_feats, task_samples, plan)])
         if extrapolation:
-            _extrapolate(out, task_feats, task_samples, name, task, permutations)
+            _extrapolate(out, task_feats, task_samples, name, task, permutations, permutation_seed)
     convs = conversations(text_rows)
     if convs:
-        strata = _conversation_strata(convs)
-        messages = [m for c in convs for m in c.messages]
-        sentence_feats = np.stack([vectors[m.item] for m in messages])
-        sentence_samples = [
-            replace(
-                _sample(m, m.conversation or m.stimulus_id),
-                unit=m.conversation,
-                slot=m.speaker,
-                stratum=strata[m.conversation or ""],
-            )
-            for m in messages
-        ]
-        plan = run_cv("svm-minilm-sentence", sentence_feats, sentence_samples)
         conv_judges = []
-        if plan:
-            family = "svm-minilm-sentence"
-            conv_judges.append(JudgeInput(family, family, sentence_feats, sentence_samples, plan))
-        for length in lengths:
-            feats, samples = [], []
-            for c in convs:
-                shown = c.messages[:length]
-                if len(c.messages) < length:
-                    continue
-                for side in ("A", "B"):
-                    said = [m for m in shown if m.speaker == side]
-                    if not said:
-                        continue
-                    source, agent = c.side(side)
-                    feats.append(np.mean([vectors[m.item] for m in said], axis=0))
-                    samples.append(
-                        Sample(
-                            f"{c.id}:{side}",
-                            c.id,
-                            source,
-                            agent if source == "machine" else None,
-                            "conversation",
-                            length,
-                            unit=c.id,
-                            slot=side,
-                            stratum=strata[c.id],
-                        )
-                    )
-            if samples:
-                name = f"svm-minilm-side@{length}"
-                side_feats = np.stack(feats)
-                plan = run_cv(name, side_feats, samples)
-                if plan:
-                    judge = JudgeInput(name, "svm-minilm-side", side_feats, samples, plan)
-                    conv_judges.append(judge)
+        inputs = conversation_inputs(convs, vectors, lengths)
+        for name, family, feats, samples in inputs:
+            plan = run_cv(name, feats, samples)
+            if plan:
+                conv_judges.append(JudgeInput(name, family, feats, samples, plan))
         if conv_judges:
             infer(conv_judges)
         if extrapolation:
-            _extrapolate(out, sentence_feats, sentence_samples, "svm-minilm", None, permutations)
+            _, _, sentence_feats, sentence_samples = inputs[0]
+            _extrapolate(
+                out,
+                sentence_feats,
+                sentence_samples,
+                "svm-minilm",
+                None,
+                permutations,
+                permutation_seed,
+            )
     if permutations > 0:
         out.summary["inference_method"] = (
             f"{permutations} permutations of whole units' labels (conversations, or responses "
@@ -220,6 +194,59 @@ def _calibrated(summary: dict[str, Any], inferred: dict[str, Any]) -> None:
     summary["detectability_ci"] = inferred["detectability_ci"]
     summary["p_value"] = inferred["p_value"]
     summary["inference"] = inferred
+
+
+def conversation_inputs(
+    convs: Sequence[Conversation], vectors: dict[str, np.ndarray], lengths: Sequence[int]
+) -> list[tuple[str, str, np.ndarray, list[Sample]]]:
+    """(judge, family, features, samples) of the conversation judges: each message alone
+    (grouped by conversation), then each side's mean embedding at every length."""
+    strata = _conversation_strata(convs)
+    messages = [m for c in convs for m in c.messages]
+    out = [
+        (
+            "svm-minilm-sentence",
+            "svm-minilm-sentence",
+            np.stack([vectors[m.item] for m in messages]),
+            [
+                replace(
+                    _sample(m, m.conversation or m.stimulus_id),
+                    unit=m.conversation,
+                    slot=m.speaker,
+                    stratum=strata[m.conversation or ""],
+                )
+                for m in messages
+            ],
+        )
+    ]
+    for length in lengths:
+        feats, samples = [], []
+        for c in convs:
+            shown = c.messages[:length]
+            if len(c.messages) < length:
+                continue
+            for side in ("A", "B"):
+                said = [m for m in shown if m.speaker == side]
+                if not said:
+                    continue
+                source, agent = c.side(side)
+                feats.append(np.mean([vectors[m.item] for m in said], axis=0))
+                samples.append(
+                    Sample(
+                        f"{c.id}:{side}",
+                        c.id,
+                        source,
+                        agent if source == "machine" else None,
+                        "conversation",
+                        length,
+                        unit=c.id,
+                        slot=side,
+                        stratum=strata[c.id],
+                    )
+                )
+        if samples:
+            out.append((f"svm-minilm-side@{length}", "svm-minilm-side", np.stack(feats), samples))
+    return out
 
 
 def _extents(rows: Sequence[Response]) -> list[tuple[float, float]]:
@@ -257,6 +284,7 @@ def _extrapolate(
     judge: str,
     label: str | None,
     permutations: int = 0,
+    permutation_seed: int = 0,
 ) -> None:
     """Across-agent extrapolation for any task with two or more machine agents."""
     if len({s.model for s in samples if s.model}) < 2:
@@ -268,7 +296,7 @@ def _extrapolate(
         out.extrapolation[key] = {m: summarise(j) for m, j in got.items()}
         if permutations > 0:
             for m, inferred in infer_extrapolation(
-                feats, samples, mode=mode, permutations=permutations
+                feats, samples, mode=mode, permutations=permutations, seed=permutation_seed
             ).items():
                 if m in out.extrapolation[key]:
                     _calibrated(out.extrapolation[key][m], inferred)
