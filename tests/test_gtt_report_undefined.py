@@ -143,7 +143,10 @@ def test_silent_fixed_judge_and_decided_agents(tmp_path: Path) -> None:
     # undefined; the no-answers stand beside it (not "1 of 3 recognised").
     fd = re.search(r'<section id="fixed-distinguisher">(.*?)</section>', page, re.S)
     assert fd and "<th>no answer</th>" in fd.group(1)
-    tables = re.findall(r"<table.*?</table>", fd.group(1), re.S)
+    # Each table with the caption printed above it (outside the scrolling box).
+    tables = re.findall(
+        r'(?:<p class="table-caption">[^<]*</p>)?<div.*?</table>', fd.group(1), re.S
+    )
     (recognition,) = [t for t in tables if "recognition: Pr[D says 1" in t]
     rows = re.findall(r"<tr>(.*?)</tr>", recognition.split("</thead>")[1])
     assert len(rows) == 2  # D = silent recognising judge and mimic

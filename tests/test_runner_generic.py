@@ -227,9 +227,14 @@ def test_a_huge_design_is_refused_before_it_is_planned() -> None:
     config = parse_config(
         {
             "name": "huge",
-            "agents": {"a": {"kind": "scripted", "replies": ["x"]}},
-            "experiment": {"game": "gtt", "universe": ["a", "eliza"], "trials_per_pair": 10**7},
+            "agents": {n: {"kind": "scripted", "replies": ["x"]} for n in "abcd"},
+            # Each field within its bound (trials_per_pair ≤ 100,000), the design not: 25 cells.
+            "experiment": {
+                "game": "gtt",
+                "universe": ["a", "b", "c", "d", "eliza"],
+                "trials_per_pair": 100_000,
+            },
         }
     )
-    with pytest.raises(PlanTooLarge, match=r"experiment\.trials_per_pair: .*40,000,000 trials"):
+    with pytest.raises(PlanTooLarge, match=r"experiment\.trials_per_pair: .*2,500,000 trials"):
         plan_trials(config)

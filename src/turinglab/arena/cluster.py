@@ -168,6 +168,10 @@ class Cluster:
         self._taken: dict[str, tuple[str, float, float]] = {}
         self.owners: dict[str, str] = {}  # pid -> the process playing their game, when known
         self.sockets: dict[str, int] = {}  # pid -> sockets of theirs held here
+        # One queue change at a time per person: a page that closes and reconnects at once
+        # sends a join while its close's leave still awaits Redis, and that leave must not
+        # take the new join's entries out after they are written.
+        self._queue_turns: dict[str, asyncio.Lock] = {}
         self._pubsub: Any = None
         self.listening = False  # the Redis listener is connected and subscribed (/healthz)
         self._mine = f'{{"o": "{self.me}",'  # how our own payloads begin
@@ -761,11 +765,12 @@ class Cluster:
         await self._queue(person, mode, waited_s)
 
     async def disconnect(self, participant: Participant, outlet: Outlet) -> None:
-        self.arena.disconnect(participant, outlet)
         left = self.sockets.get(participant.id, 0) - 1
-        if left > 0:
+        if left > 0:  # another socket of theirs is here, maybe still connecting: they stay
             self.sockets[participant.id] = left
+            self.arena.outlets.get(participant.id, set()).discard(outlet)
             return
+        self.arena.disconnect(participant, outlet)  # their last page here: out of the lobby
         self.sockets.pop(participant.id, None)
         queued = participant.id in self.waiting or participant.id in self.queued.elsewhere
         if queued or participant.id in self.blind.waiting or participant.id in self.blind.elsewhere:
@@ -779,6 +784,9 @@ class Cluster:
         self.catchup.pop(participant.id, None)
         self._held_joins.pop(participant.id, None)
         self._game_shown.pop(participant.id, None)
+        turn = self._queue_turns.get(participant.id)
+        if turn is not None and not turn.locked():  # a join waiting on it keeps it
+            del self._queue_turns[participant.id]
         told = self._told_holding.pop(participant.id, set())
         owner = self.owners.get(participant.id)
         if owner is not None:
@@ -829,11 +837,18 @@ class Cluster:
             await self.leave_queues(participant.id, forwarded=forwarded)
         self.arena.handle(participant, frame)
 
+    def _queue_turn(self, pid: str) -> asyncio.Lock:
+        return self._queue_turns.setdefault(pid, asyncio.Lock())
+
     async def leave_queues(self, pid: str, *, forwarded: bool = False) -> None:
         """Out of every queue at once, the shared ones included (a Leave, a page closed while
         queued, consent withdrawn): other processes pair people from Redis, so leaving the
         local lobby alone would leave them matchable there. Someone waiting blind on another
         process is let go of there: that process is told, as if they had sent it a Leave."""
+        async with self._queue_turn(pid):
+            await self._leave_queues(pid, forwarded=forwarded)
+
+    async def _leave_queues(self, pid: str, *, forwarded: bool) -> None:
         assert self.redis is not None
         # Local state first, before any await: a page reconnecting here meanwhile must not be
         # told they wait when they are being let go.
@@ -852,6 +867,10 @@ class Cluster:
         await self.books.load(self._run(), pid, self.arena.lobby.rounds)
 
     async def _join(self, participant: Participant, frame: F.Join) -> None:
+        async with self._queue_turn(participant.id):  # after a leave still under way
+            await self._join_now(participant, frame)
+
+    async def _join_now(self, participant: Participant, frame: F.Join) -> None:
         participant.consented = True
         current = self.arena.games.get(participant.game or "")
         if current is not None and current.result is None:
