@@ -9,7 +9,9 @@ longer matters (the verdict is the interrogator's); an interrogator who leaves b
 ends the game.
 
 Flagged games (an AI witness failed, no verdict in time) give their rounds back too: like an
-abandoned game, they are listed in the study export's exclusions, not counted.
+abandoned game, they are listed in the study export's exclusions, not counted. The AI witness
+groups of such a game go back to the front of the interrogator's cycle (rounds.py), so a
+witness that failed costs that game, and the interrogator still meets every group.
 
 With several processes (cluster.py) a person's connections may be on another process: the
 owner then asks the cluster (`present`), which knows which processes hold a socket of theirs
@@ -94,4 +96,6 @@ def give_rounds_back(game: LiveGame, book: RoundBook) -> bool:
         return False
     for view in game.views.values():
         book.unrecord(view.participant.id, view.role)
+        if view.role == "interrogator":  # and the AI witness groups are theirs to meet again
+            book.give_groups_back(view.participant.id, game.mode.name, game.ai_groups)
     return True

@@ -266,6 +266,7 @@ class Arena:
             on_finish=self._finished,
             sink=None if recorder is None else recorder.sink,
         )
+        game.ai_groups = tuple(dict.fromkeys(ai.values()))  # met again if this is no round
         if self.store is not None and recorder is not None:
             self.store.started(recorder, game)  # queued before the first message can be
         self.open(game, recorder)

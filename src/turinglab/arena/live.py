@@ -113,6 +113,10 @@ class InputRejected(ValueError):
 
 
 class LiveGame:
+    # The AI witness groups the lobby seated (hub.py); a game taken over from another process
+    # does not know them (its groups' cycle is the cluster's, shared_rounds.py).
+    ai_groups: tuple[str, ...] = ()
+
     def __init__(
         self,
         mode: ArenaMode,

@@ -99,6 +99,12 @@ class RoundBook:
         p = self.progress(pid)
         p.interrogated, p.witnessed = interrogated, witnessed
 
+    def give_groups_back(self, pid: str, mode: str, groups: Sequence[str]) -> None:
+        """The groups of a game that was not a round (flagged, abandoned) are met next: a
+        witness that failed costs that game only, not the interrogator's meeting its group."""
+        queue = self.progress(pid).groups_left.setdefault(mode, [])
+        queue[:0] = [g for g in groups if g not in queue]
+
     def next_groups(self, pid: str, mode: str, groups: Sequence[str], n: int) -> list[str]:
         """The next `n` AI witness groups for this interrogator: every group once, in an order
         drawn for them; once all are met, a fresh order of all of them."""

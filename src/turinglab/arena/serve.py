@@ -87,8 +87,10 @@ def serve(
     forwarded_allow_ips: str = "127.0.0.1",
     allow_key_env: Sequence[str] = (),
     allow_base_url: Sequence[str] = (),
+    check_only: bool = False,
 ) -> None:
-    """Serve the arena until interrupted.
+    """Serve the arena until interrupted (with `check_only`: make the start-up checks, the AI
+    witnesses' timing included, and return without serving).
 
     Every game is written to `store` (a path means SQLite; default turinglab.db) as it is
     played: a game row when it starts, each message as it is said, the verdict and survey at
@@ -133,6 +135,16 @@ def serve(
     problem = store_problem(store)
     if problem:
         raise SystemExit(f"error: {problem}")
+    # A study's AI witnesses must reply within a person's time (witness_preflight.py).
+    from turinglab.arena.witness_preflight import witness_timing_problem
+
+    experiment = config.experiment if isinstance(config, ExperimentConfig) else None
+    problem = witness_timing_problem(experiment, setup.agents, setup.settings.witness_timing)
+    if problem:
+        raise SystemExit(f"error: {problem}")
+    if check_only:
+        print("checks passed (--check: not serving)", file=sys.stderr)
+        return
     judging = None
     if itt_study is not None:  # ITT human judging of a study folder, under /judge
         from turinglab.arena.judging import open_judging

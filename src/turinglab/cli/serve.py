@@ -58,6 +58,14 @@ def serve(
             "None by default, besides the start-up config's and --allow-key-env's"
         ),
     ] = None,
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check",
+            help="make the start-up checks (a study's AI witnesses timed against the delay "
+            "model included) and exit without serving",
+        ),
+    ] = False,
 ) -> None:
     """Start the browser arena: people play Turing tests with each other and with AI witnesses.
 
@@ -89,4 +97,5 @@ def serve(
         forwarded_allow_ips=forwarded_allow_ips,
         allow_key_env=allow_key_env or (),
         allow_base_url=allow_base_url or (),
+        check_only=check,
     )

@@ -31,7 +31,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from turinglab.agents.base import ChatMessage
+from turinglab.agents.base import AgentReply, ChatMessage
 from turinglab.agents.human import MESSAGE, HumanInput
 from turinglab.games.events import (
     GameFlagged,
@@ -59,6 +59,7 @@ from turinglab.games.table import GAME, Table, TranscriptMessage
 from turinglab.games.typing_delay import TypingDelay
 from turinglab.games.typing_timeline import ShownTyping, TypingPlan
 from turinglab.games.witness import WitnessPrompt
+from turinglab.games.witness_reply import clean_reply
 from turinglab.prompts import builtin_prompt, render
 
 CONTROL = "control"  # channel of the game's own instructions and the verdict exchange
@@ -471,7 +472,7 @@ class Interrogation:
         view = self.table.view(seat, channel=seat)
         history = side.prompt.history(view, self.started, clock.now()) if side.prompt else view
         reply = await call_seat(self.table, seat, history, deadline_s=self._deadline())
-        text = reply.text.strip()
+        text = self._as_typed(side, reply)
         if len(text) > self.rules.max_chars:
             note = (
                 f"(Not sent: your message had {len(text)} characters; the limit is "
@@ -479,10 +480,18 @@ class Interrogation:
             )
             retry = [*history, ChatMessage("assistant", text), ChatMessage("user", note)]
             reply = await call_seat(self.table, seat, retry, deadline_s=self._deadline())
-            text = reply.text.strip()
+            text = self._as_typed(side, reply)
             if len(text) > self.rules.max_chars:
                 raise _LongReply(seat, len(text), self.rules.max_chars)
         return text
+
+    @staticmethod
+    def _as_typed(side: WitnessSide, reply: AgentReply) -> str:
+        """The reply without echoed labels or prompt lines, never cut mid-word
+        (games/witness_reply.py)."""
+        names = (side.prompt.facts.name,) if side.prompt else ()
+        truncated = reply.extra.get("finish_reason") == "length"
+        return clean_reply(reply.text, names=names, truncated=truncated)
 
     # ---- checks, verdict, ending -----------------------------------------------------------
 
