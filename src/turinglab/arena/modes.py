@@ -85,8 +85,9 @@ class ArenaSettings(BaseModel):
     # Finished games kept in memory when a store holds them all (no store: all are kept).
     finished_in_memory: int = Field(default=1000, ge=1)
     # Before serving: each AI witness's generation time against the delay model's reply time
-    # (witness_preflight.py): refuse a witness too slow to pass for a person, warn, or skip.
-    witness_timing: Literal["refuse", "warn", "off"] = "refuse"
+    # (witness_preflight.py): refuse a witness too slow to pass for a person, warn, or skip
+    # (not "off": YAML reads that as false).
+    witness_timing: Literal["refuse", "warn", "skip"] = "refuse"
     # What the pages say (consent, instructions, exit survey) and where people go at the end.
     study: StudyConfig = Field(default_factory=StudyConfig)
 

@@ -15,7 +15,7 @@ The first call is not timed: it loads a local model or opens a connection once p
 The slowest reply (relative to what is allowed) decides; measuring stops at the first reply
 that does not fit. `arena.witness_timing` says what then happens: `refuse` (the default: a
 study whose AI can be timed yields no valid data), `warn` (serve it anyway, e.g. to try a
-config out), or `off` (do not measure). The no-config demo is not measured: it is no study.
+config out), or `skip` (do not measure). The no-config demo is not measured: it is no study.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from turinglab.games.typing_delay import TypingDelay
 from turinglab.games.witness import WitnessPrompt, sample_facts
 from turinglab.games.witness_reply import clean_reply
 
-WitnessTiming = Literal["refuse", "warn", "off"]
+WitnessTiming = Literal["refuse", "warn", "skip"]
 # Typical openings of the studies' interrogators: short, then longer.
 PROBES = ("hi", "where are you from?", "what did you have for breakfast today?")
 PEOPLE_MEDIAN_S = 11.1  # people's reply time in the issue 31 pilot (for the message only)
@@ -169,7 +169,7 @@ def witness_timing_problem(
 ) -> str | None:
     """What `serve` (and `serve --check`) asks before serving a study: the refusal line, or
     None. Only the engine's interrogation games are measured (other kinds time their own)."""
-    if policy == "off" or not isinstance(experiment, InterrogationExperiment):
+    if policy == "skip" or not isinstance(experiment, InterrogationExperiment):
         return None
     print("measuring the AI witnesses' reply times (arena.witness_timing) …", file=sys.stderr)
     measures = asyncio.run(measure_witnesses(experiment, agents))

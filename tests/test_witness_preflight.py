@@ -1,0 +1,163 @@
+"""`serve` times a study's AI witnesses before serving (issue 31: SmolLM2 replied in 68 s where
+people took 11 s, so it could be told by its clock): each one's generation against the time
+the study's delay model shows that reply after. A slow witness (a real chat-completions
+server that waits before answering) is refused in one line naming it, with the measured and
+the allowed time; ELIZA and a prompt server pass; `witness_timing: warn` serves it anyway.
+
+The study's delay model is set fast here (0.02 s per character) so that the allowed time is
+about 2.5 s and the slow server's 4 s is late on any machine: what is compared is the delay
+model's time, not this machine's speed."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from turinglab.agents.eliza import ElizaAgent
+from turinglab.agents.openai_compat import OpenAIChatAgent
+from turinglab.arena.witness_preflight import (
+    PROBES,
+    allowed_s,
+    measure_witness,
+    preflight_problem,
+)
+from turinglab.bench.arena_services import free_port
+from turinglab.games.two_party import TwoPartyExperiment
+from turinglab.games.typing_delay import TypingDelay
+from turinglab.testing.fake_openai import FakeOpenAIServer, start_fake_server_process
+
+pytest.importorskip("fastapi")
+
+FAST_TYPING = {"per_char_mean": 0.02, "per_char_sd": 0.002}
+SLOW_S = 4.0
+
+CONFIG = """\
+name: timing-check
+store: {store}
+agents:
+  remote: {{kind: openai, model: fake-model, base_url: "{url}"}}
+experiment:
+  game: two-party
+  interrogators: [eliza]
+  ai_witnesses:
+    - {{agent: eliza, persona: none}}
+    - {{agent: remote, persona: persona, label: REMOTE-PERSONA}}
+  typing_delay: true
+  delay: {{per_char_mean: 0.02, per_char_sd: 0.002}}
+arena:
+  witness_timing: {policy}
+"""
+
+
+def experiment() -> TwoPartyExperiment:
+    return TwoPartyExperiment.model_validate(
+        {
+            "game": "two-party",
+            "interrogators": ["eliza"],
+            "ai_witnesses": [{"agent": "eliza", "persona": "none"}],
+            "delay": FAST_TYPING,
+        }
+    )
+
+
+def check(tmp_path: Path, url: str, policy: str) -> subprocess.CompletedProcess[str]:
+    """`turinglab serve study.yaml --check` as a researcher runs it."""
+    (tmp_path / "study.yaml").write_text(
+        CONFIG.format(store=tmp_path / "s.db", url=url, policy=policy)
+    )
+    env = {**os.environ, "TURINGLAB_ADMIN_PASSWORD": "pw-for-tests-1234"}
+    cmd = [sys.executable, "-m", "turinglab", "serve", "study.yaml", "--check"]
+    cmd += ["--port", str(free_port())]
+    return subprocess.run(
+        cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+
+
+def test_the_allowed_time_is_the_delay_model_s_reply_time_within_the_deadline() -> None:
+    paper = TypingDelay()  # 1 s + 0.03 s per character read + Γ(2.5, 0.25) + 0.3 s per character
+    assert allowed_s(paper, 20, 40, 60.0) == pytest.approx(1 + 0.6 + 0.625 + 12.0)
+    assert allowed_s(paper, 20, 300, 60.0) == 60.0  # past the deadline the game is flagged
+
+
+def test_a_slow_witness_is_refused_in_one_line_naming_it(tmp_path: Path) -> None:
+    with start_fake_server_process(latency_s=SLOW_S) as slow:
+        done = check(tmp_path, slow.base_url, "refuse")
+        asked = slow.stats()["completions"]
+    assert done.returncode == 1, done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, done.stderr
+    line = errors[0]
+    assert "AI witness REMOTE-PERSONA is too slow for a study" in line
+    measured = float(line.split(": ")[2].split(" s to generate")[0])
+    allowed = float(line.split("shows after ")[1].split(" s")[0])
+    assert measured >= SLOW_S > allowed > 1.0
+    assert "witness_timing: warn" in line
+    # ELIZA was measured and fits; the slow one was asked once untimed, then once: enough
+    assert "AI witness ELIZA: fits the delay model" in done.stderr
+    assert asked == 2
+    assert "checks passed" not in done.stderr
+
+
+def test_warn_serves_a_slow_witness_and_says_so(tmp_path: Path) -> None:
+    with start_fake_server_process(latency_s=SLOW_S) as slow:
+        done = check(tmp_path, slow.base_url, "warn")
+    assert done.returncode == 0, done.stderr
+    assert "AI witness REMOTE-PERSONA is too slow for a study" in done.stderr
+    assert "warning: arena.witness_timing is warn" in done.stderr
+    assert "checks passed (--check: not serving)" in done.stderr
+
+
+def test_fast_witnesses_pass(tmp_path: Path) -> None:
+    with start_fake_server_process(latency_s=0.0) as fast:
+        done = check(tmp_path, fast.base_url, "refuse")
+        asked = fast.stats()["completions"]
+    assert done.returncode == 0, done.stderr
+    assert "AI witness REMOTE-PERSONA: fits the delay model" in done.stderr
+    assert "AI witness ELIZA: fits the delay model" in done.stderr
+    assert asked == 1 + len(PROBES)  # untimed first call, then every probe
+
+
+def test_skip_measures_nothing(tmp_path: Path) -> None:
+    with start_fake_server_process(latency_s=SLOW_S) as slow:
+        done = check(tmp_path, slow.base_url, "skip")
+        asked = slow.stats()["requests"]
+    assert done.returncode == 0, done.stderr
+    assert asked == 0 and "AI witness" not in done.stderr
+
+
+async def test_the_witness_is_asked_with_its_real_prompt(fake_server: FakeOpenAIServer) -> None:
+    from turinglab.arena.witness_preflight import witness_prompt
+    from turinglab.games.interrogation_setup import AIWitness
+
+    cfg = experiment()
+    agent = OpenAIChatAgent(name="remote", base_url=fake_server.base_url, model="fake-model")
+    witness = AIWitness(agent="remote", persona="persona")
+    prompt = witness_prompt(witness, agent, cfg)
+    assert prompt is not None
+    try:
+        found = await measure_witness("REMOTE-PERSONA", agent, prompt, cfg)
+    finally:
+        await agent.aclose()
+    assert found.fits and len(found.probes) == len(PROBES)
+    sent = fake_server.last_request["messages"][0]["content"]
+    assert f"Name: {prompt.facts.name}" in sent and sent.endswith(PROBES[-1])
+    # ELIZA plays without a prompt, as in a game
+    assert witness_prompt(AIWitness(agent="eliza", persona="persona"), ElizaAgent("e"), cfg) is None
+
+
+async def test_a_witness_that_cannot_be_asked_is_refused() -> None:
+    cfg = experiment()
+    port = free_port()  # nothing listens there
+    agent = OpenAIChatAgent(name="gone", base_url=f"http://127.0.0.1:{port}/v1", model="m")
+    try:
+        found = await measure_witness("GONE", agent, None, cfg)
+    finally:
+        await agent.aclose()
+    said: list[str] = []
+    problem = preflight_problem([found], "refuse", said.append)
+    assert problem is not None and problem.startswith("AI witness GONE: could not be asked")
+    assert said == [found.line()]
