@@ -21,8 +21,10 @@ from turinglab.agents.eliza import ElizaAgent
 from turinglab.agents.openai_compat import OpenAIChatAgent
 from turinglab.arena.witness_preflight import (
     PROBES,
-    allowed_s,
+    Limits,
+    Probe,
     measure_witness,
+    planned_s,
     preflight_problem,
 )
 from turinglab.bench.arena_services import free_port
@@ -50,6 +52,7 @@ experiment:
   delay: {{per_char_mean: 0.02, per_char_sd: 0.002}}
 arena:
   witness_timing: {policy}
+  witness_reply_max_s: {reply_max_s}
 """
 
 
@@ -64,11 +67,12 @@ def experiment() -> TwoPartyExperiment:
     )
 
 
-def check(tmp_path: Path, url: str, policy: str) -> subprocess.CompletedProcess[str]:
+def check(
+    tmp_path: Path, url: str, policy: str, reply_max_s: float = 30.0
+) -> subprocess.CompletedProcess[str]:
     """`turinglab serve study.yaml --check` as a researcher runs it."""
-    (tmp_path / "study.yaml").write_text(
-        CONFIG.format(store=tmp_path / "s.db", url=url, policy=policy)
-    )
+    config = CONFIG.format(store=tmp_path / "s.db", url=url, policy=policy, reply_max_s=reply_max_s)
+    (tmp_path / "study.yaml").write_text(config)
     env = {**os.environ, "TURINGLAB_ADMIN_PASSWORD": "pw-for-tests-1234"}
     cmd = [sys.executable, "-m", "turinglab", "serve", "study.yaml", "--check"]
     cmd += ["--port", str(free_port())]
@@ -77,10 +81,20 @@ def check(tmp_path: Path, url: str, policy: str) -> subprocess.CompletedProcess[
     )
 
 
-def test_the_allowed_time_is_the_delay_model_s_reply_time_within_the_deadline() -> None:
+def test_a_reply_fits_when_generated_in_its_planned_time_and_that_is_a_person_s() -> None:
     paper = TypingDelay()  # 1 s + 0.03 s per character read + Γ(2.5, 0.25) + 0.3 s per character
-    assert allowed_s(paper, 20, 40, 60.0) == pytest.approx(1 + 0.6 + 0.625 + 12.0)
-    assert allowed_s(paper, 20, 300, 60.0) == 60.0  # past the deadline the game is flagged
+    planned = planned_s(paper, 20, 40)
+    assert planned == pytest.approx(1 + 0.6 + 0.625 + 12.0)
+    limits = Limits(deadline_s=60.0, reply_max_s=30.0)
+    reply = "x" * 40
+    assert Probe("q" * 20, reply, planned, planned).problem(limits) is None
+    late = Probe("q" * 20, reply, planned + 0.1, planned).problem(limits)
+    assert late is not None and "come late" in late
+    long = "x" * 146  # SmolLM2 at max_tokens 60 (issue 31)
+    slow_anyway = Probe("q" * 20, long, 2.0, planned_s(paper, 20, 146)).problem(limits)
+    assert slow_anyway is not None and "shown after 46.0 s" in slow_anyway
+    flagged = Probe("q", "", 61.0, planned_s(paper, 1, 0)).problem(limits)
+    assert flagged is not None and "deadline" in flagged
 
 
 def test_a_slow_witness_is_refused_in_one_line_naming_it(tmp_path: Path) -> None:
@@ -91,8 +105,8 @@ def test_a_slow_witness_is_refused_in_one_line_naming_it(tmp_path: Path) -> None
     errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1, done.stderr
     line = errors[0]
-    assert "AI witness REMOTE-PERSONA is too slow for a study" in line
-    measured = float(line.split(": ")[2].split(" s to generate")[0])
+    assert "AI witness REMOTE-PERSONA cannot pass for a person" in line
+    measured = float(line.split("for a person: ")[1].split(" s to generate")[0])
     allowed = float(line.split("shows after ")[1].split(" s")[0])
     assert measured >= SLOW_S > allowed > 1.0
     assert "witness_timing: warn" in line
@@ -106,7 +120,7 @@ def test_warn_serves_a_slow_witness_and_says_so(tmp_path: Path) -> None:
     with start_fake_server_process(latency_s=SLOW_S) as slow:
         done = check(tmp_path, slow.base_url, "warn")
     assert done.returncode == 0, done.stderr
-    assert "AI witness REMOTE-PERSONA is too slow for a study" in done.stderr
+    assert "AI witness REMOTE-PERSONA cannot pass for a person" in done.stderr
     assert "warning: arena.witness_timing is warn" in done.stderr
     assert "checks passed (--check: not serving)" in done.stderr
 
@@ -119,6 +133,16 @@ def test_fast_witnesses_pass(tmp_path: Path) -> None:
     assert "AI witness REMOTE-PERSONA: fits the delay model" in done.stderr
     assert "AI witness ELIZA: fits the delay model" in done.stderr
     assert asked == 1 + len(PROBES)  # untimed first call, then every probe
+
+
+def test_replies_too_long_for_a_person_s_time_are_refused_however_fast(tmp_path: Path) -> None:
+    with start_fake_server_process(latency_s=0.0) as fast:
+        done = check(tmp_path, fast.base_url, "refuse", reply_max_s=1.5)
+    assert done.returncode == 1, done.stderr
+    (line,) = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    # ELIZA's first reply is the one refused here: it is listed first
+    assert "longer than people take (arena.witness_reply_max_s: 1.5 s" in line
+    assert "max_tokens" in line
 
 
 def test_skip_measures_nothing(tmp_path: Path) -> None:
@@ -139,7 +163,7 @@ async def test_the_witness_is_asked_with_its_real_prompt(fake_server: FakeOpenAI
     prompt = witness_prompt(witness, agent, cfg)
     assert prompt is not None
     try:
-        found = await measure_witness("REMOTE-PERSONA", agent, prompt, cfg)
+        found = await measure_witness("REMOTE-PERSONA", agent, prompt, cfg, reply_max_s=30)
     finally:
         await agent.aclose()
     assert found.fits and len(found.probes) == len(PROBES)
@@ -154,10 +178,11 @@ async def test_a_witness_that_cannot_be_asked_is_refused() -> None:
     port = free_port()  # nothing listens there
     agent = OpenAIChatAgent(name="gone", base_url=f"http://127.0.0.1:{port}/v1", model="m")
     try:
-        found = await measure_witness("GONE", agent, None, cfg)
+        found = await measure_witness("GONE", agent, None, cfg, reply_max_s=30)
     finally:
         await agent.aclose()
     said: list[str] = []
     problem = preflight_problem([found], "refuse", said.append)
-    assert problem is not None and problem.startswith("AI witness GONE: could not be asked")
+    assert problem is not None
+    assert problem.startswith("AI witness GONE cannot pass for a person: could not be asked")
     assert said == [found.line()]

@@ -88,6 +88,9 @@ class ArenaSettings(BaseModel):
     # (witness_preflight.py): refuse a witness too slow to pass for a person, warn, or skip
     # (not "off": YAML reads that as false).
     witness_timing: Literal["refuse", "warn", "skip"] = "refuse"
+    # The longest an AI witness's reply may take to appear (the delay model's time for it):
+    # people's replies took 11.1 s (median) in the pilot; longer ones are a tell.
+    witness_reply_max_s: float = Field(default=30.0, gt=0)
     # What the pages say (consent, instructions, exit survey) and where people go at the end.
     study: StudyConfig = Field(default_factory=StudyConfig)
 

@@ -139,7 +139,10 @@ def serve(
     from turinglab.arena.witness_preflight import witness_timing_problem
 
     experiment = config.experiment if isinstance(config, ExperimentConfig) else None
-    problem = witness_timing_problem(experiment, setup.agents, setup.settings.witness_timing)
+    settings = setup.settings
+    problem = witness_timing_problem(
+        experiment, setup.agents, settings.witness_timing, settings.witness_reply_max_s
+    )
     if problem:
         raise SystemExit(f"error: {problem}")
     if check_only:

@@ -1,21 +1,24 @@
 """Before a study is served: can each AI witness's replies arrive when a person's would?
 
 In a live game an AI witness generates while its typing is shown on a person's timeline
-(games/typing_timeline.py): the reading and thinking pause, then ~0.3 s per character. A model
-that is still generating when that time is over makes its reply late, and an interrogator who
-times the replies can tell it from a person (issue 31: a small model on a CPU took 68 s where
-people took 11 s). So `serve` asks each AI witness of a study a few typical opening questions,
-with its real prompt, and compares each reply's generation time with the time the study's
-delay model shows that reply after (at the model's mean pace, never more than the per-message
-deadline, past which the game is flagged):
+(games/typing_timeline.py): the reading and thinking pause, then ~0.3 s per character. An
+interrogator who times the replies can tell the AI from a person in two ways (issue 31: a small
+model on a CPU replied in 68.5 s where people took 11.1 s):
 
-    allowed = base + reading·n_question + E[thinking] + typing·n_reply
+* its generation outlasts the delay model's time for the reply, so the reply comes late:
+  generation ≤ planned = base + reading·n_question + E[thinking] + typing·n_reply;
+* its replies are so long that the delay model itself shows them later than people reply:
+  planned ≤ arena.witness_reply_max_s (30 s by default: people's median in the pilot was
+  11.1 s, and 30 s is the delay model's time for a reply of about 90 characters);
 
-The first call is not timed: it loads a local model or opens a connection once per server.
-The slowest reply (relative to what is allowed) decides; measuring stops at the first reply
-that does not fit. `arena.witness_timing` says what then happens: `refuse` (the default: a
-study whose AI can be timed yields no valid data), `warn` (serve it anyway, e.g. to try a
-config out), or `skip` (do not measure). The no-config demo is not measured: it is no study.
+and a generation past the per-message deadline flags the game. So `serve` asks each AI witness
+of a study a few typical opening questions, with its real prompt, and checks each reply. The
+first call is not timed: it loads a local model or opens a connection once per server.
+Measuring stops at the first reply that fails. `arena.witness_timing` says what then happens:
+`refuse` (the default: a study whose AI can be timed yields no valid data), `warn` (serve it
+anyway, e.g. to try a config out), or `skip` (do not measure). The no-config demo is not
+measured: it is no study. Measured one witness at a time on an idle server: games running at
+once on one model server queue, so leave headroom.
 """
 
 from __future__ import annotations
@@ -38,20 +41,21 @@ from turinglab.games.witness_reply import clean_reply
 WitnessTiming = Literal["refuse", "warn", "skip"]
 # Typical openings of the studies' interrogators: short, then longer.
 PROBES = ("hi", "where are you from?", "what did you have for breakfast today?")
-PEOPLE_MEDIAN_S = 11.1  # people's reply time in the issue 31 pilot (for the message only)
+PEOPLE_MEDIAN_S = 11.1  # people's reply time in the issue 31 pilot
 
 
-def allowed_s(delay: TypingDelay, n_question: int, n_reply: int, deadline_s: float) -> float:
+def planned_s(delay: TypingDelay, n_question: int, n_reply: int) -> float:
     """When the delay model shows a reply of `n_reply` characters to a question of
     `n_question`, at its mean pace; the generation must be done by then."""
     thinking = delay.think_shape * delay.think_scale  # the gamma's mean
-    planned = (
-        delay.base_s
-        + delay.per_prev_char_mean * n_question
-        + thinking
-        + delay.per_char_mean * n_reply
-    )
-    return min(planned, deadline_s)
+    reading = delay.per_prev_char_mean * n_question
+    return delay.base_s + reading + thinking + delay.per_char_mean * n_reply
+
+
+@dataclass(frozen=True)
+class Limits:
+    deadline_s: float  # per message: a later reply flags the game
+    reply_max_s: float  # arena.witness_reply_max_s: past it, replies are slower than people's
 
 
 @dataclass(frozen=True)
@@ -59,37 +63,56 @@ class Probe:
     question: str
     reply: str
     generation_s: float
-    allowed_s: float
+    planned_s: float
 
-    @property
-    def fits(self) -> bool:
-        return self.generation_s <= self.allowed_s
+    def problem(self, limits: Limits) -> str | None:
+        """Why a reply like this one gives the witness away, or None."""
+        n = len(self.reply)
+        if self.generation_s > limits.deadline_s:
+            return f"no reply within the {limits.deadline_s:g} s deadline (its games are flagged)"
+        if self.generation_s > self.planned_s:
+            return (
+                f"{self.generation_s:.1f} s to generate a {n}-character reply that the delay "
+                f"model shows after {self.planned_s:.1f} s, so its replies come late"
+            )
+        if self.planned_s > limits.reply_max_s:
+            return (
+                f"its {n}-character reply is shown after {self.planned_s:.1f} s by the delay "
+                f"model, longer than people take (arena.witness_reply_max_s: "
+                f"{limits.reply_max_s:g} s; their median is about {PEOPLE_MEDIAN_S:g} s): "
+                "give it shorter replies (max_tokens)"
+            )
+        return None
 
 
 @dataclass(frozen=True)
 class WitnessMeasure:
     group: str  # as the study names it, e.g. SMOLLM2-PERSONA
     probes: tuple[Probe, ...]
+    limits: Limits
     error: str | None = None  # the witness could not be asked at all
 
     @property
+    def problem(self) -> str | None:
+        if self.error is not None:
+            return f"could not be asked ({self.error})"
+        return next((p for p in map(lambda p: p.problem(self.limits), self.probes) if p), None)
+
+    @property
     def fits(self) -> bool:
-        return self.error is None and all(p.fits for p in self.probes)
+        return self.problem is None
 
     def line(self) -> str:
         """One line for the terminal: measured against allowed, and what fails."""
-        if self.error is not None:
-            return f"AI witness {self.group}: could not be asked ({self.error})"
-        worst = max(self.probes, key=lambda p: p.generation_s / p.allowed_s)
-        measured = (
-            f"{worst.generation_s:.1f} s to generate a {len(worst.reply)}-character reply "
-            f"that the delay model shows after {worst.allowed_s:.1f} s"
-        )
-        if worst.fits:
-            return f"AI witness {self.group}: fits the delay model (at most {measured})"
+        problem = self.problem
+        if problem is not None:
+            return f"AI witness {self.group} cannot pass for a person: {problem}"
+        slowest = max(p.generation_s for p in self.probes)
+        longest = max(self.probes, key=lambda p: p.planned_s)
         return (
-            f"AI witness {self.group} is too slow for a study: {measured} (people: about "
-            f"{PEOPLE_MEDIAN_S:g} s), so its replies come late and can be timed"
+            f"AI witness {self.group}: fits the delay model (generation at most {slowest:.1f} "
+            f"s; replies shown after at most {longest.planned_s:.1f} s, "
+            f"{len(longest.reply)} characters; {len(self.probes)} replies measured)"
         )
 
 
@@ -99,6 +122,7 @@ async def measure_witness(
     prompt: WitnessPrompt | None,
     cfg: InterrogationExperiment,
     *,
+    reply_max_s: float,
     probes: tuple[str, ...] = PROBES,
     clock: Callable[[], float] = time.monotonic,
 ) -> WitnessMeasure:
@@ -110,28 +134,28 @@ async def measure_witness(
         now = time.time()
         return prompt.history(view, now, now) if prompt is not None else view
 
+    limits = Limits(cfg.message_deadline_s, reply_max_s)
     measured: list[Probe] = []
     try:
         await agent.reply(history(probes[0]), CallContext(seed=0, participant="witness"))
         for i, question in enumerate(probes):
+            ctx = CallContext(seed=i + 1, participant="witness")
             start = clock()
             try:
-                reply = await asyncio.wait_for(
-                    agent.reply(history(question), CallContext(seed=i + 1, participant="witness")),
-                    cfg.message_deadline_s,
-                )
+                reply = await asyncio.wait_for(agent.reply(history(question), ctx), limits.deadline_s)
                 took = clock() - start
                 truncated = reply.extra.get("finish_reason") == "length"
                 text = clean_reply(reply.text, names=names, truncated=truncated)
             except TimeoutError:
                 took, text = clock() - start, ""
-            allowed = allowed_s(cfg.delay, len(question), len(text), cfg.message_deadline_s)
-            measured.append(Probe(question, text, took, allowed))
-            if took > allowed:
-                break  # one late reply decides; no need to wait for more
+            probe = Probe(question, text, took, planned_s(cfg.delay, len(question), len(text)))
+            measured.append(probe)
+            if probe.problem(limits) is not None:
+                break  # one reply that gives it away decides; no need to wait for more
     except AgentError as err:
-        return WitnessMeasure(group, tuple(measured), error=f"{type(err).__name__}: {err}")
-    return WitnessMeasure(group, tuple(measured))
+        error = f"{type(err).__name__}: {err}"
+        return WitnessMeasure(group, tuple(measured), limits, error=error)
+    return WitnessMeasure(group, tuple(measured), limits)
 
 
 def witness_prompt(w: AIWitness, agent: Agent, cfg: InterrogationExperiment) -> WitnessPrompt | None:
@@ -148,7 +172,7 @@ def witness_prompt(w: AIWitness, agent: Agent, cfg: InterrogationExperiment) -> 
 
 
 async def measure_witnesses(
-    cfg: InterrogationExperiment, agents: Mapping[str, Agent]
+    cfg: InterrogationExperiment, agents: Mapping[str, Agent], reply_max_s: float
 ) -> list[WitnessMeasure]:
     """Each configured AI witness in turn (one at a time: they may share a machine). The
     agents' connections are closed after: the server's own loop opens its own."""
@@ -157,7 +181,8 @@ async def measure_witnesses(
         for w in cfg.ai_witnesses:
             agent = agents[w.agent]
             prompt = witness_prompt(w, agent, cfg)
-            found.append(await measure_witness(w.name(), agent, prompt, cfg))
+            measure = measure_witness(w.name(), agent, prompt, cfg, reply_max_s=reply_max_s)
+            found.append(await measure)
     finally:
         for agent in {id(a): a for a in agents.values()}.values():
             await agent.aclose()
@@ -165,14 +190,14 @@ async def measure_witnesses(
 
 
 def witness_timing_problem(
-    experiment: object, agents: Mapping[str, Agent], policy: WitnessTiming
+    experiment: object, agents: Mapping[str, Agent], policy: WitnessTiming, reply_max_s: float
 ) -> str | None:
     """What `serve` (and `serve --check`) asks before serving a study: the refusal line, or
     None. Only the engine's interrogation games are measured (other kinds time their own)."""
     if policy == "skip" or not isinstance(experiment, InterrogationExperiment):
         return None
     print("measuring the AI witnesses' reply times (arena.witness_timing) …", file=sys.stderr)
-    measures = asyncio.run(measure_witnesses(experiment, agents))
+    measures = asyncio.run(measure_witnesses(experiment, agents, reply_max_s))
     return preflight_problem(measures, policy, lambda line: print(line, file=sys.stderr))
 
 
@@ -188,7 +213,4 @@ def preflight_problem(
     if policy == "warn":
         say("warning: arena.witness_timing is warn, so these are served anyway: not for a study")
         return None
-    return (
-        f"{slow[0].line()}; replace it with a faster model, or set arena.witness_timing: warn "
-        "to serve it anyway"
-    )
+    return f"{slow[0].line()}; or set arena.witness_timing: warn to serve it anyway"
