@@ -15,6 +15,7 @@ import contextlib
 import csv
 import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -100,6 +101,13 @@ def test_judge_labels_a_conversation_batch(tmp_path: Path) -> None:
             label = "M" if n % 3 == 0 else "H"
             if n == 0:
                 shot(page, "judge-conversation-1280")
+                said = page.get_by_role("list", name="Conversation").get_by_role("listitem")
+                spoken = said.all_text_contents()  # what a screen reader reads of each
+                assert spoken and all(re.match(r"Speaker [A-Z]( \(judged\))?: ", t) for t in spoken)
+                judged = {t.split(" ")[1] for t in spoken if "(judged)" in t}
+                assert len(judged) == 1 and f"speaker {judged.pop()} " in page.inner_text(
+                    "#question"
+                )
             if n % 2:  # keyboard: H/M, then the option's number
                 page.keyboard.press(label.lower())
                 page.locator("#control").wait_for()

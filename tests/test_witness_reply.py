@@ -62,7 +62,10 @@ def test_a_reply_of_nothing_but_scaffolding_is_left_as_it_came() -> None:
         ("really? that's wild… i never kn", "really? that's wild…"),
         ("first line\nsecond line that goes on and o", "first line"),
         # the persona writes without full stops: back to the last whole word
-        ("nah i was just playing some games with my frie", "nah i was just playing some games with my"),
+        (
+            "nah i was just playing some games with my frie",
+            "nah i was just playing some games with my",
+        ),
         ("idk maybe, like", "idk maybe"),
         ("it ended here.", "it ended here."),
         ("word", "word"),

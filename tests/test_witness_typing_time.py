@@ -84,7 +84,9 @@ async def one_reply(generation_s: float, seed: int = 4) -> list[tuple[float, dic
 
 
 def reply_at(frames: list[tuple[float, dict[str, Any]]]) -> tuple[float, str]:
-    at, frame = next((at, f) for at, f in frames if f["type"] == "message" and f["sender"] == "them")
+    at, frame = next(
+        (at, f) for at, f in frames if f["type"] == "message" and f["sender"] == "them"
+    )
     return at, frame["text"]
 
 
@@ -106,7 +108,7 @@ async def test_an_overrunning_generation_comes_late_but_starts_typing_on_time() 
     planned_at, text = reply_at(planned)
     late_at, late_text = reply_at(late)
     assert late_text == text
-    assert 50.0 > planned_at
+    assert planned_at < 50.0
     # shown once ready, after the typing of its last few characters (~0.3 s each)
     assert 50.0 + 0.2 * FINISH_CHARS <= late_at <= 50.0 + 0.4 * FINISH_CHARS
     # the onset is the delay model's, whatever the generation takes

@@ -142,7 +142,9 @@ async def measure_witness(
             ctx = CallContext(seed=i + 1, participant="witness")
             start = clock()
             try:
-                reply = await asyncio.wait_for(agent.reply(history(question), ctx), limits.deadline_s)
+                reply = await asyncio.wait_for(
+                    agent.reply(history(question), ctx), limits.deadline_s
+                )
                 took = clock() - start
                 truncated = reply.extra.get("finish_reason") == "length"
                 text = clean_reply(reply.text, names=names, truncated=truncated)
@@ -158,7 +160,9 @@ async def measure_witness(
     return WitnessMeasure(group, tuple(measured), limits)
 
 
-def witness_prompt(w: AIWitness, agent: Agent, cfg: InterrogationExperiment) -> WitnessPrompt | None:
+def witness_prompt(
+    w: AIWitness, agent: Agent, cfg: InterrogationExperiment
+) -> WitnessPrompt | None:
     """The prompt this witness plays with in a game (as games/interrogation_setup.py builds it)."""
     if w.persona == "none" or isinstance(agent, ElizaAgent):
         return None

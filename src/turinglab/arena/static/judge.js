@@ -26,10 +26,17 @@ function drawTrial(t) {
   $("trial-error").textContent = "";
   for (const b of document.querySelectorAll(".choice")) b.setAttribute("aria-pressed", "false");
   if (t.kind === "conversation") {
-    const log = el("div", "chat");
+    const log = el("ol", "chat");
+    log.setAttribute("aria-label", "Conversation");
     for (const m of t.messages) {
-      const bubble = el("div", "msg " + (m.speaker === t.side ? "judged" : "other"));
-      bubble.append(el("span", "who", m.speaker), el("span", "text", m.text));
+      const judged = m.speaker === t.side;
+      const bubble = el("li", "msg " + (judged ? "judged" : "other"));
+      // Screen readers hear who wrote each message, and which speaker is judged (the outline
+      // says so only to the eye): "Speaker A (judged): …", as the chat pages announce theirs.
+      const who = el("span", "who");
+      who.append(el("span", "sr-only", "Speaker "), document.createTextNode(m.speaker),
+        el("span", "sr-only", judged ? " (judged): " : ": "));
+      bubble.append(who, el("span", "text", m.text));
       log.append(bubble);
     }
     resp.append(log);
