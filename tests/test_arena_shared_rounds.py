@@ -138,3 +138,22 @@ async def test_a_person_queued_by_a_process_that_died_is_dropped_not_paired(clie
     assert (await two.take_or_wait(RUN, MODE, "b", "P2", book2)).outcome == "waiting"
     assert await queue(client) == ["b|P2"]  # a's entry went with its process
     assert await counts(client, "a") == await counts(client, "b") == {"i": "0", "w": "0"}
+
+
+async def test_the_groups_of_a_game_that_was_no_round_are_drawn_next(client: tuple) -> None:
+    """Issue 31: after a flagged game the group was not met again, so a person met ELIZA twice
+    and SmolLM2 never. Given back, the group is the interrogator's next, in any process."""
+    (one, book1), (two, book2) = process(client), process(client)
+    groups = ["ELIZA", "SMOLLM2-PERSONA", "GPT-PERSONA"]
+    first = await one.draw_groups(RUN, "a", MODE, groups, 1, book1.rng)
+    await one.give_groups_back(RUN, "a", MODE, first)  # its game was flagged
+    again = await two.draw_groups(RUN, "a", MODE, groups, 1, book2.rng)
+    assert again == first
+    rest = await one.draw_groups(RUN, "a", MODE, groups, 2, book1.rng)
+    assert sorted(again + rest) == sorted(groups)  # the cycle stays whole: each group once
+    # a group still waiting in the cycle is not put there twice
+    x = await one.draw_groups(RUN, "a", MODE, groups, 1, book1.rng)
+    left = sorted(set(groups) - set(x))
+    await two.give_groups_back(RUN, "a", MODE, left[:1])
+    assert sorted(await one.draw_groups(RUN, "a", MODE, groups, 2, book1.rng)) == left
+    await one.give_groups_back(RUN, "a", MODE, [])  # nothing to give back: nothing happens

@@ -9,7 +9,8 @@ which is what its frames show ("round 2 of 8", "rounds-done").
 
 A game that was not a round (abandoned or flagged: abandon.py) gives its rounds back here too
 (GIVE_BACK, by the process that played it), or the next process to mirror the book would count
-them again.
+them again; and its AI witness groups go back to the front of the interrogator's cycle
+(GROUPS_BACK), so each interrogator still meets every group.
 
 Matchmaking is one script, TAKE_OR_WAIT: it takes the first person queued for the mode who has
 not met the caller and whose quota allows the opposite role, counts the round for both, records
@@ -205,6 +206,24 @@ redis.call('EXPIRE', KEYS[1], ARGV[4])
 return drawn
 """
 
+# KEYS[1] the interrogator's book. ARGV[1] the field (g:<mode>), ARGV[2] book TTL, ARGV[3..]
+# the groups of a game that was no round: put first in the cycle, each once.
+GROUPS_BACK = """
+local left = cjson.decode(redis.call('HGET', KEYS[1], ARGV[1]) or '[]')
+local back = {}
+for i = 3, #ARGV do
+  local found = false
+  for _, g in ipairs(left) do
+    if g == ARGV[i] then found = true end
+  end
+  if not found then table.insert(back, ARGV[i]) end
+end
+for _, g in ipairs(left) do table.insert(back, g) end
+redis.call('HSET', KEYS[1], ARGV[1], #back == 0 and '[]' or cjson.encode(back))
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+return #back
+"""
+
 
 @dataclass(frozen=True)
 class Taken:
@@ -241,6 +260,7 @@ class SharedRounds:
         self._seed = client.register_script(SEED)
         self._recount = client.register_script(RECOUNT)
         self._give_back = client.register_script(GIVE_BACK)
+        self._groups_back = client.register_script(GROUPS_BACK)
         self._count_alone = client.register_script(COUNT_ALONE)
 
     def book_key(self, run: str, pid: str) -> str:
@@ -266,6 +286,16 @@ class SharedRounds:
         """A round of a game that was not one (abandoned, flagged) is not counted: the owner's
         book gave it back (abandon.py); the shared one must too, or the next mirror undoes it."""
         await self._give_back(keys=[self.book_key(run, pid)], args=[role[0]])
+
+    async def give_groups_back(
+        self, run: str, pid: str, mode: str, groups: Sequence[str]
+    ) -> None:
+        """The AI witness groups of a game that was no round are met next, from the shared
+        cycle too (as RoundBook.give_groups_back): a failed witness costs that game only."""
+        if groups:
+            await self._groups_back(
+                keys=[self.book_key(run, pid)], args=[f"g:{mode}", BOOK_TTL_S, *groups]
+            )
 
     async def recount(self, run: str, pid: str, book: RoundBook) -> bool:
         """Set `pid`'s book to the store's record where Redis counts more rounds: a pair that
