@@ -287,9 +287,7 @@ class SharedRounds:
         book gave it back (abandon.py); the shared one must too, or the next mirror undoes it."""
         await self._give_back(keys=[self.book_key(run, pid)], args=[role[0]])
 
-    async def give_groups_back(
-        self, run: str, pid: str, mode: str, groups: Sequence[str]
-    ) -> None:
+    async def give_groups_back(self, run: str, pid: str, mode: str, groups: Sequence[str]) -> None:
         """The AI witness groups of a game that was no round are met next, from the shared
         cycle too (as RoundBook.give_groups_back): a failed witness costs that game only."""
         if groups:
