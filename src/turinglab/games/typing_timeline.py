@@ -12,6 +12,12 @@ gaps where the person stopped to think. An AI witness shows the same:
 * the model generates while the "person" reads and types; its message appears when the planned
   typing is over, or — when the model is slower than that — a few characters' typing after it
   is done, the indicator going on meanwhile as a slow typist's would.
+
+So a generation within the plan changes nothing an interrogator can time. A late one is the
+only way generation time shows (the onset and the frames' rhythm are still the plan's; a reply
+cannot be shown before it exists): `serve` refuses a study witness for which lateness is the
+rule rather than a rare event (arena/witness_preflight.py), and the per-message deadline flags
+a game whose witness never answers.
 """
 
 from __future__ import annotations
