@@ -186,3 +186,16 @@ async def test_a_witness_that_cannot_be_asked_is_refused() -> None:
     assert problem is not None
     assert problem.startswith("AI witness GONE cannot pass for a person: could not be asked")
     assert said == [found.line()]
+
+
+def test_the_no_config_demo_is_not_measured(tmp_path: Path) -> None:
+    """`turinglab serve` with no config serves the embedded agents to a curious visitor: no
+    study, no key, and no minute spent timing SmolLM2 before the lobby opens."""
+    env = {**os.environ, "TURINGLAB_ADMIN_PASSWORD": "pw-for-tests-1234"}
+    env.pop("TURINGLAB_STORE", None)
+    cmd = [sys.executable, "-m", "turinglab", "serve", "--check", "--port", str(free_port())]
+    done = subprocess.run(
+        cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert "checks passed" in done.stderr and "AI witness" not in done.stderr
