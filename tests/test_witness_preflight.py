@@ -199,3 +199,16 @@ def test_the_no_config_demo_is_not_measured(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "checks passed" in done.stderr and "AI witness" not in done.stderr
+
+
+async def test_a_reply_past_the_deadline_is_not_waited_for(fake_server: FakeOpenAIServer) -> None:
+    fake_server.configure(latency_s=3.0)
+    cfg = experiment().model_copy(update={"message_deadline_s": 1.0})
+    assert fake_server.base_url is not None
+    agent = OpenAIChatAgent(name="slow", base_url=fake_server.base_url, model="fake-model")
+    try:
+        found = await measure_witness("SLOW", agent, None, cfg, reply_max_s=30)
+    finally:
+        await agent.aclose()
+    assert len(found.probes) == 1 and found.probes[0].generation_s >= 1.0
+    assert found.problem == "no reply within the 1 s deadline (its games are flagged)"

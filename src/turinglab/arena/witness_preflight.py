@@ -42,6 +42,7 @@ WitnessTiming = Literal["refuse", "warn", "skip"]
 # Typical openings of the studies' interrogators: short, then longer.
 PROBES = ("hi", "where are you from?", "what did you have for breakfast today?")
 PEOPLE_MEDIAN_S = 11.1  # people's reply time in the issue 31 pilot
+WARM_UP_S = 300.0  # the untimed first call: loading a local model may take minutes
 
 
 def planned_s(delay: TypingDelay, n_question: int, n_reply: int) -> float:
@@ -137,7 +138,12 @@ async def measure_witness(
     limits = Limits(cfg.message_deadline_s, reply_max_s)
     measured: list[Probe] = []
     try:
-        await agent.reply(history(probes[0]), CallContext(seed=0, participant="witness"))
+        first = agent.reply(history(probes[0]), CallContext(seed=0, participant="witness"))
+        try:
+            await asyncio.wait_for(first, WARM_UP_S)
+        except TimeoutError:
+            error = f"no answer to a first message within {WARM_UP_S:g} s"
+            return WitnessMeasure(group, (), limits, error=error)
         for i, question in enumerate(probes):
             ctx = CallContext(seed=i + 1, participant="witness")
             start = clock()
