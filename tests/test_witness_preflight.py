@@ -15,10 +15,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import aiohttp
 import pytest
 
+from arena_fixtures import ADMIN_PASSWORD, make_setup, running_arena
+from test_arena_admin_study import _post, _token
 from turinglab.agents.eliza import ElizaAgent
 from turinglab.agents.openai_compat import OpenAIChatAgent
+from turinglab.arena.admin_keys import KeyAllowlist
+from turinglab.arena.store_bridge import ArenaStore
 from turinglab.arena.witness_preflight import (
     PROBES,
     Limits,
@@ -26,10 +31,13 @@ from turinglab.arena.witness_preflight import (
     measure_witness,
     planned_s,
     preflight_problem,
+    witness_prompt,
 )
 from turinglab.bench.arena_services import free_port
+from turinglab.games.interrogation_setup import AIWitness
 from turinglab.games.two_party import TwoPartyExperiment
 from turinglab.games.typing_delay import TypingDelay
+from turinglab.store.database import Store
 from turinglab.testing.fake_openai import FakeOpenAIServer, start_fake_server_process
 
 pytest.importorskip("fastapi")
@@ -154,9 +162,6 @@ def test_skip_measures_nothing(tmp_path: Path) -> None:
 
 
 async def test_the_witness_is_asked_with_its_real_prompt(fake_server: FakeOpenAIServer) -> None:
-    from turinglab.arena.witness_preflight import witness_prompt
-    from turinglab.games.interrogation_setup import AIWitness
-
     cfg = experiment()
     agent = OpenAIChatAgent(name="remote", base_url=fake_server.base_url, model="fake-model")
     witness = AIWitness(agent="remote", persona="persona")
@@ -212,3 +217,29 @@ async def test_a_reply_past_the_deadline_is_not_waited_for(fake_server: FakeOpen
         await agent.aclose()
     assert len(found.probes) == 1 and found.probes[0].generation_s >= 1.0
     assert found.problem == "no reply within the 1 s deadline (its games are flagged)"
+
+
+async def test_a_study_opened_from_the_admin_is_timed_too(
+    tmp_path: Path, fake_server: FakeOpenAIServer
+) -> None:
+    assert fake_server.base_url is not None
+    fake_server.configure(latency_s=SLOW_S)
+    study = CONFIG.format(
+        store=tmp_path / "unused.db", url=fake_server.base_url, policy="refuse", reply_max_s=30
+    )
+    setup = make_setup()
+    keys = KeyAllowlist.parse((), (fake_server.base_url,))
+    auth = {"Authorization": aiohttp.encode_basic_auth("admin", ADMIN_PASSWORD)}
+    kept = ArenaStore(Store(str(tmp_path / "a.db")), setup)
+    with running_arena(setup, store=kept, studies_dir=tmp_path, admin_keys=keys) as (base, app):
+        async with aiohttp.ClientSession() as http:
+            token = await _token(http, base)
+            form = {"csrf": token, "yaml": study}
+            status, page = await _post(http, base + "/admin/study", form, **auth)
+            assert status == 400
+            assert "AI witness REMOTE-PERSONA cannot pass for a person" in page
+            assert app.state.arena.setup is setup  # nothing was opened
+            fake_server.configure(latency_s=0.0)
+            status, page = await _post(http, base + "/admin/study", form, **auth)
+            assert status == 303, page
+            assert app.state.arena.setup is not setup

@@ -62,6 +62,7 @@ from turinglab.arena.store_bridge import ArenaStore
 from turinglab.arena.strong_mode import add_image_route
 from turinglab.arena.study_admin import AdminFormError, open_study, read_form
 from turinglab.arena.study_page import PageCache
+from turinglab.arena.witness_preflight import opened_study_problem
 from turinglab.games.clock import REAL_CLOCK, Clock
 from turinglab.itt.judgements import judgements_csv
 from turinglab.store.media import MediaError
@@ -272,6 +273,13 @@ def create_app(
             if fixed_study is not None:
                 raise AdminFormError(fixed_study, 409)
             opened = await asyncio.to_thread(open_study, fields, studies_dir, admin_keys)
+            # As at start-up: AI witnesses slower than a person are refused (or warned of).
+            new = opened.setup.settings
+            problem = await opened_study_problem(
+                opened.experiment, opened.setup.agents, new.witness_timing, new.witness_reply_max_s
+            )
+            if problem:
+                raise AdminFormError(problem)
             arena.open_study(opened.setup)
         except (AdminFormError, ValueError) as err:
             return await admin_html(str(err), getattr(err, "status", 400))

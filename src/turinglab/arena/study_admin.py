@@ -40,6 +40,7 @@ class AdminFormError(ValueError):
 class OpenedStudy:
     setup: ArenaSetup
     source: str  # what the admin page says the study came from
+    experiment: object = None  # the config's experiment (its AI witnesses are timed: app.py)
 
 
 async def read_form(request: Request, csrf: str) -> dict[str, str]:
@@ -85,7 +86,7 @@ def open_study(
     seed = getattr(config.experiment, "seed", setup.settings.seed)
     update: dict[str, int] = {"seed": seed} | ({"rounds": rounds} if rounds else {})
     settings = setup.settings.model_copy(update=update)
-    return OpenedStudy(replace(setup, settings=settings), source)
+    return OpenedStudy(replace(setup, settings=settings), source, config.experiment)
 
 
 def _admin_checks(

@@ -24,6 +24,7 @@ once on one model server queue, so leave headroom.
 from __future__ import annotations
 
 import asyncio
+import logging
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -38,6 +39,7 @@ from turinglab.games.typing_delay import TypingDelay
 from turinglab.games.witness import WitnessPrompt, sample_facts
 from turinglab.games.witness_reply import clean_reply
 
+log = logging.getLogger(__name__)
 WitnessTiming = Literal["refuse", "warn", "skip"]
 # Typical openings of the studies' interrogators: short, then longer.
 PROBES = ("hi", "where are you from?", "what did you have for breakfast today?")
@@ -203,12 +205,22 @@ def witness_timing_problem(
     experiment: object, agents: Mapping[str, Agent], policy: WitnessTiming, reply_max_s: float
 ) -> str | None:
     """What `serve` (and `serve --check`) asks before serving a study: the refusal line, or
-    None. Only the engine's interrogation games are measured (other kinds time their own)."""
+    None. Only the engine's interrogation games are measured (not strong, GTT or ITT modes)."""
     if policy == "skip" or not isinstance(experiment, InterrogationExperiment):
         return None
     print("measuring the AI witnesses' reply times (arena.witness_timing) …", file=sys.stderr)
     measures = asyncio.run(measure_witnesses(experiment, agents, reply_max_s))
     return preflight_problem(measures, policy, lambda line: print(line, file=sys.stderr))
+
+
+async def opened_study_problem(
+    experiment: object, agents: Mapping[str, Agent], policy: WitnessTiming, reply_max_s: float
+) -> str | None:
+    """The same for a study opened from /admin, in the server's loop (the lines to its log)."""
+    if policy == "skip" or not isinstance(experiment, InterrogationExperiment):
+        return None
+    measures = await measure_witnesses(experiment, agents, reply_max_s)
+    return preflight_problem(measures, policy, log.warning)
 
 
 def preflight_problem(
