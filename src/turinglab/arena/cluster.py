@@ -1123,6 +1123,8 @@ class Cluster:
         for gid, game in playing.items():
             if owners.get(gid) != self.me:
                 log.warning("game %s was taken over by %s; stopped here", game.id, owners.get(gid))
+                for view in game.views.values():  # as when fenced: or the new owner's frames
+                    self.owners.pop(view.participant.id, None)  # would be dropped as stale
                 self.arena.give_up(game)
 
     async def study_fallbacks(self) -> int:
