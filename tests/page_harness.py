@@ -89,6 +89,9 @@ RECORDER = """
 (() => {
   const wire = (window.__wire = []);
   const held = () => { try { return page.unanswered.size; } catch (e) { return 0; } };
+  // Where the page stands in its game stream after a frame (what it took): "stream:seq".
+  const at = () => { try { return page.at ? `${page.at.stream}:${page.at.seq}` : null; }
+                     catch (e) { return null; } };
   const Native = window.WebSocket;
   class Recorded extends Native {
     constructor(...args) {
@@ -103,7 +106,8 @@ RECORDER = """
         const t = Date.now();
         // After the page's own handler (a task later: a microtask would run before it).
         setTimeout(() => wire.push({ t, e: "in", type: f.type, code: f.code || null,
-                                     held: held() }), 0);
+                                     held: held(), seq: f.seq, stream: f.stream,
+                                     ref: f.ref || null, at: at() }), 0);
       });
     }
     send(data) {

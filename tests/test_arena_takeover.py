@@ -12,6 +12,7 @@ are stored once. Both processes' admin pages list every live game with its ownin
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 import uuid
 from dataclasses import replace
@@ -256,6 +257,8 @@ async def test_a_process_presumed_dead_gives_up_the_games_taken_from_it(tmp_path
                 await kept.flush()
                 arena = app.state.arena
                 (gid,) = arena.stored_ids()
+                live = arena.games[game["game"]]
+                pid = next(v.participant.id for v in live.views.values() if v.role != "witness")
                 with kept.store.writing() as conn:  # another process claims it meanwhile
                     conn.execute(games.update().where(games.c.id == gid).values(worker="x/1"))
                 client.delete(f"turinglab:arena:{ns}:alive:{kept.worker}")  # we were silent
@@ -264,6 +267,13 @@ async def test_a_process_presumed_dead_gives_up_the_games_taken_from_it(tmp_path
                         break
                     await asyncio.sleep(0.05)
                 assert game["game"] not in arena.games
+                # Its new owner's frames reach the people connected here: not dropped as stale
+                # (this process still named itself their owner, and every frame but a snapshot
+                # from another was dropped: a page here saw its game no more).
+                frame = {"type": "error", "code": "x", "message": "from its new owner"}
+                payload = json.dumps({"o": "x/1", "p": pid, "f": frame})
+                client.publish(f"turinglab:arena:{ns}:to:{pid}", payload)
+                assert (await judge.until("error"))["message"] == "from its new owner"
                 await judge.send(type="message", channel="B", text="said after")
                 assert (await judge.until("error"))["code"] == "no-game"
             finally:

@@ -185,6 +185,9 @@ class Cluster:
         self._asking_ended: set[str] = set()  # asked for the end of a game played elsewhere
         self._beat_failing = False
         self._beat_ok = monotonic()  # when a heartbeat last went through
+        # When one went through again after a silence (Redis paused or cut off, this process
+        # stalled): other processes' heartbeats lapsed in it too (cluster_takeover.py).
+        self.beat_back: float | None = None
         self._relay_told = False  # people relayed from elsewhere were told Redis is silent
         self._registered = False  # the first beat registered this process
         self._register_again = False  # a registration failed half-way: the next beat redoes it
@@ -972,8 +975,13 @@ class Cluster:
                 log.exception("heartbeat: registering again failed")
                 self._register_again = True
                 continue
+            now = monotonic()
+            # Silent long enough that others' heartbeats may have lapsed, not a late beat.
+            silence_s = max(self.arena.setup.settings.takeover_after_s / 2, 2 * BEAT_S)
+            if now - self._beat_ok > silence_s:
+                self.beat_back = now  # before `_beat_failing` clears: no tick judges first
             self._beat_failing = False
-            self._beat_ok = monotonic()
+            self._beat_ok = now
             if self._relay_told:
                 self._relay_told = False
                 self._tell_relayed("relay-resumed", RELAY_RESUMED)
@@ -1115,6 +1123,8 @@ class Cluster:
         for gid, game in playing.items():
             if owners.get(gid) != self.me:
                 log.warning("game %s was taken over by %s; stopped here", game.id, owners.get(gid))
+                for view in game.views.values():  # as when fenced: or the new owner's frames
+                    self.owners.pop(view.participant.id, None)  # would be dropped as stale
                 self.arena.give_up(game)
 
     async def study_fallbacks(self) -> int:

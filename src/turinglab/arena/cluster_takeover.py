@@ -2,7 +2,13 @@
 its people here, and holding their inputs and reconnects until their game is rebuilt.
 
 A process is lost once its heartbeat key `alive:<process>` has expired while it is still listed
-in `procs` (cluster.py renews this one's). The live games it played are claimed in one store
+in `procs` (cluster.py renews this one's). Not when Redis itself was silent: a heartbeat's TTL
+runs on Redis's clock, so a Redis paused past it wakes with every process's heartbeat expired,
+living ones included, and whichever survivor got through first would claim the games of a
+process that merely had not beaten again yet (seen under load: both games of a live process
+taken over after a 22 s pause). So a survivor whose own heartbeat was silent judges nobody
+until a whole TTL after it got through again, and a look-up that itself hung is not taken as
+an answer. The live games it played are claimed in one store
 update (each goes to exactly one claimant), their people's routes `player:<id>` are moved here
 at once, and each game is rebuilt from its committed messages (takeover.py). Until a person's
 game is rebuilt, the cache and the route may still name the dead owner, and an input sent
@@ -97,14 +103,22 @@ class Takeover:
         self.rebuilding.pop(pid, None)
 
     async def lost_processes(self) -> list[str]:
-        """Listed processes whose heartbeat has expired."""
+        """Listed processes whose heartbeat has expired, as seen through a Redis that has
+        answered this process for a whole TTL (the module docstring)."""
         cluster = self.cluster
         assert cluster.redis is not None
+        ttl_s = cluster.arena.setup.settings.takeover_after_s
+        if cluster.beat_back is not None and monotonic() - cluster.beat_back < ttl_s:
+            return []  # their heartbeats lapsed with ours: each gets a TTL to beat again
+        asked = monotonic()
         listed = await cluster.redis.smembers(cluster.ns + "procs")
         others = sorted(str(p) for p in listed if p != cluster.me)
         if not others:
             return []
-        beats = await cluster.redis.mget([cluster.ns + "alive:" + p for p in others])
+        keys = [cluster.ns + "alive:" + p for p in [cluster.me, *others]]
+        mine, *beats = await cluster.redis.mget(keys)
+        if mine is None or monotonic() - asked > ttl_s / 2:
+            return []  # asked into a silence (ours lapsed too, or Redis answered late)
         return [p for p, beat in zip(others, beats, strict=True) if beat is None]
 
     async def take_over_lost(self) -> list[LiveGame]:

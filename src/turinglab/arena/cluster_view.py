@@ -31,6 +31,7 @@ class ClusterView(Protocol):
     sockets: dict[str, int]  # pid -> sockets of theirs held here
     catchup: dict[str, float]  # pid -> until when their missed frames are asked of the owner
     holders: dict[str, set[str]]
+    beat_back: float | None  # when this process's heartbeat went through after a silence
 
     @property
     def takeover(self) -> Rebuilding: ...
