@@ -218,7 +218,14 @@ class Cluster:
         # A study design's blind matching (shared_blind.py); each process draws its own.
         rng = random.Random(f"{self.arena.setup.settings.seed}:{self.me}")
         self.blind = SharedBlind(
-            self.redis, self.books, self.me, self.arena.clock, rng, self._seat_ids, self._no_match
+            self.redis,
+            self.books,
+            self.me,
+            self.arena.clock,
+            rng,
+            self._seat_ids,
+            self._no_match,
+            self._finished_short,
         )
         self.queued = QueueAdopt(self.redis, self.ns, self.me)
         pubsub = self._pubsub = self.redis.pubsub()
@@ -935,6 +942,11 @@ class Cluster:
 
     async def _seat_ids(self, mode: ArenaMode, pids: list[str]) -> None:
         await self._seat(mode, [self.person(pid) for pid in pids])
+
+    def _finished_short(self, pid: str, _excused: int) -> None:
+        """Their witness rounds were excused (shared_blind.py): on to the exit survey."""
+        person = self.person(pid)
+        self.arena.send(person, self.arena.state_frame(person))
 
     def _no_match(self, pid: str, waited: float) -> None:
         self.arena.send(self.person(pid), F.Status(state="no-match", waited_s=waited))
