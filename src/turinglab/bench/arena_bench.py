@@ -501,6 +501,12 @@ def svc_redacted(url: str | None) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    given = list(sys.argv[1:] if argv is None else argv)
+    if any(a == "--arrivals" or a.startswith("--arrivals=") for a in given):
+        from turinglab.bench.arena_blind import main as blind_main  # two-party blind study
+
+        blind_main(given)
+        return
     ap = argparse.ArgumentParser(prog="turinglab bench arena")
     ap.add_argument("--games", type=int, default=50, help="concurrent three-party games aimed at")
     ap.add_argument("--rounds", type=int, default=8, help="study rounds per person")
@@ -512,7 +518,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument(
         "--blind",
         metavar="MIN:MAX",
-        help="a study design's blind matching, each wait drawn in MIN..MAX s (default: open)",
+        help="a study design's blind matching, each wait drawn in MIN..MAX s (default: open);"
+        " with --arrivals steady|bursts|trickle: the two-party blind study instead"
+        " (bench/arena_blind.py: timeouts and waits by witness kind)",
     )
     ap.add_argument(
         "--pace", type=float, default=1.0, help="scale people's reading/typing times (tests)"
