@@ -66,12 +66,14 @@ class BlindMatcher:
         self.short_of_witnesses = 0  # witness-only people given the study's fallback
 
     def joined(self, waiter: Waiter) -> None:
-        rng, pid = self.lobby.rng, waiter.participant.id
-        wait_s = self.design.draw_wait(rng)
+        pid, rounds = waiter.participant.id, self.lobby.rounds
+        # Once per person and round (as across processes, shared_blind.py): joining again
+        # keeps the draw, so a page cannot redraw its wait or its witness kind.
+        key = f"{self.lobby.settings.seed}|{pid}|{rounds.progress(pid).owed}"
+        wait_s, wants = self.design.draw_for(key)
         if len(waiter.mode.witnesses) != 1:
             self.plans[pid] = Plan(waiter.since + wait_s, "person")
             return
-        wants = self.design.draw_interrogation(rng)
         may = self.lobby.rounds.may(pid, "interrogator")
         self.plans[pid] = two_party_plan(self.design, waiter.since, wait_s, wants, may)
 
