@@ -47,6 +47,7 @@ from urllib.parse import urlsplit
 import aiohttp
 
 from turinglab.bench import arena_services as svc
+from turinglab.bench.arena_blind import blind_waits
 from turinglab.bench.arena_people import Script, play
 from turinglab.bench.arena_tally import Tally
 
@@ -92,18 +93,6 @@ def engine_setup(
         consents_per_address=1_000_000,  # every simulated person comes from 127.0.0.1
     )  # fmt: skip
     return ArenaSetup([mode], {"bot": bot}, {"bot": "BOT"}, settings)
-
-
-def blind_waits(text: str) -> tuple[float, float]:
-    """--blind's "MIN:MAX" (seconds), checked."""
-    low, sep, high = text.partition(":")
-    try:
-        waits = (float(low), float(high))
-    except ValueError:
-        waits = (-1.0, -1.0)
-    if not sep or not 0 <= waits[0] <= waits[1]:
-        raise ValueError(f"--blind {text!r}: give the drawn wait's range as MIN:MAX seconds")
-    return waits
 
 
 @dataclass(frozen=True)

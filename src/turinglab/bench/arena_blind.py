@@ -42,9 +42,20 @@ from typing import Any
 import aiohttp
 
 from turinglab.bench import arena_services as svc
-from turinglab.bench.witness_supply import ARRIVALS, bursts
 
 MODE = "two-party"
+
+
+def blind_waits(text: str) -> tuple[float, float]:
+    """--blind's "MIN:MAX" (seconds), checked."""
+    low, sep, high = text.partition(":")
+    try:
+        waits = (float(low), float(high))
+    except ValueError:
+        waits = (-1.0, -1.0)
+    if not sep or not 0 <= waits[0] <= waits[1]:
+        raise ValueError(f"--blind {text!r}: give the drawn wait's range as MIN:MAX seconds")
+    return waits
 
 
 def blind_setup(args: Any) -> Any:
@@ -53,7 +64,6 @@ def blind_setup(args: Any) -> Any:
     from turinglab.arena.engine_modes import interrogation_mode
     from turinglab.arena.match_design import MatchDesign
     from turinglab.arena.modes import ArenaSettings, ArenaSetup
-    from turinglab.bench.arena_bench import blind_waits
     from turinglab.games.two_party import TwoPartyExperiment
 
     cfg = TwoPartyExperiment.model_validate(
@@ -250,6 +260,8 @@ async def _healthy(bases: list[str]) -> None:
 async def run(args: Any) -> dict[str, Any]:
     from scipy.stats import ks_2samp
 
+    from turinglab.bench.witness_supply import ARRIVALS, bursts
+
     listening = [svc.listening_socket() for _ in range(args.processes)]
     bases = [f"http://127.0.0.1:{s.getsockname()[1]}" for s in listening]
     redis = svc.OwnRedis() if args.processes > 1 else None
@@ -330,6 +342,8 @@ def _passed_on(args: Any) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> None:
+    from turinglab.bench.witness_supply import ARRIVALS
+
     ap = argparse.ArgumentParser(prog="turinglab bench arena --arrivals …")
     ap.add_argument("--blind", metavar="MIN:MAX", default="5:20", help="the drawn wait, s")
     ap.add_argument("--arrivals", choices=sorted(ARRIVALS), default="bursts")
@@ -354,6 +368,12 @@ def main(argv: list[str] | None = None) -> None:
     if args.serve:
         serve(args)
         return
+    try:
+        high = blind_waits(args.blind)[1]
+    except ValueError as err:
+        ap.error(str(err))
+    if high >= args.max_wait:
+        ap.error(f"--blind's longest wait ({high:g} s) must be under --max-wait")
     if args.processes > 1 and not (args.store or "").startswith("postgresql"):
         ap.error("--processes > 1 needs a shared postgresql:// --store")
     if args.people < 2 or args.rounds < 1 or not 0 <= args.rejoin_p <= 1:
