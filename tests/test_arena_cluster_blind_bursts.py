@@ -142,7 +142,10 @@ async def run_study(
                 rejoins.append((now + rng.uniform(1, 3), pid))
         for t, pid in [r for r in rejoins if r[0] <= now]:
             rejoins.remove((t, pid))
-            if pid in study.procs[where[pid]].waiting:  # still waiting: closed, then again
+            # Still waiting (not seated meanwhile by another process, which their own
+            # learns only later: a page in a game is refused a join, cluster.py): closed, then
+            # joined again.
+            if pid in study.procs[where[pid]].waiting and pid not in study.playing_until:
                 await study.procs[where[pid]].leave(pid)
                 where[pid] = 1 - where[pid]
                 await study.join(pid, where[pid], settings)
@@ -166,7 +169,7 @@ async def test_bursts_across_processes_say_nothing_about_the_witness(namespace: 
         await _everyone_done(study, *namespace)
     p, person, ai = _ks(games)
     assert len(games) >= 1000 and person >= 100 and ai >= 100, (person, ai)
-    # Seeds 1-3: p = 0.48 over 441 person and 909 AI witnesses.
+    # Seeds 1-3: p = 0.53 over 439 person and 911 AI witnesses.
     assert p > ALPHA, f"waits differ by witness kind across processes: KS p = {p:.3g}"
     assert all(5 <= g.wait_s <= 45 + STEP_S for g in games)  # the drawn range, either kind
 
@@ -190,7 +193,7 @@ async def test_looking_until_the_due_time_is_told_apart(namespace: tuple) -> Non
         games += (await run_study(*namespace, people=150, seed=seed, until_due=True)).games
     p, person, ai = _ks(games)
     assert person >= 100 and ai >= 100
-    assert p < ALPHA / 10, f"expected a leak: KS p = {p:.3g}"  # 6e-4 (seeds 1-3)
+    assert p < ALPHA / 10, f"expected a leak: KS p = {p:.3g}"  # 2e-4 (seeds 1-3)
 
 
 async def _everyone_done(study: Study, client: aioredis.Redis, prefix: str) -> None:
@@ -220,10 +223,12 @@ async def test_who_joins_again_keeps_their_draw(namespace: tuple) -> None:
         await study.procs[i].leave("r")
     assert len(set(draws)) == 1, draws
     book = study.rounds_of[0]
-    key = draw_key(settings, RUN, "r", book)
+    key = draw_key("", settings, RUN, "r", book)
     assert DESIGN.draw_for(key) == (pytest.approx(draws[0][0]), draws[0][1])
+    # Another secret, another draw: nobody works their draw out from their id.
+    assert DESIGN.draw_for(draw_key("other", settings, RUN, "r", book)) != DESIGN.draw_for(key)
     book.progress("r").interrogated += 1  # the next round: drawn anew
-    assert DESIGN.draw_for(draw_key(settings, RUN, "r", book)) != DESIGN.draw_for(key)
+    assert DESIGN.draw_for(draw_key("", settings, RUN, "r", book)) != DESIGN.draw_for(key)
 
 
 async def test_two_who_drew_a_person_meet_whoever_rejoins_where(namespace: tuple) -> None:

@@ -35,6 +35,7 @@ the two witnesses is the AI does not depend on the wait.
 
 from __future__ import annotations
 
+import secrets
 from typing import TYPE_CHECKING
 
 from turinglab.arena.blind_rule import Offered, Plan, choose_witness, decide, two_party_plan
@@ -64,12 +65,15 @@ class BlindMatcher:
         self.plans: dict[str, Plan] = {}
         self.fallbacks = 0  # interrogators drawn for a person who met an AI (no witness free)
         self.short_of_witnesses = 0  # witness-only people given the study's fallback
+        # In every draw's key, so that nobody can work out their own draw (their wait and
+        # witness kind) from their id; a simulation sets its own to repeat a run.
+        self.secret = secrets.token_hex(16)
 
     def joined(self, waiter: Waiter) -> None:
         pid, rounds = waiter.participant.id, self.lobby.rounds
         # Once per person and round (as across processes, shared_blind.py): joining again
         # keeps the draw, so a page cannot redraw its wait or its witness kind.
-        key = f"{self.lobby.settings.seed}|{pid}|{rounds.progress(pid).owed}"
+        key = f"{self.secret}|{self.lobby.settings.seed}|{pid}|{rounds.progress(pid).owed}"
         wait_s, wants = self.design.draw_for(key)
         if len(waiter.mode.witnesses) != 1:
             self.plans[pid] = Plan(waiter.since + wait_s, "person")

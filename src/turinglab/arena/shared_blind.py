@@ -2,11 +2,13 @@
 matchmaking_wait.py — the same rule (blind_rule.py), match window, witness quota and fallback —
 with who waits where and who may be taken as a witness kept in Redis.
 
-The draw is made once per person and round (`MatchDesign.draw_for`, keyed by the study's seed,
-the run, the person and their rounds counted so far): a page that joins again, here or on
-another process, or is adopted by one, gets the same wait and witness kind. Nothing of it is
-stored: it follows from the round book, which the store rebuilds (shared_rounds.py). A join
-again starts the wait (and its window) again from the new join, with that same draw.
+The draw is made once per person and round (`MatchDesign.draw_for`, keyed by a secret all the
+processes share, the study's seed, the run, the person and their rounds counted so far): a
+page that joins again, here or on another process, or is adopted by one, gets the same wait
+and witness kind. Nothing of it is stored: it follows from the round book, which the store
+rebuilds (shared_rounds.py). A join again starts the wait (and its window) again from the new
+join, with that same draw. (Without the secret a participant could work their own witness kind
+out from their id.)
 
 Two-party: within an interrogator's match window their process looks at the offer set, lets
 the rule choose (only-witness people first, then — for a drawn "person" — the oldest offered)
@@ -77,9 +79,10 @@ class Waiting:
     offered: bool = False  # in the mode's offer set (may be taken as a witness)
 
 
-def draw_key(settings: ArenaSettings, run: str, pid: str, book: RoundBook) -> str:
-    """Whose draw: the study's seed, the run, the person and the round they are on."""
-    return f"{settings.seed}|{run}|{pid}|{book.progress(pid).owed}"
+def draw_key(secret: str, settings: ArenaSettings, run: str, pid: str, book: RoundBook) -> str:
+    """Whose draw: the study's seed, the run, the person and the round they are on; `secret`
+    (the processes' own) so that nobody can work their draw out from their id."""
+    return f"{secret}|{settings.seed}|{run}|{pid}|{book.progress(pid).owed}"
 
 
 class SharedBlind:
@@ -95,6 +98,8 @@ class SharedBlind:
         seat: Seat,
         timed_out: TimedOut,
         short: Short | None = None,
+        *,
+        secret: str = "",
     ) -> None:
         self.redis = client
         self.books = books
@@ -105,6 +110,7 @@ class SharedBlind:
         self._seat = seat
         self._timed_out = timed_out
         self._short = short
+        self.secret = secret  # of the draws: the same on every process (cluster.py)
         self.draw: Draw = lambda design, key: design.draw_for(key)
         self.waiting: dict[str, Waiting] = {}
         self.fallbacks = 0  # interrogators drawn for a person who met an AI (no witness free)
@@ -157,7 +163,7 @@ class SharedBlind:
         """`pid` waits here from `since`: their draw for this round (the same on every process)."""
         design = settings.design
         assert design is not None, "blind matching needs a design"
-        wait_s, wants = self.draw(design, draw_key(settings, run, pid, book))
+        wait_s, wants = self.draw(design, draw_key(self.secret, settings, run, pid, book))
         if len(mode.witnesses) == 1:
             may = book.may(pid, "interrogator")
             plan = two_party_plan(design, since, wait_s, wants, may)
