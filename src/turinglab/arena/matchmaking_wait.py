@@ -11,6 +11,9 @@ with one witness (two-party):
   (`match_window_s`, at most `wait_min_s`) from joining, never later: whatever happens in the
   window (who else is there, who leaves) is independent of the drawn wait, under any arrival
   process — steady, bursts, a trickle or the study's end (tests/test_arena_blind_arrivals.py);
+* a person's wait and witness kind are drawn once per round, keyed by a secret, the seed,
+  their id and the round (`MatchDesign.draw_for`): joining again, here or on another process
+  (shared_blind.py), keeps the draw, so a page cannot redraw it nor anyone compute it;
 * roles follow the balance of owed rounds: someone who may interrogate does (their interrogator
   rounds come first), drawing their witness kind ("person" with `human_witness_share`); a
   "person" draw takes a waiting witness, or — if they still owe witness rounds — offers them as
