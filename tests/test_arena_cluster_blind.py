@@ -441,3 +441,35 @@ async def test_people_waiting_on_a_killed_process_are_waited_for_by_the_other() 
         finally:
             for p in people:
                 await p.close()
+
+
+async def test_a_witness_back_from_their_game_waits_anew_where_they_joined(
+    namespace: tuple,
+) -> None:
+    """Someone who may only witness, offered on P0 and taken and seated by P1, joins again on
+    P0 after that game: P0 has learnt they were taken (one read a tick), so the new join is a
+    new wait for their next round, not the stale one (which would have left them waiting for
+    nobody)."""
+    client, prefix = namespace
+    settings = ArenaSettings(
+        design=MatchDesign(human_witness_share=1.0, wait_min_s=5, wait_max_s=5)
+    )
+    mode = mode_named("two-party")
+    procs = Processes(client, prefix, n=2, seed=1, rng_for=Drawn)
+    for i in (0, 1):
+        fixed(procs, i, "person", 5.0)
+    await client.hset(f"{prefix}book:{RUN}:w", mapping={"i": 4, "w": 0})  # only witness now
+    await procs.join("w", 0, mode, settings)
+    await procs.tick_one(0, settings)
+    assert procs.matchers[0].waiting["w"].offered
+    await procs.join("i", 1, mode, settings)
+    await procs.matchers[1].tick(RUN, procs.rounds[1])  # P1 holds w
+    procs.clock.t = 5.0
+    await procs.matchers[1].tick(RUN, procs.rounds[1])  # and seats them
+    assert procs.seated == [["i", "w"]]
+    await procs.tick_one(0, settings)  # P0 learns it at once
+    assert "w" not in procs.matchers[0].waiting
+    await procs.join("w", 0, mode, settings)  # their game over, w joins again on P0
+    assert await client.get(f"{prefix}blind-at:w") == "P0"
+    assert await client.zrange(f"{prefix}blind:two-party", 0, -1) == ["w|P0"]
+    assert procs.matchers[0].waiting["w"].since == 5.0

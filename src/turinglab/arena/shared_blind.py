@@ -134,8 +134,9 @@ class SharedBlind:
         part says so; False (nobody queued) when they have played all their rounds. A join
         again while they wait here for the same mode (a page sending it twice) changes nothing."""
         kept = self.waiting.get(pid)
-        if kept is not None and kept.mode.name == mode.name:
-            return True
+        same = kept is not None and kept.mode.name == mode.name
+        if same and await self.redis.get(self._at(pid)) == self.process:
+            return True  # still theirs (not taken meanwhile by another process)
         await self.leave(pid)
         self.elsewhere.pop(pid, None)
         await self._load(run, pid, book)
@@ -269,6 +270,7 @@ class SharedBlind:
     async def tick(self, run: str, book: RoundBook) -> None:
         """Decide, seat everyone due now, excuse or send on those who waited too long."""
         now = self.clock.now()
+        await self._learn_taken()
         for pid, waiting in list(self.waiting.items()):
             if self.waiting.get(pid) is not waiting:  # seated earlier in this pass
                 continue
@@ -276,6 +278,18 @@ class SharedBlind:
                 await self._two_party(run, pid, waiting, book, now)
             else:
                 await self._three_party(run, pid, waiting, book, now)
+
+    async def _learn_taken(self) -> None:
+        """Those offered here whom another process took (or who joined again elsewhere): no
+        longer waiting here, watched until seated. Learnt at once, one read a tick, so that a
+        witness back from their game does not find a stale wait here."""
+        offered = [pid for pid, waiting in self.waiting.items() if waiting.offered]
+        if not offered:
+            return
+        found = await self.redis.mget([self._at(pid) for pid in offered])
+        for pid, at in zip(offered, found, strict=True):
+            if at is not None and at != self.process:
+                self._taken_away(pid)
 
     async def _two_party(
         self, run: str, pid: str, waiting: Waiting, book: RoundBook, now: float
