@@ -44,7 +44,11 @@ async def _joined(person: Person) -> None:
 
 async def _games(people: list[Person]) -> dict[str, dict[str, int]]:
     """Each game's roles: {game: {role: count}}."""
-    frames = await asyncio.gather(*(p.until("game", timeout=40) for p in people))
+    try:
+        frames = await asyncio.gather(*(p.until("game", timeout=60) for p in people))
+    except TimeoutError:  # what each page had been told, to tell a stall from a lost seat
+        seen = [[(f["type"], f.get("state")) for f in p.frames[-6:]] for p in people]
+        raise AssertionError(f"no game within 60 s; last frames: {seen}") from None
     games: dict[str, dict[str, int]] = {}
     for frame in frames:
         roles = games.setdefault(frame["game"], {})
