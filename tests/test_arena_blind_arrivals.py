@@ -117,3 +117,28 @@ def test_a_witness_who_leaves_before_the_due_time_leaves_their_interrogator_on_t
     at(12.0)
     assert started == [(11.0, ["b"])]  # on time, with an AI: nobody else was free
     assert lobby.blind.fallbacks == 1
+
+
+def test_who_joins_again_keeps_their_draw_in_one_process() -> None:
+    """A page closed and joined again (or a join sent twice) gets the same wait and witness
+    kind for the round: nothing to gain by joining again, and no redraw to tell apart."""
+    lobby, _started, at, mode = _lobby(share=0.5)
+    lobby.settings = ArenaSettings(
+        design=MatchDesign(human_witness_share=0.5, wait_min_s=5, wait_max_s=45), seed=4
+    )
+    assert lobby.blind is not None
+    lobby.blind.design = lobby.settings.design  # type: ignore[assignment]
+    draws = set()
+    for k in range(12):
+        person = Participant(f"r{k}", f"t{k}")
+        seen = set()
+        for _ in range(3):
+            lobby.join(person, mode)
+            plan = lobby.blind.plans[person.id]
+            assert lobby.waited(person) == 0.0
+            seen.add((round(plan.due - lobby.clock.now(), 9), plan.wants))
+            at(lobby.clock.now() + 1.0)
+            lobby.leave(person)
+        assert len(seen) == 1, seen
+        draws |= seen
+    assert len(draws) == 12  # each person their own draw

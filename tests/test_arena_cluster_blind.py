@@ -1,10 +1,6 @@
 """Blind matchmaking across arena processes (arena/shared_blind.py), against a real Redis.
 
-* Waits: 1,200 arrivals spread at random over two processes, each with its own SharedBlind on
-  one namespace, on simulated time (as the single-process leak test in
-  test_arena_timing_leaks.py): interrogators' waits for AI vs person witnesses are not told
-  apart (KS p > 0.01 over all of them, about 750 and 220; p = 0.64), and people are matched
-  across processes.
+* Waits under bursts, and a draw kept by whoever joins again: test_arena_cluster_blind_bursts.py.
 * The scripts' semantics: a witness offered by a dead process is dropped, never taken; a
   three-party person taken by another process is seated there, once; a person who joins again
   on another process is seated once, by that one; one who waited on, or was taken unseated
@@ -25,12 +21,11 @@ from collections.abc import AsyncIterator
 
 import pytest
 import redis.asyncio as aioredis
-from scipy.stats import ks_2samp
 
 from arena_fixtures import Person, make_setup
 from test_arena_multiprocess import alive_namespace, arena_processes
-from test_arena_timing_leaks import SAME, ManualClock, Waits
-from turinglab.arena.matchmaking_wait import MatchDesign
+from test_arena_timing_leaks import ManualClock, Waits
+from turinglab.arena.match_design import Kind, MatchDesign
 from turinglab.arena.modes import ArenaMode, ArenaSettings
 from turinglab.arena.rounds import RoundBook
 from turinglab.arena.shared_blind import SharedBlind
@@ -38,7 +33,6 @@ from turinglab.arena.shared_rounds import SharedRounds
 from turinglab.store.arena_people import PastRounds
 
 RUN = "run-1"
-N = 120
 
 
 def mode_named(name: str) -> ArenaMode:
@@ -108,84 +102,53 @@ class Processes:
         return any(m.waiting for m in self.matchers)
 
 
-async def test_waits_across_processes_say_nothing_about_the_witness(namespace: tuple) -> None:
-    """People arrive at random (mean gap 12 s) on either of two processes, one two-party game
-    each; both processes tick every 0.25 s of simulated time, as the server's ticker does."""
-    design = MatchDesign(human_witness_share=0.5, wait_min_s=5, wait_max_s=30)
-    settings = ArenaSettings(design=design, seed=1)
-    mode = mode_named("two-party")
-    procs = Processes(*namespace, n=2, seed=7)
-    rng = random.Random(7)
-    next_arrival, n = rng.expovariate(1 / 12), 0
-    while n < 1200 or procs.waiting:
-        while n < 1200 and next_arrival <= procs.clock.t:
-            await procs.join(f"p-{n}", rng.randrange(2), mode, settings)
-            n += 1
-            next_arrival += rng.expovariate(1 / 12)
-        await procs.tick()
-        procs.clock.t += 0.25
-    waits = procs.waits
-    assert len(waits.ai) >= N and len(waits.person) >= N, (len(waits.ai), len(waits.person))
-    # Every wait of each kind (about 750 and 220): more power than the first N of each.
-    p = float(ks_2samp(waits.ai, waits.person).pvalue)
-    assert p > SAME, f"waits differ by witness kind across processes: KS p = {p:.3g}"
-    assert all(5 <= w <= 30.25 for w in waits.ai + waits.person)
-    # The design decided: about half the interrogations were drawn for a person.
-    games = len(waits.person) + len(waits.ai)
-    fallbacks = sum(m.fallbacks for m in procs.matchers)
-    assert 0.45 < (len(waits.person) + fallbacks) / games < 0.55
-    assert procs.across > 0.3 * len(waits.person)  # people meet people on the other process
-    assert max(waits.witness) <= 30.25 and waits.timed_out == 0
-    # Nobody seated twice, nobody left behind.
-    seated = [p for game in procs.seated for p in game]
-    assert len(seated) == len(set(seated)) == 1200
-
-
 class Drawn(random.Random):
-    """Draws fixed by the test: `random()` always answers `value` (waits of 0 s)."""
-
-    value = 0.0
-
-    def random(self) -> float:
-        return self.value
+    """Kept for the processes' own generator (three-party tests); draws are set by `fixed`."""
 
 
-def drawn(procs: Processes, i: int, value: float) -> None:
-    rng = procs.matchers[i].rng
-    assert isinstance(rng, Drawn)
-    rng.value = value
-
-
-WITNESS, PERSON = 0.1, 0.9  # draw_kind: below ½ a witness; else a person (share 1.0)
+def fixed(procs: Processes, i: int, wants: Kind, wait_s: float = 0.0) -> None:
+    """Process `i` draws `wait_s` and `wants` for everyone (MatchDesign.draw_for otherwise)."""
+    procs.matchers[i].draw = lambda _design, _key: (wait_s, wants)
 
 
 async def test_a_dead_process_offers_nobody(namespace: tuple) -> None:
     client, prefix = namespace
     settings = ArenaSettings(
-        design=MatchDesign(human_witness_share=1.0, wait_min_s=0, wait_max_s=0)
+        design=MatchDesign(human_witness_share=1.0, wait_min_s=5, wait_max_s=5)
     )
     mode = mode_named("two-party")
     procs = Processes(client, prefix, n=2, seed=1, rng_for=Drawn)
-    drawn(procs, 0, WITNESS)
-    await procs.join("a", 0, mode, settings)  # offered by P0 ...
+    for i in (0, 1):
+        fixed(procs, i, "person", 5.0)
+    await procs.join("a", 0, mode, settings)
+    await procs.matchers[0].tick(RUN, procs.rounds[0])  # nobody there: offered by P0 ...
+    assert await client.zrange(f"{prefix}blind:two-party", 0, -1) == ["a|P0"]
     await client.delete(f"{prefix}alive:P0")  # ... which dies
-    drawn(procs, 1, PERSON)
     await procs.join("c", 1, mode, settings)
+    await procs.matchers[1].tick(RUN, procs.rounds[1])  # "a" is a ghost, never taken
+    procs.clock.t = 5.0
     await procs.matchers[1].tick(RUN, procs.rounds[1])
-    assert procs.seated == [["c"]]  # an AI witness: "a" is a ghost, never taken
+    assert procs.seated == [["c"]]  # an AI witness, at c's due time
     assert await client.zrange(f"{prefix}blind:two-party", 0, -1) == []
-    # With P0 alive, the same draw takes P0's witness, and counts both rounds.
+    # P0 is back: "a", dropped while P0 was silent, is not left waiting for nobody: their
+    # window is over with no witness free, an AI.
     await client.set(f"{prefix}alive:P0", "1")
+    await procs.matchers[0].tick(RUN, procs.rounds[0])
+    assert procs.seated == [["c"], ["a"]]
+    # A person offered on P0 is held by P1 within the window, seated at the due time, both
+    # rounds counted then; P0 learns at their window's end and seats them nowhere else.
     await procs.join("b", 0, mode, settings)
+    await procs.matchers[0].tick(RUN, procs.rounds[0])
     await procs.join("d", 1, mode, settings)
     await procs.matchers[1].tick(RUN, procs.rounds[1])
-    assert procs.seated[1] == ["d", "b"]
+    assert await client.get(f"{prefix}blind-at:b") == "taken:P1@P0"
+    assert await client.hgetall(f"{prefix}book:{RUN}:b") == {"i": "0", "w": "0"}  # not yet
+    procs.clock.t = 10.0
+    await procs.tick()
+    assert procs.seated[2] == ["d", "b"]
     assert await client.hgetall(f"{prefix}book:{RUN}:b") == {"i": "0", "w": "1"}
     assert await client.hgetall(f"{prefix}book:{RUN}:d") == {"i": "1", "w": "0"}
-    # P0 learns at "b"'s due time that they were taken, and seats them nowhere else; "a",
-    # dropped while P0 was silent, is not left waiting for nobody: no witness free, an AI.
-    await procs.matchers[0].tick(RUN, procs.rounds[0])
-    assert procs.seated == [["c"], ["d", "b"], ["a"]] and not procs.waiting
+    assert len(procs.seated) == 3 and not procs.waiting
 
 
 async def test_a_three_party_person_taken_elsewhere_is_seated_once(namespace: tuple) -> None:
@@ -211,7 +174,7 @@ async def test_who_joins_again_on_another_process_is_seated_once(namespace: tupl
     mode = mode_named("two-party")
     procs = Processes(*namespace, n=2, seed=1, rng_for=Drawn)
     for i in (0, 1):
-        drawn(procs, i, PERSON)  # an interrogator of an AI (share 0)
+        fixed(procs, i, "ai")  # an interrogator of an AI, due at once
         await procs.join("r", i, mode, settings)
     await procs.tick()
     assert procs.seated == [["r"]] and not procs.waiting
@@ -228,7 +191,7 @@ async def test_who_waited_on_a_dead_process_is_adopted_where_they_reconnect(
     design = MatchDesign(human_witness_share=0.0, wait_min_s=0, wait_max_s=0)
     settings = ArenaSettings(design=design)
     procs = Processes(client, prefix, n=2, seed=1, rng_for=Drawn)
-    drawn(procs, 0, PERSON)  # an interrogator of an AI, due at once on P0
+    fixed(procs, 0, "ai")  # an interrogator of an AI, due at once on P0
     await procs.join("a", 0, mode_named("two-party"), settings)
     p1, book1 = procs.matchers[1], procs.rounds[1]
     assert await p1.watch(RUN, "a", settings, book1, mode_named)  # P0 lives: still waits
@@ -261,7 +224,7 @@ async def test_who_was_taken_by_a_process_that_died_unseated_is_adopted(
     await procs.join("x", 0, mode, settings)
     await procs.join("y", 0, mode, settings)
     await dies_as_it_seats(procs)  # x takes y: counted, not seated
-    assert await client.get(f"{prefix}blind-at:x") == "taken:P0"
+    assert await client.get(f"{prefix}blind-at:x") == "taken:P0@P0"
     p1, book1 = procs.matchers[1], procs.rounds[1]
     assert await p1.watch(RUN, "x", settings, book1, mode_named)  # P0 may still seat them
     await client.delete(f"{prefix}alive:P0")
@@ -277,11 +240,11 @@ async def test_a_witness_taken_by_a_process_that_died_unseated_waits_again_uncou
     namespace: tuple,
 ) -> None:
     """The witness's socket stays on their own process, so nothing makes them reconnect: that
-    process learns they were taken (their due time), watches them, and once the taker is dead
-    seats them itself, the round the taker counted given back (the store holds no game)."""
+    process learns they were taken (their window's end), watches them, and once the taker is
+    dead seats them itself, the round the taker counted given back (the store holds no game)."""
     client, prefix = namespace
     settings = ArenaSettings(
-        design=MatchDesign(human_witness_share=1.0, wait_min_s=0, wait_max_s=0)
+        design=MatchDesign(human_witness_share=1.0, wait_min_s=5, wait_max_s=5)
     )
     mode = mode_named("two-party")
     procs = Processes(client, prefix, n=2, seed=1, rng_for=Drawn)
@@ -290,20 +253,25 @@ async def test_a_witness_taken_by_a_process_that_died_unseated_waits_again_uncou
         return PastRounds(interrogated=0, witnessed=0, met=frozenset())
 
     procs.books.past = no_games
-    drawn(procs, 1, WITNESS)
-    await procs.join("w", 1, mode, settings)  # offered by P1
-    drawn(procs, 0, PERSON)
+    for i in (0, 1):
+        fixed(procs, i, "person", 5.0)
+    await procs.join("w", 1, mode, settings)
+    await procs.tick_one(1, settings)  # offered by P1
     await procs.join("i", 0, mode, settings)
-    await dies_as_it_seats(procs)  # i takes w: counted, not seated
+    await procs.matchers[0].tick(RUN, procs.rounds[0])  # P0 holds w
+    procs.clock.t = 5.0
+    await dies_as_it_seats(procs)  # i's due time: counted, not seated
     assert await client.hgetall(f"{prefix}book:{RUN}:w") == {"i": "0", "w": "1"}
     p1, book1 = procs.matchers[1], procs.rounds[1]
-    await procs.tick_one(1, settings)  # w's due time: taken by P0, which may still seat them
+    await procs.tick_one(1, settings)  # w's window is over: taken by P0, which may seat them
     assert "w" not in p1.waiting and p1.elsewhere == {"w": "taken"}
     await procs.tick_one(1, settings)
-    assert "w" not in p1.waiting and p1.elsewhere == {"w": "taken:P0"}
+    assert "w" not in p1.waiting and p1.elsewhere == {"w": "taken:P0@P1"}
     await client.delete(f"{prefix}alive:P0")  # P0 is dead
-    drawn(procs, 1, PERSON)  # w's new draw: interrogate, an AI witness (share 1, none free)
-    await procs.tick_one(1, settings)  # adopted (and seated at once: a wait of 0 s)
+    await procs.tick_one(1, settings)  # adopted, their wait from when they joined
+    assert "w" in p1.waiting and not p1.elsewhere
+    procs.clock.t = 10.0
+    await procs.tick_one(1, settings)  # nobody free: an AI
     assert procs.seated == [["w"]] and not p1.elsewhere and not p1.waiting
     assert await client.hgetall(f"{prefix}book:{RUN}:w") == {"i": "1", "w": "0"}
     progress = book1.progress("w")
@@ -342,12 +310,16 @@ async def test_who_waits_when_redis_restarts_empty_is_noted_and_offered_again(
     # again (a second registration, as the listener's and the heartbeat's both do), they
     # are not offered again, so nobody can seat them twice.
     settings = ArenaSettings(
-        design=MatchDesign(human_witness_share=1.0, wait_min_s=0, wait_max_s=0)
+        design=MatchDesign(human_witness_share=1.0, wait_min_s=5, wait_max_s=5)
     )
-    drawn(procs, 0, WITNESS)
+    for i in (0, 1):
+        fixed(procs, i, "person", 5.0)
+    start = procs.clock.t
     await procs.join("v", 0, mode_named("two-party"), settings)
-    drawn(procs, 1, PERSON)
+    await procs.tick_one(0, settings)  # offered by P0
     await procs.join("u", 1, mode_named("two-party"), settings)
+    await procs.matchers[1].tick(RUN, procs.rounds[1])  # held by P1
+    procs.clock.t = start + 5.0
     await procs.matchers[1].tick(RUN, procs.rounds[1])
     assert procs.seated[-1] == ["u", "v"] and "v" in p0.waiting
     await p0.register_again(RUN, procs.rounds[0], plays)
@@ -362,7 +334,7 @@ sys.path.insert(0, {tests!r})
 from arena_fixtures import serve_on_fd
 from arena_fixtures import ADMIN_PASSWORD, make_setup
 from turinglab.arena import create_app
-from turinglab.arena.matchmaking_wait import MatchDesign
+from turinglab.arena.match_design import Kind, MatchDesign
 setup = make_setup(design=MatchDesign(wait_min_s=2.0, wait_max_s=2.5), takeover_after_s=1.0)
 app = create_app(
     setup, admin_password=ADMIN_PASSWORD,
@@ -469,3 +441,35 @@ async def test_people_waiting_on_a_killed_process_are_waited_for_by_the_other() 
         finally:
             for p in people:
                 await p.close()
+
+
+async def test_a_witness_back_from_their_game_waits_anew_where_they_joined(
+    namespace: tuple,
+) -> None:
+    """Someone who may only witness, offered on P0 and taken and seated by P1, joins again on
+    P0 after that game: P0 has learnt they were taken (one read a tick), so the new join is a
+    new wait for their next round, not the stale one (which would have left them waiting for
+    nobody)."""
+    client, prefix = namespace
+    settings = ArenaSettings(
+        design=MatchDesign(human_witness_share=1.0, wait_min_s=5, wait_max_s=5)
+    )
+    mode = mode_named("two-party")
+    procs = Processes(client, prefix, n=2, seed=1, rng_for=Drawn)
+    for i in (0, 1):
+        fixed(procs, i, "person", 5.0)
+    await client.hset(f"{prefix}book:{RUN}:w", mapping={"i": 4, "w": 0})  # only witness now
+    await procs.join("w", 0, mode, settings)
+    await procs.tick_one(0, settings)
+    assert procs.matchers[0].waiting["w"].offered
+    await procs.join("i", 1, mode, settings)
+    await procs.matchers[1].tick(RUN, procs.rounds[1])  # P1 holds w
+    procs.clock.t = 5.0
+    await procs.matchers[1].tick(RUN, procs.rounds[1])  # and seats them
+    assert procs.seated == [["i", "w"]]
+    await procs.tick_one(0, settings)  # P0 learns it at once
+    assert "w" not in procs.matchers[0].waiting
+    await procs.join("w", 0, mode, settings)  # their game over, w joins again on P0
+    assert await client.get(f"{prefix}blind-at:w") == "P0"
+    assert await client.zrange(f"{prefix}blind:two-party", 0, -1) == ["w|P0"]
+    assert procs.matchers[0].waiting["w"].since == 5.0

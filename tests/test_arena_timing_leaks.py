@@ -87,6 +87,8 @@ def simulate_waits(settings: ArenaSettings, arrivals: int, seed: int) -> Waits:
         waits.timed_out += 1
 
     lobby = Lobby(settings, clock, start, timed_out)  # type: ignore[arg-type]
+    if lobby.blind is not None:
+        lobby.blind.secret = f"sim:{seed}"  # the same draws on every run
     rng = random.Random(seed)
     next_arrival, n = rng.expovariate(1 / 12), 0
     while n < arrivals or lobby.waiting:

@@ -106,6 +106,11 @@ class SignedSessions(Sessions):
     def _sign(self, pid: str) -> str:
         return hmac.new(self._key, pid.encode(), hashlib.sha256).hexdigest()
 
+    def derived(self, label: str) -> str:
+        """A secret of every process, for `label`: never a token's signature (no pid has
+        a NUL), and telling nothing of the key."""
+        return self._sign("\0" + label)
+
     def new(self) -> Participant:
         pid = f"p-{secrets.token_hex(6)}"
         p = Participant(id=pid, token=f"{pid}.{self._sign(pid)}")
@@ -220,8 +225,20 @@ class Cluster:
         self.books = SharedRounds(self.redis, self.ns, PLAYER_TTL_S, self.routes.past_rounds)
         # A study design's blind matching (shared_blind.py); each process draws its own.
         rng = random.Random(f"{self.arena.setup.settings.seed}:{self.me}")
+        sessions = self.arena.sessions  # the draws' secret, the same on every process
+        draws = secrets.token_hex(16)
+        if isinstance(sessions, SignedSessions):
+            draws = sessions.derived("blind-draws")
         self.blind = SharedBlind(
-            self.redis, self.books, self.me, self.arena.clock, rng, self._seat_ids, self._no_match
+            self.redis,
+            self.books,
+            self.me,
+            self.arena.clock,
+            rng,
+            self._seat_ids,
+            self._no_match,
+            self._finished_short,
+            secret=draws,
         )
         self.queued = QueueAdopt(self.redis, self.ns, self.me)
         pubsub = self._pubsub = self.redis.pubsub()
@@ -938,6 +955,11 @@ class Cluster:
 
     async def _seat_ids(self, mode: ArenaMode, pids: list[str]) -> None:
         await self._seat(mode, [self.person(pid) for pid in pids])
+
+    def _finished_short(self, pid: str, _excused: int) -> None:
+        """Their witness rounds were excused (shared_blind.py): on to the exit survey."""
+        person = self.person(pid)
+        self.arena.send(person, self.arena.state_frame(person))
 
     def _no_match(self, pid: str, waited: float) -> None:
         self.arena.send(self.person(pid), F.Status(state="no-match", waited_s=waited))

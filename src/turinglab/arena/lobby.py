@@ -7,7 +7,7 @@ from each configured group in the interrogator's own random order. A lone person
 allows it meets AI witnesses only after `ai_after_s`, if they may still interrogate; after
 `max_wait_s` without a game they are sent on to the exit survey. Solo (practice) modes start at
 once with AI witnesses drawn at random and never count as rounds. All draws come from one
-seeded generator.
+seeded generator, but blind matching's, made once per person and round (matchmaking_wait.py).
 
 With a study design (settings.design, matchmaking_wait.py) study modes are matched blind: the
 witness kind is drawn as a person joins and every wait comes from one distribution.

@@ -68,3 +68,11 @@ class MatchDesign(BaseModel):
     def draw_interrogation(self, rng: random.Random) -> Kind:
         """An interrogator's witness kind."""
         return "person" if rng.random() < self.human_witness_share else "ai"
+
+    def draw_for(self, key: str) -> tuple[float, Kind]:
+        """One person's wait and witness kind for one round, `key` naming the study, the person
+        and the round: the same wherever and however often it is drawn, so a page that joins
+        again, or reconnects to another process (shared_blind.py), keeps its draw. (Random's
+        string seeds are hashed with SHA-512, the same in every process.)"""
+        rng = random.Random(key)
+        return self.draw_wait(rng), self.draw_interrogation(rng)

@@ -11,6 +11,9 @@ with one witness (two-party):
   (`match_window_s`, at most `wait_min_s`) from joining, never later: whatever happens in the
   window (who else is there, who leaves) is independent of the drawn wait, under any arrival
   process — steady, bursts, a trickle or the study's end (tests/test_arena_blind_arrivals.py);
+* a person's wait and witness kind are drawn once per round, keyed by a secret, the seed,
+  their id and the round (`MatchDesign.draw_for`): joining again, here or on another process
+  (shared_blind.py), keeps the draw, so a page cannot redraw it nor anyone compute it;
 * roles follow the balance of owed rounds: someone who may interrogate does (their interrogator
   rounds come first), drawing their witness kind ("person" with `human_witness_share`); a
   "person" draw takes a waiting witness, or — if they still owe witness rounds — offers them as
@@ -35,10 +38,11 @@ the two witnesses is the AI does not depend on the wait.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import secrets
 from typing import TYPE_CHECKING
 
-from turinglab.arena.match_design import Kind, MatchDesign
+from turinglab.arena.blind_rule import Offered, Plan, choose_witness, decide, two_party_plan
+from turinglab.arena.match_design import MatchDesign
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -55,19 +59,6 @@ def witness_quota(settings: ArenaSettings, modes: Sequence[ArenaMode]) -> int | 
     return design.witness_rounds(settings.rounds)
 
 
-@dataclass
-class Plan:
-    """What the design drew for one waiting person."""
-
-    due: float  # when their game starts if they interrogate (join time + drawn wait)
-    kind: Kind  # interrogators: the drawn witness kind; "witness": offered as a witness
-    window_end: float = 0.0  # their part is decided by then (one-witness modes)
-    decided: bool = False  # an interrogator whose witness is settled (`witness` or an AI)
-    witness: str | None = None  # the person an interrogator took as witness
-    held_by: str | None = None  # a witness: the interrogator who took them
-    wants: Kind = "ai"  # an interrogator's drawn witness kind, kept when offered as witness
-
-
 class BlindMatcher:
     """The lobby's tick under a `MatchDesign` (see the module docstring)."""
 
@@ -77,17 +68,21 @@ class BlindMatcher:
         self.plans: dict[str, Plan] = {}
         self.fallbacks = 0  # interrogators drawn for a person who met an AI (no witness free)
         self.short_of_witnesses = 0  # witness-only people given the study's fallback
+        # In every draw's key, so that nobody can work out their own draw (their wait and
+        # witness kind) from their id; a simulation sets its own to repeat a run.
+        self.secret = secrets.token_hex(16)
 
     def joined(self, waiter: Waiter) -> None:
-        rng, pid = self.lobby.rng, waiter.participant.id
-        due = waiter.since + self.design.draw_wait(rng)
+        pid, rounds = waiter.participant.id, self.lobby.rounds
+        # Once per person and round (as across processes, shared_blind.py): joining again
+        # keeps the draw, so a page cannot redraw its wait or its witness kind.
+        key = f"{self.secret}|{self.lobby.settings.seed}|{pid}|{rounds.progress(pid).owed}"
+        wait_s, wants = self.design.draw_for(key)
         if len(waiter.mode.witnesses) != 1:
-            self.plans[pid] = Plan(due, "person")
+            self.plans[pid] = Plan(waiter.since + wait_s, "person")
             return
-        wants = self.design.draw_interrogation(rng)
-        kind: Kind = wants if self.lobby.rounds.may(pid, "interrogator") else "witness"
-        end = waiter.since + self.design.window_s
-        self.plans[pid] = Plan(due, kind, window_end=end, wants=wants)
+        may = self.lobby.rounds.may(pid, "interrogator")
+        self.plans[pid] = two_party_plan(self.design, waiter.since, wait_s, wants, may)
 
     def left(self, pid: str) -> None:
         plan = self.plans.pop(pid, None)
@@ -133,16 +128,12 @@ class BlindMatcher:
         witness while they still owe witness rounds; at the window's end, an AI."""
         pid = waiter.participant.id
         witness = self._witness_for(waiter, anyone=plan.wants == "person")
-        if witness is not None:
-            plan.kind, plan.decided, plan.witness = "person", True, witness.participant.id
-            self.plans[witness.participant.id].held_by = pid
-            return
-        if now < plan.window_end:
-            if plan.wants == "person" and self.lobby.rounds.may(pid, "witness"):
-                plan.kind = "witness"  # offered for the rest of the window
-            return
-        self.fallbacks += plan.wants == "person"
-        plan.kind, plan.decided = "ai", True
+        found = None if witness is None else witness.participant.id
+        step = decide(plan, now, found, self.lobby.rounds.may(pid, "witness"))
+        if step == "take":
+            self.plans[str(found)].held_by = pid
+        elif step == "ai":
+            self.fallbacks += plan.wants == "person"
 
     def _start(self, waiter: Waiter, plan: Plan) -> None:
         lobby, pid = self.lobby, waiter.participant.id
@@ -162,25 +153,22 @@ class BlindMatcher:
     def _witness_for(self, judge: Waiter, *, anyone: bool) -> Waiter | None:
         """A free waiting witness for `judge`: first those who may only witness (the balance
         of owed rounds), then — for a drawn "person" — anyone offered, oldest first."""
-        found: Waiter | None = None
+        free: dict[str, Waiter] = {}
         for other in self.lobby.waiting:
             theirs = self.plans.get(other.participant.id)
-            oid = other.participant.id
             if (
-                other is judge
-                or theirs is None
-                or theirs.kind != "witness"
-                or theirs.held_by is not None
-                or theirs.decided
-                or other.mode.name != judge.mode.name
-                or not self.lobby.may_meet(judge.participant.id, oid)
+                other is not judge
+                and theirs is not None
+                and theirs.kind == "witness"
+                and theirs.held_by is None
+                and not theirs.decided
+                and other.mode.name == judge.mode.name
+                and self.lobby.may_meet(judge.participant.id, other.participant.id)
             ):
-                continue
-            if self._only_witness(oid):
-                return other
-            if anyone and found is None:
-                found = other
-        return found
+                free[other.participant.id] = other
+        offered = (Offered(pid, self._only_witness(pid)) for pid in free)
+        found = choose_witness(offered, anyone=anyone)
+        return None if found is None else free[found]
 
     def _three_party(self, waiter: Waiter, plan: Plan, now: float) -> None:
         lobby = self.lobby

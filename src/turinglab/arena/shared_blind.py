@@ -1,40 +1,36 @@
 """Blind matchmaking across several arena processes (cluster.py): the design of
-matchmaking_wait.py, with the list of people who may be taken as witnesses kept in Redis.
+matchmaking_wait.py — the same rule (blind_rule.py), match window, witness quota and fallback —
+with who waits where and who may be taken as a witness kept in Redis.
 
-Each process draws a person's wait and part as they join there, exactly as one process does
-(`MatchDesign`: the witness kind is decided before any matching, the wait comes from one
-distribution). What is shared, in Redis and changed only by Lua scripts (atomic there):
+The draw is made once per person and round (`MatchDesign.draw_for`, keyed by a secret all the
+processes share, the study's seed, the run, the person and their rounds counted so far): a
+page that joins again, here or on another process, or is adopted by one, gets the same wait
+and witness kind. Nothing of it is stored: it follows from the round book, which the store
+rebuilds (shared_rounds.py). A join again starts the wait (and its window) again from the new
+join, with that same draw. (Without the secret a participant could work their own witness kind
+out from their id.)
 
-* `blind-at:<pid>`: the process a person waits on, the only one that may seat them: set as
-  they join, `taken:<process>` from TAKE until that process has seated them, then `seated`;
-  deleted when they are seated with AI witnesses or let go. A person who joins again on
-  another process (a reconnect elsewhere) is waited for there only; the first process's plan
-  lapses. `blind-wait:<pid>` keeps the mode and when they joined, for ADOPT;
-* `blind:<mode>`, a sorted set of entries "pid|process", oldest first: who may be taken as a
-  witness — in one-witness modes those drawn to witness, in three-party modes everyone waiting.
+Two-party: within an interrogator's match window their process looks at the offer set, lets
+the rule choose (only-witness people first, then — for a drawn "person" — the oldest offered)
+and holds that witness (CLAIM: `blind-at` becomes `taken:<taker>@<their process>`); with
+nobody free a drawn "person" who owes witness rounds offers themselves for the rest of the
+window; at its end, an AI. At the interrogator's due time (join + drawn wait, used for nothing
+else) CONFIRM seats the held witness and counts the round for both, or — the witness left —
+anyone free, else an AI (a fallback). A witness's own process learns they were taken only when
+it would act on them (their window's end, the witness wait): WITHDRAW answers `gone` and the
+taker seats them. Who may only witness and is taken by nobody within `witness_wait_s` has
+their witness rounds excused (`short_of_witnesses: finish`, kept in the book as `x`).
+A held witness who leaves is let go (the interrogator meets someone else); an interrogator who
+leaves gives their witness back (RELEASE), offered again by their own process.
 
-At an interrogator's due time TAKE takes the oldest offered person who has not met them and
-whose quota allows witnessing, counts the round for both in the shared round book
-(shared_rounds.py), records that they met and marks both `blind-at` keys taken; it answers `gone`
-when the caller is no longer waiting here (taken as a witness meanwhile: the taker seats them).
-A witness nobody took by their own due time withdraws (WITHDRAW): still theirs, they interrogate
-instead, as in one process. An AI game or a time-out first lets go of the person the same way,
-so nobody is seated twice.
+Three-party: everyone waiting is offered; at an interrogator's due time TAKE takes the oldest
+offered person who has not met them (as before), or they wait on, up to `max_wait_s`.
 
-Entries expire with their process: TAKE drops any entry whose process's heartbeat key
-(`alive:<process>`, cluster.py) has gone, so nobody is matched with someone whose socket died
-with their process; an entry dropped while its process was only silent is not lost, as its
-`blind-at` key still names that process. Quotas are read from the shared book as a person joins;
-TAKE counts a person-to-person round, `count_alone` one with an AI witness.
-
-A process that dies (SIGKILL) leaves its waiting people, and any it took but had not seated,
-with nobody to seat them or time them out. Their pages reconnect to another process without
-joining again; that process watches each (`watch`: told they wait) and once the dead one's
-heartbeat has gone ADOPT moves them to it, their wait counted from when they first joined.
-A person waiting here whom another process took as a witness is watched the same way (their
-socket stays here: nothing would make them reconnect), and adopted back if the taker dies
-before seating them. An adopted person's book is set back to the store's record (`recount`):
-the taker counted a round for them that no game holds.
+Entries expire with their process: CLAIM and TAKE drop any entry whose process's heartbeat key
+(`alive:<process>`, cluster.py) has gone; a process that dies (SIGKILL) leaves its waiting
+people to the process their pages reconnect to, which watches each (`watch`) and, once the dead
+one's heartbeat has gone, adopts them (ADOPT), their wait counted from when they joined and
+their book set back to the store's record (`recount`).
 """
 
 from __future__ import annotations
@@ -48,12 +44,14 @@ from typing import TYPE_CHECKING
 
 from redis.exceptions import RedisError
 
-from turinglab.arena.matchmaking_wait import MatchDesign, Plan
-from turinglab.arena.shared_rounds import BOOK_LUA, BOOK_TTL_S
+from turinglab.arena.blind_rule import Plan, decide, two_party_plan
+from turinglab.arena.shared_blind_pairs import GONE, Pairs
+from turinglab.arena.shared_rounds import BOOK_TTL_S
 
 if TYPE_CHECKING:
     import redis.asyncio as aioredis
 
+    from turinglab.arena.match_design import Kind, MatchDesign
     from turinglab.arena.modes import ArenaMode, ArenaSettings
     from turinglab.arena.rounds import RoundBook
     from turinglab.arena.shared_rounds import SharedRounds
@@ -61,123 +59,12 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# KEYS[1] the person's `blind-at` key, KEYS[2] the mode's offer set, KEYS[3] the offer counter
-# (oldest first), KEYS[4] their `blind-wait` key. ARGV[1] this process, ARGV[2] the entry,
-# ARGV[3] "1" to offer them, ARGV[4] the keys' TTL, ARGV[5] "1" as they join, "2" when Redis
-# lost their keys (restarted empty: set again unless another process has set them since),
-# else they must still be waiting here, ARGV[6] "<mode>|<epoch s joined>" for `blind-wait`.
-# 0: they are not (taken, or waiting on another process).
-JOIN = """
-if ARGV[5] == '1' then
-  redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[4])
-  redis.call('SET', KEYS[4], ARGV[6], 'EX', ARGV[4])
-elseif ARGV[5] == '2' then
-  redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[4])
-  redis.call('SET', KEYS[4], ARGV[6], 'NX', 'EX', ARGV[4])
-end
-if ARGV[5] ~= '1' and redis.call('GET', KEYS[1]) ~= ARGV[1] then
-  return 0
-end
-if ARGV[3] == '1' then
-  redis.call('ZADD', KEYS[2], redis.call('INCR', KEYS[3]), ARGV[2])
-end
-return 1
-"""
-
-# KEYS[1] the person's `blind-at` key, KEYS[2] the mode's offer set. ARGV[1] this process,
-# ARGV[2] the entry, ARGV[3] "1" when this process lets go of them (seated with an AI, timed
-# out, gone). 'free': withdrawn, still waiting here; 'gone': taken by a process, or waiting on
-# another. An entry dropped as a ghost (its process was silent past its TTL, then came back)
-# is free: its person must not be left waiting for nobody.
-WITHDRAW = """
-redis.call('ZREM', KEYS[2], ARGV[2])
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 'gone' end
-if ARGV[3] == '1' then redis.call('DEL', KEYS[1]) end
-return 'free'
-"""
-
-# KEYS[1] the person's `blind-at` key, KEYS[2] their `blind-wait` key, KEYS[3] their game
-# route (`player:<pid>`, cluster.py). ARGV[1] this process, ARGV[2] the heartbeat key prefix,
-# ARGV[3] the key's TTL. When they wait on a process whose heartbeat has gone, or were taken by
-# one that died before it seated them, they wait here from now on: {'adopted',
-# "<mode>|<epoch s joined>"}; {'elsewhere', process} while that process lives; {'none', ''}
-# when they wait nowhere else.
-ADOPT = """
-local at = redis.call('GET', KEYS[1])
-if not at or at == ARGV[1] or at == 'seated' then return {'none', ''} end
-local proc = string.match(at, '^taken:(.*)$') or at
-if redis.call('EXISTS', ARGV[2] .. proc) == 1 then return {'elsewhere', at} end
-if proc ~= at and redis.call('EXISTS', KEYS[3]) == 1 then  -- seated before it died
-  redis.call('DEL', KEYS[1])
-  return {'none', ''}
-end
-redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[3])
-return {'adopted', redis.call('GET', KEYS[2]) or ''}
-"""
-
-# KEYS[1] the mode's offer set, KEYS[2] the caller's book, KEYS[3] the caller's `blind-at` key,
-# KEYS[4] the offer counter. ARGV[1] the caller's entry, ARGV[2] their pid, ARGV[3] the book key
-# prefix, ARGV[4] the met-set prefix, ARGV[5] interrogator quota, ARGV[6] witness quota,
-# ARGV[7] met-set TTL, ARGV[8] book TTL, ARGV[9] the heartbeat key prefix, ARGV[10] "1" when
-# the caller is offered too (three-party), ARGV[11] the `blind-at` prefix, ARGV[12] this process.
-# An entry is taken only while its person's `blind-at` names its process: one who joined again
-# elsewhere, or was taken, is not there any more.
-# Returns {outcome, partner entry, caller i, caller w, partner i, partner w}.
-TAKE = (
-    BOOK_LUA
-    + """
-if redis.call('GET', KEYS[3]) ~= ARGV[12] then
-  redis.call('ZREM', KEYS[1], ARGV[1])
-  return {'gone', '', 0, 0, 0, 0}
-end
-local qi, qw = tonumber(ARGV[5]), tonumber(ARGV[6])
-local ci, cw = counts(KEYS[2])
-local met = ARGV[4] .. ARGV[2]
-for _, e in ipairs(ci < qi and redis.call('ZRANGE', KEYS[1], 0, -1) or {}) do
-  local other = string.match(e, '^([^|]+)')
-  local proc = string.match(e, '|(.*)$')
-  if redis.call('EXISTS', ARGV[9] .. proc) == 0 then
-    redis.call('ZREM', KEYS[1], e)  -- its process died, and the person's socket with it
-  elseif redis.call('GET', ARGV[11] .. other) ~= proc then
-    redis.call('ZREM', KEYS[1], e)  -- taken, or waiting elsewhere now
-  elseif other ~= ARGV[2] and redis.call('SISMEMBER', met, other) == 0 then
-    local book = ARGV[3] .. other
-    local oi, ow = counts(book)
-    if ow < qw then
-      redis.call('ZREM', KEYS[1], e, ARGV[1])
-      -- Taken, not yet seated: marked, so that if this process dies before it seats them
-      -- the one they reconnect to adopts them (ADOPT) instead of leaving them untold.
-      local taken = 'taken:' .. ARGV[12]
-      redis.call('SET', ARGV[11] .. other, taken, 'EX', ARGV[7])
-      redis.call('SET', KEYS[3], taken, 'EX', ARGV[7])
-      ci, ow = ci + 1, ow + 1
-      record_pair(KEYS[2], ci, cw, book, oi, ow, met, ARGV[4] .. other, ARGV[2], other,
-                  ARGV[7], ARGV[8])
-      return {'paired', e, ci, cw, oi, ow}
-    end
-  end
-end
-if ARGV[10] == '1' then  -- still offered (again, if it was dropped as a ghost meanwhile)
-  redis.call('ZADD', KEYS[1], 'NX', redis.call('INCR', KEYS[4]), ARGV[1])
-end
-return {'none', '', ci, cw, 0, 0}
-"""
-)
-
-# KEYS: the `blind-at` keys of people this process took, now seated. ARGV[1] its marker,
-# ARGV[2] the keys' TTL. Marked SEATED (until they join again), not deleted: a process that
-# still lists them as waiting (it learns they were taken at their due time) and notes its
-# waiting people again after Redis restarted empty (JOIN, "2") must not offer them again.
-SEATED = """
-for _, key in ipairs(KEYS) do
-  if redis.call('GET', key) == ARGV[1] then redis.call('SET', key, 'seated', 'EX', ARGV[2]) end
-end
-"""
-
 # (mode, pids): seat them, pids[0] interrogating; their rounds are already counted.
 Seat = Callable[["ArenaMode", list[str]], Awaitable[None]]
 TimedOut = Callable[[str, float], None]
+Short = Callable[[str, int], None]  # (pid, witness rounds excused): on to the exit survey
 ModeOf = Callable[[str], "ArenaMode | None"]
+Draw = Callable[["MatchDesign", str], "tuple[float, Kind]"]
 
 
 @dataclass
@@ -192,6 +79,12 @@ class Waiting:
     offered: bool = False  # in the mode's offer set (may be taken as a witness)
 
 
+def draw_key(secret: str, settings: ArenaSettings, run: str, pid: str, book: RoundBook) -> str:
+    """Whose draw: the study's seed, the run, the person and the round they are on; `secret`
+    (the processes' own) so that nobody can work their draw out from their id."""
+    return f"{secret}|{settings.seed}|{run}|{pid}|{book.progress(pid).owed}"
+
+
 class SharedBlind:
     """One process's side of blind matching over the shared offer sets."""
 
@@ -204,6 +97,9 @@ class SharedBlind:
         rng: random.Random,
         seat: Seat,
         timed_out: TimedOut,
+        short: Short | None = None,
+        *,
+        secret: str = "",
     ) -> None:
         self.redis = client
         self.books = books
@@ -213,31 +109,19 @@ class SharedBlind:
         self.rng = rng
         self._seat = seat
         self._timed_out = timed_out
+        self._short = short
+        self.secret = secret  # of the draws: the same on every process (cluster.py)
+        self.draw: Draw = lambda design, key: design.draw_for(key)
         self.waiting: dict[str, Waiting] = {}
         self.fallbacks = 0  # interrogators drawn for a person who met an AI (no witness free)
-        self._join = client.register_script(JOIN)
-        self._withdraw_script = client.register_script(WITHDRAW)
-        self._take = client.register_script(TAKE)
-        self._adopt_script = client.register_script(ADOPT)
-        self._seated = client.register_script(SEATED)
+        self.short_of_witnesses = 0  # witness-only people whose rounds were excused
+        self.pairs = Pairs(client, books, process)
         # People with a socket here who wait on another process, by process: adopted here if
         # it dies (its heartbeat goes), since nobody else would seat them or tell them so.
         self.elsewhere: dict[str, str] = {}
 
-    @property
-    def _taken(self) -> str:
-        """What a person's `blind-at` says between TAKE and their seat here."""
-        return f"taken:{self.process}"
-
-    def _entry(self, pid: str) -> str:
-        return f"{pid}|{self.process}"
-
-    def _set(self, mode: ArenaMode) -> str:
-        return f"{self.prefix}blind:{mode.name}"
-
     def _at(self, pid: str) -> str:
-        """Which process `pid` waits on: the one that may seat them."""
-        return f"{self.prefix}blind-at:{pid}"
+        return self.pairs.at(pid)
 
     def _wait_key(self, pid: str) -> str:
         """The mode `pid` waits for and when they joined (epoch s), for an adopting process."""
@@ -246,28 +130,47 @@ class SharedBlind:
     async def join(
         self, run: str, pid: str, mode: ArenaMode, settings: ArenaSettings, book: RoundBook
     ) -> bool:
-        """Draw `pid`'s wait and part, offering them as a witness where the part says so;
-        False (nobody queued) when they have played all their rounds."""
+        """`pid` waits here with their draw for this round, offered as a witness where their
+        part says so; False (nobody queued) when they have played all their rounds. A join
+        again while they wait here for the same mode (a page sending it twice) changes nothing."""
+        kept = self.waiting.get(pid)
+        same = kept is not None and kept.mode.name == mode.name
+        if same and await self.redis.get(self._at(pid)) == self.process:
+            return True  # still theirs (not taken meanwhile by another process)
         await self.leave(pid)
         self.elsewhere.pop(pid, None)
-        await self.books.load(run, pid, book)
+        await self._load(run, pid, book)
         if book.done(pid):
             return False
-        waiting = self._draw(pid, mode, settings, book, self.clock.now())
+        waiting = self._draw(run, pid, mode, settings, book, self.clock.now())
         await self._register(pid, waiting, joining=True)
         return True
 
+    async def _load(self, run: str, pid: str, book: RoundBook) -> None:
+        """Their counts from the shared book, the witness rounds excused (`x`) included."""
+        await self.books.load(run, pid, book)
+        excused = await self.redis.hget(self.books.book_key(run, pid), "x")
+        book.progress(pid).excused = int(excused or 0)
+
     def _draw(
-        self, pid: str, mode: ArenaMode, settings: ArenaSettings, book: RoundBook, since: float
+        self,
+        run: str,
+        pid: str,
+        mode: ArenaMode,
+        settings: ArenaSettings,
+        book: RoundBook,
+        since: float,
     ) -> Waiting:
-        """`pid` waits here from `since`: their wait and part drawn by the design."""
+        """`pid` waits here from `since`: their draw for this round (the same on every process)."""
         design = settings.design
         assert design is not None, "blind matching needs a design"
-        plan = Plan(since + design.draw_wait(self.rng), "person")
+        wait_s, wants = self.draw(design, draw_key(self.secret, settings, run, pid, book))
         if len(mode.witnesses) == 1:
-            plan.kind = design.draw_kind(self.rng)
+            may = book.may(pid, "interrogator")
+            plan = two_party_plan(design, since, wait_s, wants, may)
+        else:
+            plan = Plan(since + wait_s, "person")
         waiting = Waiting(mode, since, plan, design, settings.max_wait_s)
-        self._within_quota(pid, waiting, book)
         self.waiting[pid] = waiting
         return waiting
 
@@ -276,29 +179,32 @@ class SharedBlind:
     ) -> bool:
         """`pid`, with no game and not waiting here, (re)connected here: whether they wait on
         some process — another, alive (watched until it dies), or this one, adopting them from
-        a dead one (their wait counted from when they joined there, so `max_wait_s` holds)."""
+        a dead one (their wait counted from when they joined there, so `max_wait_s` holds) or
+        given back to it by an interrogator who left."""
         if pid in self.waiting:
             return True
-        found, value = await self._adopt_script(
-            keys=[self._at(pid), self._wait_key(pid), f"{self.prefix}player:{pid}"],
-            args=[self.process, f"{self.prefix}alive:", self.books.met_ttl_s],
+        found, value = await self.pairs.script(
+            "ADOPT",
+            [self._at(pid), self._wait_key(pid), f"{self.prefix}player:{pid}"],
+            [self.process, f"{self.prefix}alive:", self.books.met_ttl_s],
         )
         if found == "elsewhere":
             self.elsewhere[pid] = str(value)
             return True
         self.elsewhere.pop(pid, None)
-        if found != "adopted":
+        if found not in ("adopted", "here"):
             return False  # seated or let go by that process: its frames tell them
         name, _, joined = str(value).partition("|")
         mode = mode_of(name)
-        await self.books.load(run, pid, book)
-        await self.books.recount(run, pid, book)  # a round the dead taker counted, if any
+        await self._load(run, pid, book)
+        if found == "adopted":
+            await self.books.recount(run, pid, book)  # a round the dead taker counted, if any
         if mode is None or book.done(pid):
             await self.redis.delete(self._at(pid))
             return False
         waited = max(0.0, time.time() - float(joined or time.time()))
-        waiting = self._draw(pid, mode, settings, book, self.clock.now() - waited)
-        log.info("blind matching: %s adopted from a dead process (waited %.1f s)", pid, waited)
+        waiting = self._draw(run, pid, mode, settings, book, self.clock.now() - waited)
+        log.info("blind matching: %s %s (waited %.1f s)", pid, found, waited)
         return await self._register(pid, waiting, joining=False)
 
     async def watch_elsewhere(
@@ -313,10 +219,9 @@ class SharedBlind:
     ) -> None:
         """Redis restarted empty (this process's heartbeat had gone): everyone still waiting
         here is noted and offered again, their books rebuilt from the store. Without this,
-        their `blind-at` keys gone, each would be taken for taken by another process at their
-        due time and left waiting for nobody. Not those another process took and seated
-        before (`plays`: kept in `waiting` here until their due time), or they could be
-        seated twice."""
+        their `blind-at` keys gone, each would be taken for taken by another process and left
+        waiting for nobody. Not those another process took and seated before (`plays`), or
+        they could be seated twice."""
         for pid, waiting in list(self.waiting.items()):
             if await plays(pid):
                 self.waiting.pop(pid, None)
@@ -331,13 +236,14 @@ class SharedBlind:
         """Note that `pid` waits here, offered as a witness when their part says so; `lost`:
         their keys were lost with Redis (set again unless another process has set them)."""
         offer = waiting.plan.kind == "witness" or len(waiting.mode.witnesses) > 1
-        key = self._set(waiting.mode)
+        key = self.pairs.offer_set(waiting.mode)
         joined = f"{waiting.mode.name}|{time.time() - (self.clock.now() - waiting.since):.3f}"
-        here = await self._join(
-            keys=[self._at(pid), key, key + ":n", self._wait_key(pid)],
-            args=[
+        here = await self.pairs.script(
+            "JOIN",
+            [self._at(pid), key, key + ":n", self._wait_key(pid)],
+            [
                 self.process,
-                self._entry(pid),
+                self.pairs.entry(pid),
                 int(offer),
                 self.books.met_ttl_s,
                 1 if joining else 2 if lost else 0,
@@ -350,55 +256,164 @@ class SharedBlind:
         return bool(here)
 
     async def leave(self, pid: str) -> bool:
-        """Stop waiting; False when another process took them as a witness meanwhile."""
+        """Stop waiting (a witness held by an interrogator is let go, an interrogator's held
+        witness given back); False when another process took them as a witness meanwhile."""
         waiting = self.waiting.pop(pid, None)
-        freed = waiting is not None and await self._withdraw(pid, waiting, release=True)
+        if waiting is not None and waiting.plan.witness is not None:
+            await self.pairs.release(waiting.plan.witness, waiting.mode)
+        if waiting is None:
+            await self.pairs.script("LET_GO", [self._at(pid)], [self.process])
+        freed = waiting is not None and await self._withdraw(pid, waiting, left=True)
         self.elsewhere.pop(pid, None)  # they left: not adopted back if a taker dies
         return freed
 
     async def tick(self, run: str, book: RoundBook) -> None:
-        """Seat everyone due now; send on those who waited past `max_wait_s`."""
+        """Decide, seat everyone due now, excuse or send on those who waited too long."""
         now = self.clock.now()
+        await self._learn_taken()
         for pid, waiting in list(self.waiting.items()):
             if self.waiting.get(pid) is not waiting:  # seated earlier in this pass
                 continue
-            plan, one_witness = waiting.plan, len(waiting.mode.witnesses) == 1
-            if now >= plan.due:
-                self._within_quota(pid, waiting, book)
-                if plan.kind == "witness" and not waiting.offered:  # may only witness now
-                    await self._register(pid, waiting, joining=False)
-                elif plan.kind == "witness" and one_witness and book.may(pid, "interrogator"):
-                    # Nobody took them as a witness in their time: they interrogate now instead,
-                    # their witness drawn as anyone's is (as in one process).
-                    if not await self._withdraw(pid, waiting):
-                        continue
-                    plan.kind = waiting.design.draw_interrogation(self.rng)
-                if plan.kind != "witness":
-                    await self._due(run, pid, waiting, book)
-            overdue = now - waiting.since >= waiting.max_wait_s
-            if (
-                overdue
-                and self.waiting.get(pid) is waiting
-                and await self._withdraw(pid, waiting, release=True)
-            ):
-                self.waiting.pop(pid, None)
-                self._timed_out(pid, now - waiting.since)
+            if len(waiting.mode.witnesses) == 1:
+                await self._two_party(run, pid, waiting, book, now)
+            else:
+                await self._three_party(run, pid, waiting, book, now)
 
-    def _within_quota(self, pid: str, waiting: Waiting, book: RoundBook) -> None:
-        """The draw, unless the person's rounds leave them only the other role."""
+    async def _learn_taken(self) -> None:
+        """Those offered here whom another process took (or who joined again elsewhere): no
+        longer waiting here, watched until seated. Learnt at once, one read a tick, so that a
+        witness back from their game does not find a stale wait here."""
+        offered = [pid for pid, waiting in self.waiting.items() if waiting.offered]
+        if not offered:
+            return
+        found = await self.redis.mget([self._at(pid) for pid in offered])
+        for pid, at in zip(offered, found, strict=True):
+            if at is not None and at != self.process:
+                self._taken_away(pid)
+
+    async def _two_party(
+        self, run: str, pid: str, waiting: Waiting, book: RoundBook, now: float
+    ) -> None:
+        """The rule of blind_rule.py for one person (as BlindMatcher.tick, in one process)."""
         plan = waiting.plan
-        if plan.kind == "witness" and not book.may(pid, "witness"):
-            plan.kind = waiting.design.draw_interrogation(self.rng)
-        elif plan.kind != "witness" and not book.may(pid, "interrogator"):
-            plan.kind = "witness"
+        if plan.witness is None and self._only_witness(pid, book):
+            if not waiting.offered:
+                plan.kind = "witness"
+                await self._register(pid, waiting, joining=False)
+            wait_s = min(waiting.design.witness_wait_s, waiting.max_wait_s)
+            # Nobody took them in time (and nobody takes them now): excused.
+            if now - waiting.since >= wait_s and await self._withdraw(pid, waiting, release=True):
+                await self._excuse(run, pid, book)
+            return
+        if not plan.decided:
+            found = await self._claim(run, pid, waiting, book, anyone=plan.wants == "person")
+            if found == GONE:
+                return
+            step = decide(plan, now, found, book.may(pid, "witness"))
+            if step == "offer" and not waiting.offered:
+                await self._register(pid, waiting, joining=False)
+            elif step == "ai":
+                if waiting.offered and not await self._withdraw(pid, waiting):
+                    return  # taken as a witness at the last moment: the taker seats them
+                if plan.wants == "person":
+                    await self._fell_back(run)
+        if plan.decided and now >= plan.due:
+            await self._start(run, pid, waiting, book)
 
-    async def _withdraw(self, pid: str, waiting: Waiting, *, release: bool = False) -> bool:
-        """Take `pid` out of the offer set (and, with `release`, let go of them); False, and
-        forgotten here, when they were taken meanwhile or wait on another process now."""
+    def _only_witness(self, pid: str, book: RoundBook) -> bool:
+        return not book.may(pid, "interrogator") and book.may(pid, "witness")
+
+    async def _claim(
+        self, run: str, pid: str, waiting: Waiting, book: RoundBook, *, anyone: bool
+    ) -> str | None:
+        """Hold the witness the rule chooses (None: nobody free; GONE: `pid` was taken as a
+        witness, or waits elsewhere now, and is watched from here)."""
+        found = await self.pairs.claim(run, pid, waiting.mode, book, anyone=anyone)
+        if found == GONE:
+            self._taken_away(pid)
+        elif found is not None:
+            waiting.offered = False  # out of the offer set with them
+        return found
+
+    async def _start(self, run: str, pid: str, waiting: Waiting, book: RoundBook) -> None:
+        """Their due time: with the witness they hold (or, if they left, anyone free), else an
+        AI."""
+        plan = waiting.plan
+        for _ in range(2):  # the held witness; if they left, one more look (anyone free)
+            if plan.witness is None:
+                break
+            outcome = await self.pairs.confirm(run, pid, plan.witness, book)
+            if outcome == "paired":
+                self.waiting.pop(pid, None)
+                self.waiting.pop(plan.witness, None)  # when they waited here
+                await self._seat(waiting.mode, [pid, plan.witness])
+                await self.pairs.seated(pid, plan.witness)
+                return
+            if outcome == "gone":  # joined again elsewhere: their witness is given back
+                await self.pairs.release(plan.witness, waiting.mode)
+                self._taken_away(pid)
+                return
+            plan.witness = None
+            found = await self._claim(run, pid, waiting, book, anyone=True)
+            if found == GONE:
+                return
+            plan.witness = found
+        if plan.witness is not None:  # held, then left too: given back, not kept
+            await self.pairs.release(plan.witness, waiting.mode)
+            plan.witness = None
+        if not await self._withdraw(pid, waiting, release=True):
+            return
+        if plan.kind == "person":  # drawn for a person, their witness left: an AI
+            await self._fell_back(run)
+        self.waiting.pop(pid, None)
+        await self.books.count_alone(run, pid, book)
+        await self._seat(waiting.mode, [pid])
+
+    async def _excuse(self, run: str, pid: str, book: RoundBook) -> None:
+        """No interrogator took them in time for their last witness rounds: excused (the
+        design's shortfall, not theirs), kept in the shared book, their study complete."""
+        self.waiting.pop(pid, None)
+        excused = book.excuse(pid)
+        self.short_of_witnesses += 1
+        await self.redis.hset(self.books.book_key(run, pid), "x", book.progress(pid).excused)
+        if self._short is not None:
+            self._short(pid, excused)
+
+    async def _three_party(
+        self, run: str, pid: str, waiting: Waiting, book: RoundBook, now: float
+    ) -> None:
+        """At their due time a person interrogates anyone offered, or waits on (still offered)
+        until `max_wait_s`."""
+        if now >= waiting.plan.due and book.may(pid, "interrogator"):
+            found = await self.pairs.take(run, pid, waiting.mode, book, offered=waiting.offered)
+            outcome, partner = found
+            if outcome == "gone":
+                self._taken_away(pid)
+                return
+            if partner is not None:
+                self.waiting.pop(pid, None)
+                self.waiting.pop(partner, None)  # when they waited here
+                await self._seat(waiting.mode, [pid, partner])
+                await self.pairs.seated(pid, partner)
+                return
+        if now - waiting.since >= waiting.max_wait_s and await self._withdraw(
+            pid, waiting, release=True
+        ):
+            self.waiting.pop(pid, None)
+            self._timed_out(pid, now - waiting.since)
+
+    async def _withdraw(
+        self, pid: str, waiting: Waiting, *, release: bool = False, left: bool = False
+    ) -> bool:
+        """Take `pid` out of the offer set (and, with `release`, let go of them; `left`: also
+        when held as a witness); False, and forgotten here, when they were taken meanwhile or
+        wait on another process now."""
         waiting.offered = False
-        keys = [self._at(pid), self._set(waiting.mode)]
-        args: list[str | int] = [self.process, self._entry(pid), int(release)]
-        if await self._withdraw_script(keys=keys, args=args) == "free":
+        keys = [self._at(pid), self.pairs.offer_set(waiting.mode)]
+        entry = self.pairs.entry(pid)
+        args: list[str | int] = [self.process, entry, int(release or left), int(left)]
+        outcome = await self.pairs.script("WITHDRAW", keys, args)
+        if outcome in ("free", "left"):
             return True
         self._taken_away(pid)
         return False
@@ -408,32 +423,6 @@ class SharedBlind:
         here until it has, as it may die first (`watch_elsewhere`)."""
         self.waiting.pop(pid, None)
         self.elsewhere[pid] = "taken"
-
-    async def _due(self, run: str, pid: str, waiting: Waiting, book: RoundBook) -> None:
-        mode, one_witness = waiting.mode, len(waiting.mode.witnesses) == 1
-        if waiting.plan.kind == "person":
-            outcome, partner = await self._take_witness(run, pid, waiting, book)
-            if outcome == "gone":
-                self._taken_away(pid)
-                return
-            if partner is not None:
-                self.waiting.pop(pid, None)
-                self.waiting.pop(partner, None)  # when they waited here
-                await self._seat(mode, [pid, partner])
-                keys, ttl = [self._at(pid), self._at(partner)], self.books.met_ttl_s
-                await self._seated(keys=keys, args=[self._taken, ttl])
-                return
-            if not one_witness:
-                return  # three-party with nobody to witness: keep waiting, still offered
-        if not book.may(pid, "interrogator"):
-            return
-        if not await self._withdraw(pid, waiting, release=True):
-            return
-        self.waiting.pop(pid, None)
-        await self.books.count_alone(run, pid, book)
-        await self._seat(mode, [pid])
-        if waiting.plan.kind == "person":  # drawn for a person, seated with an AI
-            await self._fell_back(run)
 
     async def _fell_back(self, run: str) -> None:
         self.fallbacks += 1
@@ -452,38 +441,3 @@ class SharedBlind:
         """Interrogators drawn for a person who met an AI, on every process of the study
         (since Redis last started empty)."""
         return int(await self.redis.get(self._fallbacks_key(run)) or 0)
-
-    async def _take_witness(
-        self, run: str, pid: str, waiting: Waiting, book: RoundBook
-    ) -> tuple[str, str | None]:
-        found = await self._take(
-            keys=[
-                self._set(waiting.mode),
-                self.books.book_key(run, pid),
-                self._at(pid),
-                self._set(waiting.mode) + ":n",
-            ],
-            args=[
-                self._entry(pid),
-                pid,
-                self.books.book_key(run, ""),
-                f"{self.prefix}met:",
-                book.quota["interrogator"],
-                book.quota["witness"],
-                self.books.met_ttl_s,
-                BOOK_TTL_S,
-                f"{self.prefix}alive:",
-                "1" if waiting.offered else "0",
-                f"{self.prefix}blind-at:",
-                self.process,
-            ],
-        )
-        outcome, entry, ci, cw, oi, ow = found
-        if outcome == "gone":
-            return "gone", None
-        book.mirror(pid, int(ci), int(cw))
-        if outcome != "paired":
-            return "none", None
-        partner = str(entry).split("|", 1)[0]
-        book.mirror(partner, int(oi), int(ow))
-        return "paired", partner

@@ -47,6 +47,7 @@ from urllib.parse import urlsplit
 import aiohttp
 
 from turinglab.bench import arena_services as svc
+from turinglab.bench.arena_blind import blind_waits
 from turinglab.bench.arena_people import Script, play
 from turinglab.bench.arena_tally import Tally
 
@@ -92,18 +93,6 @@ def engine_setup(
         consents_per_address=1_000_000,  # every simulated person comes from 127.0.0.1
     )  # fmt: skip
     return ArenaSetup([mode], {"bot": bot}, {"bot": "BOT"}, settings)
-
-
-def blind_waits(text: str) -> tuple[float, float]:
-    """--blind's "MIN:MAX" (seconds), checked."""
-    low, sep, high = text.partition(":")
-    try:
-        waits = (float(low), float(high))
-    except ValueError:
-        waits = (-1.0, -1.0)
-    if not sep or not 0 <= waits[0] <= waits[1]:
-        raise ValueError(f"--blind {text!r}: give the drawn wait's range as MIN:MAX seconds")
-    return waits
 
 
 @dataclass(frozen=True)
@@ -501,6 +490,12 @@ def svc_redacted(url: str | None) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    given = list(sys.argv[1:] if argv is None else argv)
+    if any(a == "--arrivals" or a.startswith("--arrivals=") for a in given):
+        from turinglab.bench.arena_blind import main as blind_main  # two-party blind study
+
+        blind_main(given)
+        return
     ap = argparse.ArgumentParser(prog="turinglab bench arena")
     ap.add_argument("--games", type=int, default=50, help="concurrent three-party games aimed at")
     ap.add_argument("--rounds", type=int, default=8, help="study rounds per person")
@@ -512,7 +507,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument(
         "--blind",
         metavar="MIN:MAX",
-        help="a study design's blind matching, each wait drawn in MIN..MAX s (default: open)",
+        help="a study design's blind matching, each wait drawn in MIN..MAX s (default: open);"
+        " with --arrivals steady|bursts|trickle: the two-party blind study instead"
+        " (bench/arena_blind.py: timeouts and waits by witness kind)",
     )
     ap.add_argument(
         "--pace", type=float, default=1.0, help="scale people's reading/typing times (tests)"

@@ -156,6 +156,8 @@ def simulate(
         out.excused += 1
 
     lobby = Lobby(settings, clock, start, timed_out, short, [mode])  # type: ignore[arg-type]
+    assert lobby.blind is not None
+    lobby.blind.secret = f"sim:{seed}"  # the same draws on every run of this seed
     if lobby_hook is not None:
         lobby_hook(lobby)
     out.witness_quota = lobby.rounds.quota["witness"]
