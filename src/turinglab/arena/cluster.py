@@ -1198,7 +1198,12 @@ class Cluster:
         """The rounds this process's book gave back (hub._finished), given back in the shared
         book too, or the next process to mirror it would count them again."""
         for view in game.views.values():
-            self._later(self.books.give_back(self._run(), view.participant.id, view.role))
+            pid = view.participant.id
+            self._later(self.books.give_back(self._run(), pid, view.role))
+            if view.role == "interrogator":  # their AI witness groups are met again, anywhere
+                self._later(
+                    self.books.give_groups_back(self._run(), pid, game.mode.name, game.ai_groups)
+                )
 
     def _game_ended(self, game: LiveGame) -> None:
         # A game lost with its process keeps its route: whoever reconnects, anywhere, is shown
