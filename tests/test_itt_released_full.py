@@ -12,7 +12,16 @@ tallies count the 31). 45 × 31 TEST trials, 3 catch each (135; 123 right: all 4
 accuracy 19/31 (0.61 < 0.75): 44 left, 1232 trials, 92 with the wrong topic (the task's key)
 → 1140. Per speaker (HH→H,H; HAI→H,M; AIH→M,H; AIAI→M,M): all 1260: hh 839 hm 421 mh 824
 mm 436; paper rules (1140): hh 764 hm 381 mh 737 mm 398; and without the 16 feedback trials
-(570): hh 416 hm 207 mh 334 mm 183."""
+(570): hh 416 hm 207 mh 334 mm 183.
+
+prolific_may30.csv (the same task on the paper's original conversation set, /static/dataset/,
+32 trials, catch trials at 5, 11 and 21, no fixed trials): 75 records; 14 empty; 12 stopped at
+the catch of position 5 (two of them after restarts: 15 TEST trials of earlier runs); 49
+finished: 49 × 32 TEST, 147 catch (131 right: 49 at 5, 42 at 11, 40 at 21; the 16 wrong from
+13 judges) → 1421 scored: hh 990 hm 431 mh 888 mm 533. One finisher has topic accuracy 20/32
+(0.625: the task's own rule, ≥ 20, says qualified; the paper's 0.75 does not): 48 left, 1392
+trials, 87 with the wrong topic → 1305: hh 925 hm 400 mh 798 mm 487; without feedback trials
+(677): hh 474 hm 182 mh 439 mm 259."""
 
 from __future__ import annotations
 
@@ -32,6 +41,12 @@ from turinglab.itt.psiturk_runs import last_run
 
 RELEASED = Path(__file__).parents[1] / "data" / "released"
 FULL = RELEASED / "new_results_prolific.csv"
+MAY = RELEASED / "prolific_may30.csv"
+# file: (records, with data, empty, study id) by hand
+FILES = {
+    FULL: (61, 51, 10, "683b83b98410abe41a31898e"),
+    MAY: (75, 61, 14, "68279aea9fe7922711b028d7"),
+}
 CODES = ("HH", "HAI", "AIH", "AIAI")
 runner = CliRunner()
 
@@ -41,27 +56,30 @@ def _records(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(fh))
 
 
-def test_the_file_reads_whole_and_every_datastring_parses() -> None:
-    text = FULL.read_bytes().decode("utf-8")
-    assert text.count("\r\n") >= 61 and text.endswith("\r\n")  # CRLF row ends kept
-    rows = _records(FULL)
-    assert len(rows) == 61
+@pytest.mark.parametrize("path", list(FILES), ids=lambda p: p.name)
+def test_the_file_reads_whole_and_every_datastring_parses(path: Path) -> None:
+    records, with_data, empty, _ = FILES[path]
+    text = path.read_bytes().decode("utf-8")
+    assert text.count("\r\n") >= records and text.endswith("\r\n")  # CRLF row ends kept
+    rows = _records(path)
+    assert len(rows) == records
     parsed = [json.loads(r["datastring"]) for r in rows if r["datastring"]]
-    assert len(parsed) == 51
-    assert sum(1 for r in rows if not r["datastring"] and r["status"] == "1") == 10
+    assert len(parsed) == with_data
+    assert sum(1 for r in rows if not r["datastring"] and r["status"] == "1") == empty
     assert all(r["mode"] == "debug" for r in rows)  # real Prolific people, marked so
 
 
-def test_the_redaction_holds() -> None:
-    rows = _records(FULL)
+@pytest.mark.parametrize("path", list(FILES), ids=lambda p: p.name)
+def test_the_redaction_holds(path: Path) -> None:
+    rows = _records(path)
     ipv4 = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")
     assert not any(ipv4.search(r["ipaddress"]) for r in rows)
     assert all(r["ipaddress"] == "" for r in rows)
-    text = FULL.read_text(encoding="utf-8")
+    text = path.read_text(encoding="utf-8")
     ids = re.findall(r'""(?:prolific_pid|session_id)"": ""([^"]*)""', text)
-    assert len(ids) == 2 * 51 and all(re.fullmatch(r"[0-9a-f]{12}", i) for i in ids)
+    assert len(ids) >= 2 * 50 and all(re.fullmatch(r"[0-9a-f]{12}", i) for i in ids)
     # a Prolific participant or session id is 24 hex digits; the only one left is the study's
-    assert set(re.findall(r"\b[0-9a-f]{24}\b", text)) == {"683b83b98410abe41a31898e"}
+    assert set(re.findall(r"\b[0-9a-f]{24}\b", text)) == {FILES[path][3]}
 
 
 def _consistency_problems(data: dict[str, Any], row: dict[str, str]) -> list[str]:
@@ -106,19 +124,20 @@ def _consistency_problems(data: dict[str, Any], row: dict[str, str]) -> list[str
             bad.append("4-way tally")
     if not {t["hit"] for t in tests if t["isCatch"]} <= set(q["catch_trials"]):
         bad.append("catch ids")
-    for position, hit in q["fixed_trials"].items():
+    for position, hit in (q.get("fixed_trials") or {}).items():
         if int(position) < len(tests) and tests[int(position)]["hit"] != hit:
             bad.append(f"fixed {position}")
     return bad
 
 
-def test_every_record_agrees_with_itself() -> None:
+@pytest.mark.parametrize("path", list(FILES), ids=lambda p: p.name)
+def test_every_record_agrees_with_itself(path: Path) -> None:
     checked = 0
-    for row in _records(FULL):
+    for row in _records(path):
         if row["datastring"]:
             assert _consistency_problems(json.loads(row["datastring"]), row) == [], row["uniqueid"]
             checked += 1
-    assert checked == 51
+    assert checked == FILES[path][1]
 
 
 def test_the_consistency_check_catches_a_same_length_typo() -> None:
@@ -150,6 +169,26 @@ def test_the_whole_export_imports_to_the_hand_count() -> None:
     assert strict["participants scored"] == 35
 
 
+def test_the_may30_export_imports_to_the_hand_count() -> None:
+    counts = import_psiturk(MAY).facts["counts"]
+    assert counts["participants without data (did not start)"] == 14
+    assert (
+        counts["participants who were stopped by the task at a failed catch trial (left out)"] == 12
+    )
+    assert counts["participants who restarted (last run kept)"] == 2
+    assert counts["TEST trials of earlier runs (left out)"] == 15
+    assert counts["participants scored"] == 49 and counts["trials scored"] == 1421
+    assert (counts["catch trials (excluded)"], counts["catch trials answered right"]) == (147, 131)
+    paper = import_psiturk(MAY, qualified_only=True, drop_wrong_topic=True).facts["counts"]
+    assert paper["participants below the topic-accuracy rule"] == 1  # 20/32: the task said yes
+    assert paper["participants whose recorded topic tally the key reproduces"] == 48
+    assert paper["trials with the wrong topic (excluded)"] == 87
+    assert (paper["participants scored"], paper["trials scored"]) == (48, 1305)
+    strict = import_psiturk(MAY, drop_failed_catch=True).facts["counts"]
+    assert strict["participants with a catch trial answered wrong (left out)"] == 13
+    assert strict["participants scored"] == 36
+
+
 def test_the_restarted_participant_is_scored_on_the_last_run() -> None:
     got = import_psiturk(FULL)
     restarted = [t for t in got.trials if t["judge"] == "debugZZw7z:debugkXsSY"]
@@ -158,22 +197,25 @@ def test_the_restarted_participant_is_scored_on_the_last_run() -> None:
     assert sum(t["correct"] for t in restarted) == 6  # the task's own tally: 6 of 31
 
 
+PAPER = ["--qualified-only", "--drop-wrong-topic"]
+
+
 @pytest.mark.parametrize(
-    ("flags", "counts"),
+    ("path", "flags", "counts"),
     [
-        ([], {"hh": 839, "hm": 421, "mh": 824, "mm": 436}),
-        (["--qualified-only", "--drop-wrong-topic"], {"hh": 764, "hm": 381, "mh": 737, "mm": 398}),
-        (
-            ["--qualified-only", "--drop-wrong-topic", "--drop-feedback"],
-            {"hh": 416, "hm": 207, "mh": 334, "mm": 183},
-        ),
+        (FULL, [], {"hh": 839, "hm": 421, "mh": 824, "mm": 436}),
+        (FULL, PAPER, {"hh": 764, "hm": 381, "mh": 737, "mm": 398}),
+        (FULL, [*PAPER, "--drop-feedback"], {"hh": 416, "hm": 207, "mh": 334, "mm": 183}),
+        (MAY, [], {"hh": 990, "hm": 431, "mh": 888, "mm": 533}),
+        (MAY, PAPER, {"hh": 925, "hm": 400, "mh": 798, "mm": 487}),
+        (MAY, [*PAPER, "--drop-feedback"], {"hh": 474, "hm": 182, "mh": 439, "mm": 259}),
     ],
 )
 def test_the_score_of_the_whole_export(
-    tmp_path: Path, flags: list[str], counts: dict[str, int]
+    tmp_path: Path, path: Path, flags: list[str], counts: dict[str, int]
 ) -> None:
     out = tmp_path / "paper"
-    done = runner.invoke(app, ["itt", "import", str(FULL), "--out", str(out), *flags])
+    done = runner.invoke(app, ["itt", "import", str(path), "--out", str(out), *flags])
     assert done.exit_code == 0, done.output
     scored = runner.invoke(
         app, ["itt", "score", str(out / "judgements.csv"), "--json", "--replicates", "100"]

@@ -13,8 +13,14 @@ import sys
 from pathlib import Path
 
 SOURCES = {  # name: (characters, SHA-256 of the UTF-8 text) of the original
-    "new_results_prolific.csv": (1047520, "ffc50155961bac47f394c8bdd82e6c95e4c4811f1006a071544e3754cf1cc64b"),
-    "prolific_may30.csv": (1179835, "MAY_SHA"),
+    "new_results_prolific.csv": (
+        1047520,
+        "ffc50155961bac47f394c8bdd82e6c95e4c4811f1006a071544e3754cf1cc64b",
+    ),
+    "prolific_may30.csv": (
+        1179835,
+        "489b768a215365aff89c616355db22d1749b112bee96e789d94e4b419c1b9993",
+    ),
 }
 _IP = re.compile(r"^((?:[^,\n]*,){4})\d{1,3}(?:\.\d{1,3}){3},", re.MULTILINE)
 _ID = re.compile(r'(""(?:prolific_pid|session_id)"": "")([^"]+)("")')
