@@ -597,6 +597,20 @@ def import_judgements(
             help="the paper's rule: leave out trials whose topic question was answered wrong",
         ),
     ] = False,
+    drop_feedback: Annotated[
+        bool,
+        typer.Option(
+            "--drop-feedback",
+            help="leave out trials after which the right answer was shown (the paper gave none)",
+        ),
+    ] = False,
+    drop_failed_catch: Annotated[
+        bool,
+        typer.Option(
+            "--drop-failed-catch",
+            help="leave out participants who answered any catch trial wrong",
+        ),
+    ] = False,
 ) -> None:
     """Import the paper's released human judgements (kreimanlab/TuringTest psiTurk exports):
     writes judgements.csv (one row per speaker judged), trials.csv (the 4-way answers) and
@@ -611,7 +625,12 @@ def import_judgements(
         _fail(f"{out} already holds a study; choose a new --out (nothing overwritten)")
     try:
         result = import_psiturk(
-            source, qualified_only=qualified_only, min_rt=min_rt, drop_wrong_topic=drop_wrong_topic
+            source,
+            qualified_only=qualified_only,
+            min_rt=min_rt,
+            drop_wrong_topic=drop_wrong_topic,
+            drop_feedback=drop_feedback,
+            drop_failed_catch=drop_failed_catch,
         )
     except ValueError as err:
         _fail(str(err))

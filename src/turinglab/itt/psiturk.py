@@ -12,7 +12,15 @@ Rows marked `mode=debug` are kept: the released Prolific data has real participa
 (their questiondata carries Prolific ids). Optional: the paper's qualification rule (at least
 15 of 20 topics right, i.e. topic accuracy ≥ 0.75, from questiondata), the 3 s rule, and the
 paper's removal of trials whose topic question was answered wrong (`drop_wrong_topic`; the export
-keeps only the topic chosen, the right one comes from the task's own key in psiturk_topics.py)."""
+keeps only the topic chosen, the right one comes from the task's own key in psiturk_topics.py).
+
+Whole exports (psiturk_runs.py splits a record into runs): rows with an empty datastring
+never started; a participant whose run ended before the end-of-task questionnaire (the 2025
+task stops anyone who fails its catch trial at position 5) is left out; one who restarted in
+the same session is scored on the last run only, as the task's own tallies are. Optional:
+`drop_feedback` leaves out the trials after which the right answer was shown (the 2025 task's
+first 16; the paper's Methods: no feedback was given), `drop_failed_catch` the participants
+who answered any catch trial wrong."""
 
 from __future__ import annotations
 
@@ -25,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from turinglab.itt.judgements import JudgementRow, save_judgements
+from turinglab.itt.psiturk_runs import last_run, stopped_early
 from turinglab.itt.psiturk_topics import checked_topic_key, topic_right
 from turinglab.itt.tables import RowError, csv_dicts
 
@@ -108,6 +117,8 @@ def import_psiturk(
     qualified_only: bool = False,
     min_rt: float | None = None,
     drop_wrong_topic: bool = False,
+    drop_feedback: bool = False,
+    drop_failed_catch: bool = False,
 ) -> PsiturkImport:
     if not path.is_file():
         raise ValueError(f"{path}: no such file")
@@ -128,11 +139,21 @@ def import_psiturk(
         questions = data.get("questiondata") or {}
         seen["participants"] += 1
         seen["rows marked mode=debug (kept)"] += raw.get("mode") == "debug"
-        tests = [
-            d["trialdata"] for d in data.get("data", []) if d["trialdata"].get("phase") == "TEST"
-        ]
+        run, earlier = last_run(data.get("data", []))
+        if earlier:
+            seen["participants who restarted (last run kept)"] += 1
+            seen["TEST trials of earlier runs (left out)"] += earlier
+        tests = [d["trialdata"] for d in run if d["trialdata"].get("phase") == "TEST"]
         if not tests:
             seen["participants without TEST trials"] += 1
+            continue
+        why = stopped_early(run, questions)
+        if why:
+            seen[f"participants who {why} (left out)"] += 1
+            continue
+        missed = [t for t in tests if t.get("isCatch") and t.get("Aclass") != t.get("trueLabel")]
+        if drop_failed_catch and missed:
+            seen["participants with a catch trial answered wrong (left out)"] += 1
             continue
         if qualified_only:
             accuracy = float(questions.get("topic_accuracy") or 0)
@@ -161,6 +182,9 @@ def import_psiturk(
                 seen["catch trials (excluded)"] += 1
                 seen["catch trials answered right"] += trial["correct"]
                 continue
+            if drop_feedback and trial["feedback"]:
+                seen["trials shown with feedback (excluded)"] += 1
+                continue
             if trial["topic_right"] == 0:
                 seen["trials with the wrong topic (excluded)"] += 1
                 continue
@@ -179,6 +203,8 @@ def import_psiturk(
         "qualified_only": qualified_only,
         "min_rt_seconds": min_rt,
         "drop_wrong_topic": drop_wrong_topic,
+        "drop_feedback": drop_feedback,
+        "drop_failed_catch": drop_failed_catch,
         "machine_model": f"{MACHINE!r}: the export does not name the model of a machine side",
         "counts": dict(seen),
         "true_labels": dict(Counter(t["truth"] for t in out.trials if not t["catch"])),
