@@ -3,10 +3,10 @@
 Two arena processes share the store and Redis. Two people are matched for a topic conversation
 (itt_chat_mode.py), each on the process named by the case; the one who leaves closes their
 socket for good. Their partner must be told within the mode's abandon window (plus generous
-slack for a loaded machine), and the stored game must say `abandoned` with the reason — read
-back with SQL from the store the owner wrote. Before that, the person who will leave stays
-connected, silent, for longer than the window: presence is what keeps the game going, not
-the absence of any check.
+slack for a loaded machine), and the store must hold the game as abandoned with the reason
+(status `flagged`, the result's `abandoned` kept in its outcome), read back with SQL. Before
+that, the person who will leave stays connected, silent, for longer than the window: presence
+is what keeps the game going, not the absence of any check.
 
 The cases: the leaver's socket is on the process that does not own the game (their frames
 are relayed through Redis; the case issue 33 suspected), on the owner while the partner is
@@ -25,8 +25,9 @@ import pytest
 from arena_fixtures import Person
 from test_arena_itt_chat import PEOPLE_LINES
 from test_arena_multiprocess import arena_processes
-from turinglab.arena.abandon import TOLD_STAYED
+from turinglab.arena.abandon import ABANDONED, TOLD_STAYED
 from turinglab.arena.itt_chat_mode import MODE
+from turinglab.store.arena_records import RESULT_STATUS
 
 pytestmark = [pytest.mark.database, pytest.mark.slow]
 
@@ -56,25 +57,35 @@ CASES = {
 }
 
 
-def _stored(db: str) -> list[tuple[str, list[str], list[str]]]:
-    """Each stored game's status, flags and the texts its people said, straight from SQL."""
+def _stored(db: str) -> list[tuple[str, str | None, list[str], list[str]]]:
+    """Each stored conversation (survey-only rows left out): its status, the result status
+    its outcome keeps (a game with flags is stored "flagged"), its flags and the texts its
+    people said, straight from SQL."""
     with psycopg.connect(db) as conn:
-        games = conn.execute("SELECT id, status, flags FROM games ORDER BY id").fetchall()
+        games = conn.execute(
+            "SELECT g.id, g.status, o.details, g.flags FROM games g"
+            " LEFT JOIN outcomes o ON o.game_id = g.id"
+            " WHERE g.trial_id IS NOT NULL ORDER BY g.id"
+        ).fetchall()
         out = []
-        for gid, status, flags in games:
+        for gid, status, details, flags in games:
             texts = conn.execute(
                 "SELECT m.text FROM messages m JOIN seats s"
                 " ON s.game_id = m.game_id AND s.seat = m.sender"
                 " WHERE m.game_id = %s AND s.kind = 'human' ORDER BY m.seq",
                 (gid,),
             ).fetchall()
-            parsed = flags if isinstance(flags, list) else json.loads(flags)
-            out.append((status, parsed, [t for (t,) in texts]))
+            kept = (_json(details) or {}).get(RESULT_STATUS)
+            out.append((status, kept, _json(flags), [t for (t,) in texts]))
         return out
 
 
-async def _stored_when_settled(db: str) -> list[tuple[str, list[str], list[str]]]:
-    rows: list[tuple[str, list[str], list[str]]] = []
+def _json(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str) else value
+
+
+async def _stored_when_settled(db: str) -> list[tuple[str, str | None, list[str], list[str]]]:
+    rows: list[tuple[str, str | None, list[str], list[str]]] = []
     for _ in range(200):  # the end is committed before it is shown; the read is a backstop
         rows = _stored(db)
         if rows and all(status != "running" for status, *_ in rows):
@@ -114,8 +125,8 @@ async def test_a_chat_partner_who_leaves_is_noticed_on_any_process(
             for p in (leaver, stayer):
                 await p.close()
 
-    ((status, flags, said),) = await _stored_when_settled(postgres_url)
-    assert status == "abandoned", (status, flags)
-    leaver_seat = starts[leaver]["you"]
-    assert flags == [f"arena: abandoned: the person at {leaver_seat} left (no reconnect within 1 s)"]
+    ((status, kept, flags, said),) = await _stored_when_settled(postgres_url)
+    assert (status, kept) == ("flagged", ABANDONED), (status, kept, flags)
+    seat = starts[leaver]["you"]
+    assert flags == [f"arena: abandoned: the person at {seat} left (no reconnect within 1 s)"]
     assert said == PEOPLE_LINES[:1]
