@@ -11,11 +11,13 @@ ends the game.
 Flagged games (an AI witness failed, no verdict in time) give their rounds back too: like an
 abandoned game, they are listed in the study export's exclusions, not counted.
 
-With several processes (cluster.py) a person's connections may be on another process: the
-owner then asks the cluster (`present`), which knows which processes hold a socket of theirs
-(each tells the owner as it opens or closes the last one, and a process that dies takes its
-people's presence with it). The owner also notes in Redis when it first counted someone gone,
-so that after a takeover the new owner counts from then, not from the takeover (`carry_over`).
+Whether a person is there is the arena's one rule (presence.py), `present` here, which every
+live game is given (the ITT chat's own watcher asks it too). With several processes
+(cluster.py) a person's connections may be on another process: the cluster's rule knows which
+processes hold a socket of theirs (each tells the owner as it opens or closes the last one,
+and a process that dies takes its people's presence with it). The owner also notes in Redis
+when it first counted someone gone, so that after a takeover the new owner counts from then,
+not from the takeover (`carry_over`).
 """
 
 from __future__ import annotations
