@@ -13,11 +13,13 @@ abandoned game, they are listed in the study export's exclusions, not counted. T
 groups of such a game go back to the front of the interrogator's cycle (rounds.py), so a
 witness that failed costs that game, and the interrogator still meets every group.
 
-With several processes (cluster.py) a person's connections may be on another process: the
-owner then asks the cluster (`present`), which knows which processes hold a socket of theirs
-(each tells the owner as it opens or closes the last one, and a process that dies takes its
-people's presence with it). The owner also notes in Redis when it first counted someone gone,
-so that after a takeover the new owner counts from then, not from the takeover (`carry_over`).
+Whether a person is there is the arena's one rule (presence.py), `present` here, which every
+live game is given (the ITT chat's own watcher asks it too). With several processes
+(cluster.py) a person's connections may be on another process: the cluster's rule knows which
+processes hold a socket of theirs (each tells the owner as it opens or closes the last one,
+and a process that dies takes its people's presence with it). The owner also notes in Redis
+when it first counted someone gone, so that after a takeover the new owner counts from then,
+not from the takeover (`carry_over`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
+from turinglab.arena.presence import Attending, Present, connected_here
 from turinglab.games.spec import FINISHED, GameResult
 
 if TYPE_CHECKING:
@@ -46,8 +49,9 @@ class AbandonWatch:
     def __init__(self, grace_s: float) -> None:
         self.grace_s = grace_s
         self._gone_since: dict[tuple[str, str], float] = {}  # (game, seat) -> first seen gone
-        # Whether a person has a connection open anywhere; the cluster replaces it.
-        self.present: Callable[[PersonView], bool] = lambda view: bool(view.outlets)
+        # Whether a person has a connection open anywhere (presence.py): the arena's one rule,
+        # which the cluster replaces and every live game asks (`LiveGame.present`).
+        self.present: Present = connected_here
         # Told (game, seat, now) when a person is first counted gone and (game, seat, None)
         # when they are back; the cluster keeps it for whoever takes the game over.
         self.noted: Callable[[str, str, float | None], None] = lambda game, seat, since: None
@@ -58,7 +62,7 @@ class AbandonWatch:
                 continue  # over already; or a game kind with its own live class (STT, GTT)
             for seat, view in game.views.items():
                 key = (game.id, seat)
-                if not self._matters(view) or self.present(view):
+                if not self._matters(view) or self.is_present(view):
                     if self._gone_since.pop(key, None) is not None:
                         self.noted(game.id, seat, None)
                     continue
@@ -69,6 +73,10 @@ class AbandonWatch:
                 if now - since >= self.grace_s:
                     self._abandon(game, seat)
                     break
+
+    def is_present(self, view: Attending) -> bool:
+        """The rule as it is now (the cluster may have replaced it after a game took this)."""
+        return self.present(view)
 
     def carry_over(self, game: str, seat: str, since: float) -> None:
         """Count a seat of a game taken over here as gone since `since` (this clock) unless

@@ -94,6 +94,7 @@ RELAY_NOTICE_S = 5.0
 RELAY_AGAIN_S = 10.0  # and again this often while it lasts
 RELAY_DELAYED = "The connection to your game is delayed. Please wait: nothing you typed is lost."
 RELAY_RESUMED = "Connected to your game again."
+STATE_FRAMES = ("strong", "gtt", "itt-chat")  # the frame types of modes that send their state
 
 
 class SignedSessions(Sessions):
@@ -474,6 +475,12 @@ class Cluster:
             self.owners[pid] = data["o"]
         elif kind == "reveal":
             self.owners.pop(pid, None)  # over: the owner forgets the game too
+        elif (
+            kind in STATE_FRAMES  # a mode whose frame is its state: no "game" snapshot
+            and pid in self.sockets
+            and data["o"] not in self._told_holding.get(pid, ())
+        ):  # its owner, too, counts this socket present until told it closed (presence.py)
+            self._holding(data["o"], {"p": pid, "here": True})
         self._track(pid, frame)
         publisher = self._publishers.get(data["p"])
         for outlet in list(self.arena.outlets.get(data["p"], ())):

@@ -276,6 +276,7 @@ class Arena:
         if recorder is not None:
             self._recorders[game.id] = recorder
         self.games[game.id] = game
+        game.present = self.abandon.is_present  # presence.py: one rule for every watcher
         if self.on_game_start is not None:
             self.on_game_start(game)
         for view in game.views.values():

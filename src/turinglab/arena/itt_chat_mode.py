@@ -184,7 +184,7 @@ class ITTChatLiveGame(LiveGame):
             await asyncio.sleep(WATCH_S)
             now = self.clock.now()
             for seat, view in self.views.items():
-                if view.outlets:
+                if self.present(view):  # the arena's rule (presence.py): relays do not count
                     gone_since.pop(seat, None)
                 elif now - gone_since.setdefault(seat, now) >= self.chat_mode.abandon_after_s:
                     grace = self.chat_mode.abandon_after_s

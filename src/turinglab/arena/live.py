@@ -24,6 +24,7 @@ from turinglab.arena import frames as F
 from turinglab.arena.chat_text import clean, utf16_length
 from turinglab.arena.commit_gate import RECONNECT, STORE_LOST, CommitGate
 from turinglab.arena.modes import ArenaMode
+from turinglab.arena.presence import Present, connected_here
 from turinglab.arena.resume import Outbox
 from turinglab.arena.sessions import Participant
 from turinglab.games.clock import Clock, PausableClock
@@ -166,6 +167,9 @@ class LiveGame:
         self.on_fenced: Callable[[LiveGame], None] | None = None
         # With a store: keep the seconds the clock stood still, so a takeover restores them.
         self.save_paused: Callable[[float], None] | None = None
+        # Whether a person of this game is still there: the arena's one rule (presence.py), set
+        # by Arena.open; a watcher of departures asks it, never a view's outlets.
+        self.present: Present = connected_here
         self.end_saved = False
         self._ending_now = False  # end_now was called (its end may be being saved)
         self._aborted: asyncio.Future[GameResult] | None = None
