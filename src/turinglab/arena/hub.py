@@ -18,10 +18,11 @@ from turinglab.arena import frames as F
 from turinglab.arena.abandon import AbandonWatch, give_rounds_back
 from turinglab.arena.finished import FinishedGames
 from turinglab.arena.frame_rules import check_survey
-from turinglab.arena.live import InputRejected, LiveGame, Outlet
+from turinglab.arena.live import LiveGame
 from turinglab.arena.lobby import Lobby
 from turinglab.arena.metrics import ArenaMetrics, fault
 from turinglab.arena.modes import ArenaMode, ArenaSetup
+from turinglab.arena.person_view import InputRejected, Outlet
 from turinglab.arena.resume import ResumePoint
 from turinglab.arena.sessions import Participant, Sessions
 from turinglab.arena.store_bridge import ArenaStore, GameRecorder

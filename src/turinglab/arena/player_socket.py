@@ -26,7 +26,7 @@ from turinglab.arena.hub import Arena
 from turinglab.arena.limits import FrameLimiter
 from turinglab.arena.metrics import said_if_slow
 from turinglab.arena.modes import ArenaSetup
-from turinglab.arena.live import InputRejected
+from turinglab.arena.person_view import InputRejected
 from turinglab.arena.resume import ResumePoint
 from turinglab.arena.sessions import COOKIE, Participant
 

@@ -33,15 +33,10 @@ from turinglab.agents.human import MESSAGE, HumanAgent, HumanInput
 from turinglab.agents.registry import build_agent, display_names
 from turinglab.arena import frames as F
 from turinglab.arena.commit_gate import STORE_LOST
-from turinglab.arena.live import (
-    LOST_TEXT,
-    SERVER_LOST,
-    STORE_LOST_TEXT,
-    InputRejected,
-    LiveGame,
-    PersonView,
-)
+from turinglab.arena.live import LiveGame
+from turinglab.arena.live_reveal import LOST_TEXT, SERVER_LOST, STORE_LOST_TEXT
 from turinglab.arena.modes import ArenaMode, ArenaSettings, ArenaSetup
+from turinglab.arena.person_view import InputRejected, PersonView
 from turinglab.arena.sessions import COOKIE, Participant
 from turinglab.arena.uploads import reencoded_off_loop
 from turinglab.config import AgentConfig
