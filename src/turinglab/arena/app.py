@@ -37,7 +37,7 @@ from turinglab.arena.page_routes import add_page_routes
 from turinglab.arena.player_socket import FrameLog, SocketRoute, serve_socket
 from turinglab.arena.security_headers import SecurityHeaders
 from turinglab.arena.store_bridge import ArenaStore
-from turinglab.arena.strong_mode import add_image_route
+from turinglab.arena.strong_image_routes import add_image_route
 from turinglab.games.clock import REAL_CLOCK, Clock
 
 log = logging.getLogger(__name__)
