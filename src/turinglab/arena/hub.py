@@ -164,7 +164,7 @@ class Arena:
             if not self.resume(participant, ResumePoint.of(frame)):
                 self.send(participant, self.state_frame(participant))
         elif isinstance(frame, F.Ping):
-            self.send(participant, F.Pong())  # normally answered by the socket itself (app.py)
+            self.send(participant, F.Pong())  # answered by the socket itself (player_socket.py)
         elif isinstance(frame, F.Survey):
             live = self.games.get(participant.game or "")
             in_game = live is not None and live.result is None
