@@ -13,8 +13,8 @@ import aiohttp
 
 from arena_fixtures import ADMIN_PASSWORD, Person, make_setup, pair, running_arena
 from turinglab.arena.abandon import ABANDONED, TOLD_STAYED
-from turinglab.arena.app import STATIC
 from turinglab.arena.frame_rules import SURVEY_KEYS
+from turinglab.arena.page_routes import STATIC
 from turinglab.arena.store_bridge import ArenaStore
 from turinglab.arena.study_page import render_page
 from turinglab.human.exclusions import apply_exclusions

@@ -38,7 +38,7 @@ from fault_fixtures import (
     shown_is_stored,
 )
 from turinglab.arena.commit_gate import STORE_LOST
-from turinglab.arena.live import SERVER_LOST
+from turinglab.arena.live_reveal import SERVER_LOST
 from turinglab.testing.tcp_proxy import TcpProxy
 
 pytestmark = [pytest.mark.database, pytest.mark.slow]

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from arena_fixtures import make_setup
-from turinglab.arena.app import STATIC
+from turinglab.arena.page_routes import STATIC
 from turinglab.arena.setups import setup_from_config
 from turinglab.arena.study_config import (
     StudyConfig,

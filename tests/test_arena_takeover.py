@@ -33,7 +33,7 @@ from arena_fixtures import (
 )
 from test_arena_multiprocess import arena_processes, drop_namespace
 from turinglab.arena import ArenaSettings, ArenaSetup
-from turinglab.arena.live import LOST_TEXT, SERVER_LOST
+from turinglab.arena.live_reveal import LOST_TEXT, SERVER_LOST
 from turinglab.arena.store_bridge import ArenaStore
 from turinglab.store.database import Store
 from turinglab.store.schema import games

@@ -1,7 +1,7 @@
 """The admin page: the open study (and a form to open another or close it), live games, counts
 per AI witness group and mode, the export links.
 
-Server-rendered with every value escaped; reachable only with the admin password (app.py).
+Server-rendered with every value escaped; reachable only with the admin password (admin_routes.py).
 """
 
 from __future__ import annotations

@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING
 
 from turinglab.arena import frames as F
 from turinglab.arena import page_protocol
-from turinglab.arena.live import SERVER_LOST, LiveGame
+from turinglab.arena.live import LiveGame
+from turinglab.arena.live_reveal import SERVER_LOST
 from turinglab.arena.metrics import fault
 from turinglab.arena.takeover import restore
 from turinglab.games.spec import FLAGGED, GameResult

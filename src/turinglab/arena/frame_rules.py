@@ -10,7 +10,7 @@ on).
 from __future__ import annotations
 
 from turinglab.arena import frames as F
-from turinglab.arena.live import InputRejected
+from turinglab.arena.person_view import InputRejected
 from turinglab.arena.sessions import Participant
 from turinglab.arena.study_config import StudyConfig, SurveyProblem, check_answers
 

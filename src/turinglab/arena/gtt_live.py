@@ -17,7 +17,8 @@ from typing import Any, Literal
 from turinglab.agents.human import MESSAGE, HumanAgent, HumanInput
 from turinglab.arena import frames as F
 from turinglab.arena.chat_text import clean
-from turinglab.arena.live import InputRejected, LiveGame, PersonView
+from turinglab.arena.live import LiveGame
+from turinglab.arena.person_view import InputRejected, PersonView
 from turinglab.arena.sessions import Participant
 from turinglab.games.events import GameEvent, MessageSaid
 from turinglab.games.gtt import ANSWERED, DISTINGUISHER, UNKNOWN, GTTRules

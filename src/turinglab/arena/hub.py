@@ -18,10 +18,11 @@ from turinglab.arena import frames as F
 from turinglab.arena.abandon import AbandonWatch, give_rounds_back
 from turinglab.arena.finished import FinishedGames
 from turinglab.arena.frame_rules import check_survey
-from turinglab.arena.live import InputRejected, LiveGame, Outlet
+from turinglab.arena.live import LiveGame
 from turinglab.arena.lobby import Lobby
 from turinglab.arena.metrics import ArenaMetrics, fault
 from turinglab.arena.modes import ArenaMode, ArenaSetup
+from turinglab.arena.person_view import InputRejected, Outlet
 from turinglab.arena.resume import ResumePoint
 from turinglab.arena.sessions import Participant, Sessions
 from turinglab.arena.store_bridge import ArenaStore, GameRecorder
@@ -163,7 +164,7 @@ class Arena:
             if not self.resume(participant, ResumePoint.of(frame)):
                 self.send(participant, self.state_frame(participant))
         elif isinstance(frame, F.Ping):
-            self.send(participant, F.Pong())  # normally answered by the socket itself (app.py)
+            self.send(participant, F.Pong())  # answered by the socket itself (player_socket.py)
         elif isinstance(frame, F.Survey):
             live = self.games.get(participant.game or "")
             in_game = live is not None and live.result is None

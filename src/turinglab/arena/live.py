@@ -6,7 +6,8 @@ a refresh or a new connection gets a snapshot with every message so far. The gam
 the table's observer: every event it reports (games/events.py) waits at the commit gate for
 the message it follows, then `show` renders it into frames, renaming channels to per-viewer
 aliases and senders to "you"/"them"/"game": seat ids, agent names and sides stay on the server
-until the reveal.
+until the reveal. One person's view, and the checks of their inputs, are person_view.py's; the
+reveal at the end is live_reveal.py's.
 """
 
 from __future__ import annotations
@@ -15,49 +16,33 @@ import asyncio
 import logging
 import secrets
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from turinglab.agents.base import Agent, AgentReply, CallContext, ChatMessage
 from turinglab.agents.human import MESSAGE, HumanAgent, HumanInput
 from turinglab.arena import frames as F
-from turinglab.arena.chat_text import clean, utf16_length
 from turinglab.arena.commit_gate import RECONNECT, STORE_LOST, CommitGate
+
+# `X as X`: re-exported, for cluster.py and itt_chat_mode.py import them from here.
+from turinglab.arena.live_reveal import LOST_TEXT as LOST_TEXT
+from turinglab.arena.live_reveal import SERVER_LOST as SERVER_LOST
+from turinglab.arena.live_reveal import STORE_LOST_TEXT as STORE_LOST_TEXT
+from turinglab.arena.live_reveal import reveal_for
 from turinglab.arena.modes import ArenaMode
+from turinglab.arena.person_view import ALIASES, InputRejected, PersonView, message_text
+from turinglab.arena.person_view import Outlet as Outlet
 from turinglab.arena.presence import Present, connected_here
-from turinglab.arena.resume import Outbox
 from turinglab.arena.sessions import Participant
 from turinglab.games.clock import Clock, PausableClock
-from turinglab.games.events import (
-    GameEvent,
-    InputRefused,
-    MessageSaid,
-    TalkEnded,
-    Typing,
-    VerdictAsked,
-)
+from turinglab.games.events import GameEvent
 from turinglab.games.spec import FLAGGED, GameResult, TrialSpec
-from turinglab.games.table import GAME, MessageSink, Table, TranscriptMessage
+from turinglab.games.table import MessageSink, Table, TranscriptMessage
 from turinglab.store.arena_records import game_record, message_entry, seat_entry
 from turinglab.store.fencing import Fenced
 
 log = logging.getLogger(__name__)
 
-Outlet = Callable[[F.ServerFrame], None]
-ALIASES = "ABCDEFGH"
-APPLIED_KEPT = 256  # input ids remembered per view (a client re-sends only its latest few)
 VERDICT_GRACE_S = 600.0  # after the deadline, how long a verdict may take before the game is void
-SERVER_LOST = "arena: server lost"  # the flag of a game its process died in, not rebuilt
-LOST_TEXT = (
-    "The server running this game stopped before the game ended. Everything said so far is "
-    "kept, but this game will not count. Sorry, and thank you for playing."
-)
-STORE_LOST_TEXT = (
-    "Saving this game failed, so it ended here. Everything saved so far is kept, but this "
-    "game will not count. Sorry, and thank you for playing."
-)
-# A message a person sent that the game had not said yet when the talk ended: it never will.
-TOO_LATE = "Time ran out before your last message went through, so it was not sent."
 Play = Callable[[Table, TrialSpec], Awaitable[GameResult]]
 SaveEnd = Callable[["LiveGame", GameResult], Awaitable[None]]
 
@@ -65,52 +50,6 @@ SaveEnd = Callable[["LiveGame", GameResult], Awaitable[None]]
 async def _call(agent: Agent, history: list[ChatMessage], ctx: CallContext) -> AgentReply:
     # No retries in a live game: a person is waiting, and a failed witness flags the game.
     return await agent.reply(history, ctx)
-
-
-@dataclass
-class PersonView:
-    """What one person at the table has been shown, and how their names map to the game's."""
-
-    seat: str
-    participant: Participant
-    agent: HumanAgent
-    role: Literal["interrogator", "witness"]
-    alias_to_channel: dict[str, str]
-    partner: dict[str, str]  # channel -> the seat at its other end
-    messages: list[F.Message] = field(default_factory=list)
-    last_sender: dict[str, str] = field(default_factory=dict)  # channel -> "you"/"them"
-    phase: Literal["playing", "verdict", "ended"] = "playing"
-    asked_end: bool = False  # the interrogator has ended the talk (a verdict may follow)
-    reveal: F.Reveal | None = None
-    outlets: set[Outlet] = field(default_factory=set)
-    outbox: Outbox = field(default_factory=Outbox)  # this view's numbered frames (resume.py)
-    pending: dict[str, str] = field(default_factory=dict)  # channel -> id of the message sent
-    applied: dict[str, None] = field(default_factory=dict)  # input ids applied, oldest first
-
-    @property
-    def channel_to_alias(self) -> dict[str, str]:
-        return {c: a for a, c in self.alias_to_channel.items()}
-
-    def send(self, frame: F.ServerFrame) -> None:
-        if isinstance(frame, F._Sequenced) and not isinstance(frame, F.GameSnapshot):
-            frame = self.outbox.stamp(frame)
-        for outlet in list(self.outlets):
-            outlet(frame)
-
-    def remember(self, key: str | None) -> None:
-        if key is None:
-            return
-        self.applied[key] = None
-        if len(self.applied) > APPLIED_KEPT:
-            del self.applied[next(iter(self.applied))]
-
-
-class InputRejected(ValueError):
-    """A person tried something the game's rules do not allow now; shown to them as is."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 class LiveGame:
@@ -332,48 +271,16 @@ class LiveGame:
         self.ended_at = self.clock.now()
         for view in self.views.values():
             view.phase = "ended"
-            self._unsent(view)
-
-    @staticmethod
-    def _unsent(view: PersonView) -> None:
-        """Messages the person sent that the game will not say now the talk is over (it ended
-        between their send and the game taking it): each is answered, or the page would show
-        it "sending" and send it again until the person's next game."""
-        for ref in view.pending.values():
-            view.send(F.Error(code="too-late", message=TOO_LATE, ref=ref))
-        view.pending.clear()
+            view.drop_unsent()
 
     def _reveal(self, view: PersonView, result: GameResult) -> F.Reveal:
-        judge_aliases = dict(zip(self.mode.channel_of, ALIASES, strict=False))  # seat -> alias
-        sides = []
-        for seat, alias in judge_aliases.items():
-            if seat in self.views:
-                sides.append(F.Side(channel=alias, kind="human", name="a person"))
-            else:
-                agent = self.spec.seats[seat]
-                name = self.display_names.get(agent, agent)
-                sides.append(F.Side(channel=alias, kind="ai", name=name))
-        verdict = next((j for j in result.judgements if j.kind == "verdict"), None)
-        chosen = None
-        if verdict is not None and verdict.verdict is not None:
-            chosen = judge_aliases.get(verdict.verdict, verdict.verdict)
-        flagged = None
-        if SERVER_LOST in result.flags:
-            flagged = LOST_TEXT
-        elif STORE_LOST in result.flags:
-            flagged = STORE_LOST_TEXT
-        elif result.status == FLAGGED or result.flags:
-            flagged = "Something went wrong on our side (an AI witness failed or time ran out); "
-            flagged += "this game will not count. Thank you for playing."
-        return F.Reveal(
-            sides=sides,
-            you=judge_aliases.get(view.seat),
-            verdict=chosen,
-            confidence=None
-            if verdict is None or verdict.confidence is None
-            else round(verdict.confidence),
-            correct=result.correct,
-            flagged=flagged,
+        return reveal_for(
+            view.seat,
+            result,
+            witnesses=list(self.mode.channel_of),
+            humans=self.views.keys(),
+            agents=self.spec.seats,
+            display_names=self.display_names,
         )
 
     # ---- what people see -------------------------------------------------------------------
@@ -390,50 +297,7 @@ class LiveGame:
                 self._render(self.views[seat], event)
 
     def _render(self, view: PersonView, event: GameEvent) -> None:
-        aliases = view.channel_to_alias
-        if isinstance(event, MessageSaid):
-            msg = event.message
-            alias = aliases.get(msg.channel)
-            if alias is None:  # an instruction on a channel this person has no window for
-                if msg.sender != GAME:
-                    return
-                alias = next(iter(view.alias_to_channel))
-            who: F.Sender = (
-                "you" if msg.sender == view.seat else "game" if msg.sender == GAME else "them"
-            )
-            channel = view.alias_to_channel[alias]
-            if who != "game":
-                view.last_sender[channel] = who
-            ref = view.pending.pop(channel, None) if who == "you" else None
-            view.remember(ref)  # shown means committed: applied for good
-            frame = F.Message(
-                n=len(view.messages), channel=alias, sender=who, text=msg.text,
-                at=msg.created_at, ref=ref,
-            )  # fmt: skip
-            view.messages.append(frame)
-            view.send(frame)
-        elif isinstance(event, Typing) and event.channel in aliases:
-            # One frame per event: an AI's typing comes on a person's timeline from the game
-            # (games/typing_timeline.py), a person's as their browser sends it.
-            view.send(F.TypingShown(channel=aliases[event.channel]))
-        elif isinstance(event, TalkEnded | VerdictAsked) and view.phase == "playing":
-            view.phase = "verdict"  # the talk is over; the verdict (or waiting for it) follows
-            view.send(F.Phase(phase="verdict"))
-            self._unsent(view)
-        elif isinstance(event, InputRefused):  # the rules said no: tell the person, in our names
-            self._recount(view, str(event.channel))  # their send did not count
-            ref = view.pending.pop(str(event.channel), None)
-            view.send(F.Error(code="refused", message=self._scrub(view, event.reason), ref=ref))
-        # Anything else a game reports (its reveal: the arena makes its own from the result) is
-        # not part of the protocol and is not forwarded.
-
-    def _recount(self, view: PersonView, channel: str) -> None:
-        alias = view.channel_to_alias.get(channel)
-        said = [m.sender for m in view.messages if m.channel == alias and m.sender != "game"]
-        if said:
-            view.last_sender[channel] = said[-1]
-        else:
-            view.last_sender.pop(channel, None)
+        view.render(event, lambda text: self._scrub(view, text))
 
     def _scrub(self, view: PersonView, text: str) -> str:
         """A game's own words may name seats and channels; a person sees only aliases."""
@@ -479,31 +343,31 @@ class LiveGame:
 
     def handle(self, participant: Participant, frame: F.ClientFrame) -> None:
         view = self.view_of(participant)
-        if self._already(view, frame):
+        if view.already_applied(frame):
             return
         if view.phase == "ended":
             raise InputRejected("game-over", "This game has ended.")
         if isinstance(frame, F.SendMessage):
             self._message(view, frame)
         elif isinstance(frame, F.Typing):
-            channel = self._channel(view, frame.channel)
+            channel = view.channel_of(frame.channel)
             other = self.views.get(view.partner[channel])
             if other is not None and view.phase == "playing":  # stray ones after the talk: dropped
                 other.send(F.TypingShown(channel=other.channel_to_alias[channel]))
         elif isinstance(frame, F.EndGame):
-            self._judge_only(view)
+            view.judge_only()
             if view.phase == "playing" and not view.asked_end:  # a second "end" changes nothing
                 view.asked_end = True
                 view.agent.push(HumanInput("end"))
             view.remember(frame.id)
         elif isinstance(frame, F.Verdict):
-            self._judge_only(view)
+            view.judge_only()
             # The page asks only after "end", or once time is up: a game rebuilt by a takeover
             # asks again only once it has caught up, and the page re-sends its verdict at once.
             time_up = self.deadline is not None and self.clock.now() >= self.deadline
             if view.phase != "verdict" and not view.asked_end and not time_up:
                 raise InputRejected("not-now", "End the conversation before giving a verdict.")
-            view.agent.push(HumanInput("verdict", data=self._verdict_data(view, frame)))
+            view.agent.push(HumanInput("verdict", data=view.verdict_data(frame, self.mode.verdict)))
             view.remember(frame.id)
         else:  # a frame of another kind of game (a preference, a survey mid-game)
             raise InputRejected("not-now", "That is not part of this game.")
@@ -518,7 +382,7 @@ class LiveGame:
         however often its page re-sends it: a known id is acknowledged, not applied again; a
         newly applied one is remembered and acknowledged, so the page stops re-sending it."""
         view = self.view_of(participant)
-        if self._already(view, frame):
+        if view.already_applied(frame):
             return
         apply(view, frame)
         key = getattr(frame, "id", None)
@@ -526,39 +390,11 @@ class LiveGame:
             view.remember(key)
             view.send(F.Ack(ref=key))
 
-    def _already(self, view: PersonView, frame: F.ClientFrame) -> bool:
-        """Whether `frame` is an input re-sent after it was applied (or while it is being
-        applied): then it is not applied again, and its sender is told so (`ack`)."""
-        key = getattr(frame, "id", None)
-        if key is None:
-            return False
-        if key in view.applied:
-            view.send(F.Ack(ref=key))
-            return True
-        if not isinstance(frame, F.SendMessage):
-            return False
-        channel = view.alias_to_channel.get(frame.channel)
-        if channel is not None and view.pending.get(channel) == key:
-            return True  # on its way: the message frame that shows it is the answer
-        text = clean(frame.text).strip()
-        if frame.after is not None and any(
-            m.n >= frame.after and m.sender == "you" and m.channel == frame.channel
-            and m.text == text
-            for m in view.messages
-        ):  # fmt: skip
-            # Said since the client last saw its chat: the send it repeats was applied (before
-            # a takeover, so not remembered here). A client sends one message at a time per
-            # chat, so its own message after `after` with this text is this one.
-            view.remember(key)
-            view.send(F.Ack(ref=key))
-            return True
-        return False
-
     def _message(self, view: PersonView, frame: F.SendMessage) -> None:
         if view.phase != "playing":
             then = "please give your verdict" if view.role == "interrogator" else "wait for the end"
             raise InputRejected("not-now", f"The conversation is over; {then}.")
-        channel = self._channel(view, frame.channel)
+        channel = view.channel_of(frame.channel)
         text = self._text(frame)
         last = view.last_sender.get(channel)
         if last == "you":
@@ -571,38 +407,7 @@ class LiveGame:
         view.agent.push(HumanInput(MESSAGE, text, channel=channel))
 
     def _text(self, frame: F.SendMessage) -> str:
-        """The message as it will be said: without control or bidi-control characters (for
-        every mode: they all come here), not empty, within the mode's length limit as the
-        page counts it (chat_text.py)."""
-        text = clean(frame.text).strip()
-        if not text:
-            raise InputRejected("empty", "Type a message first.")
-        if utf16_length(text) > self.mode.max_chars:
-            raise InputRejected(
-                "too-long", f"Messages are limited to {self.mode.max_chars} characters."
-            )
-        return text
-
-    def _channel(self, view: PersonView, alias: str) -> str:
-        try:
-            return view.alias_to_channel[alias]
-        except KeyError:
-            raise InputRejected("bad-channel", f"There is no conversation {alias!r}.") from None
-
-    def _judge_only(self, view: PersonView) -> None:
-        if view.role != "interrogator":
-            raise InputRejected("not-judge", "Only the interrogator decides.")
-
-    def _verdict_data(self, view: PersonView, frame: F.Verdict) -> dict[str, Any]:
-        data: dict[str, Any] = {"confidence": frame.confidence, "reason": clean(frame.reason)}
-        if self.mode.verdict == "which":
-            seat = view.partner[self._channel(view, frame.choice)]  # the witness judged human
-            data.update(human=seat, verdict=seat)
-        elif frame.choice in ("human", "ai"):
-            data.update(verdict=frame.choice)
-        else:
-            raise InputRejected("bad-verdict", "Choose 'human' or 'ai'.")
-        return data
+        return message_text(frame, self.mode.max_chars)
 
     # ---- what is kept ----------------------------------------------------------------------
 

@@ -23,8 +23,9 @@ from turinglab.agents.human import HumanInput
 from turinglab.agents.registry import build_agent, display_names
 from turinglab.arena import frames as F
 from turinglab.arena.chat_text import clean
-from turinglab.arena.live import InputRejected, LiveGame, PersonView
+from turinglab.arena.live import LiveGame
 from turinglab.arena.modes import ArenaMode, ArenaSettings, ArenaSetup
+from turinglab.arena.person_view import InputRejected, PersonView
 from turinglab.arena.strong_mode import PERSON, StrongLiveGame
 from turinglab.config import AgentConfig
 from turinglab.games.live_itt import (

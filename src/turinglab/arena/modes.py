@@ -74,7 +74,7 @@ class ArenaSettings(BaseModel):
     consents_per_address: int = Field(default=60, ge=1)
     consent_window_s: float = Field(default=600.0, gt=0)
     max_sessions: int = Field(default=100_000, ge=1)
-    # Open websockets per session in one process (tabs); more are refused (app.py).
+    # Open websockets per session in one process (tabs); more are refused (player_socket.py).
     max_sockets_per_session: int = Field(default=8, ge=1)
     # Several processes (cluster.py): one silent this long is taken for dead, and another
     # takes over its live games.

@@ -13,11 +13,11 @@ studies on one store stay apart. Its id is a hash of that identity, so every ser
 one study writes to the same run; its trials are appended as games start.
 
 All writes go through the writer in the order they happen, group-committed with every other
-game's. Messages said before the game's row has landed wait here for its id. Each message
-reports its commit (or why it failed) to the game's commit gate (commit_gate.py), which shows
-people only what is stored. Every message and the game's end are written only while this
-process holds the game's ownership epoch (store/fencing.py): a process that lost the game to a
-takeover writes nothing more to it.
+game's (batched_writes.py). Messages said before the game's row has landed wait here for its
+id. Each message reports its commit (or why it failed) to the game's commit gate
+(commit_gate.py), which shows people only what is stored. Every message and the game's end
+are written only while this process holds the game's ownership epoch (store/fencing.py): a
+process that lost the game to a takeover writes nothing more to it.
 """
 
 from __future__ import annotations
@@ -27,18 +27,16 @@ import functools
 import hashlib
 import json
 import logging
-import os
-import threading
 import time
-from collections import deque
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from turinglab.agents.base import ImagePart
+from turinglab.arena.batched_writes import LoopInbox, StartBatch, commit_interval_s
 from turinglab.arena.commit_gate import CommitGate
-from turinglab.games.spec import GameResult, TrialSpec
+from turinglab.games.spec import GameResult
 from turinglab.games.table import TranscriptMessage
 from turinglab.store import arena_games, arena_people
 from turinglab.store.arena_games import StoredGame
@@ -56,21 +54,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ARENA_GAME", "ArenaStore", "GameRecorder", "StoredGame"]
 log = logging.getLogger(__name__)
-# A message is shown once committed, so this interval is most of what showing it costs (see
-# benchmarks/README.md); shorter buys latency with more transactions.
-COMMIT_INTERVAL_ENV = "TURINGLAB_ARENA_COMMIT_INTERVAL_S"
-
-
-def commit_interval_s() -> float:
-    """The arena writer's group-commit interval: 20 ms unless the environment says."""
-    raw = os.environ.get(COMMIT_INTERVAL_ENV, "0.02")
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ValueError(f"{COMMIT_INTERVAL_ENV}={raw!r} is not a number of seconds") from None
-    if not 0 <= value <= 1:
-        raise ValueError(f"{COMMIT_INTERVAL_ENV}={raw!r}: give 0 to 1 seconds")
-    return value
 
 
 def arena_run_id(setup: ArenaSetup) -> str:
@@ -84,82 +67,9 @@ def arena_run_id(setup: ArenaSetup) -> str:
     return f"arena-{digest[:20]}"
 
 
-class _LoopInbox:
-    """Calls from the writer thread, run on the event loop: one wake-up per commit, not one
-    per message (a group commit settles many futures at once)."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.loop = loop
-        self._calls: deque[tuple[Callable[..., None], tuple[Any, ...]]] = deque()
-        self._lock = threading.Lock()
-        self._woken = False
-
-    def put(self, call: Callable[..., None], *args: Any) -> None:
-        with self._lock:
-            self._calls.append((call, args))
-            if self._woken:
-                return
-            self._woken = True
-        self.loop.call_soon_threadsafe(self._drain)
-
-    def _drain(self) -> None:
-        with self._lock:
-            calls, self._calls = self._calls, deque()
-            self._woken = False
-        for call, args in calls:
-            call(*args)
-
-
 @dataclass
 class _StoredId:
     value: int | None = None
-
-
-class _Starts:
-    """Games started since the writer last took them, written by one op in its next commit
-    (arena_games.start_games: a few statements per commit, not per game). A retried commit
-    runs the op again on the same batch; games added meanwhile go to the next op."""
-
-    def __init__(self, writer: StoreWriter, store: Store) -> None:
-        self.writer = writer
-        self.store = store
-        self._lock = threading.Lock()
-        self._pending: list[tuple[GameStart, TrialSpec, Future[int]]] = []
-        self._queued = False
-
-    def add(self, start: GameStart, spec: TrialSpec) -> Future[int]:
-        """The game's id once its row is committed."""
-        future: Future[int] = Future()
-        with self._lock:
-            self._pending.append((start, spec, future))
-            if self._queued:
-                return future
-            self._queued = True
-        batch: list[tuple[GameStart, TrialSpec, Future[int]]] = []
-
-        def op(conn: Connection) -> list[int]:
-            if not batch:
-                batch.extend(self._take())
-            return arena_games.start_games(self.store, conn, [(st, sp) for st, sp, _ in batch])
-
-        def settle(done: Future[Any]) -> None:
-            if not batch:  # the op never ran (its commit failed for good first)
-                batch.extend(self._take())
-            err = done.exception()
-            for i, (_, _, game) in enumerate(batch):
-                if err is None:
-                    game.set_result(done.result()[i])
-                else:
-                    game.set_exception(err)
-
-        self.writer.submit(op).add_done_callback(settle)
-        return future
-
-    def _take(self) -> list[tuple[GameStart, TrialSpec, Future[int]]]:
-        with self._lock:
-            taken, self._pending = self._pending, []
-            self._queued = False
-        return taken
 
 
 class GameRecorder:
@@ -244,7 +154,7 @@ class ArenaStore:
         # retries a commit for as long.
         self.max_outage_s = max_outage_s
         self._ending: set[asyncio.Future[None]] = set()
-        self._inbox: _LoopInbox | None = None
+        self._inbox: LoopInbox | None = None
         self.run_id = arena_run_id(setup)
         self.judge_seats = {m.name: m.judge for m in setup.modes}  # where each mode interrogates
         modes = [{"name": m.name, "game": m.game.name, "solo": m.solo} for m in setup.modes]
@@ -257,12 +167,12 @@ class ArenaStore:
         self.writer = writer or StoreWriter(
             store, min_commit_interval_s=commit_interval_s(), retry_for_s=max_outage_s
         )
-        self._starts = _Starts(self.writer, store)
+        self._starts = StartBatch(self.writer, store)
 
-    def inbox(self) -> _LoopInbox:
+    def inbox(self) -> LoopInbox:
         loop = asyncio.get_running_loop()
         if self._inbox is None or self._inbox.loop is not loop:
-            self._inbox = _LoopInbox(loop)
+            self._inbox = LoopInbox(loop)
         return self._inbox
 
     def for_setup(self, setup: ArenaSetup) -> ArenaStore:

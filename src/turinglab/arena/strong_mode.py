@@ -11,10 +11,11 @@ now, sent again whenever it changes: the state is small, and a client that only 
 last state cannot drift. Seat ids, agent names and kinds stay on the server until the end.
 The state is built from the game's events as the commit gate lets them through (arena/live.py):
 a message, and whatever follows it, is shown only once it is stored; the end once it is saved.
-Images are uploaded over HTTP (`POST /arena/image`, decoded and re-encoded by arena/uploads.py,
-kept per game and person) because a websocket frame is limited to a few KB; the message frame
-names the upload. State frames name a turn's images by URL (`GET /arena/media/<game>/<ref>`,
-for the game's people only, cacheable), so each image crosses the wire once, not in every frame.
+Images are uploaded over HTTP (strong_image_routes.py: `POST /arena/image`, decoded and
+re-encoded by arena/uploads.py, kept per game and person) because a websocket frame is limited
+to a few KB; the message frame names the upload. State frames name a turn's images by URL
+(`GET /arena/media/<game>/<ref>`, for the game's people only, cacheable), so each image
+crosses the wire once, not in every frame.
 """
 
 from __future__ import annotations
@@ -25,25 +26,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
-from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse, Response
-
-from turinglab.agents.base import MAX_IMAGE_BYTES, Agent, BadImage, ImagePart
+from turinglab.agents.base import Agent, ImagePart
 from turinglab.agents.human import MESSAGE, HumanAgent, HumanInput
 from turinglab.agents.registry import build_agent, display_names
 from turinglab.arena import frames as F
 from turinglab.arena.commit_gate import STORE_LOST
-from turinglab.arena.live import (
-    LOST_TEXT,
-    SERVER_LOST,
-    STORE_LOST_TEXT,
-    InputRejected,
-    LiveGame,
-    PersonView,
-)
+from turinglab.arena.live import LiveGame
+from turinglab.arena.live_reveal import LOST_TEXT, SERVER_LOST, STORE_LOST_TEXT
 from turinglab.arena.modes import ArenaMode, ArenaSettings, ArenaSetup
-from turinglab.arena.sessions import COOKIE, Participant
-from turinglab.arena.uploads import reencoded_off_loop
+from turinglab.arena.person_view import InputRejected, PersonView
+from turinglab.arena.sessions import Participant
 from turinglab.config import AgentConfig
 from turinglab.games.events import GameEvent, InputRefused, MessageSaid, RepliesGiven, ReplyChosen
 from turinglab.games.kinds import GameContext, game_for
@@ -411,55 +403,6 @@ def strong_setup_for(
             )
         )
     return ArenaSetup(modes, agents, display_names(used), settings or ArenaSettings())
-
-
-def add_image_route(app: FastAPI) -> None:
-    """`POST /arena/image`: the raw bytes of one PNG/JPEG (≤ 2 MB) for the sender's session;
-    `GET /arena/media/<game>/<ref>`: an image of a turn, to the game's people."""
-
-    @app.post("/arena/image")
-    async def upload_image(request: Request) -> JSONResponse:
-        arena = request.app.state.arena
-        person = arena.sessions.get(request.cookies.get(COOKIE))
-        origin = request.headers.get("origin")
-        if person is None or (origin and origin.split("://", 1)[-1] != request.headers["host"]):
-            return JSONResponse({"error": "No session: reload the page."}, 401)
-        body = bytearray()
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > MAX_IMAGE_BYTES:
-                return JSONResponse({"error": "Images are limited to 2 MB."}, 413)
-        if _taking_images(arena, person) is None:
-            return JSONResponse({"error": "You are not in a session that takes images."}, 409)
-        try:
-            image = await reencoded_off_loop(bytes(body))
-            game = _taking_images(arena, person)  # it may have ended while the image decoded
-            if game is None:
-                return JSONResponse({"error": "You are not in a session that takes images."}, 409)
-            upload_id = game.add_upload(person, image)
-        except (BadImage, InputRejected) as err:
-            return JSONResponse({"error": str(err)}, 400)
-        return JSONResponse({"id": upload_id})
-
-    @app.get("/arena/media/{game_id}/{ref}")
-    async def turn_image(request: Request, game_id: str, ref: str) -> Response:
-        person = request.app.state.arena.sessions.get(request.cookies.get(COOKIE))
-        game = request.app.state.arena.games.get(game_id)
-        ours = isinstance(game, StrongLiveGame) and person is not None
-        if ours and any(v.participant.id == person.id for v in game.views.values()):
-            image = game.media.get(ref)
-        else:
-            image = None
-        if image is None:
-            return JSONResponse({"error": "No such image."}, 404)
-        # Named by its content hash: it never changes, so the browser fetches it once.
-        cache = {"Cache-Control": "private, max-age=86400, immutable"}
-        return Response(image.data, media_type=image.media_type, headers=cache)
-
-
-def _taking_images(arena: Any, person: Participant) -> StrongLiveGame | None:
-    game = arena.games.get(person.game or "")
-    return game if isinstance(game, StrongLiveGame) and game.result is None else None
 
 
 def stt_rows(finished: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -40,7 +40,7 @@ class AdminFormError(ValueError):
 class OpenedStudy:
     setup: ArenaSetup
     source: str  # what the admin page says the study came from
-    experiment: object = None  # the config's experiment (its AI witnesses are timed: app.py)
+    experiment: object = None  # the config's experiment (witnesses timed: admin_routes.py)
 
 
 async def read_form(request: Request, csrf: str) -> dict[str, str]:

@@ -20,7 +20,8 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from turinglab.arena.live import SERVER_LOST, VERDICT_GRACE_S, LiveGame
+from turinglab.arena.live import VERDICT_GRACE_S, LiveGame
+from turinglab.arena.live_reveal import SERVER_LOST
 from turinglab.arena.sessions import Participant
 from turinglab.games.interrogation import ended_by_interrogator
 from turinglab.games.kinds import RESUMABLE
