@@ -21,7 +21,7 @@ from turinglab.store.database import Store
 pytestmark = pytest.mark.server
 
 AUTH = {"Authorization": aiohttp.encode_basic_auth("admin", ADMIN_PASSWORD)}
-LAB_URL = "http://127.0.0.1:9/v1"  # never called: opening a study builds agents, asks nothing
+LAB_URL = "http://127.0.0.1:9/v1"  # never called: the studies below skip the witness preflight
 
 
 def study(env: str, url: str = LAB_URL) -> str:
@@ -34,6 +34,7 @@ experiment:
   interrogators: [eliza]
   ai_witnesses: [{{agent: m, persona: none, label: M}}]
   time_limit_s: 120
+arena: {{witness_timing: skip}}  # about keys and URLs, not timing: nothing answers at :9
 """
 
 
