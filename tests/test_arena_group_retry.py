@@ -97,5 +97,6 @@ async def test_a_flagged_game_s_group_is_met_next_and_every_group_in_counted_rou
     counted = sorted(name for name, bad in met if not bad)
     assert counted == ["ELIZA", "Flaky"], met  # every configured group, once each
     assert done["state"] == "waiting", done  # their two witness rounds are still owed
-    if not shared:  # (the cluster's waiting frame carries no round count)
-        assert done["rounds"] == {"played": 2, "total": 4}, done
+    # One process or several, the waiting frame is the same one (Arena.waiting_frame).
+    assert done["rounds"] == {"played": 2, "total": 4}, done
+    assert [m["name"] for m in done["modes"]] == ["two-party"], done

@@ -47,8 +47,9 @@ def confined_to(
 def named_files(config: ExperimentConfig, base_dir: Path | None) -> Iterator[tuple[str, Path]]:
     """Every file path the config names (any Path value in it, and local model files), each
     as the loader will open it, with the field that names it."""
-    for where, value in _paths(config, ""):
-        yield where, value if value.is_absolute() or base_dir is None else base_dir / value
+    for where, value in config_nodes(config):
+        if isinstance(value, Path):
+            yield where, value if value.is_absolute() or base_dir is None else base_dir / value
     for name, agent in config.agents.items():
         if isinstance(agent, LocalAgentConfig) and agent.model not in EMBEDDED_MODELS:
             yield f"agents.{name}.model", _model_path(agent.model)
@@ -58,18 +59,19 @@ def _model_path(model: str) -> Path:
     return Path(model).expanduser()  # as agents/local_gguf.py's resolve_model_path opens it
 
 
-def _paths(value: object, where: str) -> Iterator[tuple[str, Path]]:
-    if isinstance(value, Path):
-        yield where, value
-    elif isinstance(value, BaseModel):
+def config_nodes(value: object, where: str = "") -> Iterator[tuple[str, object]]:
+    """(where, value) for `value` and everything in it, at any depth, each before what it
+    holds: a model's fields, a dict's items, a list's or tuple's elements."""
+    yield where, value
+    if isinstance(value, BaseModel):
         for field in type(value).model_fields:
-            yield from _paths(getattr(value, field), f"{where}.{field}".lstrip("."))
+            yield from config_nodes(getattr(value, field), f"{where}.{field}".lstrip("."))
     elif isinstance(value, dict):
         for key, item in value.items():
-            yield from _paths(item, f"{where}.{key}")
+            yield from config_nodes(item, f"{where}.{key}")
     elif isinstance(value, list | tuple):
         for i, item in enumerate(value):
-            yield from _paths(item, f"{where}[{i}]")
+            yield from config_nodes(item, f"{where}[{i}]")
 
 
 def _gguf(path: Path, where: str, source: str) -> None:

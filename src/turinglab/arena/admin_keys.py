@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
+from turinglab.arena.admin_files import config_nodes
 from turinglab.config import ConfigError, ExperimentConfig
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -125,23 +126,16 @@ def _merged(
     return (allowed.get(name) or frozenset()) | {url}
 
 
-def _models(value: object, where: str) -> Iterator[tuple[str, BaseModel]]:
+def _models(config: ExperimentConfig) -> Iterator[tuple[str, BaseModel]]:
     """(where, model) for every settings model in the config, at any depth."""
-    if isinstance(value, BaseModel):
-        yield where, value
-        for name in type(value).model_fields:
-            yield from _models(getattr(value, name), f"{where}.{name}".lstrip("."))
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _models(item, f"{where}.{key}")
-    elif isinstance(value, list | tuple):
-        for i, item in enumerate(value):
-            yield from _models(item, f"{where}[{i}]")
+    for where, value in config_nodes(config):
+        if isinstance(value, BaseModel):
+            yield where, value
 
 
 def _base_urls(config: ExperimentConfig) -> Iterator[tuple[str, str]]:
     """(where, base URL) for every model in the config that has one, keyed or not."""
-    for where, model in _models(config, ""):
+    for where, model in _models(config):
         url = getattr(model, "base_url", None)
         if isinstance(url, str):
             yield where, url
@@ -150,7 +144,7 @@ def _base_urls(config: ExperimentConfig) -> Iterator[tuple[str, str]]:
 def _keyed_agents(config: ExperimentConfig) -> Iterator[tuple[str, str, str]]:
     """(where, variable, base URL) for every model in the config that names a key variable
     (any kind that may have one)."""
-    for where, model in _models(config, ""):
+    for where, model in _models(config):
         env = getattr(model, "api_key_env", None)
         if env:
             yield where, str(env), str(getattr(model, "base_url", ""))

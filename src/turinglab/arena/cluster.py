@@ -618,7 +618,6 @@ class Cluster:
         """Whether `pid` waits for a match: here, or on a live process (which may still seat
         them), and is told so; or queued on a process that died, and is queued here now
         (queue_adopt.py). `outlet`: the socket connecting, else all of theirs."""
-        waiting = F.Status(state="waiting", modes=[], waited_s=0.0)
         found = None
         if pid not in self.waiting and not await self._waits_blind(pid):
             found = await self.queued.find(pid)
@@ -629,9 +628,9 @@ class Cluster:
         if found is not None and found.state == "adopted":
             await self._adopt_queued(pid, found.mode, found.waited_s)
         elif outlet is not None:
-            outlet(waiting)
+            outlet(self.arena.waiting_frame(pid))
         else:
-            self.arena.send(self.person(pid), waiting)
+            self.arena.send(self.person(pid), self.arena.waiting_frame(pid))
         return True
 
     async def _ended_elsewhere(self, participant: Participant, resume: ResumePoint) -> str | None:
@@ -911,8 +910,8 @@ class Cluster:
         if settings.design is not None:  # blind: the design decides, the wait is drawn
             await self._unqueue(pid)
             joined = await self.blind.join(self._run(), pid, mode, settings, book)
-            state = F.Status(state="waiting", modes=[], waited_s=0.0)
-            self.arena.send(participant, state if joined else self.arena.state_frame(participant))
+            told = self.arena.waiting_frame(pid) if joined else self.arena.state_frame(participant)
+            self.arena.send(participant, told)
             return
         await self._queue(participant, mode)
 
@@ -941,8 +940,7 @@ class Cluster:
             return
         if taken.outcome == "waiting":
             self.waiting[pid] = (mode.name, self.arena.clock.now() - waited_s)
-            waited = F.Status(state="waiting", modes=[], waited_s=0.0)
-            self.arena.send(participant, waited)
+            self.arena.send(participant, self.arena.waiting_frame(pid, waited_s))
             return
         self.waiting.pop(pid, None)
         partner = self.person(taken.partner_id)

@@ -10,37 +10,35 @@ current stimulus. Stored answers download as dataset rows at /admin/export/respo
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, Depends, HTTPException, Request, Response
 from fastapi.responses import FileResponse, JSONResponse
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
 from starlette.concurrency import run_in_threadpool
 
 from turinglab.arena.chat_text import clean, utf16_length
 from turinglab.arena.collect_store import CollectStore, Participant, Refused
-from turinglab.arena.judging import (
-    Guard,
+from turinglab.arena.judging import Guard
+from turinglab.arena.new_records import NewRecordGate
+from turinglab.arena.session_api import (
+    StartBody,
+    admit,
     bad_request,
-    first_error,
     page_with_session,
-    read_json,
-    refused_record,
-    too_large,
+    read_body,
+    read_start,
 )
-from turinglab.arena.new_records import NewRecordGate, client_address
-from turinglab.arena.request_body import BodyTooLarge
 
 COOKIE = "turinglab_respondent"
 MAX_ANSWER_CHARS = 1000  # as the page's maxlength counts: UTF-16 code units
 
 
-class StartIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    consent: bool
+class StartIn(StartBody):
+    """Consent alone (its own name: pydantic's errors name the model)."""
 
 
 class AnswerIn(BaseModel):
@@ -79,6 +77,7 @@ def collect_router(
     defaults)."""
     router = APIRouter()
     gate = gate or NewRecordGate("respondents")
+    shown = partial(_state, store)  # what a start answers
 
     def current(request: Request) -> Participant | None:
         return store.participant_for(request.cookies.get(COOKIE))
@@ -93,49 +92,30 @@ def collect_router(
 
     @router.post("/respond/api/start")
     async def start(request: Request) -> JSONResponse:
-        token = request.cookies.get(COOKIE)
-        if not token:
-            return bad_request("no session: reload the page")
-        try:
-            body = StartIn.model_validate(await read_json(request))
-        except ValidationError as err:
-            return bad_request(first_error(err))
-        except BodyTooLarge as err:
-            return too_large(err)
-        except ValueError:
-            return bad_request("the request body is not JSON")
-        if not body.consent:
-            return bad_request("consent is needed to take part")
+        started = await read_start(request, COOKIE, StartIn)
+        if isinstance(started, JSONResponse):
+            return started
+        token, _consented = started
+        register = partial(store.register, token)
         known = store.participant_for(token)
-        if known is not None:  # a reload: never counted
-            return JSONResponse(_state(store, known))
-        refused = refused_record(gate, request, len(store.participants))
-        if refused is not None:
-            return refused
-        p = await run_in_threadpool(store.register, token)  # fsync off the loop
-        gate.started(client_address(request))
-        return JSONResponse(_state(store, p))
+        return await admit(request, gate, len(store.participants), known, register, shown)
 
     @router.post("/respond/api/answer")
     async def answer(request: Request) -> JSONResponse:
         p = current(request)
         if p is None:
             return bad_request("not registered: give your consent first")
+        body = await read_body(request, AnswerIn)
+        if isinstance(body, JSONResponse):
+            return body
         try:
-            body = AnswerIn.model_validate(await read_json(request))
             await run_in_threadpool(store.answer, p, body.position, body.text)
-        except ValidationError as err:
-            return bad_request(first_error(err))
-        except BodyTooLarge as err:
-            return too_large(err)
         except Refused as err:
             violations = [{"rule": v.rule, "message": v.message} for v in err.violations]
             return JSONResponse(
                 {"error": str(err), "violations": violations, **_state(store, p)},
                 status_code=422,
             )
-        except ValueError:
-            return bad_request("the request body is not JSON")
         return JSONResponse(_state(store, p))
 
     @router.get("/respond/media/{number}")

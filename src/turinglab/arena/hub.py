@@ -133,24 +133,32 @@ class Arena:
             state = "survey-saved"
         elif waited is None and self.lobby.rounds.done(participant.id):
             state = "rounds-done"
+        return self._status(state, participant.id, waited)
+
+    def waiting_frame(self, pid: str, waited_s: float = 0.0) -> F.Status:
+        """What someone queued for a match is told, by one process or by several (cluster.py):
+        the same frame either way, round count included."""
+        return self._status("waiting", pid, waited_s)
+
+    def _status(self, state: F.StatusState, pid: str, waited_s: float | None) -> F.Status:
         return F.Status(
             state=state,
             modes=[
                 F.ModeInfo(name=m.name, title=m.title, practice=m.solo, about=m.about)
                 for m in self.setup.modes
             ],
-            waited_s=waited,
-            rounds=self._rounds(participant),
+            waited_s=waited_s,
+            rounds=self._rounds(pid),
         )
 
-    def _rounds(self, participant: Participant) -> F.Rounds:
+    def _rounds(self, pid: str) -> F.Rounds:
         book = self.lobby.rounds
-        return F.Rounds(played=book.played(participant.id), total=book.rounds)
+        return F.Rounds(played=book.played(pid), total=book.rounds)
 
     def _snapshot(self, game: LiveGame, participant: Participant) -> F.ServerFrame:
         frame = game.snapshot(participant)
         if isinstance(frame, F.GameSnapshot) and not game.mode.solo:
-            frame = frame.model_copy(update={"rounds": self._rounds(participant)})
+            frame = frame.model_copy(update={"rounds": self._rounds(participant.id)})
         return frame
 
     # ---- what people do --------------------------------------------------------------------

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Awaitable, Callable
+from functools import partial
 from html import escape
 from pathlib import Path
 from typing import Annotated, Any
@@ -23,10 +24,18 @@ from starlette.concurrency import run_in_threadpool
 
 from turinglab.arena.judging_store import LOG, Demographics, Judge, JudgingStore, Rejected
 from turinglab.arena.judging_study import JudgingStudy
-from turinglab.arena.new_records import NewRecordGate, client_address
-from turinglab.arena.request_body import BodyTooLarge, bounded_json
+from turinglab.arena.new_records import NewRecordGate
+from turinglab.arena.session_api import (
+    STATIC,
+    StartBody,
+    admit,
+    bad_request,
+    first_error,
+    page_with_session,
+    read_body,
+    read_start,
+)
 
-STATIC = Path(__file__).parent / "static"
 COOKIE = "turinglab_judge"
 BASIC = HTTPBasic(realm="Turing Lab admin")
 CSP = (
@@ -34,13 +43,9 @@ CSP = (
     "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 )
 Guard = Callable[..., None]
-MAX_BODY_BYTES = 16 * 1024  # the API's bodies are a form or one answer: a few hundred bytes
 
 
-class Start(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    consent: bool
+class Start(StartBody):
     demographics: dict[str, Any]
 
 
@@ -67,35 +72,6 @@ def admin_guard(password: str) -> Guard:
     return admin
 
 
-def bad_request(message: str) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=400)
-
-
-async def read_json(request: Request) -> Any:
-    """The body as JSON, read up to MAX_BODY_BYTES (BodyTooLarge, or ValueError: not JSON)."""
-    return await bounded_json(request, MAX_BODY_BYTES)
-
-
-def too_large(err: BodyTooLarge) -> JSONResponse:
-    return JSONResponse({"error": str(err)}, status_code=413)
-
-
-def refused_record(gate: NewRecordGate, request: Request, held: int) -> JSONResponse | None:
-    """429/503 when this caller may not start a new record now (new_records.py)."""
-    refused = gate.refusal(client_address(request), held)
-    if refused is None:
-        return None
-    return JSONResponse(
-        {"error": refused.message}, status_code=refused.status, headers=refused.headers
-    )
-
-
-def first_error(err: ValidationError) -> str:
-    first = err.errors()[0]
-    where = ".".join(str(p) for p in first["loc"])
-    return f"{where}: {first['msg']}" if where else str(first["msg"])
-
-
 def _state(store: JudgingStore, judge: Judge | None) -> dict[str, Any]:
     if judge is None:
         return {"registered": False}
@@ -107,22 +83,6 @@ def _state(store: JudgingStore, judge: Judge | None) -> dict[str, Any]:
     return out
 
 
-def page_with_session(request: Request, page: str, cookie: str) -> Response:
-    """A static page that starts an anonymous session: a random HttpOnly token in `cookie`
-    when the browser has none (the server keeps only its hash)."""
-    response = FileResponse(STATIC / page, headers={"Cache-Control": "no-store"})
-    if not request.cookies.get(cookie):
-        response.set_cookie(
-            cookie,
-            secrets.token_urlsafe(32),
-            httponly=True,
-            samesite="strict",
-            max_age=30 * 24 * 3600,
-            secure=request.url.scheme == "https",  # behind TLS (or a trusted TLS proxy)
-        )
-    return response
-
-
 def judging_router(
     store: JudgingStore, guard: Guard, gate: NewRecordGate | None = None
 ) -> APIRouter:
@@ -130,6 +90,7 @@ def judging_router(
     defaults)."""
     router = APIRouter()
     gate = gate or NewRecordGate("judges")
+    shown = partial(_state, store)  # what a start answers
     guarded = [Depends(guard)]
 
     def current(request: Request) -> Judge | None:
@@ -145,48 +106,32 @@ def judging_router(
 
     @router.post("/judge/api/start")
     async def start(request: Request) -> JSONResponse:
-        token = request.cookies.get(COOKIE)
-        if not token:
-            return bad_request("no session: reload the page")
+        started = await read_start(request, COOKIE, Start)
+        if isinstance(started, JSONResponse):
+            return started
+        token, body = started
         try:
-            body = Start.model_validate(await read_json(request))
-            if not body.consent:
-                return bad_request("consent is needed to take part")
             demo = Demographics.model_validate(body.demographics)
         except ValidationError as err:
             return bad_request(first_error(err))
-        except BodyTooLarge as err:
-            return too_large(err)
-        except ValueError:
-            return bad_request("the request body is not JSON")
+        register = partial(store.register, token, demo)
         known = store.judge_for(token)
-        if known is not None:  # a reload: never counted
-            return JSONResponse(_state(store, known))
-        refused = refused_record(gate, request, len(store.judges))
-        if refused is not None:
-            return refused
-        judge = await run_in_threadpool(store.register, token, demo)  # fsync off the loop
-        gate.started(client_address(request))
-        return JSONResponse(_state(store, judge))
+        return await admit(request, gate, len(store.judges), known, register, shown)
 
     @router.post("/judge/api/answer")
     async def answer(request: Request) -> JSONResponse:
         judge = current(request)
         if judge is None:
             return bad_request("not registered: fill in the form first")
+        body = await read_body(request, AnswerIn)
+        if isinstance(body, JSONResponse):
+            return body
         try:
-            body = AnswerIn.model_validate(await read_json(request))
             await run_in_threadpool(
                 store.answer, judge, body.position, body.label, body.control, body.ms
             )
-        except ValidationError as err:
-            return bad_request(first_error(err))
-        except BodyTooLarge as err:
-            return too_large(err)
         except Rejected as err:
             return JSONResponse({"error": str(err), **_state(store, judge)}, status_code=409)
-        except ValueError:
-            return bad_request("the request body is not JSON")
         return JSONResponse(_state(store, judge))
 
     @router.get("/judge/media/{number}")
