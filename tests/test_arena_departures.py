@@ -78,6 +78,23 @@ async def test_stt_a_respondent_who_leaves_mid_session_abandons_it(tmp_path: Pat
         kept.close()
 
 
+async def test_stt_an_investigator_who_leaves_abandons_it_and_the_respondent_is_told() -> None:
+    with running_arena(quick(strong_setup())) as (base, app):
+        inv, resp = await two_join(base, "strong")
+        try:
+            await inv.send(type="message", channel="A", text="What did you eat today?")
+            await state(resp, phase="answering")
+            await resp.send(type="message", channel="A", text="porridge")
+            await state(inv, phase="choosing")
+            await inv.close()  # their choices are the data: without them the session is void
+            end = await state(resp, phase="ended")
+            assert end["flagged"] == TOLD_STAYED
+            (record,) = app.state.arena.finished
+            assert record["status"] == ABANDONED and "the investigator left" in record["flags"][0]
+        finally:
+            await resp.close()
+
+
 async def test_stt_a_respondent_who_leaves_after_the_last_answer_voids_nothing() -> None:
     system = ScriptedAgent(SYSTEM_AGENT, ["toast", "wet", "blue"], cycle=True)
     with running_arena(quick(strong_setup(system))) as (base, app):
