@@ -4,9 +4,12 @@ A dropped connection is not a departure — people reload pages and phones chang
 a person counts as gone once none of their connections has been open for `abandon_after_s`
 (checked on every lobby tick). Then the game ends as ABANDONED with everything said kept (the
 table's messages are the record), everyone still there is told in plain words, and the game
-gives its rounds back: it is no study data. A witness who leaves after the talk is over no
-longer matters (the verdict is the interrogator's); an interrogator who leaves before giving it
-ends the game.
+gives its rounds back: it is no study data. Which seats still matter, and when, each game
+kind says itself (`LiveGame.seat_matters`): in the chat games a witness who leaves after the
+talk is over no longer matters (the verdict is the interrogator's), an interrogator who leaves
+before giving it ends the game; STT, live ITT and GTT games answer for their own phases
+(strong_mode.py, live_itt_mode.py, gtt_live.py). A game kind that watches its people itself
+(the ITT chat's, `watched_by_arena = False`) is left to its own watcher.
 
 Flagged games (an AI witness failed, no verdict in time) give their rounds back too: like an
 abandoned game, they are listed in the study export's exclusions, not counted. The AI witness
@@ -31,7 +34,7 @@ from turinglab.arena.presence import Attending, Present, connected_here
 from turinglab.games.spec import FINISHED, GameResult
 
 if TYPE_CHECKING:
-    from turinglab.arena.live import LiveGame, PersonView
+    from turinglab.arena.live import LiveGame
     from turinglab.arena.rounds import RoundBook
 
 ABANDONED = "abandoned"  # a game's status when a person left it
@@ -58,11 +61,11 @@ class AbandonWatch:
 
     def tick(self, games: Iterable[LiveGame], now: float) -> None:
         for game in list(games):
-            if game.result is not None or getattr(game.mode, "live_game", None) is not None:
-                continue  # over already; or a game kind with its own live class (STT, GTT)
+            if game.result is not None or not game.watched_by_arena:
+                continue  # over already; or a game kind that watches its own people
             for seat, view in game.views.items():
                 key = (game.id, seat)
-                if not self._matters(view) or self.is_present(view):
+                if not game.seat_matters(view) or self.is_present(view):
                     if self._gone_since.pop(key, None) is not None:
                         self.noted(game.id, seat, None)
                     continue
@@ -83,12 +86,8 @@ class AbandonWatch:
         they are present at the next tick."""
         self._gone_since[(game, seat)] = since
 
-    @staticmethod
-    def _matters(view: PersonView) -> bool:
-        return view.phase != "ended" and (view.role == "interrogator" or view.phase == "playing")
-
     def _abandon(self, game: LiveGame, seat: str) -> None:
-        role = game.views[seat].role
+        role = game.departed_role(game.views[seat])
         flag = LEFT_FLAG.format(role=role, grace=self.grace_s)
         notes = {s: TOLD_LEFT if s == seat else TOLD_STAYED for s in game.views}
         for key in [k for k in self._gone_since if k[0] == game.id]:

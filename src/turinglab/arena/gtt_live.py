@@ -12,6 +12,7 @@ model the viewer is not told about, come only with the end.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from turinglab.agents.human import MESSAGE, HumanAgent, HumanInput
@@ -55,6 +56,7 @@ class GTTLiveGame(LiveGame):
         self.pending: set[str] = set()  # seats whose message the game has not taken yet
         self.decision: Judgement | None = None  # the person's verdict form
         self.shown: list[TranscriptMessage] = []  # the table's messages, as far as stored
+        self._notes: dict[str, str] = {}  # seat -> why the game ended early (abandon.py)
 
     # ---- seats -----------------------------------------------------------------------------
 
@@ -63,6 +65,15 @@ class GTTLiveGame(LiveGame):
         if seat == DISTINGUISHER:
             return PersonView(seat, person, human, "interrogator", {}, {})
         return PersonView(seat, person, human, "witness", {}, {})
+
+    def seat_matters(self, view: PersonView) -> bool:
+        """One person with models: the game is played for them (a spectator too: nobody left
+        to watch, so no more model calls), until it ends, or once the distinguisher has given
+        their verdict (the game ends on it)."""
+        return self.result is None and self.decision is None
+
+    def departed_role(self, view: PersonView) -> str:
+        return ROLE_OF_SEAT[view.seat]
 
     def _name(self, agent: str) -> str:
         return self.display_names.get(agent, agent)
@@ -86,6 +97,13 @@ class GTTLiveGame(LiveGame):
             result.judgements.append(self.decision)
         if self.gate is not None:  # everything said, and the end, stored before it is shown
             result = await self._saved(result)
+        self._ended(result)
+        self._push()
+        self._on_finish(self)
+
+    def _show_end_now(self, result: Any, notes: Mapping[str, str]) -> None:
+        """Ended from outside its play (the person left): the end says why."""
+        self._notes = dict(notes)
         self._ended(result)
         self._push()
         self._on_finish(self)
@@ -138,7 +156,7 @@ class GTTLiveGame(LiveGame):
             turns_left=max(0, self.rules.max_distinguisher_turns - said) if judge else None,
             max_chars=self.mode.max_chars,
             chats=self._chats(view.seat, role),
-            reveal=self._ending(role),
+            reveal=self._ending(role, self._notes.get(view.seat)),
         )
 
     def _brief(self, role: Role) -> str:
@@ -203,7 +221,7 @@ class GTTLiveGame(LiveGame):
             return "specimen" if msg.sender == SPECIMEN else "querier"
         return "judge" if msg.sender == DISTINGUISHER else "unknown"
 
-    def _ending(self, role: Role) -> F.GTTReveal | None:
+    def _ending(self, role: Role, note: str | None = None) -> F.GTTReveal | None:
         result = self.result
         if result is None:
             return None
@@ -225,7 +243,7 @@ class GTTLiveGame(LiveGame):
             who = "You" if role == "distinguisher" else judge
             right = "right" if result.correct else "wrong"
             outcome = f"{who} said “{said}”, which is {right}: X was {unknown}."
-        flagged = FLAGGED_TEXT if result.status == FLAGGED or result.flags else None
+        flagged = note or (FLAGGED_TEXT if result.status == FLAGGED or result.flags else None)
         return F.GTTReveal(
             target=b,
             unknown=unknown,

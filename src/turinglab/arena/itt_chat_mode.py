@@ -12,8 +12,8 @@ Each person gets one frame, `ITTChatState`, with everything they may see now, se
 whenever it changes. Who the partner was is told only once the conversation is over. A person
 who leaves (no connection for the arena's `abandon_after_s`) or does not write for
 `reply_timeout_s` on their turn ends the conversation as abandoned: everything said is kept,
-but it is not study data and gives its rounds back (arena/abandon.py's rules, applied here
-because this mode has its own live-game class).
+but it is not study data and gives its rounds back (arena/abandon.py's rules, applied here by
+its own watcher, which also times silence: `watched_by_arena = False`).
 
 Finished study conversations become ITT dataset rows (itt/arena_conversations.py): `turinglab
 export RUN --format itt` writes them with their topic, people as `source` human.
@@ -87,6 +87,8 @@ class PeopleConversationGame(ConversationGame):
 
 class ITTChatLiveGame(LiveGame):
     """One topic conversation: the game runs unchanged; this class routes and renders."""
+
+    watched_by_arena = False  # its own watcher (`_watch`) ends it on departure or silence
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

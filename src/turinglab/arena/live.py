@@ -16,7 +16,7 @@ import asyncio
 import logging
 import secrets
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from turinglab.agents.base import Agent, AgentReply, CallContext, ChatMessage
 from turinglab.agents.human import MESSAGE, HumanAgent, HumanInput
@@ -56,6 +56,7 @@ class LiveGame:
     # The AI witness groups the lobby seated (hub.py); a game taken over from another process
     # does not know them (its groups' cycle is the cluster's, shared_rounds.py).
     ai_groups: tuple[str, ...] = ()
+    watched_by_arena: ClassVar[bool] = True  # False: it watches its own people (abandon.py)
 
     def __init__(
         self,
@@ -122,6 +123,14 @@ class LiveGame:
         return PersonView(
             seat, person, human, "witness", {"A": channel}, {channel: self.mode.judge}
         )
+
+    def seat_matters(self, view: PersonView) -> bool:
+        """Whether this person leaving now ends the game (abandon.py; each kind says its own):
+        the interrogator until the end; a witness while the talk goes on (not the verdict)."""
+        return view.phase != "ended" and (view.role == "interrogator" or view.phase == "playing")
+
+    def departed_role(self, view: PersonView) -> str:  # as an abandoned game's flag names it
+        return view.role
 
     # ---- running ---------------------------------------------------------------------------
 

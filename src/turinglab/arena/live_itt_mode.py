@@ -52,13 +52,22 @@ class LiveITTLiveGame(StrongLiveGame):
         assert isinstance(game, LiveITTGame)
         return game.cfg
 
+    @property
+    def last_turn(self) -> int:
+        # The human agent answers the last exchange, then only the judge's verdict is left:
+        # the agent leaving then voids nothing (StrongLiveGame.seat_matters).
+        return int(self.spec.params["exchanges"])
+
+    def departed_role(self, view: PersonView) -> str:
+        return "judge" if view.seat == self.mode.judge else "human agent"
+
     def _phase(self, view: PersonView) -> str:
         if view.seat != self.mode.judge:
             return super()._phase(view)
         if self.result is not None:
             return "ended"
         turn = self.turns.get(self.current)
-        limit = int(self.spec.params["exchanges"])
+        limit = self.last_turn
         if turn is not None and turn.order and self.current >= limit:
             return "waiting" if self.chose else "verdict"
         if turn is None or turn.order:
@@ -74,7 +83,7 @@ class LiveITTLiveGame(StrongLiveGame):
             update={
                 "brief": brief,
                 "labels": list(LABELS),
-                "turns": int(self.spec.params["exchanges"]),
+                "turns": self.last_turn,
                 "can_end": False,
                 "scores": None,
                 "outcome": self._outcome(),

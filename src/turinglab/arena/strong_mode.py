@@ -74,6 +74,7 @@ class StrongLiveGame(LiveGame):
         self.uploads: dict[tuple[str, str], ImagePart] = {}
         self.media: dict[str, ImagePart] = {}  # ref -> an image a turn carried
         self.flagged: str | None = None
+        self._notes: dict[str, str] = {}  # seat -> why the session ended early (abandon.py)
 
     # ---- seats and state -------------------------------------------------------------------
 
@@ -81,6 +82,20 @@ class StrongLiveGame(LiveGame):
         if seat == self.mode.judge:
             return PersonView(seat, person, human, "interrogator", {"A": MAIN}, {MAIN: SYSTEM})
         return PersonView(seat, person, human, "witness", {"A": MAIN}, {MAIN: self.mode.judge})
+
+    @property
+    def last_turn(self) -> int:
+        return int(self.spec.params.get("turns", 1))
+
+    def seat_matters(self, view: PersonView) -> bool:
+        """The investigator until the end (their choices are the data); a respondent until
+        they have answered the last turn (nothing more is asked of them after it)."""
+        last = self.turns.get(self.last_turn)
+        judge = view.seat == self.mode.judge
+        return self.result is None and (judge or last is None or view.seat not in last.own)
+
+    def departed_role(self, view: PersonView) -> str:
+        return "investigator" if view.seat == self.mode.judge else "respondent"
 
     @property
     def current(self) -> int:
@@ -109,12 +124,12 @@ class StrongLiveGame(LiveGame):
             practice=self.mode.solo,
             role="investigator" if judge else "respondent",
             phase=phase,  # type: ignore[arg-type]
-            turns=int(self.spec.params.get("turns", 1)),
+            turns=self.last_turn,
             can_end=judge and phase == "asking" and self.current >= 1,
             max_chars=self.mode.max_chars,
             history=[self._turn_frame(view, n, t) for n, t in sorted(self.turns.items())],
             scores=self._scores(view) if self.result is not None else None,
-            flagged=self.flagged,
+            flagged=self._notes.get(view.seat, self.flagged),
         )
 
     def _turn_frame(self, view: PersonView, n: int, turn: _Turn) -> F.StrongTurn:
@@ -229,6 +244,12 @@ class StrongLiveGame(LiveGame):
                 if STORE_LOST in result.flags
                 else FLAGGED_TEXT
             )
+        self._ended(result)
+        self._push()
+        self._on_finish(self)
+
+    def _show_end_now(self, result: Any, notes: Mapping[str, str]) -> None:  # a person left
+        self._notes = dict(notes)
         self._ended(result)
         self._push()
         self._on_finish(self)
