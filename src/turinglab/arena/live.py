@@ -124,9 +124,8 @@ class LiveGame:
             seat, person, human, "witness", {"A": channel}, {channel: self.mode.judge}
         )
 
-    def seat_matters(self, view: PersonView) -> bool:
-        """Whether this person leaving now ends the game (abandon.py; each kind says its own):
-        the interrogator until the end; a witness while the talk goes on (not the verdict)."""
+    def seat_matters(self, view: PersonView) -> bool:  # abandon.py; each kind says its own
+        """Whether their leaving now ends it: the interrogator's ever, a witness's in talk."""
         return view.phase != "ended" and (view.role == "interrogator" or view.phase == "playing")
 
     def departed_role(self, view: PersonView) -> str:  # as an abandoned game's flag names it

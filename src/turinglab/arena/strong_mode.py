@@ -83,13 +83,10 @@ class StrongLiveGame(LiveGame):
             return PersonView(seat, person, human, "interrogator", {"A": MAIN}, {MAIN: SYSTEM})
         return PersonView(seat, person, human, "witness", {"A": MAIN}, {MAIN: self.mode.judge})
 
-    @property
-    def last_turn(self) -> int:
-        return int(self.spec.params.get("turns", 1))
+    last_turn = property(lambda self: int(self.spec.params.get("turns", 1)))
 
-    def seat_matters(self, view: PersonView) -> bool:
-        """The investigator until the end (their choices are the data); a respondent until
-        they have answered the last turn (nothing more is asked of them after it)."""
+    def seat_matters(self, view: PersonView) -> bool:  # the investigator's choices are the data
+        """The investigator until the end; a respondent until they answered the last turn."""
         last = self.turns.get(self.last_turn)
         judge = view.seat == self.mode.judge
         return self.result is None and (judge or last is None or view.seat not in last.own)
