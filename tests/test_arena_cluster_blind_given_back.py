@@ -52,6 +52,9 @@ async def test_a_witness_given_back_waits_again(namespace: tuple, taker_on: int)
     await tick()  # ... and watches them (held: seated by the taker, or given back)
     assert await client.get(f"{prefix}blind-at:w") == f"taken:P{taker_on}@P0"
     assert "w" not in procs.matchers[0].waiting
+    # Watched where their page is: were it to close now, the cluster would let them go
+    # (disconnect → leave_queues, cluster.py) rather than seat the interrogator with nobody.
+    assert "w" in procs.matchers[0].elsewhere
     await procs.matchers[taker_on].leave("i")  # i's page closes: w given back to P0
     assert await client.get(f"{prefix}blind-at:w") == "P0"
     await tick()
