@@ -59,14 +59,16 @@ return 'free'
 # ARGV[3] the key's TTL. {'here', wait}: they wait on this process (given back to it by an
 # interrogator who left); when they wait on a process whose heartbeat has gone, or were taken
 # by one that died before it seated them, they wait here from now on: {'adopted',
-# "<mode>|<epoch s joined>"}; {'elsewhere', marker} while that process lives; {'none', ''}
-# when they wait nowhere else, or were taken by this process (it seats them).
+# "<mode>|<epoch s joined>"}; {'elsewhere', marker} while that process lives, or while this
+# one holds them (it seats them, or its interrogator leaves and gives them back: then 'here'
+# — answered 'none', they were waited for by no process once given back); {'none', ''} when
+# they wait nowhere else.
 ADOPT = """
 local at = redis.call('GET', KEYS[1])
 if not at or at == 'seated' then return {'none', ''} end
 if at == ARGV[1] then return {'here', redis.call('GET', KEYS[2]) or ''} end
 local proc = string.match(at, '^taken:([^@]*)') or at
-if proc == ARGV[1] then return {'none', ''} end
+if proc == ARGV[1] then return {'elsewhere', at} end
 if redis.call('EXISTS', ARGV[2] .. proc) == 1 then return {'elsewhere', at} end
 if proc ~= at and redis.call('EXISTS', KEYS[3]) == 1 then  -- seated before it died
   redis.call('DEL', KEYS[1])
