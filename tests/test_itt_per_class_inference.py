@@ -176,6 +176,9 @@ def test_itt_score_and_the_report_show_per_class_length_and_type_intervals(tmp_p
         split = result["conversation_types"][family]
         for name, cell in inference[family]["conversation_types"].items():
             assert split[name]["ci"] == cell["ci"] and split[name]["label_free"] is not None
+        (task,) = result["per_judge_family_and_task"][family].values()  # its one task
+        assert task["ci_M_given_M"] == rates["p_M_given_M"]["ci"]
+        assert task["detectability_ci"] == inference[family]["detectability_ci"]
     for length, cut in result["per_judge_family_and_length"]["svm-minilm-side"].items():
         want = inference["svm-minilm-side"]["per_length"][length]
         assert cut["detectability_ci"] == want["detectability_ci"]
