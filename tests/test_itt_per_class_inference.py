@@ -188,3 +188,28 @@ def test_itt_score_and_the_report_show_per_class_length_and_type_intervals(tmp_p
     html = itt_report(study, tmp_path / "report.html").read_text()
     assert "svm-minilm-side: by conversation type (Figure S4E)" in html
     assert "label-free prediction gives" in html
+
+
+def test_ai_rows_without_per_class_inference_get_no_per_class_interval() -> None:
+    """A study.json written before per-class inference has detectability's verdict only: the
+    AI judge's p(H|H) and p(M|M) then get no interval (not the cluster bootstrap's), and the
+    summary says why; people keep their bootstrap intervals."""
+    from turinglab.itt.judgements import JudgementRow
+    from turinglab.itt.metrics import score
+
+    rng = np.random.default_rng(0)
+    rows = [
+        JudgementRow(judge=judge, judge_type=kind, item=f"r{i}", unit=f"c{i // 4}",
+                     source="human" if i % 2 else "machine", model=None if i % 2 else "m",
+                     label="H" if rng.random() < 0.5 else "M", task="conversation")
+        for kind, judge in (("ai", "svm-x/seed0"), ("human", "p1"))
+        for i in range(80)
+    ]  # fmt: skip
+    old = {"detectability_ci": [0.4, 0.6], "p_value": 0.5, "null_sd": 0.05, "note": None}
+    got = score(rows, replicates=200, ai_inference={"svm-x": old})["per_judge_family"]
+    ai, people = got["svm-x"], got["human judges"]
+    assert ai["detectability_ci"] == [0.4, 0.6]
+    assert ai["ci_H_given_H"] is None and ai["ci_M_given_M"] is None
+    assert ai["sd"]["p_H_given_H"] is None and "per-class" in ai["rates_note"]
+    assert ai["cluster_bootstrap_rates_ci"]["ci_H_given_H"] is not None
+    assert people["ci_H_given_H"] is not None and "rates_inference" not in people
