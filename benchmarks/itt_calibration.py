@@ -96,8 +96,11 @@ def dataset(
     return out
 
 
-def excludes(ci: list[float] | None) -> bool:
-    return bool(ci is not None and (ci[0] > 0.5 or ci[1] < 0.5))
+def excludes(ci: list[float] | None, null: float | None = 0.5) -> bool:
+    return bool(ci is not None and null is not None and (ci[0] > null or ci[1] < null))
+
+
+RATES = {"p_H_given_H": "ci_H_given_H", "p_M_given_M": "ci_M_given_M"}
 
 
 def clopper_pearson(k: int, n: int, level: float = 0.95) -> list[float]:
@@ -130,6 +133,20 @@ def judge_one(
             "old_excluded": excludes(score["cluster_bootstrap_ci"]),
             "inconclusive": score["inference"]["note"] is not None,
         }
+        # per-class rates: no signal means the rate label-free prediction gives (the mean of
+        # the permutation null), not ½; the old interval is the cluster bootstrap's
+        for rate, ci_key in RATES.items():
+            r = score["inference"]["rates"][rate]
+            got[f"{family} {rate}"] = {
+                "estimate": r["rate"],
+                "null_value": r["label_free"],
+                "excluded": excludes(r["ci"], r["label_free"]),
+                "rejected": r["p_value"] is not None and r["p_value"] <= 0.05,
+                "old_excluded": excludes(
+                    score["cluster_bootstrap_rates_ci"][ci_key], r["label_free"]
+                ),
+                "inconclusive": r["note"] is not None,
+            }
     for mode, per_model in result.extrapolation.items():
         for model, s in per_model.items():
             got[f"extrapolation {mode}:{model}"] = {
@@ -159,9 +176,84 @@ def summarise(outcomes: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
             "mean_estimate": round(float(np.mean(estimates)), 4) if estimates else None,
             "inconclusive": int(sum(o["inconclusive"] for o in got)),
         }
+        nulls = [o["null_value"] for o in got if o.get("null_value") is not None]
+        if nulls:  # a per-class rate's label-free value, averaged over datasets
+            out[judge]["mean_null_value"] = round(float(np.mean(nulls)), 4)
     return out
 
 
+def _added(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """Two tallies of one statistic (`rate`'s, a judge's or a control's summary) as one:
+    counts add, means are weighted by their datasets."""
+    if "excluded" in new:
+        k, n = old["excluded"] + new["excluded"], old["datasets"] + new["datasets"]
+        return {"excluded": k, "datasets": n, "rate": round(k / n, 4), "ci": clopper_pearson(k, n)}
+    weight = {"old": 0, "new": 0}
+    for key, side in (("old", old), ("new", new)):
+        tally = side.get("permutation_interval") or side.get("power") or {}
+        weight[key] = tally.get("datasets", 0)
+    out: dict[str, Any] = {}
+    for key in sorted({*old, *new}, key=[*old, *new].index):
+        a, b = old.get(key), new.get(key)
+        if a is None or b is None:
+            out[key] = b if a is None else a
+        elif isinstance(a, dict):
+            out[key] = _added(a, b)
+        elif key.startswith("mean"):
+            total = weight["old"] + weight["new"]
+            out[key] = round((a * weight["old"] + b * weight["new"]) / total, 4)
+        else:
+            out[key] = a + b
+    return out
+
+
+def merged_results(old: Any, new: Any) -> Any:
+    """The committed results of earlier rounds with this run's (--resume): tallies added
+    statistic by statistic; a statistic only one of them has (the per-class rates, first
+    measured in a resumed run) is kept as it is, with its own dataset count."""
+    if old is None or new is None:
+        return new if old is None else old
+    if "permutation_interval" in new or "power" in new:
+        return _added(old, new)
+    return {k: merged_results(old.get(k), new.get(k)) for k in sorted({*old, *new}, key=_order)}
+
+
+def _order(key: str) -> tuple[int, float, str]:
+    try:
+        return (0, float(key), "")
+    except ValueError:
+        return (1, 0.0, key)
+
+
+def replay(
+    rounds: int,
+    args: argparse.Namespace,
+    chats: dict[str, list[Response]],
+    rngs: dict,
+    signal_rngs: dict,
+) -> int:
+    """Draw (without judging) the datasets of the rounds a resumed run already has, so each
+    cell's generator continues where it stopped; returns the controls done."""
+    done_controls = 0
+    for i in range(rounds):
+        for size, design in CELLS:
+            if size in args.sizes and i < args.datasets:
+                dataset(chats, rngs[(size, design)], size, design, "none")
+        for signal, size in CONTROLS:
+            if not (i % args.controls_every or done_controls >= args.controls):
+                dataset(chats, signal_rngs[(signal, size)], size, "balanced", signal)
+        if i % args.controls_every == 0 and done_controls < args.controls:
+            done_controls += 1
+    return done_controls
+
+
+PER_CLASS_NOTE = (
+    "'<judge> p_H_given_H' and '<judge> p_M_given_M': the per-class rates' permutation "
+    "intervals against the rate label-free prediction gives (the mean of the same rate over "
+    "the permutation null), not against 0.5; 'cluster_bootstrap' there is the old interval "
+    "against the same value. Measured from the first resumed run on, so their dataset "
+    "counts can be smaller than detectability's."
+)
 CELLS = [(size, design) for size in (20, 40, 60) for design in ("balanced", "unbalanced")]
 CONTROLS = (("lower", 20), ("phrase", 40))
 
@@ -179,7 +271,19 @@ def main() -> None:
         "--until", default=None, help="UTC time HH:MM after which no new round starts"
     )
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache/turinglab/itt")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="add rounds to the results already in --out (same sizes and --controls-every)",
+    )
     args = parser.parse_args()
+    previous = json.loads(args.out.read_text()) if args.resume and args.out.exists() else None
+    if previous is not None:
+        for key in ("sizes", "controls_every", "permutations"):
+            if previous["settings"][key] != str(getattr(args, key)):
+                parser.error(
+                    f"--resume: --{key} differs from the results' {previous['settings'][key]}"
+                )
     start = time.perf_counter()
     chats = pool(args.cache)
     pool_seconds = time.perf_counter() - start
@@ -187,6 +291,8 @@ def main() -> None:
     signal_got: dict[str, dict[str, list[dict[str, Any]]]] = {}
     cells: dict[str, float] = {}
     rounds = {"done": 0, "stopped": "all datasets done"}
+
+    cells_total: dict[str, float] = {}
 
     def write() -> None:
         """Everything so far (after each round: a run cut short still leaves its results,
@@ -208,17 +314,33 @@ def main() -> None:
                   for j, o in got.items()}
             for key, got in signal_got.items()
         }  # fmt: skip
+        command = " ".join(["PYTHONPATH=src python", *sys.argv])
+        commands = (
+            [*previous.get("commands", [previous["command"]]), command] if previous else [command]
+        )
+        if previous is not None:
+            per_size = merged_results(previous["no_signal"], per_size)
+            controls = merged_results(previous["with_signal"], controls)
+            for key, seconds in previous["cell_seconds"].items():
+                cells_total[key] = seconds
         out = {
-            "command": " ".join(["PYTHONPATH=src python", *sys.argv]),
+            "command": command,
+            "commands": commands,
             "nominal": 0.05,
             "pool": f"chitchat-dataset: {POOL} chats of {TURNS} turns (seed {POOL_SEED})",
             "settings": {k: str(v) for k, v in vars(args).items() if k not in ("out", "cache")},
             "rounds": rounds,
             "embedding_seconds_or_cache": round(pool_seconds, 1),
-            "cell_seconds": {k: round(v, 1) for k, v in cells.items()},
+            "cell_seconds": {
+                k: round(cells_total.get(k, 0.0) + cells.get(k, 0.0), 1)
+                for k in sorted({*cells_total, *cells}, key=[*cells_total, *cells].index)
+            },
             "no_signal": per_size,
             "with_signal": controls,
-            "seconds": round(time.perf_counter() - start, 1),
+            "seconds": round(
+                time.perf_counter() - start + (previous["seconds"] if previous else 0.0), 1
+            ),
+            "per_class": PER_CLASS_NOTE,
         }
         args.out.write_text(json.dumps(out, indent=2) + "\n")
 
@@ -227,8 +349,10 @@ def main() -> None:
     # stopped evenly.
     rngs = {(size, design): np.random.default_rng([size, len(design)]) for size, design in CELLS}
     signal_rngs = {c: np.random.default_rng([c[1], 7]) for c in CONTROLS}
-    done_controls = 0
-    for i in range(max(args.datasets, args.controls * args.controls_every)):
+    first = previous["rounds"]["done"] if previous else 0
+    done_controls = replay(first, args, chats, rngs, signal_rngs) if first else 0
+    rounds["done"] = first
+    for i in range(first, max(args.datasets, args.controls * args.controls_every)):
         if args.until and time.strftime("%H:%M", time.gmtime()) >= args.until:
             rounds["stopped"] = f"--until {args.until} reached"
             break

@@ -202,7 +202,7 @@ def test_itt_judge_and_score_print_the_calibrated_intervals(tmp_path) -> None:
         assert families[family]["p_value"] == inference[family]["p_value"]
         assert families[family]["cluster_bootstrap_ci"] is not None
     text = runner.invoke(itt_app, ["score", str(study / "judgements.csv")])
-    assert "AI judge families: 95% interval and p from the permutation test" in text.output
+    assert "AI judge families: 95% intervals and p from the permutation test" in text.output
 
 
 def straightforward_detectability(

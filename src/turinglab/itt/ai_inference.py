@@ -35,10 +35,9 @@ from turinglab.itt.ai_judges import (
     fold_plan,
     split_indices,
 )
+from turinglab.itt.ai_null import LEVEL, inverted, rate_verdict, rate_verdicts
 
 DEFAULT_PERMUTATIONS = 199
-LEVEL = 0.95
-MIN_LABELLINGS = 40  # a two-sided 5% test needs 2/N ≤ 0.05
 
 
 @dataclass(frozen=True)
@@ -67,6 +66,16 @@ class Labellings:
         slot = np.array([slot_of[str(s.slot)] for s in samples])
         donor = self.donors[:, unit]  # (B + 1) × n
         return is_machine[donor, slot].T, model_of[donor, slot].T
+
+    def humans_beside(self, samples: Sequence[Sample]) -> tuple[np.ndarray, np.ndarray]:
+        """n × (B + 1): how many slots of each sample's unit are human under each labelling
+        (a conversation's kind: 2 HH, 1 mixed, 0 AIAI); n bool: the unit has two slots.
+        Permutations keep a unit's slots, so the second does not depend on the labelling."""
+        index = {u: i for i, u in enumerate(self.units)}
+        humans = np.array([sum(v[0] == "human" for v in lab.values()) for lab in self.labels])
+        slots = np.array([len(lab) for lab in self.labels])
+        unit = np.array([index[_unit(s)] for s in samples])
+        return humans[self.donors[:, unit]].T, slots[unit] == 2
 
 
 def _unit(s: Sample) -> str:
@@ -137,49 +146,20 @@ def cells_of(
 
 
 def verdict(values: np.ndarray, distinct: float, level: float = LEVEL) -> dict[str, Any]:
-    """Observed statistic (values[0]) against its permutation null (values[1:])."""
-    observed, null = float(values[0]), values[1:]
-    null = null[~np.isnan(null)]
-    b = len(null)
-    out: dict[str, Any] = {
-        "detectability": None if math.isnan(observed) else round(observed, 4),
-        "detectability_ci": None,
-        "p_value": None,
-        "null_median": None if not b else round(float(np.median(null)), 4),
-        "null_sd": None if b < 2 else round(float(np.std(null, ddof=1)), 4),
-        "permutations": b,
-        "labellings": float(f"{distinct:.3g}"),
+    """Observed detectability (values[0]) against its permutation null (values[1:]): its
+    null value is ½ whatever the classifier (ai_null.py)."""
+    got = inverted(values, distinct, 0.5, level)
+    return {
+        "detectability": got["estimate"],
+        "detectability_ci": got["ci"],
+        "p_value": got["p_value"],
+        "null_median": got["null_median"],
+        "null_sd": got["null_sd"],
+        "permutations": got["permutations"],
+        "labellings": got["labellings"],
         "method": "permutation test; interval by inverting it under a shift",
-        "note": None,
+        "note": got["note"],
     }
-    if math.isnan(observed) or b < 19:
-        out["note"] = "no estimate or too few defined permutations"
-        return out
-    upper = (1 + int((null >= observed - 1e-12).sum())) / (b + 1)
-    lower = (1 + int((null <= observed + 1e-12).sum())) / (b + 1)
-    out["p_value"] = round(min(1.0, 2 * min(upper, lower)), 4)
-    if distinct < MIN_LABELLINGS:
-        out["note"] = (
-            f"too small or too unbalanced to say anything: the design allows only "
-            f"{distinct:.0f} distinct labellings (a 5% test needs {MIN_LABELLINGS})"
-        )
-        return out
-    # order statistics consistent with the p value: excludes ½ iff p ≤ 1 − level. With
-    # fewer than 2/(1 − level) − 1 permutations no p reaches 1 − level, so no interval can
-    # exclude anything (clamping m to 0 there excluded ½ at p = 0.1 with 19 permutations).
-    m = math.floor((1 - level) / 2 * (b + 1)) - 1
-    if m < 0:
-        out["note"] = (
-            f"{b} permutations cannot give a {level:.0%} interval "
-            f"(at least {math.ceil(2 / (1 - level)) - 1} are needed)"
-        )
-        return out
-    s = np.sort(null)
-    lo = observed - (s[b - 1 - m] - 0.5)
-    hi = observed - (s[m] - 0.5)
-    # strictly beyond the order statistic is needed to reject: an exact tie stays inside
-    out["detectability_ci"] = [round(float(max(0.0, lo)), 4), round(float(min(1.0, hi)), 4)]
-    return out
 
 
 @dataclass(frozen=True)
@@ -194,12 +174,45 @@ class JudgeInput:
 @dataclass
 class CVValues:
     """The statistic under every labelling (index 0: the observed one), per judge, per family
-    and per family and model: what `infer_cv` turns into p values and intervals."""
+    and per family and model: what `infer_cv` turns into p values and intervals. `*_cells`
+    keep the (B + 1) × 4 confusion cells the per-class rates come from; `types` the Figure
+    S4E cells of each family ((B + 1) × 4 × [right, judged]) and `type_units` the units
+    (conversations) each of them holds under the observed labelling."""
 
     labellings: Labellings
     judges: dict[str, np.ndarray] = field(default_factory=dict)
     families: dict[str, np.ndarray] = field(default_factory=dict)
     per_model: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
+    judge_cells: dict[str, np.ndarray] = field(default_factory=dict)
+    family_cells: dict[str, np.ndarray] = field(default_factory=dict)
+    model_cells: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
+    types: dict[str, np.ndarray] = field(default_factory=dict)
+    type_units: dict[str, list[set[str]]] = field(default_factory=dict)
+    judge_length: dict[str, int] = field(default_factory=dict)
+
+
+TYPE_CELLS = ("p(H|H) HH", "p(H|H) mixed", "p(AI|AI) AIAI", "p(AI|AI) mixed")
+
+
+def type_masks(machine: np.ndarray, humans: np.ndarray, paired: np.ndarray) -> list[np.ndarray]:
+    """n × (B + 1) masks of Figure S4E's cells: human speakers in HH and in mixed
+    conversations, machine speakers in AIAI and in mixed ones (two-slot units only)."""
+    two = paired[:, None]
+    return [
+        ~machine & (humans == 2) & two,
+        ~machine & (humans == 1) & two,
+        machine & (humans == 0) & two,
+        machine & (humans == 1) & two,
+    ]
+
+
+def type_cells(predicted: np.ndarray, masks: list[np.ndarray], machine: np.ndarray) -> np.ndarray:
+    """(B + 1) × 4 × 2: right answers (seeds averaged) and speakers judged per S4E cell."""
+    said_m = predicted.mean(axis=0)
+    right = np.where(machine, said_m, 1 - said_m)
+    return np.stack(
+        [np.stack([(right * m).sum(axis=0), m.sum(axis=0)], axis=-1) for m in masks], axis=1
+    )
 
 
 def cv_values(
@@ -210,13 +223,12 @@ def cv_values(
     permutations: int = DEFAULT_PERMUTATIONS,
     seed: int = 0,
 ) -> CVValues:
-    """Detectability of each judge, family and family × model under the observed labelling
-    and `permutations` relabellings. Judges that share units are permuted together, so a
-    family's pool is one labelling at a time."""
+    """Detectability (and the cells behind it) of each judge, family and family × model under
+    the observed labelling and `permutations` relabellings. Judges that share units are
+    permuted together, so a family's pool is one labelling at a time."""
     everyone = [s for j in judges for s in j.samples]
     lab = labellings(everyone, permutations, seed)
     out = CVValues(lab)
-    family_cells: dict[str, np.ndarray] = {}
     family_model: dict[str, dict[str, np.ndarray]] = defaultdict(dict)
     models = sorted({s.model for s in everyone if s.model})
     for j in judges:
@@ -229,16 +241,49 @@ def cv_values(
         predicted = plan.predict(machine)
         cells = cells_of(predicted, machine)
         out.judges[j.name] = detectability(cells)
-        family_cells[j.family] = family_cells.get(j.family, 0) + cells
+        out.judge_cells[j.name] = cells
+        if len(lengths := {s.length for s in j.samples}) == 1 and None not in lengths:
+            out.judge_length[j.name] = int(next(iter(lengths)))  # type: ignore[arg-type]
+        out.family_cells[j.family] = out.family_cells.get(j.family, 0) + cells
+        humans, paired = lab.humans_beside(j.samples)
+        if paired.any():
+            masks = type_masks(machine, humans, paired)
+            out.types[j.family] = out.types.get(j.family, 0) + type_cells(predicted, masks, machine)
+            units = out.type_units.setdefault(j.family, [set() for _ in TYPE_CELLS])
+            for k, mask in enumerate(masks):
+                units[k].update(_unit(j.samples[i]) for i in np.flatnonzero(mask[:, 0]))
         if len(models) > 1:
             for m in models:
                 keep = ~machine | (model == m)
                 got = cells_of(predicted, machine, keep)
                 family_model[j.family][m] = family_model[j.family].get(m, 0) + got
-    for family, cells in family_cells.items():
+    for family, cells in out.family_cells.items():
         out.families[family] = detectability(cells)
         if len(models) > 1:
+            out.model_cells[family] = dict(family_model[family])
             out.per_model[family] = {m: detectability(c) for m, c in family_model[family].items()}
+    return out
+
+
+def _with_rates(entry: dict[str, Any], cells: np.ndarray, distinct: float) -> dict[str, Any]:
+    """A detectability verdict with its per-class rates' verdicts (`rates`)."""
+    entry["rates"] = rate_verdicts(cells, distinct)
+    return entry
+
+
+def conversation_types(got: CVValues, family: str) -> dict[str, dict[str, Any]] | None:
+    """Figure S4E's cells of a family, each rate against its label-free value."""
+    if family not in got.types:
+        return None
+    t = got.types[family]
+    out = {}
+    for k, name in enumerate(TYPE_CELLS):
+        right, judged = t[:, k, 0], t[:, k, 1]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rates = right / judged
+        cell = rate_verdict(rates, got.labellings.distinct)
+        cell.update(n=round(float(judged[0])), units=len(got.type_units[family][k]))
+        out[name] = cell
     return out
 
 
@@ -251,18 +296,37 @@ def infer_cv(
     seed: int = 0,
 ) -> dict[str, Any]:
     """Permutation inference for each judge and each family (judges of a family, e.g. side
-    judges at each length, pooled as `itt score` pools them), overall and per model."""
+    judges at each length, pooled as `itt score` pools them), overall, per model, per
+    length (a family's judges of one length each) and per conversation type (Figure S4E);
+    every detectability with its per-class rates p(H|H) and p(M|M)."""
     got = cv_values(judges, folds=folds, seeds=seeds, permutations=permutations, seed=seed)
     lab = got.labellings
     out: dict[str, Any] = {"judges": {}, "families": {}}
     for name, values in got.judges.items():
-        out["judges"][name] = verdict(values, lab.distinct)
+        out["judges"][name] = _with_rates(
+            verdict(values, lab.distinct), got.judge_cells[name], lab.distinct
+        )
     for family, values in got.families.items():
-        entry = verdict(values, lab.distinct)
+        entry = _with_rates(verdict(values, lab.distinct), got.family_cells[family], lab.distinct)
         if family in got.per_model:
             entry["per_model"] = {
-                m: verdict(v, lab.distinct_with_agents) for m, v in got.per_model[family].items()
+                m: _with_rates(
+                    verdict(v, lab.distinct_with_agents),
+                    got.model_cells[family][m],
+                    lab.distinct_with_agents,
+                )
+                for m, v in got.per_model[family].items()
             }
+        lengths = {
+            str(got.judge_length[j.name]): out["judges"][j.name]
+            for j in judges
+            if j.family == family and j.name in got.judge_length and j.name in out["judges"]
+        }
+        if lengths:
+            entry["per_length"] = lengths
+        types = conversation_types(got, family)
+        if types is not None:
+            entry["conversation_types"] = types
         out["families"][family] = entry
     return out
 
@@ -276,12 +340,14 @@ def infer_extrapolation(
     seed: int = 0,
     split_seed: int = 0,
 ) -> dict[str, dict[str, Any]]:
-    """Per model: the extrapolation estimate against its permutation null (each labelling
-    refitted: which responses train depends on who is which model)."""
-    lab, values = extrapolation_values(
+    """Per model: the extrapolation estimate and its per-class rates against their
+    permutation null (each labelling refitted: which responses train depends on who is
+    which model)."""
+    lab, cells = extrapolation_cells(
         features, samples, mode=mode, permutations=permutations, seed=seed, split_seed=split_seed
     )
-    return {x: verdict(v, lab.distinct_with_agents) for x, v in values.items()}
+    d = lab.distinct_with_agents
+    return {x: _with_rates(verdict(detectability(c), d), c, d) for x, c in cells.items()}
 
 
 def extrapolation_values(
@@ -295,31 +361,44 @@ def extrapolation_values(
 ) -> tuple[Labellings, dict[str, np.ndarray]]:
     """Each model's extrapolation estimate under the observed labelling (index 0) and
     `permutations` relabellings."""
+    lab, cells = extrapolation_cells(
+        features, samples, mode=mode, permutations=permutations, seed=seed, split_seed=split_seed
+    )
+    return lab, {x: detectability(c) for x, c in cells.items()}
+
+
+def extrapolation_cells(
+    features: np.ndarray,
+    samples: Sequence[Sample],
+    *,
+    mode: str,
+    permutations: int = DEFAULT_PERMUTATIONS,
+    seed: int = 0,
+    split_seed: int = 0,
+) -> tuple[Labellings, dict[str, np.ndarray]]:
+    """Each model's (B + 1) × 4 extrapolation cells (hh, hm, mh, mm; NaN where a labelling
+    leaves no test or one source to train on)."""
     lab = labellings(samples, permutations, seed)
     machine, model = lab.assign(samples)
     design = Design(features, [s.group for s in samples])
     names = sorted({s.model for s in samples if s.model})
-    values: dict[str, list[float]] = {m: [] for m in names}
+    values: dict[str, list[list[float]]] = {m: [] for m in names}
     groups = [s.group for s in samples]
     for b in range(machine.shape[1]):
         y = machine[:, b]
         for x in names:
             train, test = split_indices(groups, ~y, model[:, b], x, mode, split_seed)
             if not test or len(set(y[train].tolist())) < 2:
-                values[x].append(math.nan)
+                values[x].append([math.nan] * 4)
                 continue
             said = fit_predict(design, train, test, y)
             truth = y[test]
-            cells = np.array(
+            values[x].append(
                 [
-                    [
-                        (~said & ~truth).sum(),
-                        (said & ~truth).sum(),
-                        (~said & truth).sum(),
-                        (said & truth).sum(),
-                    ]
-                ],
-                dtype=float,
+                    float((~said & ~truth).sum()),
+                    float((said & ~truth).sum()),
+                    float((~said & truth).sum()),
+                    float((said & truth).sum()),
+                ]
             )
-            values[x].append(float(detectability(cells)[0]))
-    return lab, {x: np.array(v) for x, v in values.items()}
+    return lab, {x: np.array(v, dtype=float) for x, v in values.items()}

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from turinglab.itt.ai_marks import SIGNIFICANCE, calibrate_tables
 from turinglab.itt.bootstrap import (
     DEFAULT_REPLICATES,
     Replicates,
@@ -197,7 +198,6 @@ def cluster_intervals(
 
 
 SD_STATISTICS = ("p_H_given_H", "p_M_given_M", "detectability")
-SIGNIFICANCE = 0.05  # the paper's level for its asterisks (Figure S3C: p < 0.05)
 
 
 def response_correct(rows: Sequence[JudgementRow]) -> tuple[list[float], list[float]]:
@@ -493,77 +493,6 @@ def _four_way_lengths(
     return {k: got for k, v in by_length.items() if (got := four_way(v, replicates, seed))}
 
 
-def calibrate_ai(table: dict[str, Any], inference: dict[str, Any]) -> None:
-    """AI-judge families' intervals replaced by the pipeline's permutation-calibrated ones
-    (ai_inference.py); the cluster bootstrap of fixed predictions, too narrow for a trained
-    classifier, is kept beside as `cluster_bootstrap_ci`, or flagged where nothing replaces it."""
-    for family, s in table.items():
-        if family == "human judges":
-            continue
-        s["cluster_bootstrap_ci"] = s["detectability_ci"]
-        got = inference.get(family)
-        if got is None:
-            s["detectability_ci"] = None
-            s["note"] = "no permutation inference (judged without it): no honest interval"
-            continue
-        s["detectability_ci"] = got["detectability_ci"]
-        s["p_value"] = got["p_value"]
-        s["note"] = got["note"]
-
-
-def calibrated_marks(
-    summary: dict[str, Any],
-    got: dict[str, Any] | None,
-    missing: str = "no permutation inference (judged without it): no honest interval",
-) -> None:
-    """An AI judge's Figure S3C marks from its permutation inference (ai_inference.py), not
-    from the cluster bootstrap of fixed predictions: interval, SD (the permutation null's,
-    the spread of the estimate with no signal) and p; none at all where it has none."""
-    if "cluster_bootstrap_ci" not in summary:
-        summary["cluster_bootstrap_ci"] = summary["detectability_ci"]
-        summary["cluster_bootstrap_sd"] = summary["sd"]["detectability"]
-    if got is None:
-        summary["detectability_ci"] = summary["p_value"] = None
-        summary["sd"] = {**summary["sd"], "detectability": None}
-        summary["p_vs_chance"] = summary["significant"] = None
-        summary["note"] = missing
-        return
-    p = got.get("p_value")
-    summary["detectability_ci"] = got.get("detectability_ci")
-    summary["sd"] = {**summary["sd"], "detectability": got.get("null_sd")}
-    summary["p_value"] = summary["p_vs_chance"] = p
-    summary["significant"] = None if p is None else p < SIGNIFICANCE
-    summary["note"] = got.get("note")
-
-
-def _calibrate_tables(out: dict[str, Any], inference: dict[str, Any]) -> None:
-    """Permutation marks for every AI judge family's row, per judge and per model."""
-    for family, s in out["per_judge_family"].items():
-        if family != "human judges":
-            s["cluster_bootstrap_sd"] = s["sd"]["detectability"]
-    calibrate_ai(out["per_judge_family"], inference)
-    for family, s in out["per_judge_family"].items():
-        if family != "human judges":
-            calibrated_marks(s, inference.get(family))
-    # the permutation test runs per judge family and model, not per length or task cut
-    for key in ("per_judge_family_and_length", "per_judge_family_and_task"):
-        for family, cuts in out[key].items():
-            if family != "human judges":
-                for cut in cuts.values():
-                    calibrated_marks(cut, None, "no permutation inference for this cut")
-    for family, tasks in out["per_judge_model"].items():
-        if family == "human judges":
-            continue
-        got = inference.get(family) or {}
-        per_model = got.get("per_model")
-        for models in tasks.values():
-            for model, s in models.items():
-                if per_model is None and len(models) == 1:
-                    calibrated_marks(s, got or None)  # the family's one model is the family
-                else:
-                    calibrated_marks(s, (per_model or {}).get(model))
-
-
 def score(
     rows: Sequence[JudgementRow],
     group_by: Sequence[str] = (),
@@ -635,6 +564,6 @@ def score(
         groups[column] = table(rows, partial(_demographic, column))
     out["per_judge_group"] = groups
     if ai_inference is not None:
-        _calibrate_tables(out, ai_inference)
+        calibrate_tables(out, ai_inference)
         out["ai_inference"] = ai_inference
     return out

@@ -25,6 +25,7 @@ from turinglab.itt.ai_inference import (
     infer_extrapolation,
 )
 from turinglab.itt.ai_judges import FoldPlan, Sample, cross_validate, extrapolate
+from turinglab.itt.ai_marks import calibrated_rates
 from turinglab.itt.batches import CONVERSATION_LENGTHS
 from turinglab.itt.dataset import Conversation, Response, conversations
 from turinglab.itt.embeddings import EmbeddingSpec, embed
@@ -176,7 +177,7 @@ def run_judges(
             "inverting the test under a shift (docs/itt.md, AI-judge inference)"
         )
     out.summary["scores"] = {
-        family: {k: s[k] for k in ("n", "units", "detectability", "detectability_ci")}
+        family: {k: s[k] for k in SCORE_KEYS}
         for family, s in (
             (f, summarise(rows)) for f, rows in split_rows(out.judgements, judge_family).items()
         )
@@ -187,13 +188,22 @@ def run_judges(
     return out
 
 
+SCORE_KEYS = (
+    "n", "units", "detectability", "detectability_ci",
+    "p_H_given_H", "p_M_given_M", "ci_H_given_H", "ci_M_given_H", "ci_H_given_M", "ci_M_given_M",
+)  # fmt: skip
+
+
 def _calibrated(summary: dict[str, Any], inferred: dict[str, Any]) -> None:
-    """A score's interval replaced by the permutation-calibrated one (the cluster bootstrap's
-    kept beside it for comparison)."""
+    """A score's intervals — detectability's and, where the summary has them, the per-class
+    rates' — replaced by the permutation-calibrated ones (the cluster bootstrap's kept beside
+    for comparison)."""
     summary["cluster_bootstrap_ci"] = summary.get("detectability_ci")
     summary["detectability_ci"] = inferred["detectability_ci"]
     summary["p_value"] = inferred["p_value"]
     summary["inference"] = inferred
+    if "ci_H_given_H" in summary:
+        calibrated_rates(summary, inferred.get("rates"))
 
 
 def conversation_inputs(

@@ -89,14 +89,39 @@ def s4e_table(judge: str, split: dict[str, Any]) -> Table:
         title=f"By conversation type (Figure S4E), {judge}: same-kind vs mixed conversations",
         title_justify="left",
     )
-    for col in ("rate", "speakers judged", "conversations", "value ± SD [95% CI]"):
+    ai = any("label_free" in cell for cell in split.values())
+    if ai:  # an AI judge's cells count what it judged: messages, or sides at each length
+        table.title = (
+            f"By conversation type (Figure S4E), {judge}: same-kind vs mixed conversations; "
+            "permutation intervals, p against label-free prediction"
+        )
+    judged = "judged (messages or sides × lengths)" if ai else "speakers judged"
+    columns = ["rate", judged, "conversations", "value ± SD [95% CI]"]
+    for col in columns + (["label-free", "p"] if ai else []):
         table.add_column(col, justify="left" if col == "rate" else "right")
     for name, cell in split.items():
         value = UNDEFINED if not cell["n"] else f"{cell['rate']:.3f}"
         if cell["n"] and cell.get("sd") is not None:
             value += f" ± {cell['sd']:.3f}"
-        table.add_row(name, str(cell["n"]), str(cell["units"]), f"{value} {interval(cell['ci'])}")
+        row = [name, str(cell["n"]), str(cell["units"]), f"{value} {interval(cell['ci'])}"]
+        if ai:  # an AI judge's: permutation interval, p against label-free prediction
+            row += [number(cell.get("label_free")), number(cell.get("p_value"))]
+        table.add_row(*row)
     return table
+
+
+def ai_line(s: dict[str, Any]) -> str:
+    """An AI family's p values: detectability's, then each per-class rate's beside its
+    label-free value."""
+    text = f"p = {number(s.get('p_value'))}"
+    for key, name in (("p_H_given_H", "p(H|H)"), ("p_M_given_M", "p(M|M)")):
+        got = (s.get("rates") or {}).get(key)
+        if got is not None:
+            text += (
+                f"; {name} {number(got['rate'])} vs label-free {number(got['label_free'])}, "
+                f"p = {number(got['p_value'])}"
+            )
+    return text + (f" — {s['note']}" if s.get("note") else "")
 
 
 def print_score(result: dict[str, Any], width: int | None = 120) -> None:
@@ -109,13 +134,13 @@ def print_score(result: dict[str, Any], width: int | None = 120) -> None:
     console.print(summary_table("Per judge (never pooled)", result["per_judge_family"], "judge"))
     if "ai_inference" in result:
         console.print(
-            "AI judge families: 95% interval and p from the permutation test (the grouped CV "
-            "re-run on relabelled conversations; SD = the null's), not the cluster bootstrap; "
-            "their length and task cuts have none"
+            "AI judge families: 95% intervals and p from the permutation test (the grouped CV "
+            "re-run on relabelled conversations; SD = the null's), not the cluster bootstrap — "
+            "for detectability against 0.5, for p(H|H) and p(M|M) against the rate label-free "
+            "prediction gives (shown below); per model, length, task and conversation type too"
         )
         for family, s in result["ai_inference"].items():
-            p = UNDEFINED if s["p_value"] is None else f"{s['p_value']:.3f}"
-            console.print(f"  {family}: p = {p}" + (f" — {s['note']}" if s["note"] else ""))
+            console.print(f"  {family}: {ai_line(s)}")
     for judge, tasks in result["per_judge_model"].items():
         several = len(tasks) > 1
         rows = {

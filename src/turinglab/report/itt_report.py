@@ -9,9 +9,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from turinglab.itt.ai_marks import NO_CUT, calibrated_marks, inferred_types
 from turinglab.itt.judgements import JudgementRow
 from turinglab.itt.metrics import (
-    calibrated_marks,
     confusion,
     conversation_type_split,
     four_way,
@@ -194,15 +194,20 @@ def _per_model(
     )
 
 
-def _lengths(section: Section, families: dict[str, list[JudgementRow]]) -> None:
+def _lengths(
+    section: Section, families: dict[str, list[JudgementRow]], inference: dict[str, Any] | None
+) -> None:
     series: dict[str, dict[str, list[float]]] = {}
     for family, rows in families.items():
         by_length = split_rows(rows, lambda r: r.length)
         if len(by_length) < 2:
             continue
         xs, ys, lows, highs = [], [], [], []
+        per_length = ((inference or {}).get(family) or {}).get("per_length") or {}
         for length, got in by_length.items():
             s = summarise(got)
+            if family != "human judges" and inference is not None:
+                calibrated_marks(s, per_length.get(length), NO_CUT)
             if s["detectability"] is None:
                 continue
             lo, hi = _ci(s)
@@ -225,17 +230,26 @@ def _lengths(section: Section, families: dict[str, list[JudgementRow]]) -> None:
     )
     section.figure(
         figure_svg(fig, "itt-lengths"),
-        "Conversations cut to their first exchanges; bands are 95% cluster-bootstrap "
-        "intervals. For an AI judge they resample its fixed predictions and are too narrow "
-        "(its permutation interval, above, exists per judge and model, not per length).",
+        "Conversations cut to their first exchanges; bands are 95% intervals: cluster "
+        "bootstrap for people, for an AI judge its permutation interval at that length (the "
+        "grouped CV re-run on relabelled conversations; none without permutation inference).",
     )
 
 
-def _four_way(section: Section, families: dict[str, list[JudgementRow]]) -> None:
+def _four_way(
+    section: Section, families: dict[str, list[JudgementRow]], inference: dict[str, Any] | None
+) -> None:
     """The paper's 4-way answers (HH, HAI, AIH, AIAI) per judge, as row rates with their
-    cluster-bootstrap intervals, and its Figure S4E split by conversation type."""
+    cluster-bootstrap intervals, and its Figure S4E split by conversation type (an AI judge's
+    from its permutation inference)."""
     shown = False
     for family, rows in families.items():
+        ai_split = (
+            None if family == "human judges" else inferred_types((inference or {}).get(family))
+        )
+        if ai_split:
+            shown = True
+            _split_table(section, family, ai_split, ai=True)
         got = four_way(rows)
         if not got:
             continue
@@ -259,30 +273,41 @@ def _four_way(section: Section, families: dict[str, list[JudgementRow]]) -> None
             css_class="estimates",
         )
         split = conversation_type_split(rows)
-        if split:
-            section.heading(f"{family}: by conversation type (Figure S4E)")
-            section.paragraph(
-                "A speaker's rate when the other speaker is of the same kind vs of the other "
-                "kind: p(H|H) of human speakers in HH and in mixed (HAI, AIH) conversations, "
-                "p(AI|AI) of machine speakers in AIAI and in mixed ones; ± bootstrap SD and "
-                "95% interval, conversations and judges resampled."
-            )
-            section.table(
-                ["rate", "value ± SD [95% CI]", "speakers judged", "conversations", "judges"],
-                [
-                    [
-                        k,
-                        Cell(_split_value(v), numeric=True),
-                        str(v["n"]),
-                        str(v["units"]),
-                        str(v["judges"]),
-                    ]
-                    for k, v in split.items()
-                ],
-                css_class="estimates",
-            )
+        if split and not ai_split:
+            _split_table(section, family, split, ai=family != "human judges")
     if not shown:
         section.note("No judge labelled both speakers of a conversation.")
+
+
+def _split_table(section: Section, family: str, split: dict[str, Any], *, ai: bool) -> None:
+    section.heading(f"{family}: by conversation type (Figure S4E)")
+    how = (
+        "± the permutation null's SD and the 95% permutation interval; p against the rate "
+        "label-free prediction gives (the same CV on relabelled conversations)"
+        if ai
+        else "± bootstrap SD and 95% interval, conversations and judges resampled"
+    )
+    section.paragraph(
+        "A speaker's rate when the other speaker is of the same kind vs of the other "
+        "kind: p(H|H) of human speakers in HH and in mixed (HAI, AIH) conversations, "
+        f"p(AI|AI) of machine speakers in AIAI and in mixed ones; {how}."
+    )
+    judged = "judged (messages or sides × lengths)" if ai else "speakers judged"
+    columns = ["rate", "value ± SD [95% CI]", judged, "conversations", "judges"]
+    rows: list[list[Cell | str]] = [
+        [k, Cell(_split_value(v), numeric=True), str(v["n"]), str(v["units"]), str(v["judges"])]
+        for k, v in split.items()
+    ]
+    if ai:
+        columns += ["label-free", "p", "note"]
+        for row, v in zip(rows, split.values(), strict=True):
+            p = v.get("p_value")
+            row += [
+                Cell(_fmt(v.get("label_free")), numeric=True),
+                Cell("untested" if p is None else _fmt_p(p), numeric=True),
+                v.get("note") or "",
+            ]
+    section.table(columns, rows, css_class="estimates")
 
 
 def _split_value(cell: dict[str, Any]) -> str:
@@ -305,9 +330,9 @@ def _extrapolation(section: Section, facts: dict[str, Any]) -> None:
                 [
                     mode,
                     model,
-                    _fmt(s["p_H_given_H"]),
-                    _fmt(s["p_M_given_M"]),
-                    _fmt(s["detectability"]),
+                    f"{_fmt(s['p_H_given_H'])} {_bracket(s.get('ci_H_given_H'))}",
+                    f"{_fmt(s['p_M_given_M'])} {_bracket(s.get('ci_M_given_M'))}",
+                    f"{_fmt(s['detectability'])} {_bracket(s.get('detectability_ci'))}",
                 ]
             )
     if not rows:
@@ -316,7 +341,9 @@ def _extrapolation(section: Section, facts: dict[str, Any]) -> None:
     section.paragraph(
         "train-one: trained on humans and the named model, tested on the other models; "
         "leave-one-out: trained on humans and every other model, tested on the named one. "
-        "Held-out human conversations are in every test."
+        "Held-out human conversations are in every test. 95% intervals: the permutation "
+        "test inverted (each relabelling refitted; per-class rates against the rate "
+        "label-free prediction gives), or the cluster bootstrap when judged without it."
     )
     section.table(["mode", "model", "p(H|H)", "p(M|M)", "detectability"], rows)
 
@@ -468,8 +495,8 @@ def itt_report(path: Path, out: Path, *, anova: list[str] | None = None) -> Path
     summary.table(CONFUSION_COLUMNS, _confusion_rows(families, inference), css_class="estimates")
     _matrices(page.section("Confusion matrices"), families)
     _per_model(page.section("Detectability per model, per judge"), families, inference)
-    _lengths(page.section("Length curves"), families)
-    _four_way(page.section("4-way answers (conversations)"), families)
+    _lengths(page.section("Length curves"), families, inference)
+    _four_way(page.section("4-way answers (conversations)"), families, inference)
     _extrapolation(page.section("Extrapolation across agents"), facts)
     llm = facts.get("llm_judges")
     if llm:
