@@ -109,6 +109,16 @@ def test_two_people_chat_about_a_topic_in_two_browsers() -> None:
             )
         assert LINES[0] in a.locator(".msg.you").all_inner_texts()[0]
         _shoot(a, "end", prefix="itt-chat")
+        # The exit survey speaks of conversations, not of interrogators (survey_wording.py).
+        a.get_by_role("button", name="Finish & exit survey").click()
+        survey = a.locator("#v-survey")
+        survey.wait_for(state="visible")
+        assert "How did you go about your conversations?" in survey.inner_text()
+        assert "interrogat" not in survey.inner_text().lower()
+        _shoot(a, "itt-chat", prefix="survey")
+        a.locator('[name="estimated_people"]').fill("1")
+        a.locator("#survey button[type=submit]").click()
+        a.locator("#v-thanks").wait_for(state="visible")
         for page in pages:
             assert page.evaluate("window.__pwned") is None
         assert errors == []
@@ -118,3 +128,5 @@ def test_two_people_chat_about_a_topic_in_two_browsers() -> None:
     assert record["status"] == "finished" and record["trial"]["params"]["topic"] == "books"
     said = [m["text"] for m in record["messages"] if m["sender"] in ("A", "B")]
     assert said == LINES
+    (answered,) = [x for x in app.state.arena.export()["participants"] if x["survey"]]
+    assert answered["survey"]["estimated_people"] == 1

@@ -27,6 +27,7 @@ from turinglab.arena.resume import ResumePoint
 from turinglab.arena.sessions import Participant, Sessions
 from turinglab.arena.store_bridge import ArenaStore, GameRecorder
 from turinglab.arena.study_ending import ending
+from turinglab.arena.survey_wording import survey_questions
 from turinglab.games.clock import REAL_CLOCK, Clock
 from turinglab.games.spec import TrialSpec
 from turinglab.study_export import without_withdrawn
@@ -177,7 +178,8 @@ class Arena:
             live = self.games.get(participant.game or "")
             in_game = live is not None and live.result is None
             study = self.setup.settings.study  # its own questions, age bounds
-            participant.survey = check_survey(participant, frame, in_game, study)
+            asked = survey_questions(self.setup)  # worded for the study's game
+            participant.survey = check_survey(participant, frame, in_game, study, asked)
             self.lobby.leave(participant)  # their study is over
             participant.ending = ending(participant, self.lobby.rounds)
             if self.store is not None:
