@@ -158,7 +158,7 @@ class Arena:
 
     def _snapshot(self, game: LiveGame, participant: Participant) -> F.ServerFrame:
         frame = game.snapshot(participant)
-        if isinstance(frame, F.GameSnapshot) and not game.mode.solo:
+        if isinstance(frame, F.GameSnapshot | F.StrongState) and not game.mode.solo:
             frame = frame.model_copy(update={"rounds": self._rounds(participant.id)})
         return frame
 
@@ -305,6 +305,7 @@ class Arena:
             person.game = game.id
             person.games_played.append(game.id)
             view.outlets = self.outlets.setdefault(person.id, set())
+            view.rounds = None if game.mode.solo else self._rounds(person.id)
         if recorder is None:
             self._show(game)
         else:  # shown once stored: a process dying first leaves no game shown that is lost
