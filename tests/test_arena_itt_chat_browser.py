@@ -79,6 +79,8 @@ def test_two_people_chat_about_a_topic_in_two_browsers() -> None:
             page.wait_for_function("() => document.activeElement.id === 'c-text'")  # focus
         a, b = pages if pages[0].locator("#c-role").inner_text() == "You are A" else pages[::-1]
         assert b.locator("#c-role").inner_text() == "You are B"
+        for page in (a, b):  # a study conversation is a round, shown as in the chat games
+            assert page.locator("#c-round").inner_text() == "Round 1 of 8"
         for page in (a, b):
             assert page.locator("#c-topic").inner_text().lower() == "topic: books"
             page.locator(".msg.game", has_text="Chat with your partner about books").wait_for()

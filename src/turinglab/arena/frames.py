@@ -379,6 +379,7 @@ class ITTChatState(_Frame):
     lines: list[Message]  # sender "you", "them" or "game" (the brief)
     partner: str | None = None  # only once ended: "a person" or "an AI (name)"
     flagged: str | None = None  # why the conversation will not count
+    rounds: Rounds | None = None  # study conversations only (never practice)
 
 
 ServerFrame = (

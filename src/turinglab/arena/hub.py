@@ -158,7 +158,8 @@ class Arena:
 
     def _snapshot(self, game: LiveGame, participant: Participant) -> F.ServerFrame:
         frame = game.snapshot(participant)
-        if isinstance(frame, F.GameSnapshot | F.StrongState) and not game.mode.solo:
+        whole = F.GameSnapshot | F.StrongState | F.ITTChatState
+        if isinstance(frame, whole) and not game.mode.solo:
             frame = frame.model_copy(update={"rounds": self._rounds(participant.id)})
         return frame
 
