@@ -85,6 +85,10 @@ async def test_two_people_hold_a_topic_conversation_that_exports_as_itt_rows(
             for end in ends:
                 assert end["partner"] == "a person" and end["flagged"] is None
                 assert [m["text"] for m in end["lines"] if m["sender"] != "game"] == PEOPLE_LINES
+            # A study conversation is a round: every state frame says which (8 by default).
+            states = [f for f in a.frames + b.frames if f["type"] == "itt-chat"]
+            assert len(states) > 4
+            assert all(f["rounds"] == {"played": 1, "total": 8} for f in states)
         finally:
             await a.close()
             await b.close()

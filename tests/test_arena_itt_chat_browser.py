@@ -79,6 +79,8 @@ def test_two_people_chat_about_a_topic_in_two_browsers() -> None:
             page.wait_for_function("() => document.activeElement.id === 'c-text'")  # focus
         a, b = pages if pages[0].locator("#c-role").inner_text() == "You are A" else pages[::-1]
         assert b.locator("#c-role").inner_text() == "You are B"
+        for page in (a, b):  # a study conversation is a round, shown as in the chat games
+            assert page.locator("#c-round").inner_text() == "Round 1 of 8"
         for page in (a, b):
             assert page.locator("#c-topic").inner_text().lower() == "topic: books"
             page.locator(".msg.game", has_text="Chat with your partner about books").wait_for()
@@ -109,6 +111,16 @@ def test_two_people_chat_about_a_topic_in_two_browsers() -> None:
             )
         assert LINES[0] in a.locator(".msg.you").all_inner_texts()[0]
         _shoot(a, "end", prefix="itt-chat")
+        # The exit survey speaks of conversations, not of interrogators (survey_wording.py).
+        a.get_by_role("button", name="Finish & exit survey").click()
+        survey = a.locator("#v-survey")
+        survey.wait_for(state="visible")
+        assert "How did you go about your conversations?" in survey.inner_text()
+        assert "interrogat" not in survey.inner_text().lower()
+        _shoot(a, "itt-chat", prefix="survey")
+        a.locator('[name="estimated_people"]').fill("1")
+        a.locator("#survey button[type=submit]").click()
+        a.locator("#v-thanks").wait_for(state="visible")
         for page in pages:
             assert page.evaluate("window.__pwned") is None
         assert errors == []
@@ -118,3 +130,5 @@ def test_two_people_chat_about_a_topic_in_two_browsers() -> None:
     assert record["status"] == "finished" and record["trial"]["params"]["topic"] == "books"
     said = [m["text"] for m in record["messages"] if m["sender"] in ("A", "B")]
     assert said == LINES
+    (answered,) = [x for x in app.state.arena.export()["participants"] if x["survey"]]
+    assert answered["survey"]["estimated_people"] == 1

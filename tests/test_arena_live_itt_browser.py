@@ -85,6 +85,8 @@ def test_live_itt_in_two_browsers() -> None:
         assert agent.locator("#s-role").inner_text() == "Human agent"
         assert "convince the judge that you are the human" in agent.locator(".s-brief").inner_text()
         assert "Turn 1 of 5" in judge.locator("#s-turn").inner_text()
+        for page in pages:  # a study session is a round, shown as the chat games show it
+            assert page.locator("#s-round").inner_text() == "Round 1 of 8"
         assert judge.locator(".s-brief").count() == 0
         assert judge.locator("#s-attach").is_hidden()  # text only
         _shoot(judge, "itt-judge-start")

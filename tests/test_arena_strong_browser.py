@@ -89,6 +89,8 @@ def test_stt_session_in_two_browsers(tmp_path: Path) -> None:
                 (one, two) if one.locator("#s-role").inner_text() == "Investigator" else (two, one)
             )
             assert resp.locator("#s-role").inner_text() == "Respondent"
+            for page in (inv, resp):  # a study session is a round (8 by default)
+                assert page.locator("#s-round").inner_text() == "Round 1 of 8"
             assert resp.locator("#s-attach").is_hidden()
 
             # Turn 1: text and an image; the respondent sees the image inline; a tie.

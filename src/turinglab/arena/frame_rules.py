@@ -12,15 +12,20 @@ from __future__ import annotations
 from turinglab.arena import frames as F
 from turinglab.arena.person_view import InputRejected
 from turinglab.arena.sessions import Participant
-from turinglab.arena.study_config import StudyConfig, SurveyProblem, check_answers
+from turinglab.arena.study_config import Question, StudyConfig, SurveyProblem, check_answers
 
-# The built-in exit survey's questions (study_config.DEFAULT_SURVEY): the `name`s of the form
-# the page renders when a study brings no survey of its own (a test keeps the two in step).
+# The built-in exit survey's questions (study_config.DEFAULT_SURVEY) in the interrogation games:
+# the `name`s of the form the page renders when a study brings no survey of its own (a test keeps
+# the two in step; survey_wording.py rewords them for the other games).
 SURVEY_KEYS = StudyConfig().survey_keys
 
 
 def check_survey(
-    participant: Participant, frame: F.Survey, in_game: bool, study: StudyConfig | None = None
+    participant: Participant,
+    frame: F.Survey,
+    in_game: bool,
+    study: StudyConfig | None = None,
+    asked: list[Question] | None = None,
 ) -> dict[str, str | int | None]:
     """The answers to keep, or InputRejected saying what is wrong."""
     if not participant.consented:
@@ -30,6 +35,6 @@ def check_survey(
     if in_game:
         raise InputRejected("in-game", "Finish the game first.")
     try:  # the study's own questions, each answer checked against its type
-        return check_answers(study or StudyConfig(), dict(frame.answers))
+        return check_answers(study or StudyConfig(), dict(frame.answers), asked)
     except SurveyProblem as err:
         raise InputRejected("bad-survey", str(err)) from None

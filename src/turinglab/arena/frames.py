@@ -309,6 +309,7 @@ class StrongState(_Frame):
     labels: list[str] = Field(default_factory=list)
     outcome: str | None = None
     brief: str | None = None  # the viewer's role instructions, when the game gives any
+    rounds: Rounds | None = None  # study sessions only (never practice)
 
 
 # ---- people in the GTT (arena/gtt_mode.py): one frame, the viewer's whole state --------------
@@ -378,6 +379,7 @@ class ITTChatState(_Frame):
     lines: list[Message]  # sender "you", "them" or "game" (the brief)
     partner: str | None = None  # only once ended: "a person" or "an AI (name)"
     flagged: str | None = None  # why the conversation will not count
+    rounds: Rounds | None = None  # study conversations only (never practice)
 
 
 ServerFrame = (

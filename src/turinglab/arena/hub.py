@@ -27,6 +27,7 @@ from turinglab.arena.resume import ResumePoint
 from turinglab.arena.sessions import Participant, Sessions
 from turinglab.arena.store_bridge import ArenaStore, GameRecorder
 from turinglab.arena.study_ending import ending
+from turinglab.arena.survey_wording import survey_questions
 from turinglab.games.clock import REAL_CLOCK, Clock
 from turinglab.games.spec import TrialSpec
 from turinglab.study_export import without_withdrawn
@@ -157,7 +158,8 @@ class Arena:
 
     def _snapshot(self, game: LiveGame, participant: Participant) -> F.ServerFrame:
         frame = game.snapshot(participant)
-        if isinstance(frame, F.GameSnapshot) and not game.mode.solo:
+        whole = F.GameSnapshot | F.StrongState | F.ITTChatState
+        if isinstance(frame, whole) and not game.mode.solo:
             frame = frame.model_copy(update={"rounds": self._rounds(participant.id)})
         return frame
 
@@ -177,7 +179,8 @@ class Arena:
             live = self.games.get(participant.game or "")
             in_game = live is not None and live.result is None
             study = self.setup.settings.study  # its own questions, age bounds
-            participant.survey = check_survey(participant, frame, in_game, study)
+            asked = survey_questions(self.setup)  # worded for the study's game
+            participant.survey = check_survey(participant, frame, in_game, study, asked)
             self.lobby.leave(participant)  # their study is over
             participant.ending = ending(participant, self.lobby.rounds)
             if self.store is not None:
@@ -303,6 +306,7 @@ class Arena:
             person.game = game.id
             person.games_played.append(game.id)
             view.outlets = self.outlets.setdefault(person.id, set())
+            view.rounds = None if game.mode.solo else self._rounds(person.id)
         if recorder is None:
             self._show(game)
         else:  # shown once stored: a process dying first leaves no game shown that is lost

@@ -24,7 +24,7 @@ from turinglab.agents.registry import build_agent, display_names
 from turinglab.arena import frames as F
 from turinglab.arena.chat_text import clean
 from turinglab.arena.live import LiveGame
-from turinglab.arena.modes import ArenaMode, ArenaSettings, ArenaSetup
+from turinglab.arena.modes import ArenaMode, ArenaSettings, ArenaSetup, lobby_pick
 from turinglab.arena.person_view import InputRejected, PersonView
 from turinglab.arena.strong_mode import PERSON, StrongLiveGame
 from turinglab.config import AgentConfig
@@ -171,12 +171,14 @@ def live_itt_mode(
         rng.shuffle(sides)
         human_seat, ai_seat = sides
         human = people[0] if people else rng.choice(cfg.stand_ins)
+        drawn = rng.choice(cfg.ai_agents)  # drawn either way: the seed's other draws stay put
+        ai = lobby_pick(assigned, JUDGE, cfg.ai_agents) or drawn
         return TrialSpec(
             index=index,
             key=f"arena:{name}#{index}",
             game=game.name,
             seed=seed,
-            seats={JUDGE: assigned[JUDGE], human_seat: human, ai_seat: rng.choice(cfg.ai_agents)},
+            seats={JUDGE: assigned[JUDGE], human_seat: human, ai_seat: ai},
             params={
                 "exchanges": rng.choice(cfg.exchange_limits),
                 "condition": rng.choice(cfg.conditions),

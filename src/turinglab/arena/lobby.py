@@ -162,7 +162,8 @@ class Lobby:
             pool = list(mode.ai_agents)
             self.rng.shuffle(pool)
         else:  # one witness from each group, in this interrogator's own order
-            pool = self.rounds.next_groups(people[0].id, mode.name, mode.ai_agents, len(witnesses))
+            n = min(len(witnesses), mode.ai_groups_per_game or len(witnesses))
+            pool = self.rounds.next_groups(people[0].id, mode.name, mode.ai_agents, n)
             self.rounds.record(people[0].id, "interrogator")
             for witness in people[1:]:
                 self.rounds.record(witness.id, "witness")

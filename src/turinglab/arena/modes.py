@@ -7,7 +7,7 @@ each witness. The game itself (turinglab.games) decides everything else.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -45,10 +45,20 @@ class ArenaMode:
     solo: bool = False
     spec_for: SpecFactory | None = None  # None: a bare spec (seats, seed, arena params)
     about: str = ""  # one line the lobby shows under the title
+    # AI witness groups one study game meets from its interrogator's cycle (rounds.py); None:
+    # one per AI witness seat. A session with one AI agent among stand-ins (STT) meets one.
+    ai_groups_per_game: int | None = None
 
     @property
     def witnesses(self) -> tuple[str, ...]:
         return tuple(self.channel_of)
+
+
+def lobby_pick(assigned: Mapping[str, str], judge: str, agents: Sequence[str]) -> str | None:
+    """The AI agent the lobby seated for this game (the next group of the judge's cycle, in a
+    study), for modes whose spec places its agents itself: the first of `agents` it put in a
+    seat other than the judge's; None if it put none there."""
+    return next((a for s, a in assigned.items() if s != judge and a in agents), None)
 
 
 class ArenaSettings(BaseModel):

@@ -70,12 +70,16 @@ class PersonView:
     outbox: Outbox = field(default_factory=Outbox)  # this view's numbered frames (resume.py)
     pending: dict[str, str] = field(default_factory=dict)  # channel -> id of the message sent
     applied: dict[str, None] = field(default_factory=dict)  # input ids applied, oldest first
+    # Their study rounds, this game counted (hub.open): whole-state frames carry it each time.
+    rounds: F.Rounds | None = None
 
     @property
     def channel_to_alias(self) -> dict[str, str]:
         return {c: a for a, c in self.alias_to_channel.items()}
 
     def send(self, frame: F.ServerFrame) -> None:
+        if isinstance(frame, F.StrongState | F.ITTChatState) and self.rounds is not None:
+            frame = frame.model_copy(update={"rounds": self.rounds})
         if isinstance(frame, F._Sequenced) and not isinstance(frame, F.GameSnapshot):
             frame = self.outbox.stamp(frame)
         for outlet in list(self.outlets):

@@ -33,7 +33,7 @@ from turinglab.arena import frames as F
 from turinglab.arena.commit_gate import STORE_LOST
 from turinglab.arena.live import LiveGame
 from turinglab.arena.live_reveal import LOST_TEXT, SERVER_LOST, STORE_LOST_TEXT
-from turinglab.arena.modes import ArenaMode, ArenaSettings, ArenaSetup
+from turinglab.arena.modes import ArenaMode, ArenaSettings, ArenaSetup, lobby_pick
 from turinglab.arena.person_view import InputRejected, PersonView
 from turinglab.arena.sessions import Participant
 from turinglab.config import AgentConfig
@@ -348,7 +348,7 @@ def strong_mode(
     """A mode playing `cfg` with people. Two matched people: one investigates, the other is a
     human respondent (with the config's other humans as stand-ins). Solo (practice): the person
     investigates, or with `person_as="respondent"` answers an AI investigator from the config.
-    The system is drawn from `cfg.systems` by the session's seed."""
+    The system is the lobby's pick (in a study, the investigator's next group: rounds.py)."""
     if person_as not in ("investigator", "respondent"):
         raise ValueError(f"{name}: person_as must be 'investigator' or 'respondent'")
     human_seats = [f"human_{k + 1}" for k in range(len(cfg.humans))]
@@ -360,10 +360,11 @@ def strong_mode(
         if solo and person_as == "respondent":
             people, investigator = [investigator], rng.choice(cfg.investigators)
         humans = people + cfg.humans[: len(human_seats) - len(people)]
+        system = lobby_pick(assigned, INVESTIGATOR, cfg.systems) or rng.choice(cfg.systems)
         one = cfg.model_copy(
             update={
                 "investigators": [investigator],
-                "systems": [rng.choice(cfg.systems)],
+                "systems": [system],
                 "humans": humans,
                 "n": 1,
                 "seed": seed,
@@ -384,6 +385,7 @@ def strong_mode(
         max_chars=cfg.max_chars,
         solo=solo,
         spec_for=spec_for,
+        ai_groups_per_game=1,
     )
 
 
@@ -411,14 +413,9 @@ def strong_setup_for(
     if any(i in agents for i in experiment.investigators):
         ai_investigators = [i for i in experiment.investigators if i in agents]
         answering = experiment.model_copy(update={"investigators": ai_investigators})
+        title = "Practice: you answer"
         modes.append(
-            strong_mode(
-                "strong-respond",
-                "Practice: you answer",
-                answering,
-                solo=True,
-                person_as="respondent",
-            )
+            strong_mode("strong-respond", title, answering, solo=True, person_as="respondent")
         )
     return ArenaSetup(modes, agents, display_names(used), settings or ArenaSettings())
 

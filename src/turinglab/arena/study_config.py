@@ -203,9 +203,14 @@ class SurveyProblem(ValueError):
     """An answer the study's survey does not allow; the message is shown to the person."""
 
 
-def check_answers(study: StudyConfig, answers: dict[str, str | int | None]) -> dict[str, Any]:
-    """The answers to keep, each checked against its question's type (SurveyProblem if not)."""
-    questions = {q.key: q for q in study.survey}
+def check_answers(
+    study: StudyConfig,
+    answers: dict[str, str | int | None],
+    asked: list[Question] | None = None,
+) -> dict[str, Any]:
+    """The answers to keep, each checked against its question's type (SurveyProblem if not).
+    `asked`: the questions the page showed (survey_wording.py), if not the study's own."""
+    questions = {q.key: q for q in (study.survey if asked is None else asked)}
     unknown = sorted(set(answers) - set(questions))
     if unknown:
         raise SurveyProblem(f"Unknown survey question: {unknown[0][:40]!r}.")

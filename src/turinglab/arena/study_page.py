@@ -19,10 +19,12 @@ from turinglab.arena.study_config import (
     BirthYearQuestion,
     ChoiceQuestion,
     NumberQuestion,
+    Question,
     ScaleQuestion,
     StudyConfig,
     TextQuestion,
 )
+from turinglab.arena.survey_wording import survey_questions
 
 _MD = MarkdownIt("commonmark", {"html": False, "linkify": False})
 
@@ -79,9 +81,11 @@ def _question(study: StudyConfig, q: object) -> str:
     raise TypeError(f"unknown question kind: {q!r}")
 
 
-def survey_fields(study: StudyConfig) -> str:
-    fields = [_question(study, q) for q in study.survey]
-    if any(getattr(q, "required", False) for q in study.survey):
+def survey_fields(study: StudyConfig, asked: list[Question] | None = None) -> str:
+    """The form's fields: `asked` (survey_wording.py), or the study's own questions."""
+    questions = study.survey if asked is None else asked
+    fields = [_question(study, q) for q in questions]
+    if any(getattr(q, "required", False) for q in questions):
         fields.insert(
             0,
             '<p class="muted">Questions marked <span class="req">required</span> '
@@ -134,7 +138,7 @@ def render_page(template: str, setup: ArenaSetup, session: bool) -> bytes:
     page = _region(page, "consent", markdown(study.consent) + _facts(study))
     page = page.replace("<!--study:min-age-->", str(study.min_age))
     page = page.replace("<!--study:max-wait-->", wait_text(setup.settings.max_wait_s))
-    page = _region(page, "survey", survey_fields(study))
+    page = _region(page, "survey", survey_fields(study, survey_questions(setup)))
     page = page.replace("<!--study:data-->", _data(setup, session))
     return page.encode()
 

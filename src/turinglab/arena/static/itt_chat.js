@@ -54,7 +54,10 @@ function ittChatView() {
   role.id = "c-role";
   const mode = el("span", "muted");
   mode.id = "c-mode";
-  who.append(role, document.createTextNode(" "), mode);
+  const round = el("span", "round");
+  round.id = "c-round";
+  round.hidden = true;
+  who.append(role, document.createTextNode(" "), mode, document.createTextNode(" "), round);
   const count = el("div", "muted c-count");
   count.id = "c-count";
   bar.append(who, count);
@@ -163,6 +166,8 @@ function renderITTChat() {
   const s = ittChat;
   const said = s.lines.filter((m) => m.sender !== "game").length;
   $("c-role").textContent = `You are ${s.you}`;
+  $("c-round").hidden = !s.rounds; // study conversations are rounds (practice never counts)
+  if (s.rounds) $("c-round").textContent = `Round ${s.rounds.played} of ${s.rounds.total}`;
   $("c-mode").textContent = s.title + (s.practice ? " · practice" : "");
   $("c-count").textContent = `Message ${Math.min(said + 1, s.exchanges)} of ${s.exchanges}`;
   $("c-topic").textContent = `Topic: ${s.topic}`;

@@ -51,6 +51,9 @@ function renderStrong() {
   const fixed = s.labels.length > 0; // the live integrative test: answerers A and B, a verdict
   $("s-role").textContent = fixed ? (judge ? "Judge" : "Human agent") : (judge ? "Investigator" : "Respondent");
   $("s-mode").textContent = s.title + (s.practice ? " · practice" : "");
+  // Study sessions are rounds like the chat games' (practice never counts).
+  $("s-round").hidden = !s.rounds;
+  if (s.rounds) $("s-round").textContent = `Round ${s.rounds.played} of ${s.rounds.total}`;
   const played = s.history.filter((t) => t.decided).length;
   const now = s.phase === "asking" ? s.history.length + 1 : Math.max(s.history.length, 1);
   $("s-turn").textContent = `Turn ${Math.min(now, s.turns)} of ${s.turns}` + (played ? ` · ${played} decided` : "");
@@ -184,6 +187,11 @@ function renderVerdict(s) {
 
 function renderScores(s) {
   $("s-end-card").hidden = s.phase !== "ended";
+  // After the last round the only way on is the exit survey (a flagged one gave it back).
+  const last = s.phase === "ended" && s.rounds && !s.flagged && s.rounds.played >= s.rounds.total;
+  $("s-again").hidden = Boolean(last);
+  $("s-survey").className = last ? "primary" : "ghost";
+  if (last) allDone(s.rounds);
   $("s-end-title").textContent = s.labels.length ? "Who was who" : "Results";
   const [headline, ...more] = (s.outcome || "").split("\n");
   $("s-outcome-line").textContent = headline;
