@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -45,6 +45,9 @@ class ArenaMode:
     solo: bool = False
     spec_for: SpecFactory | None = None  # None: a bare spec (seats, seed, arena params)
     about: str = ""  # one line the lobby shows under the title
+    # The live class that plays this mode's games (a LiveGame subclass: strong_mode.py,
+    # gtt_mode.py, …); None: LiveGame itself, the chat games'. Read by live.live_class.
+    live_game: ClassVar[type[Any] | None] = None
 
     @property
     def witnesses(self) -> tuple[str, ...]:
