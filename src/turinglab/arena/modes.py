@@ -33,6 +33,10 @@ class ArenaMode:
     `ai_agents`, in the others; `solo` modes never seat a second person and are never study
     data."""
 
+    # The live class that plays this mode's games (a LiveGame subclass: strong_mode.py,
+    # gtt_mode.py, …); None: LiveGame itself, the chat games'. Read by live.live_class.
+    live_game: ClassVar[type[Any] | None] = None
+
     name: str  # "two-party", "three-party", "practice-two-party", ...
     title: str  # shown in the lobby
     game: Game
@@ -45,9 +49,6 @@ class ArenaMode:
     solo: bool = False
     spec_for: SpecFactory | None = None  # None: a bare spec (seats, seed, arena params)
     about: str = ""  # one line the lobby shows under the title
-    # The live class that plays this mode's games (a LiveGame subclass: strong_mode.py,
-    # gtt_mode.py, …); None: LiveGame itself, the chat games'. Read by live.live_class.
-    live_game: ClassVar[type[Any] | None] = None
 
     @property
     def witnesses(self) -> tuple[str, ...]:
