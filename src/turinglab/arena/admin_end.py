@@ -1,8 +1,9 @@
 """Ending a stuck game from /admin: flagged with the admin's reason, everything said kept.
 
-Its people are told in plain words and get the round back (abandon.py's give_rounds_back: a
-flagged game is no study data). With several processes the game's owner ends it: the admin's
-process forwards the request over Redis (cluster.py).
+Every kind of game is ended the same way, by its own `end_now`, which shows the early end in
+that kind's own end screen. Its people are told in plain words and get the round back
+(abandon.py's give_rounds_back: a flagged game is no study data). With several processes the
+game's owner ends it: the admin's process forwards the request over Redis (cluster.py).
 """
 
 from __future__ import annotations
@@ -30,9 +31,7 @@ def end_by_admin(arena: Arena, gid: str, reason: str) -> bool:
     if game is None or game.result is not None:
         return False
     log.warning("admin: game %s ended by the admin: %s", gid, reason)
+    # One path for every kind: each shows an early end in its own end screen (_show_end_now).
     flag = ADMIN_FLAG.format(reason=reason)
-    if getattr(game.mode, "live_game", None) is not None:
-        game.abort(flag)  # STT, GTT, live ITT: their own end screens say it is flagged
-    else:
-        game.end_now(GameResult(FLAGGED, flags=[flag]), dict.fromkeys(game.views, ADMIN_ENDED))
+    game.end_now(GameResult(FLAGGED, flags=[flag]), dict.fromkeys(game.views, ADMIN_ENDED))
     return True

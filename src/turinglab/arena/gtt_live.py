@@ -19,6 +19,7 @@ from turinglab.agents.human import MESSAGE, HumanAgent, HumanInput
 from turinglab.arena import frames as F
 from turinglab.arena.chat_text import clean
 from turinglab.arena.live import LiveGame
+from turinglab.arena.live_reveal import flagged_text
 from turinglab.arena.person_view import InputRejected, PersonView
 from turinglab.arena.sessions import Participant
 from turinglab.games.events import GameEvent, MessageSaid
@@ -26,7 +27,7 @@ from turinglab.games.gtt import ANSWERED, DISTINGUISHER, UNKNOWN, GTTRules
 from turinglab.games.gtt_plan import gtt_trial
 from turinglab.games.query_phase import PHASE as STUDY_PHASE
 from turinglab.games.query_phase import SPECIMEN
-from turinglab.games.spec import FLAGGED, Judgement
+from turinglab.games.spec import GameResult, Judgement
 from turinglab.games.table import GAME, MAIN, TranscriptMessage
 
 SPECTATOR = "spectator"  # the seat a watcher of an AI-only game is recorded in; never addressed
@@ -107,6 +108,10 @@ class GTTLiveGame(LiveGame):
         self._ended(result)
         self._push()
         self._on_finish(self)
+
+    def already_over(self, result: GameResult, told: Mapping[str, str | None]) -> None:
+        self._notes = {seat: note for seat, note in told.items() if note is not None}
+        self._ended(result)  # the end state, when asked (snapshot); nothing sent or counted
 
     # ---- state -----------------------------------------------------------------------------
 
@@ -243,7 +248,7 @@ class GTTLiveGame(LiveGame):
             who = "You" if role == "distinguisher" else judge
             right = "right" if result.correct else "wrong"
             outcome = f"{who} said “{said}”, which is {right}: X was {unknown}."
-        flagged = note or (FLAGGED_TEXT if result.status == FLAGGED or result.flags else None)
+        flagged = note or flagged_text(result, FLAGGED_TEXT)
         return F.GTTReveal(
             target=b,
             unknown=unknown,

@@ -18,7 +18,7 @@ from turinglab.arena import frames as F
 from turinglab.arena.abandon import AbandonWatch, give_rounds_back
 from turinglab.arena.finished import FinishedGames
 from turinglab.arena.frame_rules import check_survey
-from turinglab.arena.live import LiveGame
+from turinglab.arena.live import LiveGame, live_class
 from turinglab.arena.lobby import Lobby
 from turinglab.arena.metrics import ArenaMetrics, fault
 from turinglab.arena.modes import ArenaMode, ArenaSetup
@@ -265,8 +265,7 @@ class Arena:
         # The game may seat people elsewhere than the lobby did (it draws sides from its seed).
         by_name = {f"person:{p.id}": p for p in people.values()}
         people = {seat: by_name[a] for seat, a in spec.seats.items() if a in by_name}
-        # A mode may bring its own live-game class (arena/strong_mode.py); chat games use LiveGame.
-        make: type[LiveGame] = getattr(mode, "live_game", LiveGame)
+        make = live_class(mode)  # the class its mode record declares
         recorder = None if self.store is None else self.store.recorder()
         game = make(
             mode,

@@ -32,15 +32,8 @@ from turinglab.agents.human import MESSAGE, HumanAgent, HumanInput
 from turinglab.agents.registry import build_agent, display_names
 from turinglab.arena import frames as F
 from turinglab.arena.abandon import ABANDONED, TOLD_LEFT, TOLD_STAYED
-from turinglab.arena.live import (
-    LOST_TEXT,
-    SERVER_LOST,
-    STORE_LOST,
-    STORE_LOST_TEXT,
-    InputRejected,
-    LiveGame,
-    PersonView,
-)
+from turinglab.arena.live import InputRejected, LiveGame, PersonView
+from turinglab.arena.live_reveal import flagged_text
 from turinglab.arena.matchmaking_wait import MatchDesign
 from turinglab.arena.modes import ArenaMode, ArenaSettings, ArenaSetup
 from turinglab.arena.sessions import Participant
@@ -50,7 +43,7 @@ from turinglab.games.conversation import SEATS, ConversationExperiment, Conversa
 from turinglab.games.events import GameEvent, MessageSaid
 from turinglab.games.kinds import GameContext
 from turinglab.games.people import is_person
-from turinglab.games.spec import FLAGGED, GameResult, TrialSpec
+from turinglab.games.spec import GameResult, TrialSpec
 from turinglab.games.table import GAME, MAIN, Seat
 
 MODE = "itt-conversation"
@@ -205,7 +198,7 @@ class ITTChatLiveGame(LiveGame):
     def _abandon(self, seat: str, why: str, told: str) -> None:
         stayed = TOLD_SILENT if told == TOLD_TOO_SLOW else TOLD_STAYED
         notes = {s: told if s == seat else stayed for s in self.views}
-        flag = f"arena: abandoned: the person at {seat} {why}"
+        flag = f"arena: abandoned: the {self.departed_role(self.views[seat])} {why}"
         self.end_now(GameResult(ABANDONED, flags=[flag]), notes)
 
     async def _run(self) -> None:
@@ -221,12 +214,7 @@ class ITTChatLiveGame(LiveGame):
         result = await self._play(limit, "arena: the conversation ran out of time")
         if self.gate is not None:
             result = await self._saved(result)
-        if SERVER_LOST in result.flags:
-            self.flagged = LOST_TEXT
-        elif STORE_LOST in result.flags:
-            self.flagged = STORE_LOST_TEXT
-        elif result.status == FLAGGED or result.flags:
-            self.flagged = FLAGGED_TEXT
+        self.flagged = flagged_text(result, FLAGGED_TEXT)
         self._ended(result)
         self._push()
         self._on_finish(self)
@@ -236,6 +224,14 @@ class ITTChatLiveGame(LiveGame):
         self._ended(result)
         self._push()
         self._on_finish(self)
+
+    def already_over(self, result: GameResult, told: Mapping[str, str | None]) -> None:
+        self._notes = {seat: note for seat, note in told.items() if note is not None}
+        self.flagged = flagged_text(result, FLAGGED_TEXT)
+        self._ended(result)  # the end state, when asked (snapshot); nothing sent or counted
+
+    def departed_role(self, view: PersonView) -> str:  # as `_abandon`'s flag names them
+        return f"person at {view.seat}"
 
     # ---- what people do ----------------------------------------------------------------------
 

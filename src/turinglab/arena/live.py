@@ -47,11 +47,6 @@ Play = Callable[[Table, TrialSpec], Awaitable[GameResult]]
 SaveEnd = Callable[["LiveGame", GameResult], Awaitable[None]]
 
 
-async def _call(agent: Agent, history: list[ChatMessage], ctx: CallContext) -> AgentReply:
-    # No retries in a live game: a person is waiting, and a failed witness flags the game.
-    return await agent.reply(history, ctx)
-
-
 class LiveGame:
     # The AI witness groups the lobby seated (hub.py); a game taken over from another process
     # does not know them (its groups' cycle is the cluster's, shared_rounds.py).
@@ -177,10 +172,11 @@ class LiveGame:
     async def _call_when_saved(
         self, agent: Agent, history: list[ChatMessage], ctx: CallContext
     ) -> AgentReply:
-        """An AI answers only what is stored: it waits for the commit of what it was shown."""
+        """An AI answers only what is stored (it waits for its commit); never retried: a
+        person is waiting, and a failed witness flags the game."""
         if self.gate is not None and not isinstance(agent, HumanAgent):
             await self.gate.settled()
-        return await _call(agent, history, ctx)
+        return await agent.reply(history, ctx)
 
     async def _saved(self, result: GameResult) -> GameResult:
         """Wait for every message's commit, then save the end, before anyone is shown it. A
@@ -264,9 +260,8 @@ class LiveGame:
         self._on_finish(self)
 
     def already_over(self, result: GameResult, told: Mapping[str, str | None]) -> None:
-        """A game rebuilt only to show its end (arena/stored_end.py): its result, and each
-        person's reveal with what they were told (`told`: seat -> text, None: the reveal's
-        own words); nothing is sent, saved or counted."""
+        """Rebuilt only to show its end (stored_end.py): each kind's end screen, with what each
+        person was told (`told`: seat -> text; None: its own words); nothing sent or saved."""
         self._ended(result)
         for seat, view in self.views.items():
             reveal = self._reveal(view, result)
@@ -448,3 +443,8 @@ class LiveGame:
             at=m.created_at,
             visible_to=m.visible_to,
         )
+
+
+def live_class(mode: ArenaMode) -> type[LiveGame]:
+    """The class playing `mode`'s games, as its mode record declares: its kind's, or LiveGame."""
+    return mode.live_game or LiveGame

@@ -20,6 +20,21 @@ STORE_LOST_TEXT = (
     "game will not count. Sorry, and thank you for playing."
 )
 
+FLAGGED_TEXT = (
+    "Something went wrong on our side (an AI witness failed or time ran out); this game will "
+    "not count. Thank you for playing."
+)
+
+
+def flagged_text(result: GameResult, otherwise: str) -> str | None:
+    """Why a game will not count, in plain words (None: it counts): its process died, saving
+    failed, or `otherwise` (each kind's words for any other fault)."""
+    if SERVER_LOST in result.flags:
+        return LOST_TEXT
+    if STORE_LOST in result.flags:
+        return STORE_LOST_TEXT
+    return otherwise if result.status == FLAGGED or result.flags else None
+
 
 def reveal_for(
     seat: str,
@@ -45,14 +60,7 @@ def reveal_for(
     chosen = None
     if verdict is not None and verdict.verdict is not None:
         chosen = judge_aliases.get(verdict.verdict, verdict.verdict)
-    flagged = None
-    if SERVER_LOST in result.flags:
-        flagged = LOST_TEXT
-    elif STORE_LOST in result.flags:
-        flagged = STORE_LOST_TEXT
-    elif result.status == FLAGGED or result.flags:
-        flagged = "Something went wrong on our side (an AI witness failed or time ran out); "
-        flagged += "this game will not count. Thank you for playing."
+    flagged = flagged_text(result, FLAGGED_TEXT)
     return F.Reveal(
         sides=sides,
         you=judge_aliases.get(seat),

@@ -6,8 +6,10 @@ was, naming that game. The process where it ended sends it the reveal it missed
 not answer, the store still has all the reveal says: the seats, the transcript and the result.
 The game is rebuilt here already over, only to show that person their end: never played,
 stored or counted (its round was counted, or given back, where it ended). Then the lobby, as
-after any game. Game kinds with their own live class (STT, GTT, live ITT) have their own end
-screens and are not rebuilt: their people are shown the lobby.
+after any game. Every kind is rebuilt in the live class its mode record declares
+(live.live_class), and shows its end in its own end screen (`already_over`): the chat games a
+reveal, the STT and live ITT their ended state, GTT its reveal, ITT chats their ended chat;
+each says why the game will not count (server lost, a person left, the researchers ended it).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from turinglab.arena.abandon import LEFT_FLAG, TOLD_LEFT, TOLD_STAYED
 from turinglab.arena.admin_end import ADMIN_ENDED, ADMIN_FLAG
-from turinglab.arena.live import LiveGame
+from turinglab.arena.live import LiveGame, live_class
 from turinglab.arena.sessions import Participant
 from turinglab.arena.takeover import rebuilt
 from turinglab.games.spec import GameResult
@@ -40,7 +42,7 @@ def show_stored_end(
     """Put `participant` in their ended game `game_id` here, already over (rebuilt from
     `found`, the store's, unless another of its people came back here first), so what they
     are sent next (a snapshot) is its transcript and reveal, as the process where it ended
-    showed them to the others. False for a game kind not rebuilt here, or not theirs."""
+    showed them to the others. False for a game of a mode not served here, or not theirs."""
     here = arena.games.get(participant.game or "")
     if here is not None and here.result is None:
         return False  # in a game here (never meant to happen: they named another one)
@@ -64,12 +66,14 @@ def _rebuilt_over(
     person: Callable[[str], Participant],
 ) -> LiveGame | None:
     mode = arena.setup.mode(stored.mode)
-    if mode is None or getattr(mode, "live_game", None) is not None:
+    if mode is None:
         return None
     # Over already: nothing is counted or kept here (no `on_finish`), nothing stored (no sink).
-    game = rebuilt(arena, LiveGame, mode, stored, person, lambda _game: None)
+    game = rebuilt(arena, live_class(mode), mode, stored, person, lambda _game: None)
     game.table.replay(stored.messages)  # each person's messages, as they saw them
-    told = {seat: told_from_flags(result, view.role) for seat, view in game.views.items()}
+    told = {
+        seat: told_from_flags(result, game.departed_role(view)) for seat, view in game.views.items()
+    }
     game.already_over(result, told)
     return game
 

@@ -30,16 +30,15 @@ from turinglab.agents.base import Agent, ImagePart
 from turinglab.agents.human import MESSAGE, HumanAgent, HumanInput
 from turinglab.agents.registry import build_agent, display_names
 from turinglab.arena import frames as F
-from turinglab.arena.commit_gate import STORE_LOST
 from turinglab.arena.live import LiveGame
-from turinglab.arena.live_reveal import LOST_TEXT, SERVER_LOST, STORE_LOST_TEXT
+from turinglab.arena.live_reveal import flagged_text
 from turinglab.arena.modes import ArenaMode, ArenaSettings, ArenaSetup, lobby_pick
 from turinglab.arena.person_view import InputRejected, PersonView
 from turinglab.arena.sessions import Participant
 from turinglab.config import AgentConfig
 from turinglab.games.events import GameEvent, InputRefused, MessageSaid, RepliesGiven, ReplyChosen
 from turinglab.games.kinds import GameContext, game_for
-from turinglab.games.spec import FLAGGED, TrialSpec
+from turinglab.games.spec import GameResult, TrialSpec
 from turinglab.games.strong import INVESTIGATOR, SYSTEM, TIE, StrongExperiment
 from turinglab.games.table import MAIN, TranscriptMessage
 from turinglab.store.media import media_ref
@@ -233,14 +232,7 @@ class StrongLiveGame(LiveGame):
         result = await self._play(self._time_limit(), "arena: the session ran out of time")
         if self.gate is not None:  # everything said, and the end, stored before it is shown
             result = await self._saved(result)
-        if result.status == FLAGGED or result.flags:
-            self.flagged = (
-                LOST_TEXT
-                if SERVER_LOST in result.flags
-                else STORE_LOST_TEXT
-                if STORE_LOST in result.flags
-                else FLAGGED_TEXT
-            )
+        self.flagged = flagged_text(result, FLAGGED_TEXT)
         self._ended(result)
         self._push()
         self._on_finish(self)
@@ -250,6 +242,11 @@ class StrongLiveGame(LiveGame):
         self._ended(result)
         self._push()
         self._on_finish(self)
+
+    def already_over(self, result: GameResult, told: Mapping[str, str | None]) -> None:
+        self._notes = {seat: note for seat, note in told.items() if note is not None}
+        self.flagged = flagged_text(result, FLAGGED_TEXT)
+        self._ended(result)  # the end state, when asked (snapshot); nothing sent or counted
 
     def _time_limit(self) -> float:
         cfg = getattr(self.mode.game, "cfg", None)

@@ -20,7 +20,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from turinglab.arena.live import VERDICT_GRACE_S, LiveGame
+from turinglab.arena.live import VERDICT_GRACE_S, LiveGame, live_class
 from turinglab.arena.live_reveal import SERVER_LOST
 from turinglab.arena.sessions import Participant
 from turinglab.games.interrogation import ended_by_interrogator
@@ -81,7 +81,7 @@ def restore(arena: Arena, stored: StoredGame, person: Callable[[str], Participan
     if mode is None:  # every process of one study serves the same modes (the run id says so)
         raise ValueError(f"takeover: this process has no mode {stored.mode!r}")
     recorder = arena.store.recorder(stored.store_id, len(stored.messages), stored.epoch)
-    make: type[LiveGame] = getattr(mode, "live_game", LiveGame)
+    make = live_class(mode)  # the class its mode record declares
     game = rebuilt(arena, make, mode, stored, person, arena._finished, recorder.sink)
     # The clock stood still under earlier owners while saving was delayed: it still does here,
     # so the people have the time left they had (the deadline is on the game's clock).
