@@ -28,6 +28,7 @@ import json
 import statistics
 import sys
 import time
+import timeit
 from pathlib import Path
 from typing import Any
 
@@ -211,6 +212,7 @@ async def run(args: Any) -> dict[str, Any]:
             3,
         ),
         "client_frame_parses_per_input": round(trips.get("parse", 0) / inputs, 3),
+        "second_parse": parse_cost_us(),
         "idle_commands_in_window": idle,
         "latency_ms": {
             "note": "send -> the other person's page shows it: "
@@ -220,6 +222,20 @@ async def run(args: Any) -> dict[str, Any]:
             "p99": round(1000 * _pct(lat, 0.99), 2),
         },
     }
+
+
+def parse_cost_us(n: int = 20_000) -> dict[str, float]:
+    """What the second parse costs: the owner's envelope `json.loads` and frame validation of
+    one typical relayed message (median of 5 runs of n)."""
+    page = json.dumps({"type": "message", "channel": "A", "text": "where did you grow up?" * 3})
+    envelope = json.dumps({"p": "p-0123456789ab", "raw": page, "from": "arena/01234567"})
+    parse = F._CLIENT.validate_json  # the parse itself, not the counting wrapper
+
+    def owner_side() -> object:
+        return parse(json.loads(envelope)["raw"])
+
+    runs = [timeit.timeit(owner_side, number=n) / n * 1e6 for _ in range(5)]
+    return {"owner_parse_us": round(statistics.median(runs), 2)}
 
 
 def _games(app: Any) -> Any:
