@@ -6,7 +6,10 @@ tested with the chat games; here: the session seats what the book drew.)"""
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
+
+import pytest
 
 from arena_fixtures import Person, running_arena
 from turinglab.agents.scripted import ScriptedAgent
@@ -149,6 +152,47 @@ async def test_stt_study_sessions_say_which_round_in_every_frame() -> None:
             states = [f for f in inv.frames + resp.frames if f["type"] == "strong"]
             assert len(states) > 3
             assert all(f["rounds"] == {"played": 1, "total": 2} for f in states)
+        finally:
+            await a.close()
+            await b.close()
+
+
+@pytest.mark.parametrize("shared", [False, True], ids=["one-process", "redis-books"])
+async def test_an_stt_session_with_two_respondent_seats_meets_one_group(shared: bool) -> None:
+    """A person and a stand-in answer beside the AI system: the session meets one group of the
+    investigator's cycle (ArenaMode.ai_groups_per_game), one process or several (cluster.py
+    draws from the shared book; it drew one per free respondent seat before)."""
+    other = "stt-stand-in-two"
+    cfg = _strong_cfg().model_copy(update={"humans": [STAND_IN, other]})
+    agents = {
+        **{name: ScriptedAgent(name, ["toast, mostly"]) for name in SYSTEMS},
+        **{name: ScriptedAgent(name, ["cereal"]) for name in (STAND_IN, other)},
+    }
+    setup = ArenaSetup(
+        [strong_mode("strong", "Strong Turing Test", cfg)],
+        agents,
+        {},
+        ArenaSettings(rounds=2, ai_after_s=600),
+    )
+    cluster = (
+        {"redis_url": "redis://127.0.0.1:6379/0", "secret": "s", "namespace": uuid.uuid4().hex}
+        if shared
+        else {}
+    )
+    with running_arena(setup, **cluster) as (base, app):
+        a, b = Person(base), Person(base)
+        try:
+            for p in (a, b):
+                await p.connect()
+                await p.send(type="join", mode="strong", consent=True)
+            await a.until("strong", timeout=15)
+            (game,) = app.state.arena.games.values()
+            assert len(game.ai_groups) == 1, game.ai_groups
+            assert game.ai_groups == (game.spec.seats[SYSTEM],)
+            assert game.spec.seats[SYSTEM] in SYSTEMS
+            seated = list(game.spec.seats.values())
+            assert sum(s.startswith("person:") for s in seated) == 2
+            assert sum(s in (STAND_IN, other) for s in seated) == 1
         finally:
             await a.close()
             await b.close()

@@ -951,7 +951,8 @@ class Cluster:
     async def _seat(self, mode: ArenaMode, people: list[Participant]) -> None:
         """Seat people counted in the shared book: people[0] interrogates, with the next AI
         witness groups of their own shared order."""
-        n = len(mode.witnesses) - (len(people) - 1)
+        free = len(mode.witnesses) - (len(people) - 1)
+        n = min(free, mode.ai_groups_per_game or free)  # as lobby.py: an STT session meets one
         lobby, judge = self.arena.lobby, people[0].id
         groups = await self.books.draw_groups(
             self._run(), judge, mode.name, mode.ai_agents, n, lobby.rng
