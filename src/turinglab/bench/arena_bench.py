@@ -44,8 +44,6 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-import aiohttp
-
 from turinglab.bench import arena_services as svc
 from turinglab.bench.arena_blind import blind_waits
 from turinglab.bench.arena_people import Script, play
@@ -209,21 +207,6 @@ def _my_people(args: Any) -> list[tuple[int, float]]:
     return [(n, at) for n, at in people if n % args.clients == args.client]
 
 
-async def _healthy(bases: list[str]) -> None:
-    async with aiohttp.ClientSession() as http:
-        for base in bases:
-            for _ in range(600):
-                try:
-                    async with http.get(base + "/healthz") as r:
-                        if r.status == 200:
-                            break
-                except aiohttp.ClientError:
-                    pass
-                await asyncio.sleep(0.05)
-            else:
-                raise SystemExit(f"error: the server at {base} did not start")
-
-
 def _pct(values: list[float], p: float) -> float | None:
     return round(values[min(len(values) - 1, int(p * len(values)))], 1) if values else None
 
@@ -329,7 +312,7 @@ async def run(args: Any) -> dict[str, Any]:
     tally = Tally()
     faults = None
     try:
-        await _healthy(bases)
+        await svc.healthy(bases)
         start_at = time.time() + 3.0  # every client process is up and waiting by then
         clients = [
             subprocess.Popen(

@@ -242,21 +242,6 @@ def _summary(values: list[float]) -> dict[str, Any]:
     }
 
 
-async def _healthy(bases: list[str]) -> None:
-    async with aiohttp.ClientSession() as http:
-        for base in bases:
-            for _ in range(600):
-                try:
-                    async with http.get(base + "/healthz") as r:
-                        if r.status == 200:
-                            break
-                except aiohttp.ClientError:
-                    pass
-                await asyncio.sleep(0.05)
-            else:
-                raise SystemExit(f"error: the server at {base} did not start")
-
-
 async def run(args: Any) -> dict[str, Any]:
     from scipy.stats import ks_2samp
 
@@ -278,7 +263,7 @@ async def run(args: Any) -> dict[str, Any]:
         sock.close()
     tally = Tally()
     try:
-        await _healthy(bases)
+        await svc.healthy(bases)
         rng = random.Random(args.seed)
         if args.arrivals == "bursts":  # groups of 2-10 within 5 s, `--burst-gap` apart
             arrivals = bursts(args.people, rng, gap_s=args.burst_gap)

@@ -21,7 +21,25 @@ import threading
 import time
 from urllib.parse import urlsplit, urlunsplit
 
+import aiohttp
+
 from turinglab.testing.tcp_proxy import TcpProxy
+
+
+async def healthy(bases: list[str]) -> None:
+    """Wait (up to 30 s each) until every server at `bases` answers /healthz."""
+    async with aiohttp.ClientSession() as http:
+        for base in bases:
+            for _ in range(600):
+                try:
+                    async with http.get(base + "/healthz") as r:
+                        if r.status == 200:
+                            break
+                except aiohttp.ClientError:
+                    pass
+                await asyncio.sleep(0.05)
+            else:
+                raise SystemExit(f"error: the server at {base} did not start")
 
 
 def listening_socket(backlog: int = 4096) -> socket.socket:
