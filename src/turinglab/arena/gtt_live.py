@@ -18,10 +18,10 @@ from typing import Any, Literal
 from turinglab.agents.human import MESSAGE, HumanAgent, HumanInput
 from turinglab.arena import frames as F
 from turinglab.arena.chat_text import clean
-from turinglab.arena.live import LiveGame
 from turinglab.arena.live_reveal import flagged_text
 from turinglab.arena.person_view import InputRejected, PersonView
 from turinglab.arena.sessions import Participant
+from turinglab.arena.state_game import StateFrameGame
 from turinglab.games.events import GameEvent, MessageSaid
 from turinglab.games.gtt import ANSWERED, DISTINGUISHER, UNKNOWN, GTTRules
 from turinglab.games.gtt_plan import gtt_trial
@@ -47,7 +47,7 @@ ROLE_OF_SEAT: dict[str, Role] = {
 }
 
 
-class GTTLiveGame(LiveGame):
+class GTTLiveGame(StateFrameGame):
     """A live GTT game: the game runs unchanged; this class only routes and renders."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -57,7 +57,6 @@ class GTTLiveGame(LiveGame):
         self.pending: set[str] = set()  # seats whose message the game has not taken yet
         self.decision: Judgement | None = None  # the person's verdict form
         self.shown: list[TranscriptMessage] = []  # the table's messages, as far as stored
-        self._notes: dict[str, str] = {}  # seat -> why the game ended early (abandon.py)
 
     # ---- seats -----------------------------------------------------------------------------
 
@@ -102,15 +101,8 @@ class GTTLiveGame(LiveGame):
         self._push()
         self._on_finish(self)
 
-    def _show_end_now(self, result: Any, notes: Mapping[str, str]) -> None:
-        """Ended from outside its play (the person left): the end says why."""
-        self._notes = dict(notes)
-        self._ended(result)
-        self._push()
-        self._on_finish(self)
-
     def already_over(self, result: GameResult, told: Mapping[str, str | None]) -> None:
-        self._notes = {seat: note for seat, note in told.items() if note is not None}
+        self._keep_told(told)
         self._ended(result)  # the end state, when asked (snapshot); nothing sent or counted
 
     # ---- state -----------------------------------------------------------------------------

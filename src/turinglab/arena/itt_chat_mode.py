@@ -37,6 +37,7 @@ from turinglab.arena.live_reveal import flagged_text
 from turinglab.arena.matchmaking_wait import MatchDesign
 from turinglab.arena.modes import ArenaMode, ArenaSettings, ArenaSetup
 from turinglab.arena.sessions import Participant
+from turinglab.arena.state_game import StateFrameGame
 from turinglab.arena.strong_mode import PERSON
 from turinglab.config import AgentConfig
 from turinglab.games.conversation import SEATS, ConversationExperiment, ConversationGame
@@ -78,7 +79,7 @@ class PeopleConversationGame(ConversationGame):
         }
 
 
-class ITTChatLiveGame(LiveGame):
+class ITTChatLiveGame(StateFrameGame):
     """One topic conversation: the game runs unchanged; this class routes and renders."""
 
     watched_by_arena = False  # its own watcher (`_watch`) ends it on departure or silence
@@ -88,7 +89,6 @@ class ITTChatLiveGame(LiveGame):
         self.sent: dict[str, int] = {}  # seat -> messages seen when it last sent
         self.flagged: str | None = None
         self._watcher: asyncio.Task[None] | None = None
-        self._notes: dict[str, str] = {}  # seat -> why the conversation ended early
 
     @property
     def chat_mode(self) -> ITTChatArenaMode:
@@ -219,14 +219,8 @@ class ITTChatLiveGame(LiveGame):
         self._push()
         self._on_finish(self)
 
-    def _show_end_now(self, result: Any, notes: Mapping[str, str]) -> None:
-        self._notes = dict(notes)
-        self._ended(result)
-        self._push()
-        self._on_finish(self)
-
     def already_over(self, result: GameResult, told: Mapping[str, str | None]) -> None:
-        self._notes = {seat: note for seat, note in told.items() if note is not None}
+        self._keep_told(told)
         self.flagged = flagged_text(result, FLAGGED_TEXT)
         self._ended(result)  # the end state, when asked (snapshot); nothing sent or counted
 

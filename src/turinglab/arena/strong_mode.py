@@ -35,6 +35,7 @@ from turinglab.arena.live_reveal import flagged_text
 from turinglab.arena.modes import ArenaMode, ArenaSettings, ArenaSetup, lobby_pick
 from turinglab.arena.person_view import InputRejected, PersonView
 from turinglab.arena.sessions import Participant
+from turinglab.arena.state_game import StateFrameGame
 from turinglab.config import AgentConfig
 from turinglab.games.events import GameEvent, InputRefused, MessageSaid, RepliesGiven, ReplyChosen
 from turinglab.games.kinds import GameContext, game_for
@@ -61,7 +62,7 @@ class _Turn:
     label: str | None = None  # "1", "2", … or TIE once decided
 
 
-class StrongLiveGame(LiveGame):
+class StrongLiveGame(StateFrameGame):
     """A live STT session: the game runs unchanged; this class only routes and renders."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -73,7 +74,6 @@ class StrongLiveGame(LiveGame):
         self.uploads: dict[tuple[str, str], ImagePart] = {}
         self.media: dict[str, ImagePart] = {}  # ref -> an image a turn carried
         self.flagged: str | None = None
-        self._notes: dict[str, str] = {}  # seat -> why the session ended early (abandon.py)
 
     # ---- seats and state -------------------------------------------------------------------
 
@@ -237,14 +237,8 @@ class StrongLiveGame(LiveGame):
         self._push()
         self._on_finish(self)
 
-    def _show_end_now(self, result: Any, notes: Mapping[str, str]) -> None:  # a person left
-        self._notes = dict(notes)
-        self._ended(result)
-        self._push()
-        self._on_finish(self)
-
     def already_over(self, result: GameResult, told: Mapping[str, str | None]) -> None:
-        self._notes = {seat: note for seat, note in told.items() if note is not None}
+        self._keep_told(told)
         self.flagged = flagged_text(result, FLAGGED_TEXT)
         self._ended(result)  # the end state, when asked (snapshot); nothing sent or counted
 
