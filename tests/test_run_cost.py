@@ -17,6 +17,7 @@ from turinglab.config import parse_config
 from turinglab.runner.execute import run_experiment, token_use
 from turinglab.runner.preflight import preflight_report
 from turinglab.store.database import Store
+from turinglab.testing.fake_openai import FakeOpenAIServer
 
 pytestmark = pytest.mark.server
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -132,10 +133,18 @@ async def test_export_has_the_spend_per_agent_and_status(fake_server, tmp_path) 
 
     from turinglab.store.export import export_run
 
-    fake_server.configure(faults=[{"kind": "bad_request", "every": 5}])
+    # Model b's own server refuses every call (HTTP 400, not retried): its games fail and a's
+    # own games finish, whatever order the calls come in (a shared call count made that luck).
+    refusing = FakeOpenAIServer()
+    await refusing.start()
+    refusing.configure(faults=[{"kind": "bad_request"}])
     store = Store(str(tmp_path / "e.db"))
-    config = parse_config(league(fake_server.base_url, call_retries=0))
-    summary = await run_experiment(config, store, say=quiet)
+    data = league(fake_server.base_url, call_retries=0)
+    data["agents"]["b"]["base_url"] = refusing.base_url  # type: ignore[index]
+    try:
+        summary = await run_experiment(parse_config(data), store, say=quiet)
+    finally:
+        await refusing.stop()
     paths = export_run(store, summary.run_id, tmp_path / "out", "csv")
     with paths[-1].open() as f:
         rows = list(csv.DictReader(f))
