@@ -8,11 +8,21 @@ import ast
 import subprocess
 import sys
 from pathlib import Path
+from typing import get_args
 
 import pytest
 
+from turinglab.arena import cluster, page_protocol
+from turinglab.arena.frames import ServerFrame
 from turinglab.arena.live import LiveGame, live_class
-from turinglab.arena.mode_kits import BUILTIN_KIT_MODULES, kit_for, kit_named, kits
+from turinglab.arena.mode_kits import (
+    BUILTIN_KIT_MODULES,
+    downloads,
+    kit_for,
+    kit_named,
+    kits,
+    state_frames,
+)
 from turinglab.config import load_config
 from turinglab.games.kinds import kind_named
 from turinglab.games.kinds import kinds as game_kinds
@@ -113,3 +123,22 @@ def test_no_arena_module_outside_the_kits_imports_a_mode_module() -> None:
     # setups.py builds the zero-config default, an interrogation study, from its module.
     still = {"app": ["strong_image_routes"], "setups": ["engine_modes"]}
     assert named == still, "core, web and cluster code ask a kit (mode_kits.py), never a mode"
+
+
+def test_the_frames_sent_whole_are_the_kits_state_frames() -> None:
+    # The page's protocol (mirrored in static/protocol.js) and the cluster's relay name the
+    # frame types sent whole; a kit with a new one must be added there, or pages mistake it.
+    frame_types = {t.model_fields["type"].default for t in get_args(ServerFrame)}
+    assert set(state_frames()) <= frame_types
+    assert set(state_frames()) == set(page_protocol.WHOLE_VIEWS) == set(cluster.STATE_FRAMES)
+    assert kits()["live-itt"].state_frame == "strong"  # the STT's transport
+    assert kits()["three-party"].state_frame is None  # snapshot and message frames
+
+
+def test_a_kinds_downloads_are_offered_for_its_studies_only() -> None:
+    from turinglab.arena.setups import setup_from_config
+
+    live = setup_from_config(load_config(CONFIGS / "live-itt.yaml")).modes
+    three = setup_from_config(load_config(CONFIGS / "three-party-offline.yaml")).modes
+    assert [p for p, _ in downloads(live)] == ["/admin/export/live-itt.csv"]  # once, 2 modes
+    assert downloads(three) == []

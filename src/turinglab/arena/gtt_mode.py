@@ -147,4 +147,6 @@ def gtt_setup_for(
     return ArenaSetup(modes, agents, names, settings or ArenaSettings(seed=experiment.seed))
 
 
-register(ModeKit[GTTExperiment](("gtt",), GTTExperiment, gtt_setup_for, GTTLiveGame))
+register(
+    ModeKit[GTTExperiment](("gtt",), GTTExperiment, gtt_setup_for, GTTLiveGame, state_frame="gtt")
+)

@@ -324,6 +324,10 @@ def itt_chat_setup_for(
 
 register(
     ModeKit[ConversationExperiment](
-        ("conversation",), ConversationExperiment, itt_chat_setup_for, ITTChatLiveGame
+        ("conversation",),
+        ConversationExperiment,
+        itt_chat_setup_for,
+        ITTChatLiveGame,
+        state_frame="itt-chat",
     )
 )

@@ -224,6 +224,16 @@ def live_itt_setup_for(
 
 register(
     ModeKit[LiveITTExperiment](
-        ("live-itt",), LiveITTExperiment, live_itt_setup_for, LiveITTLiveGame
+        ("live-itt",),
+        LiveITTExperiment,
+        live_itt_setup_for,
+        LiveITTLiveGame,
+        state_frame="strong",  # the STT's state frame (its transport)
+        downloads=(
+            (
+                "/admin/export/live-itt.csv",  # export_routes.py
+                "live-test judgements for <code>turinglab itt score</code>",
+            ),
+        ),
     )
 )

@@ -51,6 +51,12 @@ class ModeKit(Generic[E]):
     # Times its AI witnesses against the delay model before serving (witness_preflight.py);
     # None: its kind is not measured.
     measure_witnesses: MeasureFn[E] | None = None
+    # The frame type (frames.py) its live game sends whole, as its state, instead of a "game"
+    # snapshot and message frames; None: the snapshot's. The page's protocol and the cluster's
+    # relay treat these alike (state_frames(); tests/test_mode_kits.py holds them to it).
+    state_frame: str | None = None
+    # The admin page's extra downloads for a study of this kind: (path, label as HTML).
+    downloads: tuple[tuple[str, str], ...] = ()
 
     def setup_for(
         self,
@@ -117,6 +123,17 @@ def kit_for(experiment_game: str) -> ModeKit[Any]:
 def kit_of(mode: ArenaMode) -> ModeKit[Any] | None:
     """The kit of the game a mode plays; None for a game no kit registered (a test's own)."""
     return kit_named(mode.game.name)
+
+
+def state_frames() -> tuple[str, ...]:
+    """Every frame type a live game sends whole as its state (`ModeKit.state_frame`)."""
+    return tuple(sorted({k.state_frame for k in kits().values() if k.state_frame}))
+
+
+def downloads(modes: Sequence[ArenaMode]) -> list[tuple[str, str]]:
+    """The admin's extra downloads for a study of these modes, each once, in their order."""
+    found = (d for m in modes if (kit := kit_of(m)) is not None for d in kit.downloads)
+    return list(dict.fromkeys(found))
 
 
 # game name -> the module that registers its kit when imported (tests/test_mode_kits.py checks

@@ -439,4 +439,8 @@ def stt_rows(finished: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-register(ModeKit[StrongExperiment](("strong",), StrongExperiment, strong_setup_for, StrongLiveGame))
+register(
+    ModeKit[StrongExperiment](
+        ("strong",), StrongExperiment, strong_setup_for, StrongLiveGame, state_frame="strong"
+    )
+)
