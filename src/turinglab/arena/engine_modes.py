@@ -7,6 +7,10 @@ side labels and params are exactly what a batch run of the same design would hav
 
 Each configured AI witness (agent + persona, named as the study file names it, e.g.
 "SMOLLM2-PERSONA") is one group: the lobby seats groups, in each interrogator's own order.
+
+Its kit (mode_kits.py, registered at the end) serves both kinds: the study mode and two-party
+practice, played by LiveGame itself, with the AI witnesses timed before serving
+(witness_preflight.py).
 """
 
 from __future__ import annotations

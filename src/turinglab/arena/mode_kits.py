@@ -3,10 +3,11 @@
 Each mode module (strong_mode.py, gtt_mode.py, itt_chat_mode.py, live_itt_mode.py,
 engine_modes.py) ends with one `register(ModeKit(...))`: the experiment kinds it serves (the
 config's `experiment.game`), how a config becomes an `ArenaSetup`, the live class that plays
-its games (and so rebuilds them after a takeover), and whether its AI witnesses are timed before
-serving. Setups, the live core, takeover and the web layer ask the kit, by the experiment's or
-the mode's game name; none of them names a mode or probes one (`isinstance`, `getattr`), as the
-runner asks `games.kinds` and never a game.
+its games (and so rebuilds them after a takeover: live.live_class), whether its AI witnesses
+are timed before serving, the frame it sends whole and its admin downloads. Setups, the live
+core, takeover and the web layer ask the kit, by the experiment's or the mode's game name; none
+of them names a mode or probes one (`isinstance`, `getattr`), as the runner asks `games.kinds`
+and never a game.
 
 The mode modules load on the first lookup, not when this module is imported (the modes pull in
 their games and agents; `turinglab --help` and a bare import of the frames stay cheap), the way
