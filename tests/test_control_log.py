@@ -85,6 +85,13 @@ async def test_control_events_are_stored_fenced_and_read_back_in_order(
             InputAccepted("interrogator", "in-1"),
             Choice("interrogator", 1, "2"),
         ]
+        # A bookkeeping event the stale owner cannot write never stops its game by itself
+        # (it may race a game's end); the writer has settled it once a later op is committed.
+        game.controls.record(InputAccepted("interrogator", "late"), vital=False)
+        await first.flush()
+        for _ in range(20):
+            await asyncio.sleep(0.01)
+        assert game.gate is not None and game.gate.failed is None
         # The stale owner's next event is refused (its epoch is no longer the game's): its
         # effect is never shown and the game stops there (the gate is told it was fenced).
         game.controls.record(Ended("late"), lambda: shown.append("stale"))

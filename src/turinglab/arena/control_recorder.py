@@ -18,7 +18,7 @@ from collections.abc import Callable
 from turinglab.games.control_log import ControlEvent, ControlLog, Draws, Logged
 
 Then = Callable[[], None]
-Write = Callable[[Logged, Then], None]
+Write = Callable[[Logged, Then, bool], None]
 
 
 def _nothing() -> None:
@@ -40,12 +40,17 @@ class GameControls:
         self.log = log
         self.next_seq = said
 
-    def record(self, event: ControlEvent, then: Then | None = None) -> Logged:
+    def record(
+        self, event: ControlEvent, then: Then | None = None, *, vital: bool = True
+    ) -> Logged:
+        """Log `event`; `then` once it is committed. An event not `vital` (a bookkeeping one,
+        such as an input id) that cannot be written is only logged: it never stops the game
+        (it may race the game's end, after which the store refuses every write)."""
         logged = self.log.add(event, self.next_seq, time.time())
         if self._write is None:
             (then or _nothing)()
         else:
-            self._write(logged, then or _nothing)
+            self._write(logged, then or _nothing, vital)
         return logged
 
     def draws(self, seed: int, stream: str = "main") -> Draws:

@@ -51,6 +51,6 @@ class StateFrameGame(LiveGame):
             else:
                 super().handle_once(participant, frame, apply)
                 if key in view.applied:  # applied now (a refused input is not remembered)
-                    self.controls.record(InputAccepted(view.seat, key))
+                    self.controls.record(InputAccepted(view.seat, key), vital=False)
                 return
         super().handle_once(participant, frame, apply)

@@ -137,22 +137,22 @@ class GameRecorder:
             for call in waiting:
                 call()
 
-    def control(self, logged: Logged, then: Callable[[], None]) -> None:
+    def control(self, logged: Logged, then: Callable[[], None], vital: bool = True) -> None:
         """Write a control event (fenced by the epoch, after the messages queued before it);
         `then` runs on the loop once it is committed; a refusal or failure goes to the gate."""
         if self.id.value is None:  # never: the game's first event follows its row's start
-            self.when_stored(lambda: self.control(logged, then))
+            self.when_stored(lambda: self.control(logged, then, vital))
             return
         owned = [OwnedControl(self.id.value, self.epoch, logged)]
         future = self.bridge.writer.submit(lambda conn: add_owned_controls(conn, owned))
         inbox = self.bridge.inbox()
-        future.add_done_callback(lambda f: inbox.put(self._control_settled, then, f))
+        future.add_done_callback(lambda f: inbox.put(self._control_settled, then, vital, f))
 
-    def _control_settled(self, then: Callable[[], None], future: Future[Any]) -> None:
+    def _control_settled(self, then: Callable[[], None], vital: bool, future: Future[Any]) -> None:
         err = future.exception()
         if err is None:
             then()
-        elif self.gate is not None:
+        elif self.gate is not None and vital:
             self.gate.save_failed(err)
         else:
             log.error("arena: control event of game %s not written: %s", self.id.value, err)
