@@ -92,7 +92,10 @@ class GTTLiveGame(StateFrameGame):
             self._push()
 
     async def _run(self) -> None:
-        result = await self._play(TIME_LIMIT_S, "arena: the game ran out of time")
+        # From the game's start: one taken over from a process that died keeps its stored start
+        # (takeover.rebuilt) and the seconds its clock stood still, so it has the time it had.
+        left = TIME_LIMIT_S - (self.clock.now() - self.started_at)
+        result = await self._play(max(0.0, left), "arena: the game ran out of time")
         if self.decision is not None and result.status == ANSWERED:
             result.judgements.append(self.decision)
         if self.gate is not None:  # everything said, and the end, stored before it is shown
