@@ -91,11 +91,14 @@ class GTTLiveGame(StateFrameGame):
             self.pending.discard(event.message.sender)
             self._push()
 
+    def time_left(self) -> float:
+        """From the game's start: one taken over from a process that died keeps its stored
+        start (takeover.rebuilt) and the seconds its clock stood still, so it has the time it
+        had."""
+        return TIME_LIMIT_S - (self.clock.now() - self.started_at)
+
     async def _run(self) -> None:
-        # From the game's start: one taken over from a process that died keeps its stored start
-        # (takeover.rebuilt) and the seconds its clock stood still, so it has the time it had.
-        left = TIME_LIMIT_S - (self.clock.now() - self.started_at)
-        result = await self._play(max(0.0, left), "arena: the game ran out of time")
+        result = await self._play(max(0.0, self.time_left()), "arena: the game ran out of time")
         if self.decision is not None and result.status == ANSWERED:
             result.judgements.append(self.decision)
         if self.gate is not None:  # everything said, and the end, stored before it is shown
