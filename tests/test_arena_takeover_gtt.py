@@ -1,21 +1,25 @@
 """A GTT game whose server process dies (SIGKILL) or hangs (SIGSTOP) finishes on the other one.
 
 Two real server processes share one PostgreSQL database and Redis. A person connected to
-process 1 judges a GDGTT game there: they study the target, then write once to X. Process 1
-is killed, or paused past the takeover delay; process 2 claims the game and rebuilds it from
-its committed messages (arena/takeover.py, the GTT kind's `resume`). The person, back at
-process 2, sees every line so far with their turn where it was; the game keeps its stored
-start (its time left is what it was); their verdict ends it, not flagged. A paused owner,
+process 1 plays a GTT mode there partway, per mode's driver (`DRIVERS`): as the judge (GDGTT:
+study the target, write once to X) or as the actor (GTTQ: study the judge's model, answer its
+first question). Process 1 is killed, or paused past the takeover delay; process 2 claims the
+game and rebuilds it from its committed messages (arena/takeover.py, the GTT kind's `resume`).
+The person, back at process 2, sees every line so far with their turn where it was; the game
+keeps its stored start (its time left is what it was); it ends, not flagged. A paused owner,
 woken afterwards, writes nothing more: the message the person sent it while it hung is not
-stored. The store, read in plain SQL: one game row, owned by process 2, its messages numbered
-without a hole or a double, the person's lines each once, and one verdict.
+stored. The store, read in plain SQL: one game row, claimed once by process 2, its messages
+numbered without a hole, the person's lines each once, the verdicts once; and the engine,
+played again over the stored transcript, says exactly it and ends on the same verdict.
+(gtt-watch, AI-only, has no person to pause it partway here: tests/test_gtt_live_resume.py.)
 """
 
 from __future__ import annotations
 
 import asyncio
 import signal
-from dataclasses import replace
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
 import aiohttp
@@ -27,7 +31,12 @@ from test_arena_gtt import gtt_setup, lines, until_state
 from test_arena_multiprocess import arena_processes
 from test_arena_takeover import SERVER as TAKEOVER_SERVER
 from test_arena_takeover import TAKEOVER_AFTER_S, _live
+from turinglab.agents.base import Agent, AgentReply, CallContext, ChatMessage
+from turinglab.agents.human import HumanAgent
 from turinglab.arena import ArenaSetup
+from turinglab.games.kinds import RESUMABLE
+from turinglab.games.spec import GameResult, TrialSpec
+from turinglab.games.table import Table, TranscriptMessage
 from turinglab.store.database import store_url
 
 pytestmark = [pytest.mark.database, pytest.mark.slow]
@@ -36,7 +45,6 @@ SERVER = TAKEOVER_SERVER.replace(
     "from test_arena_takeover import takeover_setup",
     "from test_arena_takeover_gtt import gtt_takeover_setup as takeover_setup",
 )
-STUDY, ASKED = "Who are you?", "What is 6 times 7?"
 TO_THE_PAUSED = "sent to a process that hangs"
 
 
@@ -47,17 +55,87 @@ def gtt_takeover_setup() -> ArenaSetup:
     return replace(setup, settings=settings)
 
 
-async def _partway(person: Person) -> dict[str, Any]:
-    """Join GDGTT, study the target once, and write once to X: the person may decide now."""
+@dataclass(frozen=True)
+class Driver:
+    """How a person plays one GTT mode: partway (to the state the takeover must keep), then
+    to its end; what their seat then holds in the store, and the verdicts stored."""
+
+    mode: str
+    seat: str
+    partway: Callable[[Person], Awaitable[dict[str, Any]]]
+    finish: Callable[[Person], Awaitable[dict[str, Any]]]
+    person_said: list[tuple[str, str]]  # (phase, text), in order
+    verdicts: list[tuple[str, str, float]]  # (kind, verdict, confidence)
+
+
+async def _studied(person: Person, mode: str, chat: str) -> None:
+    """Join `mode`, study once ("hi"), and end the study: the test chat is next."""
     assert (await person.connect())["type"] == "status"
-    await person.send(type="join", mode="gtt-distinguish", consent=True)
+    await person.send(type="join", mode=mode, consent=True)
     await until_state(person, lambda s: s["phase"] == "writing" and s["chat"] == "study")
-    await person.send(type="message", id="m1", channel="study", text=STUDY)
+    await person.send(type="message", id="m1", channel="study", text="hi")
     await until_state(person, lambda s: len(lines(s, "study")) == 2)
     await person.send(type="end", id="e1")
     await until_state(person, lambda s: s["chat"] == "test" and s["phase"] == "writing")
-    await person.send(type="message", id="m2", channel="test", text=ASKED)
+    await person.send(type="message", id="m2", channel="test", text=chat)
+
+
+async def _judge_partway(person: Person) -> dict[str, Any]:
+    """GDGTT: after the study and one message to X, the person may decide."""
+    await _studied(person, "gtt-distinguish", "What is 6 times 7?")
     return await until_state(person, lambda s: s["can_decide"] and s["turns_left"] == 3)
+
+
+async def _judge_finish(person: Person) -> dict[str, Any]:
+    await person.send(type="verdict", id="v1", choice="imitator", confidence=70)
+    end = await until_state(person, lambda s: s["reveal"] is not None, timeout=20)
+    assert end["reveal"]["verdict"] == 0 and end["reveal"]["judge"] == "you"
+    return end
+
+
+async def _actor_partway(person: Person) -> dict[str, Any]:
+    """GTTQ: after the study and one answer, the judge has asked its second question."""
+    await _studied(person, "gtt-act", "Forty-two, obviously.")
+    return await until_state(
+        person, lambda s: s["phase"] == "writing" and len(lines(s, "test")) == 3
+    )
+
+
+async def _actor_finish(person: Person) -> dict[str, Any]:
+    await person.send(type="message", id="m3", channel="test", text="Teal, like always.")
+    end = await until_state(person, lambda s: s["reveal"] is not None, timeout=20)
+    assert end["reveal"]["verdict"] in (0, 1) and end["reveal"]["imitator"] is True
+    return end
+
+
+DRIVERS = [
+    Driver(
+        "gtt-distinguish",
+        "distinguisher",
+        _judge_partway,
+        _judge_finish,
+        [
+            ("query", "hi"),
+            ("query", "STOP"),
+            ("main", "What is 6 times 7?"),
+            ("main", "<answer>0</answer>"),
+        ],
+        [("gtt-verdict", "imitator", 70.0)],
+    ),
+    Driver(
+        "gtt-act",
+        "unknown",
+        _actor_partway,
+        _actor_finish,
+        [
+            ("query", "hi"),
+            ("query", "STOP"),
+            ("main", "Forty-two, obviously."),
+            ("main", "Teal, like always."),
+        ],
+        [],  # the model judges: its answer is the game's verdict, no person's judgement
+    ),
+]
 
 
 async def _until_live(base: str, test: Any, timeout: float = 60.0) -> dict[str, Any]:
@@ -85,7 +163,8 @@ def _stored(url: str) -> dict[str, Any]:
             ((gid, status, worker, epoch, setup),) = [r for r in rows if r.setup.get("arena_game")]
             said = conn.execute(
                 text(
-                    "SELECT seq, sender, phase, text FROM messages WHERE game_id = :g ORDER BY seq"
+                    "SELECT seq, sender, phase, channel, visible_to, text FROM messages "
+                    "WHERE game_id = :g ORDER BY seq"
                 ),
                 {"g": gid},
             ).all()
@@ -97,6 +176,7 @@ def _stored(url: str) -> dict[str, Any]:
         engine.dispose()
     return {
         "game": setup["arena_game"],
+        "spec": TrialSpec.from_json(setup["trial"]),
         "status": status,
         "worker": worker,
         "epoch": epoch,
@@ -106,17 +186,20 @@ def _stored(url: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("how", ["SIGKILL", "SIGSTOP"])
-async def test_a_gtt_game_finishes_on_the_other_process(postgres_url: str, how: str) -> None:
+@pytest.mark.parametrize("driver", DRIVERS, ids=lambda d: d.mode)
+async def test_a_gtt_game_finishes_on_the_other_process(
+    postgres_url: str, driver: Driver, how: str
+) -> None:
     async with arena_processes(SERVER, postgres_url) as arena:
         one, two = arena.bases
         owner = arena.procs[0]
+        mine = f"{arena.ports[1]}/"
         person = Person(one)
         try:
-            before = await _partway(person)
+            before = await driver.partway(person)
             game = before["game"]
-            # Every message so far committed (the owner's list counts stored ones): 3 game
-            # instructions, the study's 3 lines, the person's question and X's reply.
-            was = await _until_live(one, lambda g: g["messages"] >= 8)
+            # What the person was shown is committed (the commit gate): nothing to wait for.
+            was = await _until_live(one, lambda g: g["game"] == game)
             assert was["game"] == game and was["owner"].startswith(f"{arena.ports[0]}/")
 
             if how == "SIGKILL":
@@ -126,8 +209,7 @@ async def test_a_gtt_game_finishes_on_the_other_process(postgres_url: str, how: 
             else:
                 owner.send_signal(signal.SIGSTOP)
                 # Queued in the hung process's socket: it must never reach the game or the store.
-                await person.send(type="message", id="m3", channel="test", text=TO_THE_PAUSED)
-                mine = f"{arena.ports[1]}/"
+                await person.send(type="message", id="late", channel="test", text=TO_THE_PAUSED)
                 await _until_live(two, lambda g: g["owner"].startswith(mine))  # claimed
                 person.ws = None  # the hung socket is given up, as the page gives it up
             person.base = two
@@ -135,40 +217,63 @@ async def test_a_gtt_game_finishes_on_the_other_process(postgres_url: str, how: 
             back = first if first["type"] == "gtt" else await person.until("gtt", timeout=20)
 
             # The same game, everything the person saw, and their turn where it was.
-            assert back["game"] == game
-            assert back["chats"] == before["chats"]
-            keys = ("phase", "chat", "can_decide", "turns_left", "role", "target")
+            assert back["game"] == game and back["chats"] == before["chats"]
+            keys = ("phase", "chat", "can_decide", "can_stop", "turns_left", "role", "target")
             assert {k: back[k] for k in keys} == {k: before[k] for k in keys}
-            now = await _until_live(two, lambda g: g["owner"].startswith(f"{arena.ports[1]}/"))
+            now = await _until_live(two, lambda g: g["owner"].startswith(mine))
             assert now["game"] == game and now["started_at"] == was["started_at"]
 
-            await person.send(type="verdict", id="v1", choice="imitator", confidence=70)
-            end = await until_state(person, lambda s: s["reveal"] is not None, timeout=20)
-            assert end["reveal"]["flagged"] is None and end["reveal"]["verdict"] == 0
+            end = await driver.finish(person)
+            assert end["reveal"]["flagged"] is None
             if how == "SIGSTOP":
                 owner.send_signal(signal.SIGCONT)  # it wakes up, with the input queued for it
-                # Once it answers again it has read its socket: anything it wrote is in now.
-                await _answers(one)
+                await _answers(one)  # once it answers again, it has read that socket too
         finally:
             if how == "SIGSTOP" and owner.poll() is None:
                 owner.send_signal(signal.SIGCONT)
             await person.close()
 
     kept = _stored(postgres_url)
-    assert kept["game"] == game
-    assert kept["status"] == "finished" and kept["worker"].startswith(f"{arena.ports[1]}/")
-    assert kept["epoch"] == 1  # claimed once
-    assert [m.seq for m in kept["said"]] == list(range(len(kept["said"])))
-    by_person = [(m.phase, m.text) for m in kept["said"] if m.sender == "distinguisher"]
-    assert by_person == [
-        ("query", STUDY),
-        ("query", "STOP"),
-        ("main", ASKED),
-        ("main", "<answer>0</answer>"),
-    ]
-    x_said = [m for m in kept["said"] if m.sender == "unknown"]
-    assert len(x_said) == 1  # X answered once, before the takeover, and was not asked again
-    assert kept["verdicts"] == [("gtt-verdict", "imitator", 70.0)]
+    assert kept["game"] == game and kept["status"] == "finished"
+    assert kept["worker"].startswith(mine) and kept["epoch"] == 1  # claimed once
+    said = kept["said"]
+    assert [m.seq for m in said] == list(range(len(said)))
+    assert [(m.phase, m.text) for m in said if m.sender == driver.seat] == driver.person_said
+    assert kept["verdicts"] == driver.verdicts
+    # The stored transcript is a game by the engine's rules, start to end: played again over
+    # all of it, the game says exactly it (no model's line twice, none missing) and ends.
+    result = await _replayed(kept["spec"], said)
+    assert result.verdict == end["reveal"]["verdict"]
+
+
+async def _replayed(spec: TrialSpec, said: list[Any]) -> GameResult:
+    setup = gtt_takeover_setup()
+    people = {a: HumanAgent(a, a) for a in spec.seats.values() if a.startswith("person:")}
+    mode = setup.modes[0]
+    table = Table(seats=mode.game.seats(spec, {**setup.agents, **people}), caller=_no_call, seed=0)
+    table.replay(
+        [
+            TranscriptMessage(
+                seq=m.seq,
+                sender=m.sender,
+                text=m.text,
+                visible_to=tuple(m.visible_to.split(",")),
+                phase=m.phase,
+                created_at=0.0,
+                channel=m.channel,
+            )
+            for m in said
+        ]
+    )
+    resumable = RESUMABLE.of(mode.game)
+    assert resumable is not None
+    result = await resumable.resume(table, spec, started_at=0.0)
+    assert not table.catching_up
+    return result
+
+
+async def _no_call(agent: Agent, history: list[ChatMessage], ctx: CallContext) -> AgentReply:
+    raise AssertionError("every message is stored: no agent is asked")
 
 
 async def _answers(base: str) -> None:
