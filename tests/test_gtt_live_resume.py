@@ -5,7 +5,9 @@ owner plays a person's GDGTT game through the study and one test message, then i
 other claims the game from the store and rebuilds it (arena/takeover.py). The person sees every
 line so far, their turns are where they were, the time left is what it was, and the game ends
 on their verdict, stored once, with a transcript the engine's own rules accept from start to
-end. A game rebuilt past its time ends as out of time (never "server lost").
+end. A game rebuilt past its time ends as out of time (never "server lost"). A watched AI-only
+game (gtt-watch), held partway by its models and taken over, is message for message the game
+played through without a takeover.
 """
 
 from __future__ import annotations
@@ -13,14 +15,18 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
+from games_helpers import direct_caller
 from test_arena_gtt import gtt_setup
 from test_takeover_paused_clock import HandClock, _landed, _person, _shut_down
 from turinglab.agents.base import Agent, AgentReply, CallContext, ChatMessage
+from turinglab.agents.human import HumanAgent
+from turinglab.agents.scripted import ScriptedAgent
 from turinglab.arena import frames as F
 from turinglab.arena.gtt_live import TIME_LIMIT_S, GTTLiveGame
-from turinglab.arena.gtt_mode import DISTINGUISH
+from turinglab.arena.gtt_mode import DISTINGUISH, WATCH
 from turinglab.arena.hub import Arena
 from turinglab.arena.live import LiveGame
 from turinglab.arena.live_reveal import SERVER_LOST
@@ -161,3 +167,82 @@ async def test_a_gtt_game_rebuilt_past_its_time_ends_out_of_time(tmp_path: Path)
         assert SERVER_LOST not in taken.result.flags and end.reveal is not None
     finally:
         await _shut_down([owner, taker], [first, second])
+
+
+WATCHER = "person:p-watch"  # the spectator's seat at the table (gtt_mode.py)
+
+
+class Gated(ScriptedAgent):
+    """A scripted model whose second and later replies wait for `go`: the game stands still
+    partway, where the test takes it over."""
+
+    def __init__(self, name: str, replies: list[str], go: asyncio.Event) -> None:
+        super().__init__(name, replies)
+        self.go = go
+        self.held = 0  # calls waiting now
+
+    async def reply(self, history: list[ChatMessage], ctx: CallContext) -> AgentReply:
+        if any(m.role == "assistant" for m in history) and not self.go.is_set():
+            self.held += 1
+            try:
+                await self.go.wait()
+            finally:
+                self.held -= 1
+        return await super().reply(history, ctx)
+
+
+async def test_a_watched_ai_game_taken_over_is_the_game_played_through(tmp_path: Path) -> None:
+    """gtt-watch: nobody plays, two models do. Taken over partway, the game the spectator sees
+    end is, message for message, the one played through without a takeover."""
+    go = asyncio.Event()
+    setup = gtt_setup(variants=("gtt", "gttq"), seed=5)
+    lines = {name: list(agent.replies) for name, agent in setup.agents.items()}
+    gated = {name: Gated(name, said, go) for name, said in lines.items()}
+    setup = replace(setup, agents=dict(gated))
+    first = ArenaStore(Store(str(tmp_path / "arena.db")), setup, worker="first")
+    second = ArenaStore(Store(str(tmp_path / "arena.db")), setup, worker="second")
+    clock = HandClock()
+    owner, taker = Arena(setup, clock=clock, store=first), Arena(setup, clock=clock, store=second)
+    person = _person("p-watch")
+    try:
+        mode = setup.mode(WATCH)
+        assert mode is not None
+        owner._start_game(mode, {"spectator": person}, {}, seed=5)
+        (game,) = owner.games.values()
+        await _landed(game, owner)
+        for _ in range(1000):  # a model's second reply waits: the game stands there
+            if any(a.held for a in gated.values()):
+                break
+            await asyncio.sleep(0.01)
+        partway = len(game.table.messages)
+        assert partway >= 3 and game.result is None
+        await first.flush()
+        (stored,) = second.take_over("first")
+        owner.give_up(game)
+        taken = restore(taker, stored, lambda pid: person)
+        assert len(stored.messages) == partway
+        go.set()
+        await _state_until(taken, lambda s: s.reveal is not None)
+        assert taken.result is not None and not taken.result.flags
+
+        # The same trial played through at a plain table, with the same models.
+        whole = Table(
+            seats=mode.game.seats(
+                taken.spec, {**ungated(lines), WATCHER: HumanAgent(WATCHER, "p-watch")}
+            ),
+            caller=direct_caller,
+            seed=taken.spec.seed,
+        )
+        expected = await mode.game.play(whole, taken.spec)
+
+        def said(table: Table) -> list[tuple[object, ...]]:
+            return [(m.sender, m.text, m.visible_to, m.phase) for m in table.messages]
+
+        assert said(taken.table) == said(whole)
+        assert (taken.result.status, taken.result.verdict) == (expected.status, expected.verdict)
+    finally:
+        await _shut_down([owner, taker], [first, second])
+
+
+def ungated(lines: dict[str, list[str]]) -> dict[str, Agent]:
+    return {name: ScriptedAgent(name, said) for name, said in lines.items()}
