@@ -2,24 +2,27 @@
 
 Two real server processes share one PostgreSQL database and Redis. A person connected to
 process 1 plays a GTT mode there partway, per mode's driver (`DRIVERS`): as the judge (GDGTT:
-study the target, write once to X) or as the actor (GTTQ: study the judge's model, answer its
-first question). Process 1 is killed, or paused past the takeover delay; process 2 claims the
-game and rebuilds it from its committed messages (arena/takeover.py, the GTT kind's `resume`).
+study the target, write once to X), as the actor (GTTQ: study the judge's model, answer its
+first question), or watching two models (their second replies wait for a gate file the test
+creates after the takeover, so the AI-only game stands still partway). Process 1 is killed,
+or paused past the takeover delay; process 2 claims the game and rebuilds it from its
+committed messages (arena/takeover.py, the GTT kind's `resume`).
 The person, back at process 2, sees every line so far with their turn where it was; the game
 keeps its stored start (its time left is what it was); it ends, not flagged. A paused owner,
 woken afterwards, writes nothing more: the message the person sent it while it hung is not
 stored. The store, read in plain SQL: one game row, claimed once by process 2, its messages
 numbered without a hole, the person's lines each once, the verdicts once; and the engine,
 played again over the stored transcript, says exactly it and ends on the same verdict.
-(gtt-watch, AI-only, has no person to pause it partway here: tests/test_gtt_live_resume.py.)
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -33,6 +36,7 @@ from test_arena_takeover import SERVER as TAKEOVER_SERVER
 from test_arena_takeover import TAKEOVER_AFTER_S, _live
 from turinglab.agents.base import Agent, AgentReply, CallContext, ChatMessage
 from turinglab.agents.human import HumanAgent
+from turinglab.agents.scripted import ScriptedAgent
 from turinglab.arena import ArenaSetup
 from turinglab.games.kinds import RESUMABLE
 from turinglab.games.spec import GameResult, TrialSpec
@@ -48,11 +52,29 @@ SERVER = TAKEOVER_SERVER.replace(
 TO_THE_PAUSED = "sent to a process that hangs"
 
 
+GATE = "TURINGLAB_TEST_GTT_GATE"  # a file the models' second and later replies wait for
+
+
+class Gated(ScriptedAgent):
+    """A scripted model whose second and later replies wait until the file named by $GATE
+    exists: an AI-only game stands still partway, where the test takes it over."""
+
+    async def reply(self, history: list[ChatMessage], ctx: CallContext) -> AgentReply:
+        gate = os.environ.get(GATE)
+        if gate and any(m.role == "assistant" for m in history):
+            while not os.path.exists(gate):
+                await asyncio.sleep(0.02)
+        return await super().reply(history, ctx)
+
+
 def gtt_takeover_setup() -> ArenaSetup:
     """The GTT modes of test_arena_gtt.py's two scripted models, taken over quickly."""
     setup = gtt_setup()
     settings = setup.settings.model_copy(update={"takeover_after_s": TAKEOVER_AFTER_S})
-    return replace(setup, settings=settings)
+    agents: dict[str, Agent] = {
+        name: Gated(name, list(agent.replies)) for name, agent in setup.agents.items()
+    }
+    return replace(setup, agents=agents, settings=settings)
 
 
 @dataclass(frozen=True)
@@ -66,6 +88,7 @@ class Driver:
     finish: Callable[[Person], Awaitable[dict[str, Any]]]
     person_said: list[tuple[str, str]]  # (phase, text), in order
     verdicts: list[tuple[str, str, float]]  # (kind, verdict, confidence)
+    held: bool = False  # the models wait for the gate until `finish` (no person holds it)
 
 
 async def _studied(person: Person, mode: str, chat: str) -> None:
@@ -108,6 +131,19 @@ async def _actor_finish(person: Person) -> dict[str, Any]:
     return end
 
 
+async def _watch_partway(person: Person) -> dict[str, Any]:
+    """gtt-watch: the judge's first message and X's answer; the judge's next waits."""
+    assert (await person.connect())["type"] == "status"
+    await person.send(type="join", mode="gtt-watch", consent=True)
+    return await until_state(person, lambda s: len(lines(s, "test")) == 2)
+
+
+async def _watch_finish(person: Person) -> dict[str, Any]:
+    end = await until_state(person, lambda s: s["reveal"] is not None, timeout=20)
+    assert end["reveal"]["verdict"] in (0, 1) and len(lines(end, "test")) > 2
+    return end
+
+
 DRIVERS = [
     Driver(
         "gtt-distinguish",
@@ -135,6 +171,7 @@ DRIVERS = [
         ],
         [],  # the model judges: its answer is the game's verdict, no person's judgement
     ),
+    Driver("gtt-watch", "spectator", _watch_partway, _watch_finish, [], [], held=True),
 ]
 
 
@@ -188,8 +225,12 @@ def _stored(url: str) -> dict[str, Any]:
 @pytest.mark.parametrize("how", ["SIGKILL", "SIGSTOP"])
 @pytest.mark.parametrize("driver", DRIVERS, ids=lambda d: d.mode)
 async def test_a_gtt_game_finishes_on_the_other_process(
-    postgres_url: str, driver: Driver, how: str
+    postgres_url: str, driver: Driver, how: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    gate = tmp_path / "go"
+    monkeypatch.setenv(GATE, str(gate))  # the servers' models read it (they inherit it)
+    if not driver.held:
+        gate.touch()
     async with arena_processes(SERVER, postgres_url) as arena:
         one, two = arena.bases
         owner = arena.procs[0]
@@ -223,6 +264,7 @@ async def test_a_gtt_game_finishes_on_the_other_process(
             now = await _until_live(two, lambda g: g["owner"].startswith(mine))
             assert now["game"] == game and now["started_at"] == was["started_at"]
 
+            gate.touch()  # an AI-only game goes on now, at its new owner
             end = await driver.finish(person)
             assert end["reveal"]["flagged"] is None
             if how == "SIGSTOP":
