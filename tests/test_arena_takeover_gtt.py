@@ -89,6 +89,8 @@ class Driver:
     person_said: list[tuple[str, str]]  # (phase, text), in order
     verdicts: list[tuple[str, str, float]]  # (kind, verdict, confidence)
     held: bool = False  # the models wait for the gate until `finish` (no person holds it)
+    # The partway message, as the page sends it again after the takeover (no ack came).
+    resend: dict[str, Any] | None = None
 
 
 async def _studied(person: Person, mode: str, chat: str) -> None:
@@ -99,8 +101,13 @@ async def _studied(person: Person, mode: str, chat: str) -> None:
     await person.send(type="message", id="m1", channel="study", text="hi")
     await until_state(person, lambda s: len(lines(s, "study")) == 2)
     await person.send(type="end", id="e1")
-    await until_state(person, lambda s: s["chat"] == "test" and s["phase"] == "writing")
-    await person.send(type="message", id="m2", channel="test", text=chat)
+    state = await until_state(person, lambda s: s["chat"] == "test" and s["phase"] == "writing")
+    # As the page sends it: with the lines the chat had (`after`), re-sent after the takeover.
+    await person.send(**_resent(chat, len(lines(state, "test"))))
+
+
+def _resent(text: str, after: int) -> dict[str, Any]:
+    return {"type": "message", "id": "m2", "channel": "test", "text": text, "after": after}
 
 
 async def _judge_partway(person: Person) -> dict[str, Any]:
@@ -157,6 +164,7 @@ DRIVERS = [
             ("main", "<answer>0</answer>"),
         ],
         [("gtt-verdict", "imitator", 70.0)],
+        resend=_resent("What is 6 times 7?", 0),
     ),
     Driver(
         "gtt-act",
@@ -170,6 +178,7 @@ DRIVERS = [
             ("main", "Teal, like always."),
         ],
         [],  # the model judges: its answer is the game's verdict, no person's judgement
+        resend=_resent("Forty-two, obviously.", 1),  # after the judge's first message
     ),
     Driver("gtt-watch", "spectator", _watch_partway, _watch_finish, [], [], held=True),
 ]
@@ -261,6 +270,9 @@ async def test_a_gtt_game_finishes_on_the_other_process(
             assert back["game"] == game and back["chats"] == before["chats"]
             keys = ("phase", "chat", "can_decide", "can_stop", "turns_left", "role", "target")
             assert {k: back[k] for k in keys} == {k: before[k] for k in keys}
+            if driver.resend is not None:  # its ack lost with the owner: the page sends it again
+                await person.send(**driver.resend)
+                await person.until("ack", ref=driver.resend["id"])  # applied before: not again
             now = await _until_live(two, lambda g: g["owner"].startswith(mine))
             assert now["game"] == game and now["started_at"] == was["started_at"]
 

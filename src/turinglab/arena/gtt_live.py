@@ -57,6 +57,8 @@ class GTTLiveGame(StateFrameGame):
         self.pending: set[str] = set()  # seats whose message the game has not taken yet
         self.decision: Judgement | None = None  # the person's verdict form
         self.shown: list[TranscriptMessage] = []  # the table's messages, as far as stored
+        # How many of them were said before this process played it (a takeover's replay).
+        self.inherited = 0
 
     # ---- seats -----------------------------------------------------------------------------
 
@@ -98,6 +100,7 @@ class GTTLiveGame(StateFrameGame):
         return TIME_LIMIT_S - (self.clock.now() - self.started_at)
 
     async def _run(self) -> None:
+        self.inherited = len(self.shown)  # replayed before it starts (takeover.restore)
         result = await self._play(max(0.0, self.time_left()), "arena: the game ran out of time")
         if self.decision is not None and result.status == ANSWERED:
             result.judgements.append(self.decision)
@@ -192,11 +195,15 @@ class GTTLiveGame(StateFrameGame):
             f"{other}.{studies} Watch, guess, and see the answer at the end."
         )
 
-    def _chats(self, seat: str, role: Role) -> list[F.GTTChat]:
+    def _chats(
+        self, seat: str, role: Role, shown: list[TranscriptMessage] | None = None
+    ) -> list[F.GTTChat]:
+        """The chats as `seat` sees them, from the messages shown (or those of `shown`)."""
+        said = self.shown if shown is None else shown
         study: list[F.GTTLine] = []
         test: list[F.GTTLine] = []
-        first = next((m for m in self.shown if m.sender == DISTINGUISHER and m.phase == MAIN), None)
-        for m in self.shown:
+        first = next((m for m in said if m.sender == DISTINGUISHER and m.phase == MAIN), None)
+        for m in said:
             if role != "spectator" and seat not in m.visible_to:
                 continue
             lines = study if m.phase == STUDY_PHASE else test
@@ -295,6 +302,8 @@ class GTTLiveGame(StateFrameGame):
             raise InputRejected("not-now", "That is not part of this game.")
 
     def _say(self, view: PersonView, frame: F.SendMessage, state: F.GTTState) -> None:
+        if self._said_before(view, frame, state):
+            return  # applied before: acknowledged (handle_once), not said again
         if state.phase != "writing":
             raise InputRejected("wait", "Please wait: it is not your turn to write.")
         if frame.channel != state.chat:
@@ -303,6 +312,21 @@ class GTTLiveGame(StateFrameGame):
         if state.role == "distinguisher" and "<answer" in text.lower():
             raise InputRejected("no-answer-tags", "Give your verdict with the verdict buttons.")
         self._give(view, text)
+
+    def _said_before(self, view: PersonView, frame: F.SendMessage, state: F.GTTState) -> bool:
+        """A message the page sends again that its chat already holds: applied by a process
+        that died since (its id is not remembered here), so looked for only among the lines
+        that process left (`inherited`); a new message sent too soon is refused as ever. A
+        chat alternates and a person has one message at a time in the game, so a line of
+        theirs at or after where the page stood (`after`: the lines of that chat it had) is
+        this one: it follows from the stored messages, with no text compared."""
+        if frame.after is None or not self.inherited:
+            return False
+        chats = self._chats(view.seat, state.role, self.shown[: self.inherited])
+        chat = next((c for c in chats if c.name == frame.channel), None)
+        return chat is not None and any(
+            line.sender == "you" and line.n >= frame.after for line in chat.lines
+        )
 
     def _give(self, view: PersonView, text: str) -> None:
         """Hand the game the person's next message; a second one waits until it is taken."""
