@@ -71,9 +71,10 @@ def gtt_takeover_setup() -> ArenaSetup:
     """The GTT modes of test_arena_gtt.py's two scripted models, taken over quickly."""
     setup = gtt_setup()
     settings = setup.settings.model_copy(update={"takeover_after_s": TAKEOVER_AFTER_S})
-    agents: dict[str, Agent] = {
-        name: Gated(name, list(agent.replies)) for name, agent in setup.agents.items()
-    }
+    agents: dict[str, Agent] = {}
+    for name, agent in setup.agents.items():
+        assert isinstance(agent, ScriptedAgent)
+        agents[name] = Gated(name, list(agent.replies))
     return replace(setup, agents=agents, settings=settings)
 
 
