@@ -1,7 +1,9 @@
 """The Strong Turing Test in two real browsers (Debian's chromium through Playwright): a person
 investigates with an image attached, a person answers, the AI system is an OpenAI-compatible
 agent on the fake server (which says what image it received). A tie, then a preference; the
-stored judgements must equal the clicks, and nothing names a side before the end.
+stored judgements must equal the clicks, and nothing names a side before the end. Two rounds:
+the end card after the first offers another game and the exit survey; the investigator's
+second round (answering a third person) ends with the survey only, also after a reload.
 
 Screenshots (1280 and 390 px) go to $TURINGLAB_SCREENSHOTS when set, e.g. docs/screenshots.
 """
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -35,15 +38,27 @@ pytestmark = [
 ]
 
 
-def _shoot(page: Any, name: str, prefix: str = "strong") -> None:
+# End cards are shot as a person sees them when they appear (the viewport, the card scrolled
+# into sight), at a laptop's and a phone's size.
+END_CARD_SIZES = (("1280", {"width": 1280, "height": 800}), ("390", PHONE))
+
+
+def _shoot(
+    page: Any, name: str, prefix: str = "strong", sizes: Any = None, card: str | None = None
+) -> None:
+    """Full-page shots at 1280 and 390 px; with `card`, viewport shots with it in sight."""
     where = os.environ.get("TURINGLAB_SCREENSHOTS")
     if not where:
         return
     Path(where).mkdir(parents=True, exist_ok=True)
-    for label, size in (("1280", DESKTOP), ("390", PHONE)):
+    for label, size in sizes or (("1280", DESKTOP), ("390", PHONE)):
         page.set_viewport_size(size)
         page.wait_for_timeout(150)
-        page.screenshot(path=str(Path(where) / f"{prefix}-{name}-{label}.png"), full_page=True)
+        if card is not None:
+            page.locator(card).scroll_into_view_if_needed()
+            page.wait_for_timeout(400)  # the page's own smooth scroll settles first
+        shot = str(Path(where) / f"{prefix}-{name}-{label}.png")
+        page.screenshot(path=shot, full_page=card is None)
     page.set_viewport_size(DESKTOP)
 
 
@@ -60,6 +75,12 @@ def _write(page: Any, text: str) -> None:
     page.locator("#s-text").press("Enter")
 
 
+def _ways_on(page: Any, *, last: bool) -> None:
+    """The end card offers another game and the exit, or after the last round the exit only."""
+    assert page.locator("#s-survey").is_visible()
+    assert page.locator("#s-again").is_visible() is not last
+
+
 def test_stt_session_in_two_browsers(tmp_path: Path) -> None:
     sync_api = pytest.importorskip("playwright.sync_api")
     picture = tmp_path / "red-square.png"
@@ -71,6 +92,10 @@ def test_stt_session_in_two_browsers(tmp_path: Path) -> None:
     with start_fake_server_process() as fake:
         system = OpenAIChatAgent(name=SYSTEM_AGENT, base_url=fake.base_url, model="fake-vision")
         setup = strong_setup(system)
+        # Two rounds each, so that the end card's last round comes after one that is not;
+        # never a stand-in for a person who waits (the third person joins second).
+        more = {"rounds": 2, "ai_after_s": 600, "max_wait_s": 600}
+        setup = replace(setup, settings=setup.settings.model_copy(update=more))
         with (
             running_arena(setup, frame_log=lambda who, f: frames.append((who, f))) as (base, app),
             sync_api.sync_playwright() as p,
@@ -89,8 +114,8 @@ def test_stt_session_in_two_browsers(tmp_path: Path) -> None:
                 (one, two) if one.locator("#s-role").inner_text() == "Investigator" else (two, one)
             )
             assert resp.locator("#s-role").inner_text() == "Respondent"
-            for page in (inv, resp):  # a study session is a round (8 by default)
-                assert page.locator("#s-round").inner_text() == "Round 1 of 8"
+            for page in (inv, resp):  # a study session is a round
+                assert page.locator("#s-round").inner_text() == "Round 1 of 2"
             assert resp.locator("#s-attach").is_hidden()
 
             # Turn 1: text and an image; the respondent sees the image inline; a tie.
@@ -128,25 +153,61 @@ def test_stt_session_in_two_browsers(tmp_path: Path) -> None:
             assert "Zorblax (scripted)" in inv.locator("#s-scores").inner_text()
             assert "win rate 75%" in resp.locator("#s-scores").inner_text()
             _shoot(inv, "end")
-            assert inv.evaluate("window.__pwned") is None
-            assert resp.evaluate("window.__pwned") is None
+            for page in (inv, resp):
+                _ways_on(page, last=False)  # round 1 of 2: another game, or the exit
+            _shoot(inv, "stt-round1", prefix="endcard", sizes=END_CARD_SIZES, card="#s-end-card")
+
+            # Round 2: the investigator has met the respondent, so a third person (new to
+            # both) investigates them; the respondent of round 1 stays out.
+            inv.locator("#s-again").click()
+            inv.locator("#v-lobby").wait_for(state="visible")
+            inv.get_by_role("button", name="Strong Turing Test").first.click()
+            third = browser.new_context(viewport=DESKTOP).new_page()
+            _enter(third, base, errors)
+            for page in (inv, third):
+                page.locator("#v-strong").wait_for(state="visible")
+            assert third.locator("#s-role").inner_text() == "Investigator"
+            assert inv.locator("#s-role").inner_text() == "Respondent"
+            assert inv.locator("#s-round").inner_text() == "Round 2 of 2"
+            assert third.locator("#s-round").inner_text() == "Round 1 of 2"
+            _write(third, "What did you have for lunch?")
+            _write(inv, "soup, it was cold out")
+            third.locator('[data-turn="1"] .s-reply').nth(1).wait_for()
+            third.get_by_role("button", name="It's a tie").click()
+            third.locator("#s-end").wait_for(state="visible")
+            third.locator("#s-end").click()
+            third.locator("#s-end").click()
+            for page in (inv, third):
+                page.locator("#s-end-card").wait_for(state="visible")
+            _ways_on(third, last=False)  # the third person's first round
+            _ways_on(inv, last=True)  # the last: only the exit survey
+            _shoot(inv, "stt-last", prefix="endcard", sizes=END_CARD_SIZES, card="#s-end-card")
+            inv.reload()  # the end card (and what it offers) comes back from the server
+            inv.locator("#s-end-card").wait_for(state="visible")
+            _ways_on(inv, last=True)
+            inv.locator("#s-survey").click()
+            inv.locator("#v-survey").wait_for(state="visible")
+            assert "all 2 rounds" in inv.locator("#alldone").inner_text()
+            for page in (inv, resp, third):
+                assert page.evaluate("window.__pwned") is None
             assert errors == []
             browser.close()
         # Each browser fetched the image once, however many state frames named it.
         assert len(fetched) == 2 and len(set(fetched)) == 1, fetched
         assert not any("base64" in json.dumps(f) for _, f in frames)
 
-        (record,) = app.state.arena.finished
+        record, again = app.state.arena.finished
+        assert [j["tie"] for j in again["judgements"] if j["kind"] == "preference"] == [True]
         prefs = [j for j in record["judgements"] if j["kind"] == "preference"]
         assert [(j["turn"], j["tie"], j["choice"]) for j in prefs] == [
             (1, True, None),
             (2, False, "human_1"),
         ]
         assert prefs[1]["details"]["label"] == str(label)
-        # The leak check over every frame either browser received before the end.
-        for who in {w for w, _ in frames}:
-            mine = [f for w, f in frames if w == who]
-            cut = next(i for i, f in enumerate(mine) if f.get("phase") == "ended")
+        # The leak check over every frame each browser received in a game before its end.
+        for who, game in {(w, f.get("game")) for w, f in frames}:
+            mine = [f for w, f in frames if w == who and f.get("game") == game]
+            cut = next((i for i, f in enumerate(mine) if f.get("phase") == "ended"), len(mine))
             early = json.dumps(mine[:cut])
             for secret in (*SECRETS, "fake-vision"):
                 assert secret not in early, secret

@@ -100,6 +100,8 @@ async def test_sessions_export_as_judgements_that_itt_score_reads(tmp_path: Path
             async with http.get(url, headers=auth) as r:
                 assert r.status == 200 and r.headers["content-type"].startswith("text/csv")
                 served = await r.text()
+            async with http.get(base + "/admin", headers=auth) as r:  # its kit's download
+                assert 'href="/admin/export/live-itt.csv"' in await r.text()
         finished = list(app.state.arena.finished)
     kept.close()
     assert len(finished) == 4

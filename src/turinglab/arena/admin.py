@@ -12,6 +12,8 @@ from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from turinglab.arena.mode_kits import downloads
+
 if TYPE_CHECKING:
     from turinglab.arena.admin_people import StudyView
     from turinglab.arena.hub import Arena
@@ -179,13 +181,8 @@ def admin_page(arena: Arena, form: StudyForm, live: list[dict[str, Any]], view: 
         if done.keep is None
         else "the store holds every game; the table per AI witness counts this process's"
     )
-    live_itt = any(m.game.name == "live-itt" for m in arena.setup.modes)
-    itt_link = (
-        ' · <a href="/admin/export/live-itt.csv">live-test judgements for '
-        "<code>turinglab itt score</code></a>"
-        if live_itt
-        else ""
-    )
+    # A kind's own files (the live ITT's judgements), as its kit declares (mode_kits.py).
+    itt_link = "".join(f' · <a href="{p}">{label}</a>' for p, label in downloads(arena.setup.modes))
     shown = len(view.people.newest)
     listed = (
         f"the newest {shown} of {view.people.total}"

@@ -13,13 +13,12 @@ import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from turinglab.arena.metrics_page import fallbacks_here
 from turinglab.games.spec import FINISHED, FLAGGED
 from turinglab.store.arena_people import People, Person
 
 if TYPE_CHECKING:
-    from turinglab.arena.cluster import Cluster
     from turinglab.arena.hub import Arena
+    from turinglab.arena.hub_port import Hub
 
 MAX_PEOPLE_LISTED = 300  # newest first; the count says how many there are in all
 
@@ -34,7 +33,8 @@ class StudyView:
     process: str | None = None  # this process's name among several
 
 
-async def study_view(arena: Arena, cluster: Cluster | None) -> StudyView:
+async def study_view(hub: Hub) -> StudyView:
+    arena = hub.arena
     store = arena.store  # the open study's
     if store is not None:
         await store.flush()  # this process's latest consents and games count too
@@ -42,19 +42,10 @@ async def study_view(arena: Arena, cluster: Cluster | None) -> StudyView:
         games = await asyncio.to_thread(store.game_counts)
     else:
         people, games = _in_memory(arena)
-    here = fallbacks_here(arena, cluster)
-    fallbacks: int | None = here
-    if arena.setup.settings.design is None:
-        fallbacks = None
-    elif cluster is not None:
-        fallbacks = await cluster.study_fallbacks()
-    scope = ""
-    if store is not None:
-        scope = "every process's, read from the store"
-    elif cluster is not None:
-        scope = "this process's only: without a store processes cannot see each other's people"
-    me = None if cluster is None else cluster.me
-    return StudyView(people, games, scope, fallbacks, here, me)
+    here = hub.fallbacks_here()
+    fallbacks = None if arena.setup.settings.design is None else await hub.study_fallbacks()
+    scope = hub.people_scope if store is None else "every process's, read from the store"
+    return StudyView(people, games, scope, fallbacks, here, hub.process)
 
 
 def _in_memory(arena: Arena) -> tuple[People, dict[str, int]]:

@@ -19,7 +19,6 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from fastapi.security import HTTPBasic, HTTPBasicCredentials
 
 from turinglab.arena.admin import StudyForm, admin_page, transcript_page
-from turinglab.arena.admin_end import end_by_admin
 from turinglab.arena.admin_guard import (
     DEVICE_COOKIE,
     DEVICE_MAX_AGE_S,
@@ -29,8 +28,7 @@ from turinglab.arena.admin_guard import (
 )
 from turinglab.arena.admin_keys import KeyAllowlist
 from turinglab.arena.admin_people import study_view
-from turinglab.arena.cluster import Cluster
-from turinglab.arena.hub import Arena
+from turinglab.arena.hub_port import Hub
 from turinglab.arena.metrics import CONTENT_TYPE
 from turinglab.arena.metrics_page import render_metrics
 from turinglab.arena.modes import ArenaSetup
@@ -92,36 +90,30 @@ def add_admin_guard(app: FastAPI, admin_password: str) -> AdminGuard:
 
 def add_admin_routes(
     app: FastAPI,
-    arena: Arena,
+    hub: Hub,
     guard: AdminGuard,
     *,
     startup: ArenaSetup,
     store: ArenaStore | None,
-    cluster: Cluster | None,
     csrf: str,
     studies_dir: Path | None,
     admin_keys: KeyAllowlist | None,
 ) -> None:
     """`startup`: the study closing another goes back to; `store`: the start-up store, where
     images are kept; `csrf`: the token in every admin form (a cross-site post cannot know it)."""
+    arena = hub.arena
     guarded = [Depends(guard)]
     study = {"source": "the start-up study"}
     # One process may switch studies; several would disagree about which one is open. Without
     # a store the open study's games live only in memory, and a switch would mix two studies.
-    fixed_study: str | None = None
-    if cluster is not None:
-        fixed_study = "Several processes serve this arena: restart them with another config."
-    elif store is None:
+    fixed_study = hub.study_fixed
+    if fixed_study is None and store is None:
         fixed_study = "Opening another study needs a store (turinglab serve --store)."
-
-    async def live_games() -> list[dict[str, Any]]:
-        # Several processes: every process's games, with their owner (cluster.py).
-        return arena.live_games() if cluster is None else await cluster.live_games()
 
     async def admin_html(error: str | None = None, code: int = 200) -> HTMLResponse:
         form = StudyForm(csrf, study["source"], studies_dir, fixed_study, error)
-        view = await study_view(arena, cluster)  # the whole study, from the store
-        page = admin_page(arena, form, await live_games(), view)
+        view = await study_view(hub)  # the whole study, from the store
+        page = admin_page(arena, form, await hub.live_games(), view)
         return HTMLResponse(page, code, headers={"Cache-Control": "no-store"})
 
     @app.get("/admin", response_class=HTMLResponse, dependencies=guarded)
@@ -173,23 +165,13 @@ def add_admin_routes(
             return next((g for g in records if g["game"] == gid), None)
         return next((g for g in arena.finished if g["game"] == gid), None)
 
-    async def owner_of(gid: str) -> str | None:
-        """Which process plays live game `gid`: "here", another live process, or None."""
-        game = arena.games.get(gid)
-        if game is not None and game.result is None:
-            return "here"
-        if cluster is None:
-            return None
-        found = [g for g in await cluster.live_games() if g["game"] == gid]
-        return str(found[0]["owner"]) if found and found[0].get("owner_alive") else None
-
     @app.get("/admin/game/{gid}", response_class=HTMLResponse, dependencies=guarded)
     async def admin_game(gid: str) -> HTMLResponse:
         """A game's live transcript (refreshing itself while the game runs)."""
         record = await game_record(gid)
         if record is None:
             raise HTTPException(status.HTTP_404_NOT_FOUND, "no such game")
-        why = None if await owner_of(gid) else "This game is not being played (any more)."
+        why = None if await hub.owner_of(gid) else "This game is not being played (any more)."
         page = transcript_page(record, csrf, why)
         return HTMLResponse(page, headers={"Cache-Control": "no-store"})
 
@@ -204,23 +186,20 @@ def add_admin_routes(
         reason = " ".join(fields.get("reason", "").split())[:300]
         if not reason:
             return HTMLResponse("Give a reason for the record.", status.HTTP_409_CONFLICT)
-        owner = await owner_of(gid)
+        owner = await hub.owner_of(gid)
         if owner is None:
             return HTMLResponse("This game is not being played.", status.HTTP_409_CONFLICT)
-        if owner == "here":
-            end_by_admin(arena, gid, reason)
-        elif cluster is not None:  # its owner ends it (admin_end.py, over Redis)
-            cluster.ask_to_end(owner, gid, reason)
+        await hub.end_game(owner, gid, reason)  # by its owner (admin_end.py), wherever it is
         return RedirectResponse(f"/admin/game/{gid}", status.HTTP_303_SEE_OTHER)
 
     @app.get("/metrics", dependencies=guarded)
     async def metrics() -> Response:
         """Prometheus text format (arena/metrics.py), behind the admin password."""
-        return Response(render_metrics(arena, cluster), media_type=CONTENT_TYPE)
+        return Response(render_metrics(hub), media_type=CONTENT_TYPE)
 
     @app.get("/admin/live.json", dependencies=guarded)
     async def admin_live() -> JSONResponse:
-        return JSONResponse(await live_games())
+        return JSONResponse(await hub.live_games())
 
     @app.get("/admin/media/{ref}", dependencies=guarded)
     async def admin_media(ref: str) -> Response:

@@ -10,27 +10,26 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import secrets
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 from fastapi import FastAPI, WebSocket
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from turinglab.arena.admin_keys import KeyAllowlist
 from turinglab.arena.admin_routes import add_admin_guard, add_admin_routes
-from turinglab.arena.cluster import Cluster, SignedSessions
+from turinglab.arena.cluster_hub import cluster_hub
 from turinglab.arena.collect import collect_router
 from turinglab.arena.collect_store import CollectStore
 from turinglab.arena.consent import add_consent_route, arena_limits
 from turinglab.arena.export_routes import add_export_routes
 from turinglab.arena.handoff import add_handoff_routes
 from turinglab.arena.hub import Arena, FinishedHook
+from turinglab.arena.hub_port import Hub
 from turinglab.arena.judging import judging_router
 from turinglab.arena.judging_store import JudgingStore
+from turinglab.arena.local_hub import LocalHub
 from turinglab.arena.modes import ArenaSetup
 from turinglab.arena.new_records import NewRecordGate
 from turinglab.arena.page_routes import add_page_routes
@@ -39,8 +38,6 @@ from turinglab.arena.security_headers import SecurityHeaders
 from turinglab.arena.store_bridge import ArenaStore
 from turinglab.arena.strong_image_routes import add_image_route
 from turinglab.games.clock import REAL_CLOCK, Clock
-
-log = logging.getLogger(__name__)
 
 TICK_S = 0.5
 
@@ -66,19 +63,27 @@ def create_app(
     one arena (cluster.py); `namespace` keeps their Redis keys apart from other arenas'.
     `studies_dir`: the folder whose config files the admin may open as a study; `admin_keys`:
     the API-key variables those configs may use (admin_keys.py; None: none)."""
-    arena = Arena(setup, clock, on_finished, store)
-    cluster: Cluster | None = None
-    if redis_url is not None:
-        if not secret:
-            raise ValueError("a multi-process arena needs a shared session secret")
-        arena.sessions = SignedSessions(secret)
-        name = namespace or (store.run_id if store is not None else "arena")
-        cluster = Cluster(arena, redis_url, name, store.worker if store is not None else "arena")
+    # The one place that knows whether other processes serve this arena: every route below
+    # talks to the hub alike (hub_port.py).
+    hub: Hub
+    if redis_url is None:
+        hub = LocalHub(Arena(setup, clock, on_finished, store), store)
+    else:
+        hub = cluster_hub(
+            setup,
+            clock,
+            on_finished,
+            store,
+            redis_url=redis_url,
+            secret=secret,
+            namespace=namespace,
+        )
+    arena = hub.arena
 
     # No OpenAPI schema or docs pages: nothing to hand a prober the admin routes.
     app = FastAPI(
         title="Turing Lab arena",
-        lifespan=_lifespan(arena, cluster),
+        lifespan=_lifespan(hub),
         docs_url=None,
         redoc_url=None,
         openapi_url=None,
@@ -86,15 +91,14 @@ def create_app(
     app.state.arena = arena
     add_image_route(app)  # Strong Turing Test: images are uploaded, then named in a message
     app.add_middleware(SecurityHeaders)
-    add_page_routes(app, arena, store, cluster)  # the page, static files, /healthz
+    add_page_routes(app, hub)  # the page, static files, /healthz
     add_consent_route(app, arena)  # a session starts here, throttled per address
-    leave = None if cluster is None else cluster.leave_queues  # the shared queues, too
-    add_handoff_routes(app, arena, leave)  # which recruitment code a person has earned
+    add_handoff_routes(app, hub)  # which recruitment code a person has earned
 
     sockets: Counter[str] = Counter()  # open sockets per participant, in this process
 
     async def play(ws: WebSocket) -> None:
-        await serve_socket(ws, arena, setup, frame_log, cluster, sockets)
+        await serve_socket(ws, hub, setup, frame_log, sockets)
 
     app.add_middleware(SocketRoute, path="/ws", serve=play)
 
@@ -108,11 +112,10 @@ def create_app(
     csrf = secrets.token_urlsafe(24)  # in every admin form; a cross-site post cannot know it
     add_admin_routes(
         app,
-        arena,
+        hub,
         admin,
         startup=setup,
         store=store,
-        cluster=cluster,
         csrf=csrf,
         studies_dir=studies_dir,
         admin_keys=admin_keys,
@@ -121,34 +124,22 @@ def create_app(
     return app
 
 
-def _lifespan(
-    arena: Arena, cluster: Cluster | None
-) -> Callable[[FastAPI], contextlib.AbstractAsyncContextManager[None]]:
-    """The app's lifetime: the cluster started and stopped, and the arena ticked meanwhile."""
+def _lifespan(hub: Hub) -> Callable[[FastAPI], contextlib.AbstractAsyncContextManager[None]]:
+    """The app's lifetime: the hub started and stopped, and ticked meanwhile."""
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         async def ticker() -> None:
             while True:
                 await asyncio.sleep(TICK_S)
-                arena.tick()
-                if cluster is not None:
-                    try:
-                        await cluster.tick()
-                    except (RedisConnectionError, RedisTimeoutError) as err:
-                        # Redis restarting or paused: expected, and the next tick tries again.
-                        log.warning("cluster tick failed: Redis unreachable (%s)", err)
-                    except Exception:
-                        log.exception("cluster tick failed")
+                await hub.tick()
 
-        if cluster is not None:
-            await cluster.start()
+        await hub.start()
         task = asyncio.create_task(ticker())
         try:
             yield
         finally:
             task.cancel()
-            if cluster is not None:
-                await cluster.stop()
+            await hub.stop()
 
     return lifespan

@@ -7,16 +7,32 @@ side labels and params are exactly what a batch run of the same design would hav
 
 Each configured AI witness (agent + persona, named as the study file names it, e.g.
 "SMOLLM2-PERSONA") is one group: the lobby seats groups, in each interrogator's own order.
+
+Its kit (mode_kits.py, registered at the end) serves both kinds: the study mode and two-party
+practice, played by LiveGame itself, with the AI witnesses timed before serving
+(witness_preflight.py).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
+from typing import Any
 
-from turinglab.arena.modes import ArenaMode
-from turinglab.games.interrogation_setup import InterrogationExperiment
+from turinglab.agents.base import Agent
+from turinglab.agents.registry import build_agent, display_names
+from turinglab.arena.match_design import MatchDesign
+from turinglab.arena.mode_kits import ModeKit, register
+from turinglab.arena.modes import ArenaMode, ArenaSettings, ArenaSetup
+from turinglab.arena.witness_preflight import measure_witnesses
+from turinglab.config import AgentConfig
 from turinglab.games.kinds import GameContext, game_for
 from turinglab.games.spec import TrialSpec
+from turinglab.games.three_party import ThreePartyExperiment
+from turinglab.games.two_party import TwoPartyExperiment
+
+# The experiments these modes play: told apart by their typed `game`.
+InterrogationConfig = ThreePartyExperiment | TwoPartyExperiment
 
 INTERROGATOR = "interrogator"
 THREE_PARTY_SEATS = ("witness_a", "witness_b")
@@ -26,16 +42,13 @@ TWO_PARTY_SEAT = "witness"
 def interrogation_mode(
     name: str,
     title: str,
-    cfg: InterrogationExperiment,
+    cfg: InterrogationConfig,
     *,
     solo: bool = False,
     context: GameContext | None = None,
 ) -> ArenaMode:
     """A mode playing `cfg` (a three-party or two-party experiment) with people."""
-    game_name = getattr(cfg, "game", None)
-    if game_name not in ("three-party", "two-party"):
-        raise ValueError(f"{name}: an interrogation game is needed, not {game_name!r}")
-    three = game_name == "three-party"
+    three = cfg.game == "three-party"
     seats = THREE_PARTY_SEATS if three else (TWO_PARTY_SEAT,)
     by_group = {w.name(): w for w in cfg.ai_witnesses}
     if len(by_group) < len(cfg.ai_witnesses):
@@ -73,3 +86,42 @@ def interrogation_mode(
         solo=solo,
         spec_for=spec_for,
     )
+
+
+def _two_party_like(cfg: InterrogationConfig) -> TwoPartyExperiment:
+    fields: dict[str, Any] = cfg.model_dump(exclude={"game", "human_witnesses", "stand_ins"})
+    return TwoPartyExperiment.model_validate({**fields, "game": "two-party"})
+
+
+def setup_for(
+    experiment: InterrogationConfig,
+    agent_configs: Mapping[str, AgentConfig],
+    settings: ArenaSettings | None = None,
+) -> ArenaSetup:
+    """What `turinglab serve` offers for a three- or two-party config: the study mode, and
+    solo practice (two-party) against the same AI witnesses."""
+    if not experiment.ai_witnesses:
+        raise ValueError("experiment.ai_witnesses: the arena needs at least one AI witness")
+    game = experiment.game
+    title = "Three-party Turing test" if game == "three-party" else "Two-party Turing test"
+    modes: list[ArenaMode] = [
+        interrogation_mode(game, title, experiment),
+        interrogation_mode("practice", "Practice", _two_party_like(experiment), solo=True),
+    ]
+    used = {w.agent: agent_configs[w.agent] for w in experiment.ai_witnesses}
+    agents: dict[str, Agent] = {name: build_agent(name, cfg) for name, cfg in used.items()}
+    labels = {w.agent: w.name() for w in experiment.ai_witnesses}
+    names = {**display_names(used), **labels}
+    # A study's games are matched blind: its wait to a game must not tell who the witness is.
+    return ArenaSetup(modes, agents, names, settings or ArenaSettings(design=MatchDesign()))
+
+
+register(
+    ModeKit[InterrogationConfig](
+        games=("three-party", "two-party"),
+        experiment=InterrogationConfig,
+        setup=setup_for,
+        live_game=None,  # the chat games: LiveGame itself
+        measure_witnesses=measure_witnesses,
+    )
+)

@@ -12,7 +12,7 @@ from fastapi import Depends, FastAPI, Response
 
 from turinglab.arena.admin_routes import AdminGuard
 from turinglab.arena.hub import Arena
-from turinglab.arena.live_itt_mode import live_itt_judgements
+from turinglab.games.live_itt_judgements import live_itt_judgements
 from turinglab.itt.judgements import judgements_csv
 from turinglab.study_export import (
     flag_exclusions,

@@ -13,12 +13,14 @@ model the viewer is not told about, come only with the end.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from turinglab.agents.human import MESSAGE, HumanAgent, HumanInput
 from turinglab.arena import frames as F
 from turinglab.arena.chat_text import clean
 from turinglab.arena.live_reveal import flagged_text
+from turinglab.arena.modes import ArenaMode
 from turinglab.arena.person_view import InputRejected, PersonView
 from turinglab.arena.sessions import Participant
 from turinglab.arena.state_game import StateFrameGame
@@ -47,13 +49,20 @@ ROLE_OF_SEAT: dict[str, Role] = {
 }
 
 
+@dataclass(frozen=True)
+class GTTArenaMode(ArenaMode):  # here, not in gtt_mode.py: the live game reads its rules
+    rules: GTTRules = field(default_factory=GTTRules)
+
+
 class GTTLiveGame(StateFrameGame):
     """A live GTT game: the game runs unchanged; this class only routes and renders."""
+
+    mode: GTTArenaMode  # its kit binds this class to the GTT modes (mode_kits.py)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.trial = gtt_trial(self.spec)
-        self.rules: GTTRules = getattr(self.mode.game, "rules", GTTRules())
+        self.rules: GTTRules = self.mode.rules
         self.pending: set[str] = set()  # seats whose message the game has not taken yet
         self.decision: Judgement | None = None  # the person's verdict form
         self.shown: list[TranscriptMessage] = []  # the table's messages, as far as stored

@@ -25,13 +25,12 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import ClassVar
+from dataclasses import replace
 
 from turinglab.agents.base import Agent
 from turinglab.agents.registry import build_agent, display_names
-from turinglab.arena.gtt_live import SPECTATOR, GTTLiveGame
-from turinglab.arena.live import LiveGame
+from turinglab.arena.gtt_live import SPECTATOR, GTTArenaMode, GTTLiveGame
+from turinglab.arena.mode_kits import ModeKit, register
 from turinglab.arena.modes import ArenaMode, ArenaSettings, ArenaSetup, SpecFactory
 from turinglab.config import AgentConfig, GTTExperiment
 from turinglab.games.gtt import DISTINGUISHER, UNKNOWN, GTTRules
@@ -42,12 +41,6 @@ from turinglab.variants import MATRIX_VARIANTS
 
 DISTINGUISH, ACT, WATCH = "gtt-distinguish", "gtt-act", "gtt-watch"
 MAX_CHARS = 600  # models write long messages; a person may too, within reason
-
-
-@dataclass(frozen=True)
-class GTTArenaMode(ArenaMode):
-    live_game: ClassVar[type[LiveGame]] = GTTLiveGame
-    rules: GTTRules = field(default_factory=GTTRules)
 
 
 def _spec_factory(kind: str, universe: Sequence[str], watched: Sequence[str]) -> SpecFactory:
@@ -152,3 +145,8 @@ def gtt_setup_for(
     names = display_names(used)
     modes = gtt_modes(experiment, GameContext(display_names=names))
     return ArenaSetup(modes, agents, names, settings or ArenaSettings(seed=experiment.seed))
+
+
+register(
+    ModeKit[GTTExperiment](("gtt",), GTTExperiment, gtt_setup_for, GTTLiveGame, state_frame="gtt")
+)

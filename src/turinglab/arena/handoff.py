@@ -19,7 +19,6 @@ answer the page), with the rounds done then; the admin page and the export show 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, HTTPException, Request, status
@@ -30,6 +29,7 @@ from turinglab.arena.study_ending import End
 
 if TYPE_CHECKING:
     from turinglab.arena.hub import Arena
+    from turinglab.arena.hub_port import Hub
     from turinglab.arena.study_config import Recruitment
 
 WITHDRAWN_TEXT = (
@@ -65,11 +65,10 @@ async def _kept_ending(arena: Arena, person: Participant) -> dict[str, Any] | No
     return found if isinstance(found, dict) else None
 
 
-def add_handoff_routes(
-    app: FastAPI, arena: Arena, leave_queues: Callable[[str], Awaitable[None]] | None = None
-) -> None:
-    """`leave_queues`: with several processes (cluster.py), takes a person out of the shared
-    queues too, wherever they wait."""
+def add_handoff_routes(app: FastAPI, hub: Hub) -> None:
+    """`hub`: takes a person who withdraws out of every queue, wherever they wait (with
+    several processes, the shared ones too: cluster_hub.py)."""
+    arena = hub.arena
 
     @app.get("/handoff")
     async def handoff(request: Request) -> JSONResponse:
@@ -103,7 +102,5 @@ def add_handoff_routes(
         if live is not None and live.result is None:
             message = {"end": None, "message": "Finish the game first."}
             return JSONResponse(message, 409, headers={"Cache-Control": "no-store"})
-        arena.withdraw(person)
-        if leave_queues is not None:  # no other process may seat them from now on
-            await leave_queues(person.id)
+        await hub.withdraw(person)  # no process may seat them from now on
         return _answer(recruitment, "screened_out", text=WITHDRAWN_TEXT)

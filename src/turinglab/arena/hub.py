@@ -49,10 +49,11 @@ class Arena:
         clock: Clock = REAL_CLOCK,
         on_finished: FinishedHook | None = None,
         store: ArenaStore | None = None,
+        sessions: Sessions | None = None,  # signed ones, with several processes (cluster.py)
     ) -> None:
         self.setup = setup
         self.clock = clock
-        self.sessions = Sessions()
+        self.sessions = Sessions() if sessions is None else sessions
         self.lobby = Lobby(
             setup.settings, clock, self._start_game, self._no_match, self._short, setup.modes
         )

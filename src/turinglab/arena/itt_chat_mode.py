@@ -25,16 +25,17 @@ import asyncio
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 from turinglab.agents.base import Agent
 from turinglab.agents.human import MESSAGE, HumanAgent, HumanInput
 from turinglab.agents.registry import build_agent, display_names
 from turinglab.arena import frames as F
 from turinglab.arena.abandon import ABANDONED, TOLD_LEFT, TOLD_STAYED
-from turinglab.arena.live import InputRejected, LiveGame, PersonView
+from turinglab.arena.live import InputRejected, PersonView
 from turinglab.arena.live_reveal import flagged_text
 from turinglab.arena.matchmaking_wait import MatchDesign
+from turinglab.arena.mode_kits import ModeKit, register
 from turinglab.arena.modes import ArenaMode, ArenaSettings, ArenaSetup
 from turinglab.arena.sessions import Participant
 from turinglab.arena.state_game import StateFrameGame
@@ -83,6 +84,7 @@ class ITTChatLiveGame(StateFrameGame):
     """One topic conversation: the game runs unchanged; this class routes and renders."""
 
     watched_by_arena = False  # its own watcher (`_watch`) ends it on departure or silence
+    mode: ITTChatArenaMode  # its kit binds this class to the chat mode (mode_kits.py)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -92,7 +94,6 @@ class ITTChatLiveGame(StateFrameGame):
 
     @property
     def chat_mode(self) -> ITTChatArenaMode:
-        assert isinstance(self.mode, ITTChatArenaMode)
         return self.mode
 
     def _view(self, seat: str, person: Participant, human: HumanAgent) -> PersonView:
@@ -255,7 +256,6 @@ class ITTChatLiveGame(StateFrameGame):
 
 @dataclass(frozen=True)
 class ITTChatArenaMode(ArenaMode):
-    live_game: ClassVar[type[LiveGame]] = ITTChatLiveGame
     abandon_after_s: float = 12.0  # the arena's setting (ArenaSettings.abandon_after_s)
     reply_timeout_s: float = REPLY_TIMEOUT_S
 
@@ -320,3 +320,14 @@ def itt_chat_setup_for(
     mode = itt_chat_mode(MODE, TITLE, experiment, abandon_after_s=settings.abandon_after_s)
     modes: list[ArenaMode] = [mode]
     return ArenaSetup(modes, agents, display_names(used), settings)
+
+
+register(
+    ModeKit[ConversationExperiment](
+        ("conversation",),
+        ConversationExperiment,
+        itt_chat_setup_for,
+        ITTChatLiveGame,
+        state_frame="itt-chat",
+    )
+)

@@ -28,6 +28,7 @@ from turinglab.arena.live_reveal import LOST_TEXT as LOST_TEXT
 from turinglab.arena.live_reveal import SERVER_LOST as SERVER_LOST
 from turinglab.arena.live_reveal import STORE_LOST_TEXT as STORE_LOST_TEXT
 from turinglab.arena.live_reveal import reveal_for
+from turinglab.arena.mode_kits import kit_of
 from turinglab.arena.modes import ArenaMode
 from turinglab.arena.person_view import ALIASES, InputRejected, PersonView, message_text
 from turinglab.arena.person_view import Outlet as Outlet
@@ -445,6 +446,5 @@ class LiveGame:
         )
 
 
-def live_class(mode: ArenaMode) -> type[LiveGame]:
-    """The class playing `mode`'s games, as its mode record declares: its kind's, or LiveGame."""
-    return mode.live_game or LiveGame
+def live_class(mode: ArenaMode) -> type[LiveGame]:  # as its game's kit declares, or LiveGame
+    return (None if (kit := kit_of(mode)) is None else kit.live_game) or LiveGame

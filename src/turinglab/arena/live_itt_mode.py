@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from dataclasses import dataclass, field
+from typing import Any
 
 from turinglab.agents.base import Agent
 from turinglab.agents.eliza import ElizaAgent
@@ -23,10 +23,10 @@ from turinglab.agents.human import HumanInput
 from turinglab.agents.registry import build_agent, display_names
 from turinglab.arena import frames as F
 from turinglab.arena.chat_text import clean
-from turinglab.arena.live import LiveGame
+from turinglab.arena.mode_kits import ModeKit, register
 from turinglab.arena.modes import ArenaMode, ArenaSettings, ArenaSetup, lobby_pick
 from turinglab.arena.person_view import InputRejected, PersonView
-from turinglab.arena.strong_mode import PERSON, StrongLiveGame
+from turinglab.arena.strong_mode import PERSON, StrongArenaMode, StrongLiveGame
 from turinglab.config import AgentConfig
 from turinglab.games.live_itt import (
     JUDGE,
@@ -46,11 +46,11 @@ __all__ = ["live_itt_judgements", "live_itt_mode", "live_itt_setup_for"]
 class LiveITTLiveGame(StrongLiveGame):
     """The STT transport with fixed labels A/B, no per-turn choice and a verdict at the end."""
 
+    mode: LiveITTArenaMode  # its kit binds this class to the live ITT modes (mode_kits.py)
+
     @property
     def cfg(self) -> LiveITTExperiment:
-        game = self.mode.game
-        assert isinstance(game, LiveITTGame)
-        return game.cfg
+        return self.mode.cfg
 
     @property
     def last_turn(self) -> int:
@@ -151,8 +151,8 @@ class LiveITTLiveGame(StrongLiveGame):
 
 
 @dataclass(frozen=True)
-class LiveITTArenaMode(ArenaMode):
-    live_game: ClassVar[type[LiveGame]] = LiveITTLiveGame
+class LiveITTArenaMode(StrongArenaMode):
+    cfg: LiveITTExperiment = field(kw_only=True)  # what its live game reads (briefs, time)
 
 
 def live_itt_mode(
@@ -200,6 +200,8 @@ def live_itt_mode(
         max_chars=cfg.max_chars,
         solo=solo,
         spec_for=spec_for,
+        input_timeout_s=cfg.input_timeout_s,
+        cfg=cfg,
     )
 
 
@@ -218,3 +220,20 @@ def live_itt_setup_for(
         modes.append(live_itt_mode("live-itt-practice", title, experiment, solo=True))
     settings = settings or ArenaSettings(seed=experiment.seed)
     return ArenaSetup(modes, agents, display_names(used), settings)
+
+
+register(
+    ModeKit[LiveITTExperiment](
+        ("live-itt",),
+        LiveITTExperiment,
+        live_itt_setup_for,
+        LiveITTLiveGame,
+        state_frame="strong",  # the STT's state frame (its transport)
+        downloads=(
+            (
+                "/admin/export/live-itt.csv",  # export_routes.py
+                "live-test judgements for <code>turinglab itt score</code>",
+            ),
+        ),
+    )
+)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -31,11 +31,7 @@ class ArenaMode:
     `channel_of` maps each witness seat to the channel it shares with the judge. The arena
     seats a second person (if any) in a randomly drawn witness seat and AI agents, drawn from
     `ai_agents`, in the others; `solo` modes never seat a second person and are never study
-    data."""
-
-    # The live class that plays this mode's games (a LiveGame subclass: strong_mode.py,
-    # gtt_mode.py, …); None: LiveGame itself, the chat games'. Read by live.live_class.
-    live_game: ClassVar[type[Any] | None] = None
+    data. The class that plays its games is its game's kit's (mode_kits.py)."""
 
     name: str  # "two-party", "three-party", "practice-two-party", ...
     title: str  # shown in the lobby

@@ -10,19 +10,16 @@ from fastapi import FastAPI, Request, Response, status
 from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
-from turinglab.arena.cluster import Cluster, health_checks
-from turinglab.arena.hub import Arena
+from turinglab.arena.hub_port import Hub
 from turinglab.arena.sessions import COOKIE
-from turinglab.arena.store_bridge import ArenaStore
 from turinglab.arena.study_page import PageCache
 
 STATIC = Path(__file__).parent / "static"
 
 
-def add_page_routes(
-    app: FastAPI, arena: Arena, store: ArenaStore | None, cluster: Cluster | None
-) -> None:
-    """`store` and `cluster`: the services /healthz asks after (None: not used)."""
+def add_page_routes(app: FastAPI, hub: Hub) -> None:
+    """The hub says which services /healthz asks after (the store, Redis)."""
+    arena = hub.arena
     # Rendered once per study: every person loads it, and a file response costs several
     # thread hops each.
     pages = PageCache((STATIC / "index.html").read_text(encoding="utf-8"))
@@ -45,7 +42,7 @@ def add_page_routes(
     async def healthz(response: Response) -> dict[str, Any]:
         """200 when every service this process needs answers; 503 (with which one) if not.
         Public, so it says nothing of the study: counts of games and people are in /admin."""
-        checks = await health_checks(store, cluster)
+        checks = await hub.health()
         ok = all(checks.values())
         if not ok:
             response.status_code = 503

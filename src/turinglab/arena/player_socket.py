@@ -1,7 +1,8 @@
 """The arena's websocket: one per tab, the only way live state reaches a page.
 
-A person's frames go in through `Arena.handle` (or the cluster, with several processes); every
-frame the server sends goes out through one queue per socket, written in order.
+A person's frames go in through the arena's `Hub` (hub_port.py: this process's `Arena`, or the
+cluster with several processes); every frame the server sends goes out through one queue per
+socket, written in order.
 """
 
 from __future__ import annotations
@@ -16,15 +17,12 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fastapi import WebSocket
-from redis.exceptions import RedisError
 from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocketDisconnect
 
 from turinglab.arena import frames as F
-from turinglab.arena.cluster import Cluster
-from turinglab.arena.hub import Arena
+from turinglab.arena.hub_port import Hub, HubUnreachable
 from turinglab.arena.limits import FrameLimiter
-from turinglab.arena.metrics import said_if_slow
 from turinglab.arena.modes import ArenaSetup
 from turinglab.arena.person_view import InputRejected
 from turinglab.arena.resume import ResumePoint
@@ -64,12 +62,12 @@ def same_origin(ws: WebSocket) -> bool:
 
 async def serve_socket(
     ws: WebSocket,
-    arena: Arena,
+    hub: Hub,
     setup: ArenaSetup,
     frame_log: FrameLog | None,
-    cluster: Cluster | None = None,
     sockets: Counter[str] | None = None,
 ) -> None:
+    arena = hub.arena
     await ws.accept()
     person = arena.sessions.get(ws.cookies.get(COOKIE))
     if person is None or not same_origin(ws):
@@ -86,7 +84,7 @@ async def serve_socket(
         return
     sockets[person.id] += 1
     try:
-        await play_socket(ws, person, arena, setup, frame_log, cluster)
+        await play_socket(ws, person, hub, setup, frame_log)
     finally:
         sockets[person.id] -= 1
         if sockets[person.id] <= 0:
@@ -96,11 +94,11 @@ async def serve_socket(
 async def play_socket(
     ws: WebSocket,
     person: Participant,
-    arena: Arena,
+    hub: Hub,
     setup: ArenaSetup,
     frame_log: FrameLog | None,
-    cluster: Cluster | None,
 ) -> None:
+    arena = hub.arena
     # Sessions start only at POST /consent: a valid token (on any process) means consent.
     person.consented = True
     queue: asyncio.Queue[F.ServerFrame | dict[str, Any] | None] = asyncio.Queue()
@@ -125,11 +123,7 @@ async def play_socket(
     arena.metrics.socket_connects += 1
     resume = ResumePoint.from_query(dict(ws.query_params))  # a page reconnecting (resume.py)
     try:  # a connect that fails (Redis, the store) is undone like a closed socket
-        if cluster is not None:
-            with said_if_slow(log, "connect-slow", participant=person.id):
-                await cluster.connect(person, outlet, resume)
-        else:
-            arena.connect(person, outlet, resume)
+        await hub.connect(person, outlet, resume)
         while True:
             message = await ws.receive()
             if message["type"] == "websocket.disconnect":
@@ -148,31 +142,25 @@ async def play_socket(
                 frame = F.parse_client_frame(raw)
                 if isinstance(frame, F.Ping):  # answered here: is this process alive?
                     outlet(F.Pong())
-                elif cluster is not None:
-                    with said_if_slow(log, "input-slow", participant=person.id, frame=frame.type):
-                        await cluster.handle(person, frame)
                 else:
-                    arena.handle(person, frame)
+                    await hub.handle(person, frame)
             except F.BadFrame as err:
                 outlet(F.Error(code="bad-frame", message=str(err)))
             except InputRejected as err:
                 outlet(F.Error(code=err.code, message=str(err), ref=getattr(frame, "id", None)))
-            except RedisError as err:  # Redis restarting: say so, keep the socket
+            except HubUnreachable as err:  # Redis restarting: say so, keep the socket
                 log.warning("redis: an input of %s not handled (%s)", person.id, err)
                 # No `ref`: an input with an id stays unanswered, so the page sends it again.
                 retry = "The arena is reconnecting; that was not taken — please try again."
                 outlet(F.Error(code="retry", message=retry))
     except WebSocketDisconnect:
         pass
-    except RedisError as err:  # Redis restarting as they connected: the page comes back
+    except HubUnreachable as err:  # Redis restarting as they connected: the page comes back
         log.warning("redis: %s not connected (%s); their page reconnects", person.id, err)
         with contextlib.suppress(Exception):
             await ws.close(code=1012)  # "service restart": reconnect
     finally:
-        if cluster is not None:
-            await cluster.disconnect(person, outlet)
-        else:
-            arena.disconnect(person, outlet)
+        await hub.disconnect(person, outlet)
         queue.put_nowait(None)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(sending, 2.0)

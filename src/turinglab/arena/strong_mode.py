@@ -24,14 +24,14 @@ import random
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar
+from typing import Any
 
 from turinglab.agents.base import Agent, ImagePart
 from turinglab.agents.human import MESSAGE, HumanAgent, HumanInput
 from turinglab.agents.registry import build_agent, display_names
 from turinglab.arena import frames as F
-from turinglab.arena.live import LiveGame
 from turinglab.arena.live_reveal import flagged_text
+from turinglab.arena.mode_kits import ModeKit, register
 from turinglab.arena.modes import ArenaMode, ArenaSettings, ArenaSetup, lobby_pick
 from turinglab.arena.person_view import InputRejected, PersonView
 from turinglab.arena.sessions import Participant
@@ -64,6 +64,8 @@ class _Turn:
 
 class StrongLiveGame(StateFrameGame):
     """A live STT session: the game runs unchanged; this class only routes and renders."""
+
+    mode: StrongArenaMode  # its kit binds this class to the STT modes (mode_kits.py)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -243,8 +245,7 @@ class StrongLiveGame(StateFrameGame):
         self._ended(result)  # the end state, when asked (snapshot); nothing sent or counted
 
     def _time_limit(self) -> float:
-        cfg = getattr(self.mode.game, "cfg", None)
-        per_turn = getattr(cfg, "input_timeout_s", 600.0) * 3
+        per_turn = self.mode.input_timeout_s * 3
         return per_turn * int(self.spec.params.get("turns", 1)) + 60.0
 
     # ---- what people do --------------------------------------------------------------------
@@ -324,7 +325,7 @@ class StrongLiveGame(StateFrameGame):
 
 @dataclass(frozen=True)
 class StrongArenaMode(ArenaMode):
-    live_game: ClassVar[type[LiveGame]] = StrongLiveGame
+    input_timeout_s: float = 600.0  # the config's wait for a person: sets the session's limit
 
 
 def strong_mode(
@@ -377,6 +378,7 @@ def strong_mode(
         solo=solo,
         spec_for=spec_for,
         ai_groups_per_game=1,
+        input_timeout_s=cfg.input_timeout_s,
     )
 
 
@@ -435,3 +437,10 @@ def stt_rows(finished: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     }
                 )
     return rows
+
+
+register(
+    ModeKit[StrongExperiment](
+        ("strong",), StrongExperiment, strong_setup_for, StrongLiveGame, state_frame="strong"
+    )
+)

@@ -20,7 +20,7 @@ from turinglab.arena.admin_keys import KeyAllowlist
 from turinglab.arena.modes import ArenaSetup
 from turinglab.arena.request_body import BodyTooLarge, bounded_body
 from turinglab.arena.setups import setup_from_config
-from turinglab.config import ConfigError, ExperimentConfig, load_config, parse_config
+from turinglab.config import ConfigError, Experiment, ExperimentConfig, load_config, parse_config
 from turinglab.config_yaml import YAMLProblem, load_yaml
 
 MAX_FORM_BYTES = 256 * 1024
@@ -40,7 +40,7 @@ class AdminFormError(ValueError):
 class OpenedStudy:
     setup: ArenaSetup
     source: str  # what the admin page says the study came from
-    experiment: object = None  # the config's experiment (witnesses timed: admin_routes.py)
+    experiment: Experiment | None = None  # the config's (witnesses timed: admin_routes.py)
 
 
 async def read_form(request: Request, csrf: str) -> dict[str, str]:
@@ -83,7 +83,7 @@ def open_study(
         setup = setup_from_config(config)
     except ValueError as err:
         raise AdminFormError(f"{source}: {err}") from None
-    seed = getattr(config.experiment, "seed", setup.settings.seed)
+    seed = config.experiment.seed
     update: dict[str, int] = {"seed": seed} | ({"rounds": rounds} if rounds else {})
     settings = setup.settings.model_copy(update=update)
     return OpenedStudy(replace(setup, settings=settings), source, config.experiment)

@@ -27,14 +27,18 @@ import asyncio
 import logging
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from turinglab.agents.base import Agent, CallContext, ChatMessage
 from turinglab.agents.eliza import ElizaAgent
 from turinglab.agents.errors import AgentError
+from turinglab.arena.mode_kits import ModeKit, kit_named
+from turinglab.config import Experiment
 from turinglab.games.interrogation_setup import AIWitness, InterrogationExperiment
+from turinglab.games.three_party import ThreePartyExperiment
+from turinglab.games.two_party import TwoPartyExperiment
 from turinglab.games.typing_delay import TypingDelay
 from turinglab.games.witness import WitnessPrompt, sample_facts
 from turinglab.games.witness_reply import clean_reply
@@ -169,7 +173,7 @@ async def measure_witness(
 
 
 def witness_prompt(
-    w: AIWitness, agent: Agent, cfg: InterrogationExperiment
+    w: AIWitness, agent: Agent, cfg: ThreePartyExperiment | TwoPartyExperiment
 ) -> WitnessPrompt | None:
     """The prompt this witness plays with in a game (as games/interrogation_setup.py builds it)."""
     if w.persona == "none" or isinstance(agent, ElizaAgent):
@@ -179,12 +183,14 @@ def witness_prompt(
         facts=sample_facts(cfg.seed, time.time()),
         time_limit_s=cfg.time_limit_s,
         max_chars=cfg.max_chars,
-        three_party=getattr(cfg, "game", None) == "three-party",
+        three_party=cfg.game == "three-party",
     )
 
 
 async def measure_witnesses(
-    cfg: InterrogationExperiment, agents: Mapping[str, Agent], reply_max_s: float
+    cfg: ThreePartyExperiment | TwoPartyExperiment,
+    agents: Mapping[str, Agent],
+    reply_max_s: float,
 ) -> list[WitnessMeasure]:
     """Each configured AI witness in turn (one at a time: they may share a machine). The
     agents' connections are closed after: the server's own loop opens its own."""
@@ -201,30 +207,47 @@ async def measure_witnesses(
     return found
 
 
+def _timed(experiment: Experiment | None, policy: WitnessTiming) -> ModeKit[Any] | None:
+    """The kit that times this experiment's AI witnesses; None: nothing to measure (skipped,
+    no config, or a kind whose kit measures none: only the engine's interrogation games do)."""
+    if policy == "skip" or experiment is None:
+        return None
+    kit = kit_named(experiment.game)
+    return kit if kit is not None and kit.measure_witnesses is not None else None
+
+
 def witness_timing_problem(
-    experiment: object, agents: Mapping[str, Agent], policy: WitnessTiming, reply_max_s: float
+    experiment: Experiment | None,
+    agents: Mapping[str, Agent],
+    policy: WitnessTiming,
+    reply_max_s: float,
 ) -> str | None:
     """What `serve` (and `serve --check`) asks before serving a study: the refusal line, or
-    None. Only the engine's interrogation games are measured (not strong, GTT or ITT modes)."""
-    if policy == "skip" or not isinstance(experiment, InterrogationExperiment):
+    None."""
+    kit = _timed(experiment, policy)
+    if kit is None or experiment is None:
         return None
     print("measuring the AI witnesses' reply times (arena.witness_timing) …", file=sys.stderr)
-    measures = asyncio.run(measure_witnesses(experiment, agents, reply_max_s))
+    measures = asyncio.run(kit.measured(experiment, agents, reply_max_s))
     return preflight_problem(measures, policy, lambda line: print(line, file=sys.stderr))
 
 
 async def opened_study_problem(
-    experiment: object, agents: Mapping[str, Agent], policy: WitnessTiming, reply_max_s: float
+    experiment: Experiment | None,
+    agents: Mapping[str, Agent],
+    policy: WitnessTiming,
+    reply_max_s: float,
 ) -> str | None:
     """The same for a study opened from /admin, in the server's loop (the lines to its log)."""
-    if policy == "skip" or not isinstance(experiment, InterrogationExperiment):
+    kit = _timed(experiment, policy)
+    if kit is None or experiment is None:
         return None
-    measures = await measure_witnesses(experiment, agents, reply_max_s)
+    measures = await kit.measured(experiment, agents, reply_max_s)
     return preflight_problem(measures, policy, log.warning)
 
 
 def preflight_problem(
-    measures: list[WitnessMeasure], policy: WitnessTiming, say: Callable[[str], None]
+    measures: Sequence[WitnessMeasure], policy: WitnessTiming, say: Callable[[str], None]
 ) -> str | None:
     """Tell each measure (`say`); the refusal, one line, when `policy` refuses a slow one."""
     for m in measures:

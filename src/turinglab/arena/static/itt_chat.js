@@ -120,15 +120,20 @@ function ittChatView() {
   flagged.hidden = true;
   const outcome = el("p", "outcome");
   outcome.id = "c-outcome";
+  const next = el("p", "muted");
+  next.id = "c-next";
+  next.hidden = true;
   const actions = el("div", "actions");
   const again = el("button", "primary", "Chat again");
+  again.id = "c-again";
   again.type = "button";
   again.addEventListener("click", () => send({ type: "leave" }));
   const survey = el("button", "ghost", "Finish & exit survey");
+  survey.id = "c-survey";
   survey.type = "button";
   survey.addEventListener("click", () => show("v-survey"));
   actions.append(again, survey);
-  end.append(flagged, outcome, actions);
+  end.append(flagged, outcome, next, actions);
 
   view.append(bar, hint, chat, end);
   $("v-survey").before(view);
@@ -200,12 +205,33 @@ function renderITTChat() {
   $("c-flagged").hidden = !s.flagged;
   $("c-flagged").textContent = s.flagged || "";
   $("c-outcome").textContent = ended && s.partner ? `Your partner was ${s.partner}.` : "";
+  renderChatNext(s, ended);
   if (ended && $("c-end").dataset.shown !== s.game) {
     $("c-end").dataset.shown = s.game; // announced and focused once per conversation
     announce(["The conversation is over.", $("c-outcome").textContent, s.flagged || ""].filter(Boolean).join(" "));
     focusOn($("c-end-title"));
   }
   if (ended) $("c-end").scrollIntoView({ behavior: "smooth", block: "nearest" });
+}
+
+// The end card's way on. After the last round only the exit survey is left: "Chat again"
+// would only bring the server's "rounds done" back. A flagged or abandoned conversation gave
+// its round back (abandon.py), so `played`, counted when it began, is one too many then and
+// another round follows.
+function renderChatNext(s, ended) {
+  const counted = ended && s.rounds && !s.flagged;
+  const last = counted && s.rounds.played >= s.rounds.total;
+  $("c-again").hidden = Boolean(last);
+  $("c-again").textContent = s.rounds ? "Next round" : "Chat again";
+  $("c-survey").className = last ? "primary" : "ghost";
+  $("c-next").hidden = !counted;
+  if (counted) {
+    const { played, total } = s.rounds;
+    $("c-next").textContent = last
+      ? `That was your last round (${played} of ${total}). A few questions, and you are done.`
+      : `Round ${played} of ${total} done. Start the next one, or finish here.`;
+  }
+  if (last) allDone(s.rounds); // the survey then says all rounds were played
 }
 
 // A partner's typing arrives as arena.js's "typing" frame; its handler knows only its own chats.
