@@ -290,7 +290,7 @@ class StrongScore(_Frame):
     win_rate: float | None
 
 
-class StrongState(_Frame):
+class StrongState(_Sequenced):  # numbered: a page resumes from its seq
     type: Literal["strong"] = "strong"
     game: str
     mode: str
@@ -343,7 +343,7 @@ class GTTReveal(_Frame):
     flagged: str | None = None
 
 
-class GTTState(_Frame):
+class GTTState(_Sequenced):  # numbered: a page resumes from its seq
     type: Literal["gtt"] = "gtt"
     game: str
     mode: str
@@ -365,7 +365,7 @@ class GTTState(_Frame):
 # ---- people in ITT conversations (arena/itt_chat_mode.py): one frame, the viewer's whole state
 
 
-class ITTChatState(_Frame):
+class ITTChatState(_Sequenced):  # numbered: a page resumes from its seq
     type: Literal["itt-chat"] = "itt-chat"
     game: str
     mode: str

@@ -133,7 +133,8 @@ class PageProtocol {
       this.askedAt = null;
       out.sends.push(...this._caughtUp(now));
     } else if (WHOLE_VIEWS.includes(f.type)) {
-      this.at = null;
+      // A whole state is numbered in its view's stream: the page resumes from it.
+      this.at = f.stream ? { game: f.game, stream: f.stream, seq: f.seq } : null;
       out.sends.push(...this._caughtUp(now));
     }
     return out;
@@ -145,7 +146,7 @@ class PageProtocol {
     const at = this.at;
     if (f.seq === undefined || f.seq === null || !at) return { take: true, sends: [] };
     if (f.type === "resumed") return { take: true, sends: [] }; // where the stream stands
-    if (f.type === "game") {
+    if (f.type === "game" || WHOLE_VIEWS.includes(f.type)) {
       // A snapshot replaces what the page has: always taken from a new stream (a takeover's
       // new owner, a new game); in the same stream unless older than what the page has (the
       // snapshot after saving resumed has the seq of the notice just before it).
