@@ -18,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from games_helpers import direct_caller
 from test_arena_gtt import gtt_setup
 from test_takeover_paused_clock import HandClock, _landed, _person, _shut_down
@@ -30,9 +32,11 @@ from turinglab.arena.gtt_mode import DISTINGUISH, WATCH
 from turinglab.arena.hub import Arena
 from turinglab.arena.live import LiveGame
 from turinglab.arena.live_reveal import SERVER_LOST
+from turinglab.arena.sessions import Participant
 from turinglab.arena.store_bridge import ArenaStore
 from turinglab.arena.takeover import restore
 from turinglab.games.kinds import RESUMABLE
+from turinglab.games.spec import GameResult
 from turinglab.games.table import Table
 from turinglab.store import arena_games
 from turinglab.store.database import Store
@@ -144,6 +148,75 @@ async def test_a_gtt_game_taken_over_goes_on_where_it_stood(tmp_path: Path) -> N
         kept.store.close()
 
 
+async def _to_the_verdict(game: GTTLiveGame, person: Participant) -> None:
+    """Study once, end the study, write once to X: the person may decide now."""
+    await _state_until(game, lambda s: s.phase == "writing" and s.chat == "study")
+    game.handle(person, F.SendMessage(type="message", id="i1", channel="study", text="Who?"))
+    await _state_until(game, lambda s: len(s.chats[0].lines) == 2)
+    game.handle(person, F.EndGame(type="end", id="i2"))
+    await _state_until(game, lambda s: s.phase == "writing" and s.chat == "test")
+    game.handle(person, F.SendMessage(type="message", id="i3", channel="test", text="6 x 7?"))
+    await _state_until(game, lambda s: s.can_decide)
+
+
+VERDICT = F.Verdict(type="verdict", id="v1", choice="imitator", confidence=70, reason="eager")
+
+
+async def _never(game: LiveGame, result: GameResult) -> None:
+    await asyncio.Event().wait()  # the owner dies before its end is saved
+
+
+@pytest.mark.parametrize("landed", [True, False], ids=["answer-stored", "answer-lost"])
+async def test_a_verdict_given_before_a_takeover_is_counted_once(
+    tmp_path: Path, landed: bool
+) -> None:
+    """The person's verdict form (confidence, reason) is no message: it is in the game's
+    control log, written before the answer message it becomes. Taken over after the answer
+    was stored (and before the end was), or after the form was logged and before the game took
+    the answer, the game ends on that verdict with the form, stored once; the page's re-send of
+    the verdict is acknowledged, not refused."""
+    clock = HandClock()
+    owner, taker, first, second = _arenas(tmp_path, clock)
+    person = _person("p-judge")
+    try:
+        game = await _started(owner)
+        await _to_the_verdict(game, person)
+        game.save_end = _never
+        if not landed:  # it dies after logging the form, before the game took the answer
+            game._give = lambda view, text: None  # type: ignore[method-assign]
+        game.handle(person, VERDICT)
+        if landed:
+            await _state_until(game, lambda s: s.phase == "ended" or s.phase == "waiting")
+            for _ in range(1000):
+                if any(m.text == "<answer>0</answer>" for m in game.shown):  # committed
+                    break
+                await asyncio.sleep(0.01)
+        await first.flush()
+        assert any(m.text == "<answer>0</answer>" for m in game.shown) is landed
+        (stored,) = second.take_over("first")
+        owner.give_up(game)
+        taken = restore(taker, stored, lambda pid: person)
+        end = await _state_until(taken, lambda s: s.reveal is not None)  # on its own
+        taken.handle(person, VERDICT)  # the page had no ack: acknowledged, not "game over"
+        assert end.reveal is not None and end.reveal.flagged is None and end.reveal.verdict == 0
+        await second.flush()
+    finally:
+        await _shut_down([owner, taker], [first, second])
+    kept = ArenaStore(Store(str(tmp_path / "arena.db")), gtt_setup())
+    try:
+        (record,) = kept.records()
+        assert record["status"] == "answered"
+        (verdict,) = record["judgements"]  # once, with the form
+        assert (verdict["verdict"], verdict["confidence"], verdict["reason"]) == (
+            "imitator", 70, "eager",
+        )  # fmt: skip
+        answers = [m for m in record["messages"] if m["text"] == "<answer>0</answer>"]
+        assert len(answers) == 1
+    finally:
+        kept.close()
+        kept.store.close()
+
+
 async def _no_call(agent: Agent, history: list[ChatMessage], ctx: CallContext) -> AgentReply:
     raise AssertionError("every message is stored: no agent is asked")
 
@@ -196,7 +269,10 @@ async def test_a_watched_ai_game_taken_over_is_the_game_played_through(tmp_path:
     end is, message for message, the one played through without a takeover."""
     go = asyncio.Event()
     setup = gtt_setup(variants=("gtt", "gttq"), seed=5)
-    lines = {name: list(agent.replies) for name, agent in setup.agents.items()}
+    lines: dict[str, list[str]] = {}
+    for name, agent in setup.agents.items():
+        assert isinstance(agent, ScriptedAgent)
+        lines[name] = list(agent.replies)
     gated = {name: Gated(name, said, go) for name, said in lines.items()}
     setup = replace(setup, agents=dict(gated))
     first = ArenaStore(Store(str(tmp_path / "arena.db")), setup, worker="first")
