@@ -183,7 +183,7 @@ async def test_a_verdict_given_before_a_takeover_is_counted_once(
         await _to_the_verdict(game, person)
         game.save_end = _never
         if not landed:  # it dies after logging the form, before the game took the answer
-            game._give = lambda view, text: None  # type: ignore[method-assign]
+            game._give = lambda view, text: None
         game.handle(person, VERDICT)
         if landed:
             await _state_until(game, lambda s: s.phase == "ended" or s.phase == "waiting")
