@@ -18,6 +18,7 @@ played again over the stored transcript, says exactly it and ends on the same ve
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 from collections.abc import Awaitable, Callable
@@ -215,6 +216,13 @@ def _stored(url: str) -> dict[str, Any]:
                 ),
                 {"g": gid},
             ).all()
+            controls = conn.execute(
+                text(
+                    "SELECT idx, after_seq, kind, data FROM control_events "
+                    "WHERE game_id = :g ORDER BY idx"
+                ),
+                {"g": gid},
+            ).all()
             verdicts = conn.execute(
                 text("SELECT kind, verdict, confidence FROM judgements WHERE game_id = :g"),
                 {"g": gid},
@@ -229,6 +237,7 @@ def _stored(url: str) -> dict[str, Any]:
         "epoch": epoch,
         "said": said,
         "verdicts": verdicts,
+        "controls": controls,
     }
 
 
@@ -295,6 +304,17 @@ async def test_a_gtt_game_finishes_on_the_other_process(
     assert [m.seq for m in said] == list(range(len(said)))
     assert [(m.phase, m.text) for m in said if m.sender == driver.seat] == driver.person_said
     assert kept["verdicts"] == driver.verdicts
+    # The control log: what the messages do not say (the verdict form, its input id), once.
+    controls = kept["controls"]
+    assert [c.idx for c in controls] == list(range(len(controls)))
+    assert [c.kind for c in controls] == (["verdict", "input"] if driver.verdicts else [])
+    for c in controls:
+        data = c.data if isinstance(c.data, dict) else json.loads(c.data)
+        assert data["seat"] == driver.seat
+        if c.kind == "verdict":
+            assert (data["choice"], data["confidence"]) == driver.verdicts[0][1:]
+        answer = next(m.seq for m in said if m.text.startswith("<answer>"))
+        assert c.after_seq <= answer  # logged before the answer message it became
     # The stored transcript is a game by the engine's rules, start to end: played again over
     # all of it, the game says exactly it (no model's line twice, none missing) and ends.
     result = await _replayed(kept["spec"], said)
