@@ -25,8 +25,10 @@ import pytest
 from sqlalchemy import func, select
 
 from arena_fixtures import Person, engine_setup
+from test_arena_gtt import lines, until_state
 from test_arena_multiprocess import Processes, arena_processes
 from test_arena_strong import INVESTIGATOR_BOT, STAND_IN, SYSTEM_AGENT, strong_setup
+from test_arena_takeover_gtt import gtt_takeover_setup
 from test_arena_takeover_rebuild import _claimed_by, _owner_port
 from turinglab.arena import ArenaSettings, ArenaSetup
 from turinglab.arena.strong_mode import strong_mode
@@ -39,9 +41,10 @@ TIME_SLACK_S = 2.0  # the remaining time after the takeover, as before it
 
 
 def modes_setup() -> ArenaSetup:
-    """The engine's three-party game and two-party practice, and the STT with two people (an
-    investigator and a human respondent beside a scripted system), two turns."""
-    engine, strong = engine_setup(), strong_setup()
+    """The engine's three-party game and two-party practice, the STT with two people (an
+    investigator and a human respondent beside a scripted system), two turns, and the GTT
+    modes with two scripted models (test_arena_takeover_gtt.py; gtt-watch is driven there)."""
+    engine, strong, gtt = engine_setup(), strong_setup(), gtt_takeover_setup()
     stt = StrongExperiment.model_validate(
         {
             "game": "strong",
@@ -54,9 +57,9 @@ def modes_setup() -> ArenaSetup:
         }
     )
     return ArenaSetup(
-        [*engine.modes, strong_mode("strong", "Strong Turing Test", stt)],
-        {**engine.agents, **strong.agents},
-        {**engine.display_names, **strong.display_names},
+        [*engine.modes, strong_mode("strong", "Strong Turing Test", stt), *gtt.modes],
+        {**engine.agents, **strong.agents, **gtt.agents},
+        {**engine.display_names, **strong.display_names, **gtt.display_names},
         ArenaSettings(ai_after_s=600, takeover_after_s=TAKEOVER_AFTER_S),
     )
 
@@ -218,6 +221,61 @@ async def strong_finish(play: Play) -> None:
         assert end["flagged"] is None and [t["decided"] for t in end["history"]] == [True, True]
 
 
+# ---- the GTT (one person with two scripted models; test_arena_takeover_gtt.py has more) -------
+
+
+async def _gtt_studied(arena: Processes, mode: str, seat: str, counted: int) -> Play:
+    """Join a GTT mode, study once and end the study: the test chat is next."""
+    person = Person(arena.bases[0])
+    assert (await person.connect())["type"] == "status"
+    await person.send(type="join", mode=mode, consent=True)
+    state = await until_state(person, lambda s: s["phase"] == "writing" and s["chat"] == "study")
+    play = Play({seat: person}, game=state["game"], counted=counted)
+    play.typed.append("hi")
+    await person.send(type="message", id="m1", channel="study", text="hi")
+    await until_state(person, lambda s: len(lines(s, "study")) == 2)
+    await person.send(type="end", id="e1")
+    play.typed.append("STOP")  # the study's end, as the game keeps it
+    await until_state(person, lambda s: s["chat"] == "test" and s["phase"] == "writing")
+    return play
+
+
+async def gtt_judge_partway(arena: Processes) -> Play:
+    """GDGTT: studied, and one message to X answered: the person may decide now."""
+    play = await _gtt_studied(arena, "gtt-distinguish", "distinguisher", counted=1)
+    person = play.people["distinguisher"]
+    play.typed.append("What is 6 times 7?")
+    await person.send(type="message", id="m2", channel="test", text=play.typed[-1])
+    await until_state(person, lambda s: s["can_decide"] and s["turns_left"] == 3)
+    return play
+
+
+async def gtt_judge_finish(play: Play) -> None:
+    person = play.people["distinguisher"]
+    await person.send(type="verdict", id="v1", choice="imitator", confidence=70)
+    play.typed.append("<answer>0</answer>")  # the verdict, as the game keeps it
+    end = await until_state(person, lambda s: s["reveal"] is not None, timeout=30)
+    assert end["reveal"]["flagged"] is None and end["reveal"]["verdict"] == 0
+
+
+async def gtt_actor_partway(arena: Processes) -> Play:
+    """GTTQ: studied, and the judge's first question answered; its second asked."""
+    play = await _gtt_studied(arena, "gtt-act", "unknown", counted=0)  # the model judges
+    person = play.people["unknown"]
+    play.typed.append("Forty-two, obviously.")
+    await person.send(type="message", id="m2", channel="test", text=play.typed[-1])
+    await until_state(person, lambda s: s["phase"] == "writing" and len(lines(s, "test")) == 3)
+    return play
+
+
+async def gtt_actor_finish(play: Play) -> None:
+    person = play.people["unknown"]
+    play.typed.append("Teal, like always.")
+    await person.send(type="message", id="m3", channel="test", text=play.typed[-1])
+    end = await until_state(person, lambda s: s["reveal"] is not None, timeout=30)
+    assert end["reveal"]["flagged"] is None and end["reveal"]["imitator"] is True
+
+
 @dataclass(frozen=True)
 class Mode:
     partway: Callable[[Processes], Awaitable[Play]]
@@ -229,6 +287,8 @@ MODES = {
     "three-party": Mode(three_partway, three_finish, "game"),
     "two-party": Mode(two_partway, two_finish, "game"),
     "strong": Mode(strong_partway, strong_finish, "strong"),
+    "gtt-distinguish": Mode(gtt_judge_partway, gtt_judge_finish, "gtt"),
+    "gtt-act": Mode(gtt_actor_partway, gtt_actor_finish, "gtt"),
 }
 
 

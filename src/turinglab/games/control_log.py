@@ -48,6 +48,19 @@ class VerdictAsked:
 
 
 @dataclass(frozen=True)
+class VerdictGiven:
+    """A person's verdict with what their messages do not say (GTT: the form's confidence and
+    reason; the choice becomes an answer message, which may land after this, or not at all)."""
+
+    seat: str
+    choice: str
+    confidence: float
+    reason: str = ""
+    at: float = 0.0  # on the game's clock, as the judgement's created_at
+    kind: ClassVar[str] = "verdict"
+
+
+@dataclass(frozen=True)
 class PhaseChanged:
     """The game moved to another phase (round, turn, part)."""
 
@@ -90,9 +103,21 @@ class Draw:
     kind: ClassVar[str] = "draw"
 
 
-ControlEvent = Choice | VerdictAsked | PhaseChanged | Ended | Paused | InputAccepted | Draw
+ControlEvent = (
+    Choice | VerdictAsked | VerdictGiven | PhaseChanged | Ended | Paused | InputAccepted | Draw
+)
 _KINDS: dict[str, type[ControlEvent]] = {
-    c.kind: c for c in (Choice, VerdictAsked, PhaseChanged, Ended, Paused, InputAccepted, Draw)
+    c.kind: c
+    for c in (
+        Choice,
+        VerdictAsked,
+        VerdictGiven,
+        PhaseChanged,
+        Ended,
+        Paused,
+        InputAccepted,
+        Draw,
+    )
 }
 E = TypeVar("E", bound=ControlEvent)
 
