@@ -64,6 +64,7 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from turinglab.arena.cluster_base import CATCHUP_S
+from turinglab.arena.cluster_messages import AdminEnd, Gone, Hello
 from turinglab.arena.cluster_presence import HOLDER_GONE_S
 from turinglab.arena.cluster_relay import STATE_FRAMES, ClusterRelay
 from turinglab.arena.cluster_sessions import SignedSessions
@@ -231,10 +232,7 @@ class Cluster(ClusterRelay):
             # resuming is the frames missed, not a snapshot (which is what set it, in _deliver).
             self.owners[participant.id] = owner
             self.arena.outlets.setdefault(participant.id, set()).add(outlet)
-            hello: dict[str, Any] = {"p": participant.id, "hello": True}
-            if resume is not None:
-                hello["resume"] = resume.as_dict()
-            self._holding(owner, hello)
+            self._holding(owner, Hello(pid=participant.id, sender=self.me, resume=resume))
             # Asked again each tick until it answers: the owner may have died (its games are
             # taken over and their routes moved), or died leaving a stale route (_ask_owner).
             asking = ENDED_ASK_S if participant.id in self._asking_ended else CATCHUP_S
@@ -274,10 +272,10 @@ class Cluster(ClusterRelay):
         if owner is not None:
             told.add(owner)
         for process in told - {self.me}:  # their game's owner counts them gone now
-            self._forward(process, {"p": participant.id, "gone": True, "from": self.me})
+            self._forward(process, Gone(pid=participant.id, sender=self.me))
         with contextlib.suppress(Exception):  # the process may be shutting down
             await self._pubsub.unsubscribe(self.ns + "to:" + participant.id)
 
     def ask_to_end(self, owner: str, gid: str, reason: str) -> None:
         """Have process `owner` end its game `gid` for the admin (admin_end.py)."""
-        self._forward(owner, {"admin_end": gid, "reason": reason})
+        self._forward(owner, AdminEnd(game=gid, reason=reason))

@@ -20,6 +20,15 @@ from typing import TYPE_CHECKING, Any
 import redis.asyncio as aioredis
 
 from turinglab.arena import frames as F
+from turinglab.arena.cluster_messages import (
+    Hello,
+    Here,
+    Input,
+    ToProcess,
+    encode,
+    own_prefix,
+    relayed_payload,
+)
 from turinglab.arena.cluster_sessions import SignedSessions
 from turinglab.arena.cluster_store_routes import StoreRoutes
 from turinglab.arena.cluster_takeover import PLAYER_TTL_S, Takeover
@@ -72,7 +81,7 @@ class ClusterBase:
         self._queue_turns: dict[str, asyncio.Lock] = {}
         self._pubsub: Any = None
         self.listening = False  # the Redis listener is connected and subscribed (/healthz)
-        self._mine = f'{{"o": "{self.me}",'  # how our own payloads begin
+        self._mine = own_prefix(self.me)  # how our own relayed frames begin
         # pid -> the last frame of their game stream relayed here in order (resume.py), and
         # people still to be caught up after Redis came back (pid -> when to stop asking).
         self.seen: dict[str, ResumePoint] = {}
@@ -104,13 +113,7 @@ class ClusterBase:
         if outlet is None:
 
             def outlet(frame: F.ServerFrame) -> None:
-                # Spliced, not re-encoded: pydantic writes the frame's JSON itself. "t": when
-                # it was sent, for the relay latency (metrics.py).
-                payload = (
-                    f'{self._mine} "p": {json.dumps(pid)}, "t": {time():.6f}, '
-                    f'"f": {frame.model_dump_json()}}}'
-                )
-
+                payload = relayed_payload(self._mine, pid, time(), frame.model_dump_json())
                 self.outbox.put("publish", self.ns + "to:" + pid, payload)
 
             self._publishers[pid] = outlet
@@ -123,14 +126,14 @@ class ClusterBase:
         self.arena.outlets.setdefault(pid, set()).add(self._publisher(pid))
         return p
 
-    def _forward(self, owner: str, data: dict[str, Any]) -> None:
-        self.outbox.put("publish", self.ns + "proc:" + owner, json.dumps(data))
+    def _forward(self, owner: str, message: ToProcess) -> None:
+        self.outbox.put("publish", self.ns + "proc:" + owner, encode(message))
 
-    def _holding(self, owner: str, data: dict[str, Any]) -> None:
-        """Forward `data` about a person with a socket here: `owner` counts them present
-        through us until told they have gone (`disconnect`)."""
-        self._told_holding.setdefault(str(data["p"]), set()).add(owner)
-        self._forward(owner, {**data, "from": self.me})
+    def _holding(self, owner: str, message: Hello | Here | Input) -> None:
+        """Send `message` (from this process) about a person with a socket here: `owner`
+        counts them present through us until told they have gone (`disconnect`)."""
+        self._told_holding.setdefault(message.pid, set()).add(owner)
+        self._forward(owner, message)
 
     def _later(self, work: Any) -> None:
         task = asyncio.get_running_loop().create_task(work)

@@ -12,20 +12,17 @@ import contextlib
 import json
 import logging
 from time import monotonic
-from typing import TYPE_CHECKING, Any
 
 from turinglab.arena import frames as F
 from turinglab.arena.cluster_base import CATCHUP_S
 from turinglab.arena.cluster_heartbeat import ClusterHeartbeat
+from turinglab.arena.cluster_messages import Hello
 from turinglab.arena.cluster_store_routes import ENDED_ASK_S
 from turinglab.arena.live import InputRejected
 from turinglab.arena.metrics import fault
 from turinglab.arena.resume import ResumePoint
 from turinglab.arena.sessions import Participant
 from turinglab.arena.stored_end import show_stored_end
-
-if TYPE_CHECKING:
-    pass
 
 log = logging.getLogger(__name__)
 
@@ -75,12 +72,8 @@ class ClusterCatchup(ClusterHeartbeat):
             await self.redis.delete(self.ns + "player:" + pid)
             await self._on_from_here(pid)
             return
-        hello: dict[str, Any] = {"p": pid, "hello": True}
-        point = self.seen.get(pid)
-        if point is not None:
-            hello["resume"] = point.as_dict()
         self.arena.metrics.catchups += 1
-        self._holding(owner, hello)
+        self._holding(owner, Hello(pid=pid, sender=self.me, resume=self.seen.get(pid)))
 
     async def _ask_again(self, pid: str, until: float, now_m: float) -> None:
         """An owner not heard from yet: asked again, or given up on after CATCHUP_S."""

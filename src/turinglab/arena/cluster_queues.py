@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from turinglab.arena import frames as F
 from turinglab.arena.cluster_base import CATCHUP_S
+from turinglab.arena.cluster_messages import Input
 from turinglab.arena.cluster_presence import ClusterPresence
 from turinglab.arena.live import InputRejected, Outlet
 from turinglab.arena.metrics import fault
@@ -42,7 +43,7 @@ class ClusterQueues(ClusterPresence):
                     return
             if owner is not None and owner != self.me:
                 raw = frame.model_dump_json()
-                self._holding(owner, {"p": participant.id, "raw": raw})
+                self._holding(owner, Input(pid=participant.id, raw=raw, sender=self.me))
                 return
         if isinstance(frame, F.Join):
             mode = self.arena.setup.mode(frame.mode)
@@ -79,7 +80,7 @@ class ClusterQueues(ClusterPresence):
             at = "" if found is None else str(found)
             if at and at != "seated" and not at.startswith("taken:") and at != self.me:
                 leave = F.Leave(type="leave").model_dump_json()
-                self._forward(at, {"p": pid, "raw": leave})
+                self._forward(at, Input(pid=pid, raw=leave))
         await self.books.load(self._run(), pid, self.arena.lobby.rounds)
 
     async def _join(self, participant: Participant, frame: F.Join) -> None:
