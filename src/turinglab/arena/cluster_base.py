@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import secrets
 from time import monotonic, time
 from typing import TYPE_CHECKING, Any
@@ -42,8 +41,6 @@ from turinglab.arena.shared_rounds import SharedRounds
 
 if TYPE_CHECKING:
     from turinglab.arena.hub import Arena
-
-log = logging.getLogger(__name__)
 
 CATCHUP_S = 30.0  # after Redis is back, how long a process keeps asking owners for missed frames
 

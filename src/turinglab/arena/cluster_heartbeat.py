@@ -8,16 +8,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from time import monotonic
-from typing import TYPE_CHECKING
 
 from redis.exceptions import RedisError
 
 from turinglab.arena import frames as F
 from turinglab.arena.cluster_queues import ClusterQueues
 from turinglab.arena.metrics import fault
-
-if TYPE_CHECKING:
-    pass
 
 log = logging.getLogger(__name__)
 

@@ -5,16 +5,10 @@ died forgotten), and when the owner first counted them gone (for a takeover's ne
 
 from __future__ import annotations
 
-import logging
 from time import monotonic, time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from turinglab.arena.cluster_routes import ClusterRoutes
-
-if TYPE_CHECKING:
-    pass
-
-log = logging.getLogger(__name__)
 
 # A heartbeat missing this long, as seen here, is a death: after Redis restarts empty every
 # heartbeat is missing until its process beats again (within BEAT_S of Redis coming back, or

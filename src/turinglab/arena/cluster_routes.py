@@ -10,14 +10,11 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from turinglab.arena.cluster_base import ClusterBase
 from turinglab.arena.live import SERVER_LOST, LiveGame
 from turinglab.arena.metrics import fault
-
-if TYPE_CHECKING:
-    pass
 
 log = logging.getLogger(__name__)
 
