@@ -210,8 +210,10 @@ class ITTChatLiveGame(StateFrameGame):
                 self._watcher.cancel()
 
     async def _run_chat(self) -> None:
-        # a backstop: each person's turn is watched (`reply_timeout_s`) on its own
-        limit = self.chat_mode.reply_timeout_s * self.exchanges + 60.0
+        # a backstop: each person's turn is watched (`reply_timeout_s`) on its own. From the
+        # start: one taken over from a process that died keeps its stored start.
+        whole = self.chat_mode.reply_timeout_s * self.exchanges + 60.0
+        limit = max(0.0, whole - (self.clock.now() - self.started_at))
         result = await self._play(limit, "arena: the conversation ran out of time")
         if self.gate is not None:
             result = await self._saved(result)

@@ -212,6 +212,17 @@ class Table:
         """Whether the game has stored messages left to say again (then it plays on)."""
         return self._resaid is not None
 
+    @property
+    def said(self) -> list[TranscriptMessage]:
+        """The messages the game has said so far: while catching up, the stored ones it has
+        said again (the others are still to come in its play)."""
+        return self.messages if self._resaid is None else self.messages[: self._resaid]
+
+    def stored_input(self, seat_id: str) -> str:
+        """While catching up: the stored message the game is to say next, which must be
+        `seat_id`'s (a person's message that a game reads from their inputs, not by `ask`)."""
+        return self._stored_reply(seat_id).text
+
     def _stored_reply(self, seat_id: str) -> AgentReply:
         assert self._resaid is not None
         msg = self.messages[self._resaid]
