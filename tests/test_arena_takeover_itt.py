@@ -53,6 +53,7 @@ SERVER = TAKEOVER_SERVER.replace(
 )
 TO_THE_PAUSED = "sent to a process that hangs"
 PRACTICE = "live-itt-practice"
+STUDY = "live-itt"  # two people (test_itt_live_resume.py)
 AI, STAND_IN, PARTNER = "murrow", "stand-in", "pat"
 QUESTIONS = ["Where did you grow up?", "What did you eat?", "Cats or dogs?", "Sea or hills?",
              "Last film you saw?"]  # fmt: skip
@@ -60,7 +61,8 @@ CHAT_LINES = ["hey, what are you reading?", "a grim crime novel", "I like grim o
 
 
 def itt_takeover_setup() -> ArenaSetup:
-    """Live ITT practice (the person judges; a stand-in answers as the human) and topic
+    """Live ITT practice (the person judges; a stand-in answers as the human), the study (two
+    people), and topic
     conversations with an AI partner at once (ai_after_s 0), taken over quickly."""
     itt = LiveITTExperiment(
         game="live-itt",
@@ -74,6 +76,7 @@ def itt_takeover_setup() -> ArenaSetup:
     )
     modes: list[ArenaMode] = [
         live_itt_mode(PRACTICE, "Practice: you judge", itt, solo=True),
+        live_itt_mode(STUDY, "Live integrative test", itt),
         itt_chat_mode(CHAT, "Chat about a topic", chat),
     ]
     agents = {

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from test_arena_takeover_itt import PARTNER, PRACTICE, itt_takeover_setup
+from test_arena_takeover_itt import AI, PARTNER, PRACTICE, STUDY, itt_takeover_setup
 from test_takeover_paused_clock import HandClock, _landed, _person, _shut_down
+from turinglab.agents.base import AgentReply, CallContext, ChatMessage
+from turinglab.agents.scripted import ScriptedAgent
 from turinglab.arena import frames as F
 from turinglab.arena.hub import Arena
 from turinglab.arena.itt_chat_mode import MODE as CHAT
@@ -152,3 +155,75 @@ async def test_a_conversation_rebuilt_past_its_time_ends_out_of_time(tmp_path: P
         assert SERVER_LOST not in taken.result.flags and end.flagged is not None
     finally:
         await _shut_down([owner, taker], [first, second])
+
+
+class Held(ScriptedAgent):
+    """A scripted AI whose replies wait for `go`: the human agent's answer is taken while the
+    AI's is not in yet, where the test takes the game over."""
+
+    def __init__(self, name: str, replies: list[str], go: asyncio.Event) -> None:
+        super().__init__(name, replies)
+        self.go = go
+
+    async def reply(self, history: list[ChatMessage], ctx: CallContext) -> AgentReply:
+        await self.go.wait()
+        return await super().reply(history, ctx)
+
+
+async def test_a_human_agent_s_answer_taken_before_a_takeover_is_said_once(
+    tmp_path: Path,
+) -> None:
+    """The human agent's answer is taken (acknowledged) while the AI is still answering, and
+    said only with the AI's: it is in the control log, so the process taking the game over says
+    it, and the person is not asked for it again."""
+    clock = HandClock()
+    go = asyncio.Event()
+    setup = itt_takeover_setup()
+    setup = replace(setup, agents={**setup.agents, AI: Held(AI, ["pasta", "rain"], go)})
+    first = ArenaStore(Store(str(tmp_path / "arena.db")), setup, worker="first")
+    second = ArenaStore(Store(str(tmp_path / "arena.db")), setup, worker="second")
+    owner, taker = Arena(setup, clock=clock, store=first), Arena(setup, clock=clock, store=second)
+    judge, human = _person("p-j"), _person("p-h")
+    by_id = {judge.id: judge, human.id: human}
+    try:
+        mode = setup.mode(STUDY)
+        assert mode is not None
+        owner._start_game(mode, {"judge": judge, "agent_a": human}, {}, seed=3)
+        (game,) = owner.games.values()
+        assert isinstance(game, LiveITTLiveGame)
+        await _landed(game, owner)
+        ask = F.SendMessage(type="message", id="q1", channel="A", text="Where are you?")
+        game.handle(judge, ask)
+        seat = game.spec.params["human_seat"]
+        for _ in range(500):
+            if game.snapshot(human).phase == "answering":
+                break
+            await asyncio.sleep(0.01)
+        answer = F.SendMessage(type="message", id="a1", channel="A", text="At home, cold.")
+        game.handle(human, answer)
+        assert game.snapshot(human).phase == "waiting"
+        await first.flush()
+        (stored,) = second.take_over("first")
+        owner.give_up(game)
+        taken = restore(taker, stored, lambda pid: by_id[pid])
+        assert isinstance(taken, LiveITTLiveGame)
+        assert taken.snapshot(human).phase == "waiting"  # not asked for it again
+        go.set()
+        for _ in range(500):
+            turn = taken.turns.get(1)
+            if turn is not None and turn.order:
+                break
+            await asyncio.sleep(0.01)
+        assert turn is not None and turn.replies[seat] == "At home, cold."
+        assert turn.replies[game.spec.params["ai_seat"]] == "pasta"
+        await second.flush()
+    finally:
+        await _shut_down([owner, taker], [first, second])
+    kept = ArenaStore(Store(str(tmp_path / "arena.db")), setup)
+    try:
+        (record,) = kept.records()
+        answers = [m["text"] for m in record["messages"] if m["sender"] == seat]
+        assert answers == ["At home, cold."]  # said once, by the new owner
+    finally:
+        kept.close()
+        kept.store.close()

@@ -19,7 +19,7 @@ from typing import Any
 
 from turinglab.agents.base import Agent
 from turinglab.agents.eliza import ElizaAgent
-from turinglab.agents.human import HumanInput
+from turinglab.agents.human import MESSAGE, HumanInput
 from turinglab.agents.registry import build_agent, display_names
 from turinglab.arena import frames as F
 from turinglab.arena.chat_text import clean
@@ -29,6 +29,7 @@ from turinglab.arena.person_view import InputRejected, PersonView
 from turinglab.arena.strong_mode import PERSON, StrongArenaMode, StrongLiveGame
 from turinglab.config import AgentConfig
 from turinglab.games.control_log import InputAccepted, VerdictGiven
+from turinglab.games.held_message import MessageHeld
 from turinglab.games.live_itt import (
     JUDGE,
     LABELS,
@@ -40,6 +41,7 @@ from turinglab.games.live_itt import (
 )
 from turinglab.games.live_itt_judgements import live_itt_judgements
 from turinglab.games.spec import TrialSpec
+from turinglab.games.table import MAIN
 
 __all__ = ["live_itt_judgements", "live_itt_mode", "live_itt_setup_for"]
 
@@ -153,6 +155,10 @@ class LiveITTLiveGame(StrongLiveGame):
         if isinstance(frame, F.Preference | F.EndGame):
             raise InputRejected("not-now", "That is not part of this game.")
         super()._input(view, frame)
+        if isinstance(frame, F.SendMessage) and view.seat != self.mode.judge:
+            # Taken (and acknowledged), said only once the AI has answered too: logged, so a
+            # process taking the game over says it instead of asking the person again.
+            self.controls.record(MessageHeld(view.seat, self._text(frame), self._turn_phase()))
 
     def _give_verdict(self, view: PersonView, given: VerdictGiven) -> None:
         self.chose = self.current or self.last_turn
@@ -183,6 +189,14 @@ class LiveITTLiveGame(StrongLiveGame):
                 view.remember(event.input_id)
             elif isinstance(event, VerdictGiven):
                 self._give_verdict(view, event)
+            elif isinstance(event, MessageHeld) and not any(
+                m.sender == event.seat and m.phase == event.phase for m in self.table.messages
+            ):
+                self.sent[event.seat] = self.current  # their turn shows answered
+                view.agent.push(HumanInput(MESSAGE, event.text, channel=MAIN))
+
+    def _turn_phase(self) -> str:
+        return f"turn-{self.current}"  # the phase the game says this turn's messages in
 
     def _time_limit(self) -> float:
         """From the session's start: one taken over from a process that died keeps its stored

@@ -25,6 +25,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, ClassVar, TypeVar
 
+from turinglab.games.held_message import MessageHeld
 from turinglab.games.table import TranscriptMessage
 
 
@@ -104,7 +105,15 @@ class Draw:
 
 
 ControlEvent = (
-    Choice | VerdictAsked | VerdictGiven | PhaseChanged | Ended | Paused | InputAccepted | Draw
+    Choice
+    | VerdictAsked
+    | VerdictGiven
+    | PhaseChanged
+    | Ended
+    | Paused
+    | InputAccepted
+    | Draw
+    | MessageHeld
 )
 _KINDS: dict[str, type[ControlEvent]] = {
     c.kind: c
@@ -117,6 +126,7 @@ _KINDS: dict[str, type[ControlEvent]] = {
         Paused,
         InputAccepted,
         Draw,
+        MessageHeld,
     )
 }
 E = TypeVar("E", bound=ControlEvent)
