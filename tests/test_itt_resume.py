@@ -22,6 +22,8 @@ from games_helpers import direct_caller
 from turinglab.agents.base import AgentReply, CallContext, ChatMessage, Route
 from turinglab.agents.human import MESSAGE, HumanAgent, HumanInput
 from turinglab.games.conversation import ConversationExperiment
+from turinglab.games.discarded_reply import ReplyDiscarded
+from turinglab.games.events import GameEvent
 from turinglab.games.kinds import RESUMABLE, Game, GameContext, game_for
 from turinglab.games.live_itt import JUDGE, LiveITTExperiment
 from turinglab.games.spec import FINISHED, GameResult, TrialSpec
@@ -37,9 +39,10 @@ class SeedEcho:
     """Answers with the seed of its call: a call made with another seed than in the whole game
     (the call count not carried through the catch-up) changes the transcript."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, repeats: bool = False) -> None:
         self.name = name
         self.calls = 0
+        self.repeats = repeats
 
     @property
     def endpoint(self) -> str | None:
@@ -47,6 +50,9 @@ class SeedEcho:
 
     async def reply(self, history: list[ChatMessage], ctx: CallContext) -> AgentReply:
         self.calls += 1
+        own = [m.content for m in history if m.role == "assistant"]
+        if self.repeats and own and ctx.seed % 3 != 2:  # by its seed: a repeat,
+            return AgentReply(own[0], Route("scripted", self.name))  # which is sampled again
         # The seed's digest: replies of one model are not alike (the conversation game would
         # sample a reply like an earlier one again: games/conversation.py `degenerate`).
         said = hashlib.sha256(str(ctx.seed).encode()).hexdigest()[:24]
@@ -102,10 +108,31 @@ def _inputs(spec: TrialSpec) -> dict[str, list[HumanInput]]:
     return {"person:p": [HumanInput(MESSAGE, t) for t in CHAT]}
 
 
-def _table(game: Game, spec: TrialSpec, said: list[TranscriptMessage]) -> tuple[Table, Any]:
+class Discards:
+    """The replies a game drew and did not say, each with the number of messages said before
+    it (as the control log keeps them: `after_seq`)."""
+
+    def __init__(self) -> None:
+        self.table: Table | None = None
+        self.seen: list[tuple[int, ReplyDiscarded]] = []
+
+    def observe(self, event: GameEvent, to: tuple[str, ...]) -> None:
+        if isinstance(event, ReplyDiscarded):
+            assert self.table is not None
+            self.seen.append((len(self.table.messages), event))
+
+
+def _table(
+    game: Game,
+    spec: TrialSpec,
+    said: list[TranscriptMessage],
+    repeats: bool = False,
+    discards: Discards | None = None,
+) -> tuple[Table, Any]:
     """A fresh table over the stored messages `said`, each person given what they had not
-    said yet (a stored message of theirs is one input of theirs used)."""
-    bot = SeedEcho("bot")
+    said yet (a stored message of theirs is one input of theirs used), and the replies
+    discarded before the last of them (what the control log holds then)."""
+    bot = SeedEcho("bot", repeats)
     people: dict[str, Any] = {}
     for name, items in _inputs(spec).items():
         human = HumanAgent(name, name)
@@ -116,8 +143,16 @@ def _table(game: Game, spec: TrialSpec, said: list[TranscriptMessage]) -> tuple[
         people[name] = human
     at_table = game.seats(spec, {"bot": bot, **people})
     table = Table(seats=at_table, caller=direct_caller, seed=spec.seed)
+    if discards is not None:
+        discards.table = table
+        table.observer = discards
     table.replay([dataclasses.replace(m) for m in said])
     return table, bot
+
+
+def _logged(discards: Discards, k: int) -> dict[int, AgentReply]:
+    """The discarded replies logged by the time the k-th message was stored."""
+    return {e.call: AgentReply(e.text, Route("stored", e.seat)) for n, e in discards.seen if n <= k}
 
 
 def _said(table: Table) -> list[tuple[Any, ...]]:
@@ -157,6 +192,32 @@ async def test_resumed_from_any_point_it_is_the_same_game(case: str) -> None:
         # Only what was not stored yet was asked of the model: one call per later line of it.
         later = [m for m in whole.messages[k:] if spec.seats.get(m.sender) == "bot"]
         assert bot.calls == len(later), f"resumed after {k} messages"
+
+
+@pytest.mark.parametrize("person_opens", [True, False])
+async def test_a_reply_sampled_again_is_given_again_to_a_resumed_conversation(
+    person_opens: bool,
+) -> None:
+    """A model's reply the conversation rejected (a repeat) is not a message: the table reports
+    it (the live game logs it) and a resumed game is given it again for its call, so it
+    rejects it again, keeps the same `resamples` and every later call gets the seed it had."""
+    game, spec = _conversation(person_opens)
+    resumable = RESUMABLE.of(game)
+    assert resumable is not None
+    discards = Discards()
+    whole, _ = _table(game, spec, [], repeats=True, discards=discards)
+    expected = await game.play(whole, spec)
+    assert expected.details["resamples"] and len(discards.seen) == len(
+        expected.details["resamples"]
+    )
+    said = _said(whole)
+    for k in range(len(said) + 1):
+        table, _ = _table(game, spec, whole.messages[:k], repeats=True)
+        table.unsaid = _logged(discards, k)
+        result = await resumable.resume(table, spec, started_at=0.0)
+        assert _said(table) == said, f"resumed after {k} messages"
+        assert _outcome(result) == _outcome(expected), f"resumed after {k} messages"
+        assert table.calls == whole.calls
 
 
 @pytest.mark.parametrize("case", list(CASES))

@@ -25,6 +25,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, ClassVar, TypeVar
 
+from turinglab.games.discarded_reply import ReplyDiscarded
 from turinglab.games.held_message import MessageHeld
 from turinglab.games.table import TranscriptMessage
 
@@ -114,6 +115,7 @@ ControlEvent = (
     | InputAccepted
     | Draw
     | MessageHeld
+    | ReplyDiscarded
 )
 _KINDS: dict[str, type[ControlEvent]] = {
     c.kind: c
@@ -127,6 +129,7 @@ _KINDS: dict[str, type[ControlEvent]] = {
         InputAccepted,
         Draw,
         MessageHeld,
+        ReplyDiscarded,
     )
 }
 E = TypeVar("E", bound=ControlEvent)

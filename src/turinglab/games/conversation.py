@@ -206,6 +206,7 @@ class ConversationGame:
                 reason = degenerate(reply.text, earlier, turn, exchanges)
                 if reason is None:
                     break
+                table.discard(seat_id, reply)  # stored as drawn: a resumed game gets it again
                 resamples.append(
                     {
                         "turn": turn,
@@ -238,9 +239,9 @@ class ConversationGame:
         of a game whose process died): played again from its start over them (the table's
         catch-up: each is checked to be what the game says there; no person or model is asked
         for a stored one, and calls are counted as when first made), then on as usual. Its
-        topic is in its spec; whose turn it is follows from the messages. Not stored: a
-        machine reply sampled again (`degenerate`) before its kept one; a resumed game counts
-        one call for it, so later calls get other seeds, and `resamples` lacks it."""
+        topic is in its spec; whose turn it is follows from the messages; a machine reply it
+        sampled again is given again from the table's `unsaid` (the live game's control log),
+        so it is rejected again, recorded in `resamples`, and its call counted."""
         table.catch_up()
         result = await self.play(table, spec)
         if table.catching_up:
