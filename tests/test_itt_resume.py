@@ -21,9 +21,11 @@ import pytest
 from games_helpers import direct_caller
 from turinglab.agents.base import AgentReply, CallContext, ChatMessage, Route
 from turinglab.agents.human import MESSAGE, HumanAgent, HumanInput
+from turinglab.games.control_log import event_from, event_json
 from turinglab.games.conversation import ConversationExperiment
 from turinglab.games.discarded_reply import ReplyDiscarded
 from turinglab.games.events import GameEvent
+from turinglab.games.held_message import MessageHeld
 from turinglab.games.kinds import RESUMABLE, Game, GameContext, game_for
 from turinglab.games.live_itt import JUDGE, LiveITTExperiment
 from turinglab.games.spec import FINISHED, GameResult, TrialSpec
@@ -243,3 +245,8 @@ async def test_a_history_that_is_not_the_game_s_own_is_refused(case: str) -> Non
     table, _ = _table(game, spec, changed)
     await resumable.resume(table, spec, started_at=0.0)
     assert table.messages[person.seq].text == "not what this person said"
+
+
+def test_the_itt_control_events_round_trip_through_the_log() -> None:
+    for event in (MessageHeld("agent_b", "Dogs, always.", "turn-3"), ReplyDiscarded(4, "B", "hi")):
+        assert event_from(event.kind, event_json(event)) == event
