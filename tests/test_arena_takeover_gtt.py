@@ -93,6 +93,7 @@ class Driver:
     held: bool = False  # the models wait for the gate until `finish` (no person holds it)
     # The partway message, as the page sends it again after the takeover (no ack came).
     resend: dict[str, Any] | None = None
+    inputs: tuple[str, ...] = ()  # the input ids applied, in order (each once)
 
 
 async def _studied(person: Person, mode: str, chat: str) -> None:
@@ -103,13 +104,13 @@ async def _studied(person: Person, mode: str, chat: str) -> None:
     await person.send(type="message", id="m1", channel="study", text="hi")
     await until_state(person, lambda s: len(lines(s, "study")) == 2)
     await person.send(type="end", id="e1")
-    state = await until_state(person, lambda s: s["chat"] == "test" and s["phase"] == "writing")
-    # As the page sends it: with the lines the chat had (`after`), re-sent after the takeover.
-    await person.send(**_resent(chat, len(lines(state, "test"))))
+    await until_state(person, lambda s: s["chat"] == "test" and s["phase"] == "writing")
+    # Re-sent, with the same id, after the takeover.
+    await person.send(**_resent(chat))
 
 
-def _resent(text: str, after: int) -> dict[str, Any]:
-    return {"type": "message", "id": "m2", "channel": "test", "text": text, "after": after}
+def _resent(text: str) -> dict[str, Any]:
+    return {"type": "message", "id": "m2", "channel": "test", "text": text}
 
 
 async def _judge_partway(person: Person) -> dict[str, Any]:
@@ -166,7 +167,8 @@ DRIVERS = [
             ("main", "<answer>0</answer>"),
         ],
         [("gtt-verdict", "imitator", 70.0)],
-        resend=_resent("What is 6 times 7?", 0),
+        resend=_resent("What is 6 times 7?"),
+        inputs=("m1", "e1", "m2", "v1"),
     ),
     Driver(
         "gtt-act",
@@ -180,7 +182,8 @@ DRIVERS = [
             ("main", "Teal, like always."),
         ],
         [],  # the model judges: its answer is the game's verdict, no person's judgement
-        resend=_resent("Forty-two, obviously.", 1),  # after the judge's first message
+        resend=_resent("Forty-two, obviously."),
+        inputs=("m1", "e1", "m2", "m3"),
     ),
     Driver("gtt-watch", "spectator", _watch_partway, _watch_finish, [], [], held=True),
 ]
@@ -307,14 +310,15 @@ async def test_a_gtt_game_finishes_on_the_other_process(
     # The control log: what the messages do not say (the verdict form, its input id), once.
     controls = kept["controls"]
     assert [c.idx for c in controls] == list(range(len(controls)))
-    assert [c.kind for c in controls] == (["verdict", "input"] if driver.verdicts else [])
-    for c in controls:
-        data = c.data if isinstance(c.data, dict) else json.loads(c.data)
-        assert data["seat"] == driver.seat
-        if c.kind == "verdict":
-            assert (data["choice"], data["confidence"]) == driver.verdicts[0][1:]
-        answer = next(m.seq for m in said if m.text.startswith("<answer>"))
-        assert c.after_seq <= answer  # logged before the answer message it became
+    data = [c.data if isinstance(c.data, dict) else json.loads(c.data) for c in controls]
+    assert all(d["seat"] == driver.seat for d in data)
+    # Each input applied once, the re-sent one too (StateFrameGame's InputAccepted).
+    ids = [d["input_id"] for c, d in zip(controls, data, strict=True) if c.kind == "input"]
+    assert ids == list(driver.inputs)
+    forms = [(c, d) for c, d in zip(controls, data, strict=True) if c.kind == "verdict"]
+    assert [(d["choice"], d["confidence"]) for _, d in forms] == [v[1:] for v in driver.verdicts]
+    for c, _ in forms:  # the form logged before the answer message it became
+        assert c.after_seq <= next(m.seq for m in said if m.text.startswith("<answer>"))
     # The stored transcript is a game by the engine's rules, start to end: played again over
     # all of it, the game says exactly it (no model's line twice, none missing) and ends.
     result = await _replayed(kept["spec"], said)

@@ -490,7 +490,7 @@ class Cluster:
     def _track(self, pid: str, frame: dict[str, Any]) -> None:
         """Where `pid` is in their game stream, as relayed here in order (for a catch-up)."""
         kind, seen = frame.get("type"), self.seen.get(pid)
-        if kind in ("game", "resumed") and frame.get("stream"):
+        if kind in ("game", "resumed", "strong", "gtt", "itt-chat") and frame.get("stream"):
             self.seen[pid] = ResumePoint(frame["game"], frame["stream"], int(frame.get("seq") or 0))
         elif kind == "status":
             self.seen.pop(pid, None)

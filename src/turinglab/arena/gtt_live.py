@@ -24,7 +24,7 @@ from turinglab.arena.modes import ArenaMode
 from turinglab.arena.person_view import InputRejected, PersonView
 from turinglab.arena.sessions import Participant
 from turinglab.arena.state_game import StateFrameGame
-from turinglab.games.control_log import InputAccepted, VerdictGiven
+from turinglab.games.control_log import VerdictGiven
 from turinglab.games.events import GameEvent, MessageSaid
 from turinglab.games.gtt import ANSWERED, DISTINGUISHER, UNKNOWN, GTTRules
 from turinglab.games.gtt_plan import gtt_trial
@@ -67,8 +67,6 @@ class GTTLiveGame(StateFrameGame):
         self.pending: set[str] = set()  # seats whose message the game has not taken yet
         self.decision: Judgement | None = None  # the person's verdict form
         self.shown: list[TranscriptMessage] = []  # the table's messages, as far as stored
-        # How many of them were said before this process played it (a takeover's replay).
-        self.inherited = 0
 
     # ---- seats -----------------------------------------------------------------------------
 
@@ -111,8 +109,7 @@ class GTTLiveGame(StateFrameGame):
 
     def start(self) -> None:
         # Before any input is taken (a rebuilt game's people send theirs as soon as it is
-        # open): what was replayed (takeover.restore) and what its earlier owners decided.
-        self.inherited = len(self.shown)
+        # open): what its earlier owners decided (takeover.restore read it back).
         self._carry_over()
         super().start()
 
@@ -128,14 +125,12 @@ class GTTLiveGame(StateFrameGame):
 
     def _carry_over(self) -> None:
         """A game taken over: what its earlier owners were told that its messages do not say
-        (their control log, read back by takeover.restore): the inputs they applied, and the
-        person's verdict form. A verdict whose answer never landed is given to the game now,
-        as if the person's input had just arrived."""
+        (their control log, read back by takeover.restore): the person's verdict form (the
+        inputs they applied are StateFrameGame's). A verdict whose answer never landed is
+        given to the game now, as if the person's input had just arrived."""
         for logged in self.controls.log.entries:
             event = logged.event
-            if isinstance(event, InputAccepted) and event.seat in self.views:
-                self.views[event.seat].remember(event.input_id)
-            elif isinstance(event, VerdictGiven) and event.seat in self.views:
+            if isinstance(event, VerdictGiven) and event.seat in self.views:
                 self.decision = _judgement(event)
                 if not any(m.sender == event.seat for m in self.shown[logged.after_seq :]):
                     self._give(self.views[event.seat], ANSWERS[event.choice])
@@ -225,15 +220,11 @@ class GTTLiveGame(StateFrameGame):
             f"{other}.{studies} Watch, guess, and see the answer at the end."
         )
 
-    def _chats(
-        self, seat: str, role: Role, shown: list[TranscriptMessage] | None = None
-    ) -> list[F.GTTChat]:
-        """The chats as `seat` sees them, from the messages shown (or those of `shown`)."""
-        said = self.shown if shown is None else shown
+    def _chats(self, seat: str, role: Role) -> list[F.GTTChat]:
         study: list[F.GTTLine] = []
         test: list[F.GTTLine] = []
-        first = next((m for m in said if m.sender == DISTINGUISHER and m.phase == MAIN), None)
-        for m in said:
+        first = next((m for m in self.shown if m.sender == DISTINGUISHER and m.phase == MAIN), None)
+        for m in self.shown:
             if role != "spectator" and seat not in m.visible_to:
                 continue
             lines = study if m.phase == STUDY_PHASE else test
@@ -329,16 +320,12 @@ class GTTLiveGame(StateFrameGame):
             # Logged before the answer it becomes is said (the store keeps them in that
             # order): a process taking the game over knows the form whatever landed after.
             self.controls.record(given)
-            if frame.id is not None:  # re-sent after a takeover: acknowledged, not refused
-                self.controls.record(InputAccepted(view.seat, frame.id))
             self.decision = _judgement(given)
             self._give(view, ANSWERS[frame.choice])
         else:
             raise InputRejected("not-now", "That is not part of this game.")
 
     def _say(self, view: PersonView, frame: F.SendMessage, state: F.GTTState) -> None:
-        if self._said_before(view, frame, state):
-            return  # applied before: acknowledged (handle_once), not said again
         if state.phase != "writing":
             raise InputRejected("wait", "Please wait: it is not your turn to write.")
         if frame.channel != state.chat:
@@ -347,21 +334,6 @@ class GTTLiveGame(StateFrameGame):
         if state.role == "distinguisher" and "<answer" in text.lower():
             raise InputRejected("no-answer-tags", "Give your verdict with the verdict buttons.")
         self._give(view, text)
-
-    def _said_before(self, view: PersonView, frame: F.SendMessage, state: F.GTTState) -> bool:
-        """A message the page sends again that its chat already holds: applied by a process
-        that died since (its id is not remembered here), so looked for only among the lines
-        that process left (`inherited`); a new message sent too soon is refused as ever. A
-        chat alternates and a person has one message at a time in the game, so a line of
-        theirs at or after where the page stood (`after`: the lines of that chat it had) is
-        this one: it follows from the stored messages, with no text compared."""
-        if frame.after is None or not self.inherited:
-            return False
-        chats = self._chats(view.seat, state.role, self.shown[: self.inherited])
-        chat = next((c for c in chats if c.name == frame.channel), None)
-        return chat is not None and any(
-            line.sender == "you" and line.n >= frame.after for line in chat.lines
-        )
 
     def _give(self, view: PersonView, text: str) -> None:
         """Hand the game the person's next message; a second one waits until it is taken."""

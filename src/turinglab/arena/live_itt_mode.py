@@ -28,7 +28,7 @@ from turinglab.arena.modes import ArenaMode, ArenaSettings, ArenaSetup, lobby_pi
 from turinglab.arena.person_view import InputRejected, PersonView
 from turinglab.arena.strong_mode import PERSON, StrongArenaMode, StrongLiveGame
 from turinglab.config import AgentConfig
-from turinglab.games.control_log import InputAccepted, VerdictGiven
+from turinglab.games.control_log import VerdictGiven
 from turinglab.games.held_message import MessageHeld
 from turinglab.games.live_itt import (
     JUDGE,
@@ -145,9 +145,7 @@ class LiveITTLiveGame(StrongLiveGame):
             )
             # Logged before the game is given it (the store keeps them in that order): a
             # process taking the game over gives it again, whatever became of this one.
-            self.controls.record(given)
-            if frame.id is not None:  # re-sent after a takeover: acknowledged, not refused
-                self.controls.record(InputAccepted(view.seat, frame.id))
+            self.controls.record(given)  # its input id follows (StateFrameGame.handle_once)
             self._give_verdict(view, given)
             return
         if isinstance(frame, F.SendMessage) and frame.image is not None:
@@ -178,16 +176,15 @@ class LiveITTLiveGame(StrongLiveGame):
         super().start()
 
     def _carry_over(self) -> None:
-        """A game taken over (takeover.restore read its control log back): the input ids its
-        earlier owners applied, and the judge's verdict, given to the game again (it ends on
-        it once it has caught up with the stored exchanges), so it is counted once."""
+        """A game taken over (takeover.restore read its control log back): the judge's
+        verdict, given to the game again (it ends on it once it has caught up with the stored
+        exchanges), so it is counted once, and a human agent's answer taken and not said yet.
+        (Input ids applied before are StateFrameGame's.)"""
         for event in self.controls.log.events():
             view = self.views.get(getattr(event, "seat", ""))
             if view is None:
                 continue
-            if isinstance(event, InputAccepted):
-                view.remember(event.input_id)
-            elif isinstance(event, VerdictGiven):
+            if isinstance(event, VerdictGiven):
                 self._give_verdict(view, event)
             elif isinstance(event, MessageHeld) and not any(
                 m.sender == event.seat and m.phase == event.phase for m in self.table.messages

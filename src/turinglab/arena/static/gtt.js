@@ -68,10 +68,7 @@ function gttComposer(name) {
     const text = input.value.trim();
     if (!text) return;
     if (text.length > gtt.max_chars) { toast(`At most ${gtt.max_chars} characters.`); return; }
-    // `after`: the lines this chat had, so a re-send the chat already holds (applied by a
-    // process that died since) is known for what it is (gtt_live.py, _said_before).
-    const had = (gtt.chats.find((c) => c.name === name) || { lines: [] }).lines.length;
-    sendInput({ type: "message", channel: name, text, after: had });
+    sendInput({ type: "message", channel: name, text });
     input.value = "";
   });
   form.append(input, btn);
