@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from turinglab.agents.base import Agent
+from turinglab.agents.base import Agent, AgentReply, Route
 from turinglab.agents.human import MESSAGE, HumanAgent, HumanInput
 from turinglab.agents.registry import build_agent, display_names
 from turinglab.arena import frames as F
@@ -42,6 +42,7 @@ from turinglab.arena.state_game import StateFrameGame
 from turinglab.arena.strong_mode import PERSON
 from turinglab.config import AgentConfig
 from turinglab.games.conversation import SEATS, ConversationExperiment, ConversationGame
+from turinglab.games.discarded_reply import ReplyDiscarded
 from turinglab.games.events import GameEvent, MessageSaid
 from turinglab.games.kinds import GameContext
 from turinglab.games.people import is_person
@@ -169,7 +170,16 @@ class ITTChatLiveGame(StateFrameGame):
 
     # ---- running -----------------------------------------------------------------------------
 
+    def observe(self, event: GameEvent, to: tuple[str, ...]) -> None:
+        if isinstance(event, ReplyDiscarded):  # nobody sees it; kept for a takeover
+            self.controls.record(event)
+            return
+        super().observe(event, to)
+
     def start(self) -> None:
+        # A game taken over: the machine replies its earlier owners drew and sampled again.
+        for drawn in self.controls.log.of(ReplyDiscarded):
+            self.table.unsaid[drawn.call] = AgentReply(drawn.text, Route("stored", drawn.seat))
         super().start()
         self._watcher = asyncio.create_task(self._watch(), name=f"arena-{self.id}-watch")
 
@@ -210,8 +220,10 @@ class ITTChatLiveGame(StateFrameGame):
                 self._watcher.cancel()
 
     async def _run_chat(self) -> None:
-        # a backstop: each person's turn is watched (`reply_timeout_s`) on its own
-        limit = self.chat_mode.reply_timeout_s * self.exchanges + 60.0
+        # a backstop: each person's turn is watched (`reply_timeout_s`) on its own. From the
+        # start: one taken over from a process that died keeps its stored start.
+        whole = self.chat_mode.reply_timeout_s * self.exchanges + 60.0
+        limit = max(0.0, whole - (self.clock.now() - self.started_at))
         result = await self._play(limit, "arena: the conversation ran out of time")
         if self.gate is not None:
             result = await self._saved(result)

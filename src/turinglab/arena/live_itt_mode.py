@@ -19,7 +19,7 @@ from typing import Any
 
 from turinglab.agents.base import Agent
 from turinglab.agents.eliza import ElizaAgent
-from turinglab.agents.human import HumanInput
+from turinglab.agents.human import MESSAGE, HumanInput
 from turinglab.agents.registry import build_agent, display_names
 from turinglab.arena import frames as F
 from turinglab.arena.chat_text import clean
@@ -28,6 +28,8 @@ from turinglab.arena.modes import ArenaMode, ArenaSettings, ArenaSetup, lobby_pi
 from turinglab.arena.person_view import InputRejected, PersonView
 from turinglab.arena.strong_mode import PERSON, StrongArenaMode, StrongLiveGame
 from turinglab.config import AgentConfig
+from turinglab.games.control_log import VerdictGiven
+from turinglab.games.held_message import MessageHeld
 from turinglab.games.live_itt import (
     JUDGE,
     LABELS,
@@ -39,6 +41,7 @@ from turinglab.games.live_itt import (
 )
 from turinglab.games.live_itt_judgements import live_itt_judgements
 from turinglab.games.spec import TrialSpec
+from turinglab.games.table import MAIN
 
 __all__ = ["live_itt_judgements", "live_itt_mode", "live_itt_setup_for"]
 
@@ -133,21 +136,72 @@ class LiveITTLiveGame(StrongLiveGame):
                 raise InputRejected("not-now", "The verdict comes after the last exchange.")
             if frame.choice not in LABELS:
                 raise InputRejected("bad-verdict", "Choose A or B.")
-            seat = SIDES[LABELS.index(frame.choice)]
-            self.chose = self.current
-            data = {"human": seat, "confidence": frame.confidence, "reason": clean(frame.reason)}
-            view.agent.push(HumanInput("verdict", data=data))
-            self._push((view.seat,))
+            given = VerdictGiven(
+                view.seat,
+                SIDES[LABELS.index(frame.choice)],
+                float(frame.confidence),
+                clean(frame.reason),
+                self.clock.now(),
+            )
+            # Logged before the game is given it (the store keeps them in that order): a
+            # process taking the game over gives it again, whatever became of this one.
+            self.controls.record(given)  # its input id follows (StateFrameGame.handle_once)
+            self._give_verdict(view, given)
             return
         if isinstance(frame, F.SendMessage) and frame.image is not None:
             raise InputRejected("no-images", "This game takes text only.")
         if isinstance(frame, F.Preference | F.EndGame):
             raise InputRejected("not-now", "That is not part of this game.")
         super()._input(view, frame)
+        if isinstance(frame, F.SendMessage) and view.seat != self.mode.judge:
+            # Taken (and acknowledged), said only once the AI has answered too: logged, so a
+            # process taking the game over says it instead of asking the person again.
+            self.controls.record(MessageHeld(view.seat, self._text(frame), self._turn_phase()))
+
+    def _give_verdict(self, view: PersonView, given: VerdictGiven) -> None:
+        self.chose = self.current or self.last_turn
+        data = {
+            "human": given.choice,
+            "confidence": given.confidence,
+            "reason": given.reason,
+            "at": given.at,
+        }
+        view.agent.push(HumanInput("verdict", data=data))
+        self._push((view.seat,))
+
+    def start(self) -> None:
+        # Before any input is taken (a rebuilt game's people send theirs as soon as it is
+        # open): what its earlier owners were told that its messages do not say.
+        self._carry_over()
+        super().start()
+
+    def _carry_over(self) -> None:
+        """A game taken over (takeover.restore read its control log back): the judge's
+        verdict, given to the game again (it ends on it once it has caught up with the stored
+        exchanges), so it is counted once, and a human agent's answer taken and not said yet.
+        (Input ids applied before are StateFrameGame's.)"""
+        for event in self.controls.log.events():
+            view = self.views.get(getattr(event, "seat", ""))
+            if view is None:
+                continue
+            if isinstance(event, VerdictGiven):
+                self._give_verdict(view, event)
+            elif isinstance(event, MessageHeld) and not any(
+                m.sender == event.seat and m.phase == event.phase for m in self.table.messages
+            ):
+                self.sent[event.seat] = self.current  # their turn shows answered
+                view.agent.push(HumanInput(MESSAGE, event.text, channel=MAIN))
+
+    def _turn_phase(self) -> str:
+        return f"turn-{self.current}"  # the phase the game says this turn's messages in
 
     def _time_limit(self) -> float:
+        """From the session's start: one taken over from a process that died keeps its stored
+        start (takeover.rebuilt) and the seconds its clock stood still, so it has the time it
+        had."""
         per_turn = self.cfg.input_timeout_s * 2
-        return per_turn * (int(self.spec.params["exchanges"]) + 1) + 60.0
+        whole = per_turn * (int(self.spec.params["exchanges"]) + 1) + 60.0
+        return max(0.0, whole - (self.clock.now() - self.started_at))
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, ClassVar, TypeVar
 
+from turinglab.games.discarded_reply import ReplyDiscarded
+from turinglab.games.held_message import MessageHeld
 from turinglab.games.table import TranscriptMessage
 
 
@@ -104,7 +106,16 @@ class Draw:
 
 
 ControlEvent = (
-    Choice | VerdictAsked | VerdictGiven | PhaseChanged | Ended | Paused | InputAccepted | Draw
+    Choice
+    | VerdictAsked
+    | VerdictGiven
+    | PhaseChanged
+    | Ended
+    | Paused
+    | InputAccepted
+    | Draw
+    | MessageHeld
+    | ReplyDiscarded
 )
 _KINDS: dict[str, type[ControlEvent]] = {
     c.kind: c
@@ -117,6 +128,8 @@ _KINDS: dict[str, type[ControlEvent]] = {
         Paused,
         InputAccepted,
         Draw,
+        MessageHeld,
+        ReplyDiscarded,
     )
 }
 E = TypeVar("E", bound=ControlEvent)

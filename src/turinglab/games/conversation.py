@@ -25,9 +25,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from turinglab.agents.base import Agent, AgentReply, ChatMessage
 from turinglab.agents.local_gguf import OTHER_NAME, SELF_NAME
-from turinglab.games.kinds import GameContext, GameKind, register
+from turinglab.games.kinds import RESUMABLE, GameContext, GameKind, register
 from turinglab.games.spec import FINISHED, FLAGGED, GameResult, TrialSpec, trial_seed
-from turinglab.games.table import Seat, Table
+from turinglab.games.table import Diverged, Seat, Table
 
 TOPICS = (
     "fashion",
@@ -195,7 +195,7 @@ class ConversationGame:
         for turn in range(exchanges):
             seat_id = SEATS[turn % 2]
             seat = table.seats[seat_id]
-            earlier = [m.text for m in table.messages if m.sender in SEATS]
+            earlier = [m.text for m in table.said if m.sender in SEATS]  # said before this
             reply: AgentReply | None = None
             for attempt in range(self.config.max_resamples + 1):
                 reply = await table.ask(
@@ -206,6 +206,7 @@ class ConversationGame:
                 reason = degenerate(reply.text, earlier, turn, exchanges)
                 if reason is None:
                     break
+                table.discard(seat_id, reply)  # stored as drawn: a resumed game gets it again
                 resamples.append(
                     {
                         "turn": turn,
@@ -233,6 +234,20 @@ class ConversationGame:
             return GameResult(FLAGGED, details=details, flags=["degenerate-reply-kept"])
         return GameResult(FINISHED, details=details)
 
+    async def resume(self, table: Table, spec: TrialSpec, *, started_at: float) -> GameResult:
+        """Go on with a live conversation from the messages at its table (the arena's takeover
+        of a game whose process died): played again from its start over them (the table's
+        catch-up: each is checked to be what the game says there; no person or model is asked
+        for a stored one, and calls are counted as when first made), then on as usual. Its
+        topic is in its spec; whose turn it is follows from the messages; a machine reply it
+        sampled again is given again from the table's `unsaid` (the live game's control log),
+        so it is rejected again, recorded in `resamples`, and its call counted."""
+        table.catch_up()
+        result = await self.play(table, spec)
+        if table.catching_up:
+            raise Diverged("the conversation ended before the history it was resumed from")
+        return result
+
 
 def _conversation_game(config: Any, context: GameContext) -> ConversationGame:
     if not isinstance(config, ConversationExperiment):
@@ -246,5 +261,6 @@ KIND = register(
         ConversationExperiment,
         _conversation_game,
         arena_modes=("itt-conversation",),  # people in conversations (arena/itt_chat_mode.py)
+        capabilities=frozenset({RESUMABLE}),
     )
 )

@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
+from turinglab.games.discarded_reply import ReplyDiscarded
+
 if TYPE_CHECKING:
     from turinglab.games.transcript import TranscriptMessage
 
@@ -120,6 +122,7 @@ GameEvent = (
     | ReplyChosen
     | GameFlagged
     | Revealed
+    | ReplyDiscarded
 )
 
 

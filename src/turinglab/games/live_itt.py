@@ -25,11 +25,11 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from turinglab.agents.base import Agent, ChatMessage
 from turinglab.agents.human import MESSAGE, HumanInput
 from turinglab.games.events import RepliesGiven, VerdictAsked
-from turinglab.games.kinds import GameContext, GameKind, register
+from turinglab.games.kinds import RESUMABLE, GameContext, GameKind, register
 from turinglab.games.live import call_seat
 from turinglab.games.people import Person, is_person, person_at
 from turinglab.games.spec import FINISHED, FLAGGED, GameResult, Judgement, TrialSpec
-from turinglab.games.table import Seat, Table
+from turinglab.games.table import Diverged, Seat, Table
 
 JUDGE = "judge"
 SIDES = ("agent_a", "agent_b")
@@ -154,7 +154,7 @@ class LiveITTGame:
 
     async def play(self, table: Table, spec: TrialSpec) -> GameResult:
         p = spec.params
-        human, ai, limit = p["human_seat"], p["ai_seat"], int(p["exchanges"])
+        human, limit = p["human_seat"], int(p["exchanges"])
         judge = person_at(table.seats, JUDGE)
         assert judge is not None
         table.tell(human, human_brief(p["condition"], self.cfg.max_words), phase="brief")
@@ -162,18 +162,13 @@ class LiveITTGame:
             "system", ai_prompt(p["condition"], p["life_story"], self.cfg.max_words)
         )
         for turn in range(1, limit + 1):
-            item = await self._input(judge, MESSAGE)
-            if item is None:
+            question = await self._said(table, JUDGE, judge)
+            if question is None:
                 return GameResult(FLAGGED, flags=["live-itt: the judge stopped"])
-            table.post(JUDGE, item.text, visible_to=(JUDGE, *SIDES), phase=f"turn-{turn}")
-            answers = await asyncio.gather(
-                self._human_answer(table, human), self._agent_answer(table, ai, prompt)
-            )
-            if answers[0] is None:
+            table.post(JUDGE, question, visible_to=(JUDGE, *SIDES), phase=f"turn-{turn}")
+            by_seat = await self._answers(table, human, prompt, turn)
+            if by_seat is None:
                 return GameResult(FLAGGED, flags=["live-itt: the human agent stopped"])
-            by_seat = {human: answers[0], ai: answers[1]}
-            for seat in SIDES:
-                table.post(seat, by_seat[seat], visible_to=(JUDGE, seat), phase=f"turn-{turn}")
             table.show(RepliesGiven(turn, SIDES, by_seat), JUDGE)
         table.show(VerdictAsked(), JUDGE)
         item = await self._input(judge, "verdict")
@@ -186,7 +181,8 @@ class LiveITTGame:
             verdict=chosen,
             confidence=float(item.data.get("confidence", 0)),
             reason=str(item.data.get("reason", "")),
-            created_at=table.clock.now(),
+            # When the judge gave it (a game resumed after a takeover is given it again).
+            created_at=float(item.data.get("at", table.clock.now())),
             details={"condition": p["condition"], "exchanges": limit},
         )
         return GameResult(
@@ -195,6 +191,58 @@ class LiveITTGame:
             judgements=[verdict],
             details={"condition": p["condition"], "exchanges": limit, "human_seat": human},
         )
+
+    async def resume(self, table: Table, spec: TrialSpec, *, started_at: float) -> GameResult:
+        """Go on with a live session from the messages at its table (the arena's takeover of a
+        game whose process died): played again from its start over them (the table's catch-up:
+        each is checked to be what the game says there; no person or agent is asked for a
+        stored one, and calls are counted as when first made), then on as usual. Its draws
+        are in its spec; its turns follow from who said what; the verdict, not a message, is
+        the live game's to give again (arena/live_itt_mode.py, from the control log)."""
+        table.catch_up()
+        result = await self.play(table, spec)
+        if table.catching_up:
+            raise Diverged("the session ended before the history it was resumed from")
+        return result
+
+    async def _said(self, table: Table, seat: str, person: Person) -> str | None:
+        """A person's next message: the stored one while catching up, else what they type
+        (None: they stopped)."""
+        if table.catching_up:
+            return table.stored_input(seat)
+        item = await self._input(person, MESSAGE)
+        return None if item is None else item.text
+
+    async def _answers(
+        self, table: Table, human: str, prompt: ChatMessage, turn: int
+    ) -> dict[str, str] | None:
+        """Both sides' answers to the judge's question, said in the order of SIDES once both
+        are in (the sides answer at once; the order says nothing about who was faster). While
+        catching up they are the stored ones, in that order; what is not stored is asked
+        (None: the human agent stopped)."""
+        phase = f"turn-{turn}"
+        by_seat: dict[str, str] = {}
+        for seat in SIDES:
+            if not table.catching_up:
+                break
+            text = await self._answer(table, seat, human, prompt)
+            assert text is not None  # a stored answer
+            by_seat[seat] = text
+            table.post(seat, text, visible_to=(JUDGE, seat), phase=phase)
+        rest = [seat for seat in SIDES if seat not in by_seat]
+        got = await asyncio.gather(*(self._answer(table, seat, human, prompt) for seat in rest))
+        for seat, text in zip(rest, got, strict=True):
+            if text is None:
+                return None
+            by_seat[seat] = text
+        for seat in rest:
+            table.post(seat, by_seat[seat], visible_to=(JUDGE, seat), phase=phase)
+        return by_seat
+
+    async def _answer(self, table: Table, seat: str, human: str, prompt: ChatMessage) -> str | None:
+        if seat == human:
+            return await self._human_answer(table, seat)
+        return await self._agent_answer(table, seat, prompt)
 
     async def _input(self, person: Person, kind: str) -> HumanInput | None:
         while True:
@@ -210,8 +258,7 @@ class LiveITTGame:
         person = person_at(table.seats, seat)
         if person is None:  # the brief was told: it is in the stand-in's view
             return await self._agent_answer(table, seat, None)
-        item = await self._input(person, MESSAGE)
-        return None if item is None else item.text
+        return await self._said(table, seat, person)
 
     async def _agent_answer(self, table: Table, seat: str, prompt: ChatMessage | None) -> str:
         history = [*([prompt] if prompt else []), *table.view(seat)]
@@ -230,5 +277,6 @@ KIND = register(
         _live_itt_game,
         arena_modes=("live-itt", "live-itt-practice"),
         needs_people=True,
+        capabilities=frozenset({RESUMABLE}),
     )
 )

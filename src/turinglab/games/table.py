@@ -42,6 +42,7 @@ from turinglab.agents.base import (
     with_image_markers,
 )
 from turinglab.games.clock import REAL_CLOCK, Clock
+from turinglab.games.discarded_reply import ReplyDiscarded
 from turinglab.games.events import GameEvent, GameObserver, MessageSaid
 from turinglab.games.transcript import GAME, MAIN, TranscriptMessage
 
@@ -81,6 +82,9 @@ class Table:
     # Merge consecutive same-role turns of a view into one (a game's note after a reply joins
     # that reply), as chat templates that demand user/assistant alternation need. Opt-in.
     alternate_roles: bool = False
+    # Replies drawn before a takeover that the game did not say (`discard`), by call number:
+    # a resumed game is given them again for those calls.
+    unsaid: dict[int, AgentReply] = field(default_factory=dict)
     # While catching up (`catch_up`): how many stored messages the game has said again.
     _resaid: int | None = field(default=None, init=False, repr=False)
 
@@ -126,6 +130,10 @@ class Table:
     ) -> AgentReply:
         """Call a seat's agent on a given history without appending anything (the game decides
         where the reply goes, e.g. which channel an AI interrogator addressed)."""
+        drawn = self.unsaid.get(self.calls)
+        if drawn is not None:  # drawn before a takeover, not said: the same reply again
+            self.calls += 1
+            return drawn
         if self.catching_up:  # the reply is the stored one: the call is counted, not made
             self.calls += 1
             return self._stored_reply(seat_id)
@@ -148,6 +156,14 @@ class Table:
         reply = await self.ask(seat_id, self.view(seat_id), stop=stop, choices=choices)
         seen_by = visible_to or tuple(self.seats)
         return self._append(seat_id, reply.text, seen_by, phase, channel=channel, reply=reply)
+
+    def discard(self, seat_id: str, reply: AgentReply) -> None:
+        """The reply to the last call (`ask`, one call at a time) is not said: the game asks
+        again. Reported (`ReplyDiscarded`) so a live game logs it, once: one given again
+        (`unsaid`) was logged before."""
+        call = self.calls - 1
+        if call not in self.unsaid:
+            self.show(ReplyDiscarded(call, seat_id, reply.text))
 
     def view(self, seat_id: str, channel: str | None = None) -> list[ChatMessage]:
         """What a seat has seen, as its agent is given it; one channel's part when named."""
@@ -211,6 +227,17 @@ class Table:
     def catching_up(self) -> bool:
         """Whether the game has stored messages left to say again (then it plays on)."""
         return self._resaid is not None
+
+    @property
+    def said(self) -> list[TranscriptMessage]:
+        """The messages the game has said so far: while catching up, the stored ones it has
+        said again (the others are still to come in its play)."""
+        return self.messages if self._resaid is None else self.messages[: self._resaid]
+
+    def stored_input(self, seat_id: str) -> str:
+        """While catching up: the stored message the game is to say next, which must be
+        `seat_id`'s (a person's message that a game reads from their inputs, not by `ask`)."""
+        return self._stored_reply(seat_id).text
 
     def _stored_reply(self, seat_id: str) -> AgentReply:
         assert self._resaid is not None
