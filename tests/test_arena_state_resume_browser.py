@@ -1,12 +1,13 @@
 """Pages of the modes sent whole keep their place in their game stream, in Chromium against a
-real server: the Strong Turing Test (practice: the person investigates, scripted sides reply)
-and the GTT (the person judges). Playwright sits on the page's websocket and forwards every
-frame both ways; the test cuts the socket right after the person's message went out, so what
-the game sent meanwhile is lost with it. The page (its own protocol.js and mode script)
-reconnects naming its place (`?game=…&stream=…&seq=…`), is answered with what it missed (not
-the lobby) and shows its game with every turn once. A state frame of another stream, put on
-the socket by the test, is not shown and makes the page ask where it stands, as the chat page
-does with a message of another stream (tests/fixtures/page_protocol/whole_views.json).
+real server: the Strong Turing Test (practice: the person investigates, scripted sides reply),
+the GTT (the person judges) and the ITT chat (a person with a scripted AI). Playwright sits on
+the page's websocket and forwards every frame both ways; the test cuts the socket right after
+the person's message went out, so what the game sent meanwhile is lost with it. The page (its
+own protocol.js and mode script) reconnects naming its place (`?game=…&stream=…&seq=…`), is
+answered with what it missed (not the lobby) and shows its game with every turn once. A state
+frame of another stream, put on the socket by the test, is not shown and makes the page ask
+where it stands, as the chat page does with a message of another stream
+(tests/fixtures/page_protocol/whole_views.json).
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ import pytest
 from arena_fixtures import running_arena
 from test_arena_browser import ARGS, CHROMIUM, PHONE
 from test_arena_gtt import gtt_setup
+from test_arena_itt_chat import chat_setup
 from test_arena_strong import strong_setup
+from turinglab.arena.itt_chat_mode import TITLE as ITT_TITLE
 
 pytestmark = [
     pytest.mark.browser,
@@ -48,7 +51,8 @@ class Tap:
 
     def route(self, ws: Any) -> None:
         self.urls.append(ws.url)
-        self.page_side, got = ws, []
+        self.page_side = ws
+        got: list[Frame] = []
         self.down.append(got)
         server = ws.connect_to_server()
 
@@ -112,7 +116,7 @@ def _resumed_in_place(tap: Tap, app: Any, kind: str) -> None:
     got = tap.down[1]
     end = next(i for i, f in enumerate(got) if f["type"] == "resumed")
     assert got[end]["stream"] == place["stream"]
-    assert all(f["type"] in (kind, "ack") for f in got[:end]), got[:end]
+    assert all(f["type"] in (kind, "ack", "typing") for f in got[:end]), got[:end]
     assert "status" not in [f["type"] for f in got[: end + 1]]
     assert app.state.arena.metrics.resumes >= 1
 
@@ -207,3 +211,35 @@ def test_a_gtt_page_resumes_its_place_after_a_cut() -> None:
         said = [m.get_attribute("class") for m in study.all()]
         assert len(said) == shown + 1 and mine.count() == 1 and "INJECTED" not in page.content()
         assert page.locator('[data-gchat="study"] .msg.them').count() == 1
+
+
+def test_an_itt_chat_page_resumes_its_place_after_a_cut() -> None:
+    setup = chat_setup(ai_after_s=0)  # a lone chatter meets the scripted AI at once
+    with _tapped(setup, ITT_TITLE, "#c-log") as (page, tap, app):
+        writable = "() => !document.getElementById('c-text').readOnly"
+        page.wait_for_function(writable, timeout=30_000)
+        theirs = page.locator("#c-log .msg.them")
+        before = theirs.count()  # the AI's opening, when it writes first
+        tap.cut_after = lambda f: f.get("type") == "message"
+        page.locator("#c-text").fill("I like jazz too")
+        page.locator("#c-text").press("Enter")
+        page.wait_for_function(
+            "n => document.querySelectorAll('#c-log .msg.them').length > n", arg=before
+        )
+        assert len(tap.urls) == 2
+        _resumed_in_place(tap, app, "itt-chat")
+        assert page.locator("#v-lobby").is_hidden()
+        mine = page.locator("#c-log .msg.you")
+        assert mine.count() == 1 and theirs.count() == before + 1
+
+        def changed(f: Frame) -> None:
+            f["lines"].append({**f["lines"][-1], "n": 99, "text": "INJECTED"})
+
+        _other_stream(page, tap, "itt-chat", changed)
+        page.wait_for_function(writable)
+        page.locator("#c-text").fill("what about you")
+        page.locator("#c-text").press("Enter")
+        page.wait_for_function(
+            "n => document.querySelectorAll('#c-log .msg.them').length > n", arg=before + 1
+        )
+        assert mine.count() == 2 and theirs.count() == before + 2
