@@ -12,7 +12,9 @@ from typing import Any
 
 from arena_fixtures import Person, running_arena
 from test_arena_strong import strong_setup
+from turinglab.arena import frames as F
 from turinglab.arena.page_protocol import PageProtocol
+from turinglab.arena.resume import Outbox, ResumePoint
 
 Frame = dict[str, Any]
 
@@ -105,3 +107,26 @@ async def test_a_whole_state_page_resumes_with_exactly_what_it_missed_or_the_lat
         finally:
             await a.close()
             await b.close()
+
+
+def test_a_whole_state_supersedes_the_frames_kept_before_it() -> None:
+    def state(text: str) -> F.ITTChatState:
+        return F.ITTChatState(
+            game="g", mode="m", title="t", practice=True, topic=text, you="A",
+            exchanges=4, phase="writing", max_chars=10, lines=[],
+        )  # fmt: skip
+
+    box = Outbox()
+    box.stamp(F.Ack(ref="a"))
+    box.stamp(state("one"))
+    box.stamp(F.TypingShown(channel="A"))
+    latest = box.stamp(state("two"))
+    ack = box.stamp(F.Ack(ref="b"))
+    at = lambda seq: ResumePoint("g", box.stream, seq)  # noqa: E731
+    assert box.after(at(5)) == [] and box.after(at(4)) == [ack]
+    assert box.after(at(3)) == [latest, ack]  # exactly what was missed, from the state on
+    assert box.after(at(2)) is None  # more: the state as it is now, as a snapshot
+    snap = box.snapshot(state("two"))
+    assert (snap.snapshot, snap.stream, snap.seq) == (True, box.stream, 5)
+    assert F.is_snapshot(snap) and not F.is_snapshot(latest)
+    assert F.dump(snap)["snapshot"] is True and "snapshot" not in F.dump(latest)
