@@ -31,8 +31,9 @@ from arena_fixtures import Person, make_setup
 from test_arena_cluster_queue_adopt import _pid
 from test_arena_multiprocess import alive_namespace, arena_processes
 from test_arena_takeover import SERVER
-from turinglab.arena import cluster as cluster_module
-from turinglab.arena.cluster import HOLDER_GONE_S, Cluster
+from turinglab.arena import cluster_presence
+from turinglab.arena.cluster import Cluster
+from turinglab.arena.cluster_presence import HOLDER_GONE_S
 from turinglab.arena.hub import Arena
 
 pytestmark = [pytest.mark.database, pytest.mark.slow]
@@ -41,8 +42,7 @@ DYING_SERVER = SERVER.replace(
     "setup = takeover_setup()",
     """
 import os, signal
-from turinglab.arena import cluster as cluster_module
-from turinglab.arena.cluster import HOLDER_GONE_S, Cluster
+from turinglab.arena.cluster import Cluster
 _seat = Cluster._seat
 async def _seat_or_die(self, mode, people):
     if os.path.exists({marker!r} + "-" + str({port!r})):  # dies between pairing and seating
@@ -162,7 +162,7 @@ async def test_sockets_held_on_a_dead_process_are_forgotten_by_every_survivor(
     A heartbeat missing for a moment is Redis restarted empty, not a death: forgetting then
     would count every player whose socket is on another process as gone."""
     now = [100.0]
-    monkeypatch.setattr(cluster_module, "monotonic", lambda: now[0])
+    monkeypatch.setattr(cluster_presence, "monotonic", lambda: now[0])
     async with alive_namespace("P1") as (client, prefix):
         cluster = Cluster(Arena(make_setup()), "unused", prefix.split(":")[2])
         cluster.redis = client

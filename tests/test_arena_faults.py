@@ -37,6 +37,7 @@ from fault_fixtures import (
     server_processes,
     shown_is_stored,
 )
+from turinglab.arena.cluster_messages import own_prefix, relayed_payload
 from turinglab.arena.commit_gate import STORE_LOST
 from turinglab.arena.live_reveal import SERVER_LOST
 from turinglab.testing.tcp_proxy import TcpProxy
@@ -298,7 +299,8 @@ async def _publish_stale_frames(redis_url: str, postgres_url: str, talkers: list
                 p for p, s in seats.items() if (s == "interrogator") == (t.role == "interrogator")
             )
             frame = {"type": "message", "n": 99, "channel": "A", "sender": "them", "text": STALE}
-            payload = json.dumps({"o": "arena/stale000", "p": pid, "f": {**frame, "at": 0.0}})
+            stale = json.dumps({**frame, "at": 0.0})
+            payload = relayed_payload(own_prefix("arena/stale000"), pid, time.time(), stale)
             assert await client.publish(f"turinglab:arena:faults:to:{pid}", payload) >= 1
     finally:
         await client.aclose()

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
+import time
 import uuid
 from dataclasses import replace
 from pathlib import Path
@@ -33,6 +34,7 @@ from arena_fixtures import (
 )
 from test_arena_multiprocess import arena_processes, drop_namespace
 from turinglab.arena import ArenaSettings, ArenaSetup
+from turinglab.arena.cluster_messages import own_prefix, relayed_payload
 from turinglab.arena.live_reveal import LOST_TEXT, SERVER_LOST
 from turinglab.arena.store_bridge import ArenaStore
 from turinglab.store.database import Store
@@ -271,7 +273,7 @@ async def test_a_process_presumed_dead_gives_up_the_games_taken_from_it(tmp_path
                 # (this process still named itself their owner, and every frame but a snapshot
                 # from another was dropped: a page here saw its game no more).
                 frame = {"type": "error", "code": "x", "message": "from its new owner"}
-                payload = json.dumps({"o": "x/1", "p": pid, "f": frame})
+                payload = relayed_payload(own_prefix("x/1"), pid, time.time(), json.dumps(frame))
                 client.publish(f"turinglab:arena:{ns}:to:{pid}", payload)
                 assert (await judge.until("error"))["message"] == "from its new owner"
                 await judge.send(type="message", channel="B", text="said after")

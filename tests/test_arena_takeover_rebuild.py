@@ -299,7 +299,7 @@ def _deaf(self, data):
     # Marked: the owner's answers to this process's catch-up never land (as when they are
     # still on their way), so the owner it knows stays the dead one; and it takes nothing
     # over (the other survivor does).
-    if _marked() and data["f"].get("type") in ("game", "resumed"):
+    if _marked() and data.frame.get("type") in ("game", "resumed"):
         return
     _deliver(self, data)
 Cluster._deliver = _deaf

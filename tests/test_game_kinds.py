@@ -84,7 +84,7 @@ def test_the_arena_serves_the_modes_each_kind_declares(monkeypatch: pytest.Monke
 def test_capabilities_reflect_the_design() -> None:
     gtt = game_for(load_config(CONFIGS / "gtt-offline.yaml").experiment)
     three = game_for(load_config(CONFIGS / "three-party-offline.yaml").experiment)
-    assert OUTCOME_COLUMNS.of(gtt) is gtt and RESUMABLE.of(gtt) is None
+    assert OUTCOME_COLUMNS.of(gtt) is gtt and RESUMABLE.of(gtt) is gtt  # a fold over its messages
     assert RESUMABLE.of(three) is three and OUTCOME_COLUMNS.of(three) is None
     assert kind_named("live-itt").needs_people and not kind_named("gtt").needs_people
 

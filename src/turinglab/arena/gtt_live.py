@@ -24,6 +24,7 @@ from turinglab.arena.modes import ArenaMode
 from turinglab.arena.person_view import InputRejected, PersonView
 from turinglab.arena.sessions import Participant
 from turinglab.arena.state_game import StateFrameGame
+from turinglab.games.control_log import VerdictGiven
 from turinglab.games.events import GameEvent, MessageSaid
 from turinglab.games.gtt import ANSWERED, DISTINGUISHER, UNKNOWN, GTTRules
 from turinglab.games.gtt_plan import gtt_trial
@@ -100,8 +101,20 @@ class GTTLiveGame(StateFrameGame):
             self.pending.discard(event.message.sender)
             self._push()
 
+    def time_left(self) -> float:
+        """From the game's start: one taken over from a process that died keeps its stored
+        start (takeover.rebuilt) and the seconds its clock stood still, so it has the time it
+        had."""
+        return TIME_LIMIT_S - (self.clock.now() - self.started_at)
+
+    def start(self) -> None:
+        # Before any input is taken (a rebuilt game's people send theirs as soon as it is
+        # open): what its earlier owners decided (takeover.restore read it back).
+        self._carry_over()
+        super().start()
+
     async def _run(self) -> None:
-        result = await self._play(TIME_LIMIT_S, "arena: the game ran out of time")
+        result = await self._play(max(0.0, self.time_left()), "arena: the game ran out of time")
         if self.decision is not None and result.status == ANSWERED:
             result.judgements.append(self.decision)
         if self.gate is not None:  # everything said, and the end, stored before it is shown
@@ -109,6 +122,18 @@ class GTTLiveGame(StateFrameGame):
         self._ended(result)
         self._push()
         self._on_finish(self)
+
+    def _carry_over(self) -> None:
+        """A game taken over: what its earlier owners were told that its messages do not say
+        (their control log, read back by takeover.restore): the person's verdict form (the
+        inputs they applied are StateFrameGame's). A verdict whose answer never landed is
+        given to the game now, as if the person's input had just arrived."""
+        for logged in self.controls.log.entries:
+            event = logged.event
+            if isinstance(event, VerdictGiven) and event.seat in self.views:
+                self.decision = _judgement(event)
+                if not any(m.sender == event.seat for m in self.shown[logged.after_seq :]):
+                    self._give(self.views[event.seat], ANSWERS[event.choice])
 
     def already_over(self, result: GameResult, told: Mapping[str, str | None]) -> None:
         self._keep_told(told)
@@ -285,14 +310,17 @@ class GTTLiveGame(StateFrameGame):
                 raise InputRejected("not-now", "You cannot give a verdict now.")
             if frame.choice not in ANSWERS:
                 raise InputRejected("bad-verdict", "Choose 'target' or 'imitator'.")
-            self.decision = Judgement(
-                judge=DISTINGUISHER,
-                kind="gtt-verdict",
-                verdict=frame.choice,
-                confidence=float(frame.confidence),
-                reason=clean(frame.reason).strip(),
-                created_at=self.clock.now(),
+            given = VerdictGiven(
+                view.seat,
+                frame.choice,
+                float(frame.confidence),
+                clean(frame.reason).strip(),
+                self.clock.now(),
             )
+            # Logged before the answer it becomes is said (the store keeps them in that
+            # order): a process taking the game over knows the form whatever landed after.
+            self.controls.record(given)
+            self.decision = _judgement(given)
             self._give(view, ANSWERS[frame.choice])
         else:
             raise InputRejected("not-now", "That is not part of this game.")
@@ -312,3 +340,14 @@ class GTTLiveGame(StateFrameGame):
         self.pending.add(view.seat)
         view.agent.push(HumanInput(MESSAGE, text, channel=MAIN))
         view.send(self._state(view))
+
+
+def _judgement(given: VerdictGiven) -> Judgement:
+    return Judgement(
+        judge=given.seat,
+        kind="gtt-verdict",
+        verdict=given.choice,
+        confidence=given.confidence,
+        reason=given.reason,
+        created_at=given.at,
+    )

@@ -22,6 +22,7 @@ from turinglab.agents.base import Agent, AgentReply, CallContext, ChatMessage
 from turinglab.agents.human import MESSAGE, HumanAgent, HumanInput
 from turinglab.arena import frames as F
 from turinglab.arena.commit_gate import RECONNECT, STORE_LOST, CommitGate
+from turinglab.arena.control_recorder import GameControls
 
 # `X as X`: re-exported, for cluster.py and itt_chat_mode.py import them from here.
 from turinglab.arena.live_reveal import LOST_TEXT as LOST_TEXT
@@ -96,13 +97,12 @@ class LiveGame:
         self.task: asyncio.Task[None] | None = None
         # What plays the game: the game kind's `play`, or its `resume` after a takeover.
         self.play: Play = mode.game.play
-        # With a store (store_bridge.py): what people are shown waits for the commit of the
-        # message it follows; the end is saved before the reveal; a fenced game stops here.
+        # With a store (store_bridge.py): shown only once committed; a fenced game stops here.
         self.gate: CommitGate | None = None
         self.save_end: SaveEnd | None = None
         self.on_fenced: Callable[[LiveGame], None] | None = None
-        # With a store: keep the seconds the clock stood still, so a takeover restores them.
-        self.save_paused: Callable[[float], None] | None = None
+        self.save_paused: Callable[[float], None] | None = None  # kept for a takeover's clock
+        self.controls = GameControls()  # what it decides besides messages (control_recorder.py)
         # Whether a person of this game is still there: the arena's one rule (presence.py), set
         # by Arena.open; a watcher of departures asks it, never a view's outlets.
         self.present: Present = connected_here

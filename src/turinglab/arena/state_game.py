@@ -4,10 +4,14 @@ same state, ended, with what each person was told (a departure, the researchers'
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from turinglab.arena import frames as F
 from turinglab.arena.live import LiveGame
+from turinglab.arena.person_view import PersonView
+from turinglab.arena.sessions import Participant
+from turinglab.games.control_log import InputAccepted
 
 
 class StateFrameGame(LiveGame):
@@ -29,3 +33,24 @@ class StateFrameGame(LiveGame):
     def _keep_told(self, told: Mapping[str, str | None]) -> None:
         """For `already_over` (stored_end.py): what each person was told, where it was said."""
         self._notes = {seat: note for seat, note in told.items() if note is not None}
+
+    def handle_once(
+        self,
+        participant: Participant,
+        frame: F.ClientFrame,
+        apply: Callable[[PersonView, F.ClientFrame], None],
+    ) -> None:
+        """As LiveGame's, and an input id once applied is a control event (InputAccepted): a
+        page that re-sends it to the process that took the game over is acknowledged there,
+        not applied a second time."""
+        view = self.view_of(participant)
+        key = getattr(frame, "id", None)
+        if key is not None and key not in view.applied:
+            if InputAccepted(view.seat, key) in self.controls.log.of(InputAccepted):
+                view.remember(key)  # applied under an earlier owner: acknowledged below
+            else:
+                super().handle_once(participant, frame, apply)
+                if key in view.applied:  # applied now (a refused input is not remembered)
+                    self.controls.record(InputAccepted(view.seat, key), vital=False)
+                return
+        super().handle_once(participant, frame, apply)

@@ -36,11 +36,14 @@ from typing import TYPE_CHECKING, Any
 from turinglab.agents.base import ImagePart
 from turinglab.arena.batched_writes import LoopInbox, StartBatch, commit_interval_s
 from turinglab.arena.commit_gate import CommitGate
+from turinglab.arena.control_recorder import GameControls
+from turinglab.games.control_log import Logged
 from turinglab.games.spec import GameResult
 from turinglab.games.table import TranscriptMessage
 from turinglab.store import arena_games, arena_people
 from turinglab.store.arena_games import StoredGame
 from turinglab.store.arena_records import ARENA_GAME
+from turinglab.store.control_events import OwnedControl, add_owned_controls
 from turinglab.store.database import GameStart, SeatRecord, Store
 from turinglab.store.fencing import Refused
 from turinglab.store.writer import StoreWriter
@@ -87,8 +90,11 @@ class GameRecorder:
         self.gate: CommitGate | None = None  # told of every commit, or why saving failed
         self._early: list[TranscriptMessage] = []  # said before the game's row landed
         self._on_row: list[Callable[[], None]] = []  # waiting for the row (when_stored)
+        self.controls: GameControls | None = None  # the game's control log (attach)
 
     def sink(self, message: TranscriptMessage) -> None:
+        if self.controls is not None:  # a control event logged now falls after this message
+            self.controls.next_seq = max(self.controls.next_seq, message.seq + 1)
         if message.seq < self.said:
             return
         if self.gate is not None:
@@ -130,6 +136,26 @@ class GameRecorder:
             waiting, self._on_row = self._on_row, []
             for call in waiting:
                 call()
+
+    def control(self, logged: Logged, then: Callable[[], None], vital: bool = True) -> None:
+        """Write a control event (fenced by the epoch, after the messages queued before it);
+        `then` runs on the loop once it is committed; a refusal or failure goes to the gate."""
+        if self.id.value is None:  # never: the game's first event follows its row's start
+            self.when_stored(lambda: self.control(logged, then, vital))
+            return
+        owned = [OwnedControl(self.id.value, self.epoch, logged)]
+        future = self.bridge.writer.submit(lambda conn: add_owned_controls(conn, owned))
+        inbox = self.bridge.inbox()
+        future.add_done_callback(lambda f: inbox.put(self._control_settled, then, vital, f))
+
+    def _control_settled(self, then: Callable[[], None], vital: bool, future: Future[Any]) -> None:
+        err = future.exception()
+        if err is None:
+            then()
+        elif self.gate is not None and vital:
+            self.gate.save_failed(err)
+        else:
+            log.error("arena: control event of game %s not written: %s", self.id.value, err)
 
     def landed(self, game_id: int) -> None:
         self.id.value = game_id
@@ -229,6 +255,8 @@ class ArenaStore:
         """Show `game`'s people only what is stored, and save its end before the reveal."""
         gate = CommitGate(game, saved_through=saved_through, max_outage_s=self.max_outage_s)
         recorder.gate = game.gate = gate
+        recorder.controls = game.controls
+        game.controls.bind(recorder.control)
         game.save_end = functools.partial(self.save_end, recorder)
         game.save_paused = functools.partial(self.save_paused, recorder)
 

@@ -36,7 +36,9 @@ from turinglab.arena.modes import ArenaMode, ArenaSettings, ArenaSetup, lobby_pi
 from turinglab.arena.person_view import InputRejected, PersonView
 from turinglab.arena.sessions import Participant
 from turinglab.arena.state_game import StateFrameGame
+from turinglab.arena.strong_rows import stt_rows as stt_rows
 from turinglab.config import AgentConfig
+from turinglab.games.control_log import Choice, Ended
 from turinglab.games.events import GameEvent, InputRefused, MessageSaid, RepliesGiven, ReplyChosen
 from turinglab.games.kinds import GameContext, game_for
 from turinglab.games.spec import GameResult, TrialSpec
@@ -230,7 +232,23 @@ class StrongLiveGame(StateFrameGame):
             self.turns[n].own[msg.sender] = msg.text
             self._push((msg.sender,))  # nobody else learns when a side replied
 
+    def _given_back(self) -> None:
+        """A game taken over: the choices and the end its people gave under an earlier owner
+        that the game had not taken yet (its messages do not hold them) are given to it again,
+        so nobody is asked twice; the views say they are given."""
+        judge = self.views.get(self.mode.judge)
+        if judge is None:
+            return
+        said = {(m.sender, m.phase) for m in self.table.messages}
+        for event in self.controls.log.events():
+            if isinstance(event, Choice) and (judge.seat, f"choose-{event.turn}") not in said:
+                self.chose = max(self.chose, event.turn)
+                judge.agent.push(_input_of(event))
+            elif isinstance(event, Ended):
+                judge.agent.push(_input_of(event))
+
     async def _run(self) -> None:
+        self._given_back()
         result = await self._play(self._time_limit(), "arena: the session ran out of time")
         if self.gate is not None:  # everything said, and the end, stored before it is shown
             result = await self._saved(result)
@@ -245,8 +263,11 @@ class StrongLiveGame(StateFrameGame):
         self._ended(result)  # the end state, when asked (snapshot); nothing sent or counted
 
     def _time_limit(self) -> float:
+        """The session's limit, less what it has played (under earlier owners, after a
+        takeover: counted from its stored start on the game's clock)."""
         per_turn = self.mode.input_timeout_s * 3
-        return per_turn * int(self.spec.params.get("turns", 1)) + 60.0
+        whole = per_turn * int(self.spec.params.get("turns", 1)) + 60.0
+        return max(1.0, whole - max(0.0, self.clock.now() - self.started_at))
 
     # ---- what people do --------------------------------------------------------------------
 
@@ -264,19 +285,19 @@ class StrongLiveGame(StateFrameGame):
             if not judge or phase != "choosing":
                 raise InputRejected("not-now", "There are no replies to choose between now.")
             n = len(self.turns[self.current].order)
-            if frame.tie:
-                data: dict[str, Any] = {"tie": True}
-            elif frame.reply is not None and frame.reply <= n:
-                data = {"reply": frame.reply}
-            else:
+            if not frame.tie and (frame.reply is None or frame.reply > n):
                 raise InputRejected("bad-choice", f"Choose a reply from 1 to {n}, or a tie.")
             self.chose = self.current
-            view.agent.push(HumanInput("preference", data=data))
+            label = TIE if frame.tie else str(frame.reply)
+            # Logged first: a process that takes the game over gives it to the game again.
+            choice = Choice(view.seat, self.current, label)
+            self.controls.record(choice, lambda: view.agent.push(_input_of(choice)))
             self._push((view.seat,))
         elif isinstance(frame, F.EndGame):
             if not judge or phase != "asking" or self.current < 1:
                 raise InputRejected("not-now", "The investigator may end after a full turn.")
-            view.agent.push(HumanInput("end"))
+            end = Ended("investigator-ended", view.seat)
+            self.controls.record(end, lambda: view.agent.push(_input_of(end)))
         elif isinstance(frame, F.Typing):
             return  # replies are compared side by side: nobody is shown typing
         else:
@@ -326,6 +347,15 @@ class StrongLiveGame(StateFrameGame):
 @dataclass(frozen=True)
 class StrongArenaMode(ArenaMode):
     input_timeout_s: float = 600.0  # the config's wait for a person: sets the session's limit
+
+
+def _input_of(event: Choice | Ended) -> HumanInput:
+    """What a person's logged control event hands the game (games/strong.py reads it)."""
+    if isinstance(event, Ended):
+        return HumanInput("end")
+    if event.label == TIE:
+        return HumanInput("preference", data={"tie": True})
+    return HumanInput("preference", data={"reply": int(event.label)})
 
 
 def strong_mode(
@@ -411,32 +441,6 @@ def strong_setup_for(
             strong_mode("strong-respond", title, answering, solo=True, person_as="respondent")
         )
     return ArenaSetup(modes, agents, display_names(used), settings or ArenaSettings())
-
-
-def stt_rows(finished: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Arena STT sessions as rows of the STT preference table (turinglab.human.strong), so the
-    arena's sessions go straight into `stt_scores` / `stt_verdicts`. People appear by their
-    anonymous agent id ("person:<id>"); practice and flagged sessions are left out."""
-    rows = []
-    for game in finished:
-        trial = game["trial"]
-        if game["solo"] or game["flags"] or trial["game"] != "strong":
-            continue
-        seats = trial["seats"]
-        sides = ";".join(a for s, a in seats.items() if s != INVESTIGATOR)
-        for j in game["judgements"]:
-            if j["kind"] == "preference":
-                rows.append(
-                    {
-                        "session": trial["key"],
-                        "turn": j["turn"],
-                        "investigator": seats[INVESTIGATOR],
-                        "system": seats[SYSTEM],
-                        "choice": TIE if j["tie"] else seats[j["choice"]],
-                        "sides": sides,
-                    }
-                )
-    return rows
 
 
 register(

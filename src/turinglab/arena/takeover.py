@@ -88,6 +88,7 @@ def restore(arena: Arena, stored: StoredGame, person: Callable[[str], Participan
     game.clock.carry_over(stored.paused_s)
     # Only what was committed is replayed, and shown; what it says next waits for its commit.
     arena.store.attach(recorder, game, saved_through=len(stored.messages) - 1)
+    game.controls.from_store(stored.controls, len(stored.messages))  # what it decided, in order
     game.table.replay(stored.messages)
     if ended_by_interrogator(game.table) is not None:
         # The talk was over before the takeover: its snapshot says so, and the verdict the

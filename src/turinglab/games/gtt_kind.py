@@ -25,12 +25,13 @@ from turinglab.games.kinds import (
     ADAPTIVE_SAMPLING,
     OUTCOME_COLUMNS,
     PLANNED_COUNT,
+    RESUMABLE,
     GameContext,
     GameKind,
     register,
 )
 from turinglab.games.spec import GameResult, TrialSpec
-from turinglab.games.table import Seat, Table
+from turinglab.games.table import Diverged, Seat, Table
 from turinglab.variants import MATRIX_VARIANTS
 
 # Adaptive sampling decides the comparator A ≥ε B, which only the plain GTT cells estimate.
@@ -84,6 +85,19 @@ class GTTGame:
         )
         result = await play_gtt(table, setup, self.prompts, self.rules)
         result.details["attempt_seed"] = spec.seed
+        return result
+
+    async def resume(self, table: Table, spec: TrialSpec, *, started_at: float) -> GameResult:
+        """Go on with a live game from the messages at its table (the arena's takeover of a
+        game whose process died): the game is played again from its start over them (the
+        table's catch-up: each is checked to be what the game says there, no agent is asked),
+        then on as usual. That is the whole of its state: play_gtt draws nothing at random and
+        reads no clock (its time limit is the live game's, kept from `started_at` there), and
+        its turns follow from who said what."""
+        table.catch_up()
+        result = await self.play(table, spec)
+        if table.catching_up:
+            raise Diverged("the game ended before the history it was resumed from")
         return result
 
     def outcome_columns(self, result: GameResult) -> dict[str, Any]:
@@ -163,6 +177,6 @@ KIND = register(
         GTTExperiment,
         _gtt,
         arena_modes=("gtt-distinguish", "gtt-act", "gtt-watch"),
-        capabilities=frozenset({PLANNED_COUNT, OUTCOME_COLUMNS, ADAPTIVE_SAMPLING}),
+        capabilities=frozenset({PLANNED_COUNT, OUTCOME_COLUMNS, ADAPTIVE_SAMPLING, RESUMABLE}),
     )
 )

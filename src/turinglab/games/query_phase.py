@@ -38,6 +38,7 @@ async def run_query_phase(
     first = table.tell(querier, instruction, phase=PHASE)
     queries = 0
     ended_by = "cap"
+    last = first
     while True:
         if budget is None and queries >= cap:
             break
@@ -45,13 +46,15 @@ async def run_query_phase(
         stop = budget is None and is_stop(reply.text)
         # STOP is for the game, not the specimen; decided before the message is stored.
         seen_by = (querier,) if stop else (querier, SPECIMEN)
-        table.post(querier, reply.text, visible_to=seen_by, phase=PHASE, reply=reply)
+        last = table.post(querier, reply.text, visible_to=seen_by, phase=PHASE, reply=reply)
         if stop:
             ended_by = "stop"
             break
         queries += 1
-        await table.speak(SPECIMEN, visible_to=(querier, SPECIMEN), phase=PHASE)
+        last = await table.speak(SPECIMEN, visible_to=(querier, SPECIMEN), phase=PHASE)
         if budget is not None and queries >= budget:
             ended_by = "budget"
             break
-    return QueryPhase(queries, ended_by, first.seq, table.messages[-1].seq)
+    # The phase's own last message: a game resumed over its stored history (the table's
+    # catch-up) is here with messages after it already at the table.
+    return QueryPhase(queries, ended_by, first.seq, last.seq)

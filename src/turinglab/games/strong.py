@@ -8,6 +8,12 @@ Seats: `investigator`, `system`, `human_1` … `human_k`. People (games/people.p
 and preferences; any agent can play any seat (stand-ins for humans are marked "stand-in").
 A person investigator may end the session early with an "end" input. Live sessions flag on an
 AI seat's missed deadline, as the interrogation games do; batch sessions propagate errors.
+
+A session is a fold over its messages: each step of a turn is a message (the question, each
+reply, the investigator's choice, the result), and the order is drawn from the trial's seed, so
+`resume` (a live session taken over after its process died) plays the same loop over the
+replayed table: every step already stored is taken from it, not asked again, and the session
+goes on from the first step that is not.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from turinglab.games.interrogation_setup import seed_of
 from turinglab.games.kinds import (
     CHOOSES_CLOCK,
     PREFERENCE_ROWS,
+    RESUMABLE,
     GameContext,
     GameKind,
     register,
@@ -45,7 +52,7 @@ from turinglab.games.kinds import (
 from turinglab.games.live import MissedCall, call_seat
 from turinglab.games.people import Person, is_person, person_at
 from turinglab.games.spec import FINISHED, FLAGGED, GameResult, Judgement, TrialSpec
-from turinglab.games.table import Seat, Table
+from turinglab.games.table import GAME, Seat, Table, TranscriptMessage
 from turinglab.prompts import builtin_prompt, render
 
 INVESTIGATOR = "investigator"
@@ -148,6 +155,12 @@ class StrongGame:
     async def play(self, table: Table, spec: TrialSpec) -> GameResult:
         return await _Session(table, spec, self.cfg).run()
 
+    async def resume(self, table: Table, spec: TrialSpec, *, started_at: float) -> GameResult:
+        """Go on from the table's replayed messages (RESUMABLE): the turns they hold are taken
+        as played (their events announced again, so a rebuilt page shows them), the rest
+        played; the session's duration counts from its first start."""
+        return await _Session(table, spec, self.cfg).run(started_at)
+
     def stt_rows(self, spec: TrialSpec, result: GameResult) -> list[dict[str, Any]]:
         """The session as rows of the STT preference file (turinglab.human.strong)."""
         respondents = [s for s in spec.seats if s != INVESTIGATOR]
@@ -182,8 +195,8 @@ class _Session:
     def _person(self, seat: str) -> Person | None:
         return person_at(self.table.seats, seat)
 
-    async def run(self) -> GameResult:
-        started = self.table.clock.now()
+    async def run(self, started_at: float | None = None) -> GameResult:
+        started = self.table.clock.now() if started_at is None else started_at
         judgements: list[Judgement] = []
         orders: list[list[str]] = []
         status, reason = FINISHED, "turns"
@@ -218,45 +231,68 @@ class _Session:
             "message_counts": message_counts(self.table),
         }
 
+    def _stored(self, turn: int) -> dict[tuple[str, str], TranscriptMessage]:
+        """The steps of `turn` already on the table (a resumed session's replayed messages),
+        by (sender, phase); empty for a turn not yet played."""
+        phases = (f"turn-{turn}", f"choose-{turn}", f"result-{turn}")
+        return {(m.sender, m.phase): m for m in self.table.messages if m.phase in phases}
+
     async def _turn(self, turn: int) -> tuple[Judgement, list[str]]:
-        question, images = await self._investigator_message(turn)
-        self.table.post(
-            INVESTIGATOR, question, visible_to=self.everyone, phase=f"turn-{turn}", images=images
-        )
-        texts = await asyncio.gather(*(self._reply(seat) for seat in self.respondents))
+        stored = self._stored(turn)
+        asked = stored.get((INVESTIGATOR, f"turn-{turn}"))
+        if asked is not None:
+            question, images = asked.text, asked.images
+        else:
+            question, images = await self._investigator_message(turn, stored)
+            self.table.post(
+                INVESTIGATOR, question, visible_to=self.everyone, phase=f"turn-{turn}",
+                images=images,
+            )  # fmt: skip
+        before = {s: m.text for (s, p), m in stored.items() if p == f"turn-{turn}"}
+        texts = await asyncio.gather(*(self._answer(seat, before) for seat in self.respondents))
         replies = dict(zip(self.respondents, texts, strict=True))
         for seat, text in replies.items():  # each reply, so far, seen by its author only
-            self.table.post(seat, text, visible_to=(seat,), phase=f"turn-{turn}")
+            if seat not in before:
+                self.table.post(seat, text, visible_to=(seat,), phase=f"turn-{turn}")
         order = list(self.respondents)
         random.Random(seed_of(self.spec.seed, "order", turn)).shuffle(order)
         listing = "\n".join(f"Reply {k + 1}: {replies[s]}" for k, s in enumerate(order))
         # For a transport (the arena): the replies in the order shown, by seat (never sent on).
         self.table.announce(RepliesGiven(turn, tuple(order), replies))
-        ask = render(builtin_prompt("investigator_strong_choose"), turn=turn, replies=listing)
-        self.table.tell(INVESTIGATOR, ask, phase=f"choose-{turn}")
-        choice, raw = await self._preference(turn, len(order))
-        self.table.post(INVESTIGATOR, raw, visible_to=(INVESTIGATOR,), phase=f"choose-{turn}")
+        if (GAME, f"choose-{turn}") not in stored:
+            ask = render(builtin_prompt("investigator_strong_choose"), turn=turn, replies=listing)
+            self.table.tell(INVESTIGATOR, ask, phase=f"choose-{turn}")
+        chose = stored.get((INVESTIGATOR, f"choose-{turn}"))
+        labels = tuple(str(k) for k in range(1, len(order) + 1))
+        choice = None if chose is None else _read_preference(chose.text, labels)
+        if choice is None:  # not chosen before the takeover (or not readable): asked now
+            choice, raw = await self._preference(turn, len(order))
+            self.table.post(INVESTIGATOR, raw, visible_to=(INVESTIGATOR,), phase=f"choose-{turn}")
         chosen = None if choice == TIE else order[int(choice) - 1]
         outcome = "a tie" if chosen is None else f"Reply {choice}"
         self.table.announce(ReplyChosen(turn, choice, chosen))
-        self.table.post(
-            "game",
-            f"Turn {turn}: the investigator chose {outcome}.\n{listing}",
-            visible_to=self.everyone,
-            phase=f"result-{turn}",
-        )
+        result = stored.get((GAME, f"result-{turn}"))
+        if result is None:
+            self.table.post(
+                GAME,
+                f"Turn {turn}: the investigator chose {outcome}.\n{listing}",
+                visible_to=self.everyone,
+                phase=f"result-{turn}",
+            )
         judgement = Judgement(
             judge=INVESTIGATOR,
             kind="preference",
             choice=chosen,
             tie=chosen is None,
             turn=turn,
-            created_at=self.table.clock.now(),
+            created_at=self.table.clock.now() if result is None else result.created_at,
             details={"order": order, "label": choice},
         )
         return judgement, order
 
-    async def _investigator_message(self, turn: int) -> tuple[str, tuple[ImagePart, ...]]:
+    async def _investigator_message(
+        self, turn: int, stored: Mapping[tuple[str, str], TranscriptMessage]
+    ) -> tuple[str, tuple[ImagePart, ...]]:
         person = self._person(INVESTIGATOR)
         if person is not None:
             while True:
@@ -270,11 +306,15 @@ class _Session:
         intro = render(
             builtin_prompt(name), turns=self.cfg.turns, turn=turn, max_chars=self.cfg.max_chars
         )
-        self.table.tell(INVESTIGATOR, intro, phase=f"turn-{turn}")
+        if (GAME, f"turn-{turn}") not in stored:  # told before a takeover: not told twice
+            self.table.tell(INVESTIGATOR, intro, phase=f"turn-{turn}")
         reply = await call_seat(
             self.table, INVESTIGATOR, self.table.view(INVESTIGATOR), deadline_s=self.deadline
         )
         return reply.text.strip(), ()
+
+    async def _answer(self, seat: str, before: Mapping[str, str]) -> str:
+        return before[seat] if seat in before else await self._reply(seat)
 
     async def _reply(self, seat: str) -> str:
         person = self._person(seat)
@@ -354,6 +394,6 @@ KIND = register(
         StrongExperiment,
         strong_game,
         arena_modes=("strong", "strong-practice", "strong-respond"),
-        capabilities=frozenset({CHOOSES_CLOCK, PREFERENCE_ROWS}),
+        capabilities=frozenset({CHOOSES_CLOCK, PREFERENCE_ROWS, RESUMABLE}),
     )
 )

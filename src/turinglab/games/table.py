@@ -17,6 +17,12 @@ A message may carry images (PNG/JPEG, checked by their bytes). An agent sees the
 says it can (`sees_images = True`, e.g. the OpenAI-compatible agent); every other agent (local
 GGUF models, ELIZA, scripted replies) gets the text with an "[image]" marker per image, so its
 view stays plain text. People's transports get the images with the message.
+
+A game can be played again over a history already at the table (`catch_up`: a live game
+resumed in another process from its stored messages): until it has re-said them all, each
+message it says or is told is the stored one at its place, checked to be the same, and no
+agent is asked. A game whose moves follow from its messages alone (GTT) so resumes by
+running its own code, with no second copy of its turn rules.
 """
 
 from __future__ import annotations
@@ -32,11 +38,17 @@ from turinglab.agents.base import (
     CallContext,
     ChatMessage,
     ImagePart,
+    Route,
     with_image_markers,
 )
 from turinglab.games.clock import REAL_CLOCK, Clock
 from turinglab.games.events import GameEvent, GameObserver, MessageSaid
 from turinglab.games.transcript import GAME, MAIN, TranscriptMessage
+
+
+class Diverged(Exception):
+    """A game played again over its stored messages says something else than they do."""
+
 
 Caller = Callable[[Agent, list[ChatMessage], CallContext], Awaitable[AgentReply]]
 
@@ -69,6 +81,8 @@ class Table:
     # Merge consecutive same-role turns of a view into one (a game's note after a reply joins
     # that reply), as chat templates that demand user/assistant alternation need. Opt-in.
     alternate_roles: bool = False
+    # While catching up (`catch_up`): how many stored messages the game has said again.
+    _resaid: int | None = field(default=None, init=False, repr=False)
 
     def show(self, event: GameEvent, *seats: str) -> None:
         """Report an event for the given seats (a refusal, a request, typing shown)."""
@@ -112,6 +126,9 @@ class Table:
     ) -> AgentReply:
         """Call a seat's agent on a given history without appending anything (the game decides
         where the reply goes, e.g. which channel an AI interrogator addressed)."""
+        if self.catching_up:  # the reply is the stored one: the call is counted, not made
+            self.calls += 1
+            return self._stored_reply(seat_id)
         seat = self.seats[seat_id]
         ctx = CallContext(seed=self._call_seed(), participant=seat_id, stop=stop, choices=choices)
         self.calls += 1
@@ -184,6 +201,39 @@ class Table:
                 self.sink(msg)
             self._deliver(msg)
 
+    def catch_up(self) -> None:
+        """From now, the game is played again from its start over the messages already here
+        (`replay`ed): see the module docstring. Calls are counted as when first made, so every
+        call after the catch-up gets the seed it would have had (`_call_seed`)."""
+        self._resaid = 0 if self.messages else None
+
+    @property
+    def catching_up(self) -> bool:
+        """Whether the game has stored messages left to say again (then it plays on)."""
+        return self._resaid is not None
+
+    def _stored_reply(self, seat_id: str) -> AgentReply:
+        assert self._resaid is not None
+        msg = self.messages[self._resaid]
+        if msg.sender != seat_id:
+            raise Diverged(f"message {msg.seq}: asked {seat_id}, but {msg.sender} said it")
+        return AgentReply(msg.text, msg.route or Route("stored", ""))
+
+    def _resay(
+        self, sender: str, text: str, visible_to: tuple[str, ...], phase: str, channel: str
+    ) -> TranscriptMessage:
+        """The stored message the game says again, if it is the same (else it played another
+        game: its rules, prompts or config changed, or the history is not its own)."""
+        assert self._resaid is not None
+        msg = self.messages[self._resaid]
+        said = (sender, text, tuple(visible_to), phase, channel)
+        if (msg.sender, msg.text, msg.visible_to, msg.phase, msg.channel) != said:
+            raise Diverged(f"message {msg.seq} was not what the game says there now")
+        self._resaid += 1
+        if self._resaid == len(self.messages):
+            self._resaid = None  # caught up: what it says from now on is new
+        return msg
+
     def _append(
         self,
         sender: str,
@@ -195,6 +245,8 @@ class Table:
         reply: AgentReply | None = None,
         images: tuple[ImagePart, ...] = (),
     ) -> TranscriptMessage:
+        if self.catching_up:  # already stored, delivered and shown when it was replayed
+            return self._resay(sender, text, visible_to, phase, channel)
         msg = TranscriptMessage(
             seq=len(self.messages),
             sender=sender,

@@ -18,12 +18,13 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sqlalchemy import Connection, bindparam, func, insert, select, update
 
 from turinglab.agents.base import ImagePart
+from turinglab.games.control_log import ControlLog
 from turinglab.games.spec import GameResult, Judgement, TrialSpec
 from turinglab.games.table import TranscriptMessage
 from turinglab.store.arena_people import ended
@@ -33,8 +34,10 @@ from turinglab.store.arena_records import (
     Record,
     game_record,
     message_entry,
+    said_message,
     seat_entry,
 )
+from turinglab.store.control_events import load_controls
 from turinglab.store.database import FLAGGED, PLAYING, GameEnd, GameStart, SeatRecord, Store
 from turinglab.store.fencing import claim_games, hold
 from turinglab.store.media import load_images
@@ -56,6 +59,8 @@ class StoredGame:
     messages: list[TranscriptMessage]
     epoch: int = 0  # the ownership epoch this process claimed it with
     paused_s: float = 0.0  # seconds its clock stood still under earlier owners
+    # What it decided besides its messages (games/control_log.py), in order.
+    controls: ControlLog = field(default_factory=ControlLog)
 
 
 # ---- writing (functions of the writer's connection: group-committed) ---------------------------
@@ -250,6 +255,7 @@ def _load(conn: Connection, epochs: Mapping[int, int]) -> list[StoredGame]:
     for m in conn.execute(query.order_by(messages.c.game_id, messages.c.seq)):
         said[m.game_id].append(m)
     images = load_images(conn, [r for ms in said.values() for m in ms for r in (m.images or ())])
+    controls = load_controls(conn, ids)
     return [
         StoredGame(
             store_id=row.id,
@@ -258,9 +264,10 @@ def _load(conn: Connection, epochs: Mapping[int, int]) -> list[StoredGame]:
             spec=TrialSpec.from_json(row.setup["trial"]),
             started_at=row.started_at,
             people=people[row.id],
-            messages=[_said(m, images) for m in said[row.id]],
+            messages=[said_message(m, images) for m in said[row.id]],
             epoch=epochs[row.id],
             paused_s=float(row.paused_s),
+            controls=ControlLog(controls[row.id]),
         )
         for row in rows
     ]
@@ -284,22 +291,6 @@ def ended_game(store: Store, run_id: str, arena_game: str) -> tuple[StoredGame, 
             select(judgements).where(judgements.c.game_id == row.id).order_by(judgements.c.id)
         ).all()
     return stored, _result(row, [Judgement.from_json(dict(j._mapping)) for j in judged])
-
-
-def _said(m: Any, images: Mapping[str, ImagePart]) -> TranscriptMessage:
-    return TranscriptMessage(
-        seq=m.seq,
-        sender=m.sender,
-        text=m.text,
-        visible_to=tuple(m.visible_to.split(",")) if m.visible_to else (),
-        phase=m.phase,
-        created_at=m.created_at,
-        latency_s=m.latency_s,
-        tokens_in=m.tokens_in,
-        tokens_out=m.tokens_out,
-        channel=m.channel,
-        images=tuple(images[ref] for ref in (m.images or ())),
-    )
 
 
 def owners(store: Store, ids: Sequence[int]) -> dict[int, str | None]:

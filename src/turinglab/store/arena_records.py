@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from turinglab.agents.base import ImagePart
 from turinglab.games.spec import GameResult, TrialSpec
+from turinglab.games.table import TranscriptMessage
 
 ARENA_GAME = "arena"  # runs.game of an arena study's run
 SURVEY_GAME = "arena-survey"  # games.game of the row holding a never-seated person's survey
@@ -80,3 +82,20 @@ def game_record(
         "judgements": [] if result is None else [j.to_json() for j in result.judgements],
         "flags": [] if result is None else list(result.flags),
     }
+
+
+def said_message(m: Any, images: Mapping[str, ImagePart]) -> TranscriptMessage:
+    """A stored message row (and the images it names) as the table said it."""
+    return TranscriptMessage(
+        seq=m.seq,
+        sender=m.sender,
+        text=m.text,
+        visible_to=tuple(m.visible_to.split(",")) if m.visible_to else (),
+        phase=m.phase,
+        created_at=m.created_at,
+        latency_s=m.latency_s,
+        tokens_in=m.tokens_in,
+        tokens_out=m.tokens_out,
+        channel=m.channel,
+        images=tuple(images[ref] for ref in (m.images or ())),
+    )

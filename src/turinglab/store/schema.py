@@ -28,7 +28,7 @@ from sqlalchemy import (
 metadata = MetaData()
 
 # Kept in `meta` for readers of the file; Alembic's revision is what upgrades act on.
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 meta = Table(
     "meta",
@@ -150,6 +150,22 @@ messages = Table(
     Column("images", JSON),  # references into `media` of the images it carried; NULL: none
     # Unique: a seq is said once; a second row under it (a stale writer) is refused.
     Index("uq_messages_game_seq", "game_id", "seq", unique=True),
+)
+
+# A live game's control events (games/control_log.py): what it decided besides its messages,
+# numbered per game from 0 (`idx`, unique: a stale writer's second row is refused), each after
+# the `after_seq` messages said before it, so a rebuilt game replays both in order.
+control_events = Table(
+    "control_events",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("game_id", Integer, ForeignKey("games.id"), nullable=False),
+    Column("idx", Integer, nullable=False),
+    Column("after_seq", Integer, nullable=False),
+    Column("kind", String(30), nullable=False),
+    Column("data", JSON, nullable=False),
+    Column("created_at", Float, nullable=False),
+    Index("uq_control_events_game_idx", "game_id", "idx", unique=True),
 )
 
 # Images of messages, stored once under their content hash ("<sha256>.png|.jpg"), in the same
