@@ -3,8 +3,8 @@ not the lobby: two arena processes share PostgreSQL and Redis, the page reaches 
 failover proxy (as behind nginx), and its game's owner dies after the first turn. The page's
 socket closes; it reconnects to the other process naming its place in its stream (`game`,
 `stream`, `seq`: kept by its own protocol.js from the numbered state frames), and is shown its
-game there — ended, saying the server stopped (this kind is not rebuilt yet), with its one turn
-— instead of the lobby, which is what a page that named no game was sent."""
+game there (the new owner's rebuilt game, a new stream: "moved"), with its one turn once, and
+plays on — instead of the lobby, which is what a page that named no game was sent."""
 
 from __future__ import annotations
 
@@ -56,12 +56,26 @@ async def test_an_stt_page_whose_process_dies_shows_its_game_not_the_lobby(
         arena.procs[owner].send_signal(signal.SIGKILL)
         arena.procs[owner].wait(10)
 
-        await page.locator("#s-end-card").wait_for(state="visible", timeout=WAIT_MS)
-        assert "stopped" in await page.locator("#s-flagged").inner_text()
+        # The new owner's state: a new stream, taken; the game goes on from where it was.
+        await page.wait_for_function(
+            "g => page.at && page.at.game === g && document.querySelector('#conn').textContent"
+            " === 'connected' && window.__wire.some((w) => w.e === 'toast' &&"
+            " w.text.includes('moved'))",
+            arg=game,
+            timeout=WAIT_MS,
+        )
         assert await page.locator("#v-lobby").is_hidden()
         assert await page.locator(".s-turn").count() == 1
         question = page.locator(".s-turn .s-question .s-text")
-        assert await question.inner_text() == "What did you eat today?"
+        assert await question.first.inner_text() == "What did you eat today?"
+        await page.locator(".s-pick").first.click()
+        await page.locator("#s-compose").wait_for(state="visible", timeout=WAIT_MS)
+        await page.locator("#s-text").fill("Describe rain.")
+        await page.locator("#s-text").press("Enter")
+        await page.locator(".s-turn").nth(1).locator(".s-pick").first.wait_for(timeout=WAIT_MS)
+        turns = [await t.get_attribute("data-turn") for t in await page.locator(".s-turn").all()]
+        assert turns == ["1", "2"]  # each turn once, none lost
+        assert await page.locator(".s-turn").first.locator(".s-outcome").count() == 1
         # Every socket after the first named the page's game and a place in its stream.
         assert len(sockets) >= 2
         for url in sockets[1:]:
