@@ -3,9 +3,10 @@ died (stored_end.py), in that kind's own end screen: STT, live ITT, GTT and ITT 
 
 Two server processes (PostgreSQL + Redis) serving a solo mode of each kind. A person plays on
 one; their socket closes; the admin ends the game there and its end is committed; that process
-is SIGKILLed. The person comes back to the other process naming their game: they are sent that
-game's state, ended, saying the researchers ended it (its kind's frame, which its page renders),
-then `resumed`; not the lobby."""
+is SIGKILLed. The person comes back to the other process naming the place their page kept in
+their game's stream (page_protocol.py's rules): they are sent that game's state, ended, saying
+the researchers ended it (its kind's frame, which its page renders and takes), then `resumed`;
+not the lobby."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from test_arena_multiprocess import SERVER
 from test_arena_resume import reconnect
 from test_arena_takeover_rebuild import two_processes
 from turinglab.arena.admin_end import ADMIN_ENDED
+from turinglab.arena.page_protocol import PageProtocol
 from turinglab.store.database import PLAYING
 from turinglab.store.schema import games
 
@@ -78,11 +80,20 @@ async def test_a_page_whose_game_ended_on_a_killed_process_is_shown_its_end(
         finally:
             client.close()
         person.base = arena.bases[1 - owner]  # back, on the process still up
-        await reconnect(person, game=game, stream="gone", seq=0)
+        # The place the page kept from what it was sent (its own rules: page_protocol.py):
+        # every kind's state is a frame of its stream, so the page names its game.
+        page = PageProtocol()
+        for frame in person.frames:
+            page.frame(frame, 0)
+        place = page.query()
+        assert place is not None and place["game"] == game and place["stream"] == first["stream"]
+        await reconnect(person, **place)
         shown = await person.until_any((kind.frame, "status"), timeout=15)
         assert shown["type"] == kind.frame, f"shown {shown} instead of the end it missed"
         assert shown["game"] == game and shown["phase"] == "ended", shown
         assert kind.flagged(shown) == ADMIN_ENDED, shown
-        await person.until("resumed", timeout=10)
+        assert page.frame(shown, 0).take  # rebuilt: a new stream's snapshot, which it takes
+        page.frame(await person.until("resumed", timeout=10), 0)
+        assert page.query() == {"game": game, "stream": shown["stream"], "seq": shown["seq"]}
         await person.send(type="leave")  # the page's "play again": then the lobby
         assert (await person.until("status", timeout=10))["state"] == "idle"

@@ -47,7 +47,21 @@ class _Sequenced(_Frame):
         for key in ("seq", "ref", "stream"):
             if data.get(key) is None:
                 data.pop(key, None)
+        if data.get("snapshot") is False:  # only a whole state sent as a snapshot says so
+            del data["snapshot"]
         return data
+
+
+class WholeState(_Sequenced):
+    """A frame that is a viewer's whole state, sent again whenever it changes (the STT, the
+    GTT, the ITT chat: mode_kits' `state_frame`). Each is a frame of the viewer's stream, so a
+    page keeps its place and resumes as in the chat games (protocol.js). `snapshot` marks the
+    state sent on (re)connect or to a resume whose frames are no longer kept: like a "game"
+    frame it replaces what the page has and says, by its `stream`/`seq`, where the stream
+    stands (a new stream: a takeover's new owner); the others are stream frames in `seq`
+    order. The newest state supersedes every frame before it (resume.Outbox keeps none)."""
+
+    snapshot: bool = False
 
 
 # ---- browser -> server ---------------------------------------------------------------------
@@ -290,7 +304,7 @@ class StrongScore(_Frame):
     win_rate: float | None
 
 
-class StrongState(_Sequenced):  # numbered: a page resumes from its seq
+class StrongState(WholeState):
     type: Literal["strong"] = "strong"
     game: str
     mode: str
@@ -343,7 +357,7 @@ class GTTReveal(_Frame):
     flagged: str | None = None
 
 
-class GTTState(_Sequenced):  # numbered: a page resumes from its seq
+class GTTState(WholeState):
     type: Literal["gtt"] = "gtt"
     game: str
     mode: str
@@ -365,7 +379,7 @@ class GTTState(_Sequenced):  # numbered: a page resumes from its seq
 # ---- people in ITT conversations (arena/itt_chat_mode.py): one frame, the viewer's whole state
 
 
-class ITTChatState(_Sequenced):  # numbered: a page resumes from its seq
+class ITTChatState(WholeState):
     type: Literal["itt-chat"] = "itt-chat"
     game: str
     mode: str
@@ -397,6 +411,12 @@ ServerFrame = (
     | Resumed
     | Pong
 )
+
+
+def is_snapshot(frame: ServerFrame) -> bool:
+    """Whether `frame` replaces what a page has (a "game" frame, a whole state sent as one):
+    never numbered as a frame of the stream, it says where the stream stands."""
+    return isinstance(frame, GameSnapshot) or (isinstance(frame, WholeState) and frame.snapshot)
 
 
 def dump(frame: ServerFrame) -> dict[str, Any]:

@@ -159,6 +159,8 @@ class Arena:
 
     def _snapshot(self, game: LiveGame, participant: Participant) -> F.ServerFrame:
         frame = game.snapshot(participant)
+        if isinstance(frame, F.WholeState):  # where the page is in its stream, as a "game" says
+            frame = game.view_of(participant).outbox.snapshot(frame)
         whole = F.GameSnapshot | F.StrongState | F.ITTChatState
         if isinstance(frame, whole) and not game.mode.solo:
             frame = frame.model_copy(update={"rounds": self._rounds(participant.id)})

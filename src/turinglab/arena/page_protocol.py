@@ -21,7 +21,9 @@ ASK_MS = 3000  # a gap (or a frame of another stream) asks for the rest at most 
 MAX_BACKOFF_MS = 5000  # reconnect delays grow to this, inside a game's 12 s grace
 MAX_RETRY = 8
 SESSION_EXPIRED = 4401  # close code: the page reloads instead of reconnecting
-WHOLE_VIEWS = ("strong", "gtt", "itt-chat")  # views sent whole: each says where the page is
+# Views sent whole (the STT, the GTT, the ITT chat): frames of the page's stream like the chat
+# games' messages; one marked `snapshot` stands for the stream so far, as a "game" frame does.
+WHOLE_VIEWS = ("strong", "gtt", "itt-chat")
 
 Frame = dict[str, Any]
 Socket = Literal["open", "connecting", "closed"]
@@ -48,6 +50,11 @@ class Beat:
     dead: bool
     sends: list[Frame] = field(default_factory=list)
     late: bool = False  # an input held and the server silent past LATE_MS: say so (once)
+
+
+def is_snapshot(f: Frame) -> bool:
+    """A frame that replaces what the page has: a "game" one, or a whole view marked so."""
+    return f["type"] == "game" or (f["type"] in WHOLE_VIEWS and f.get("snapshot") is True)
 
 
 class PageProtocol:
@@ -148,14 +155,11 @@ class PageProtocol:
                     answer(key)
         if kind == "status":
             self.at = None
-        elif kind == "game":
+        elif is_snapshot(f):
             out.notice = self._snapshot(f, now, out, answer)
         elif kind == "resumed":
             self.at = {"game": f["game"], "stream": f["stream"], "seq": f["seq"]}
             self.asked_at = None
-            out.sends += self._caught_up(now)
-        elif kind in WHOLE_VIEWS:
-            self.at = None
             out.sends += self._caught_up(now)
         return out
 
@@ -163,7 +167,7 @@ class PageProtocol:
         at, seq = self.at, f.get("seq")
         if seq is None or at is None or f["type"] == "resumed":
             return True, []
-        if f["type"] == "game":  # a new stream's snapshot always; a same-stream one not older
+        if is_snapshot(f):  # a new stream's snapshot always; a same-stream one not older
             fresh = f["game"] != at["game"] or f.get("stream") != at["stream"] or seq >= at["seq"]
             return fresh, []
         if "stream" in f and f["stream"] != at["stream"]:
@@ -189,10 +193,14 @@ class PageProtocol:
         for key, held in list(self.unanswered.items()):
             m = held.frame
             after = m.get("after")
-            if m["type"] == "message" and any(
-                s["sender"] == "you" and s["channel"] == m["channel"] and s["n"] >= after
-                for s in f["messages"]
-                if after is not None
+            if (
+                m["type"] == "message"
+                and f["type"] == "game"
+                and any(
+                    s["sender"] == "you" and s["channel"] == m["channel"] and s["n"] >= after
+                    for s in f["messages"]
+                    if after is not None
+                )
             ):
                 answer(key)
         self.resend_when_caught_up = False

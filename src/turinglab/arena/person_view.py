@@ -80,7 +80,7 @@ class PersonView:
     def send(self, frame: F.ServerFrame) -> None:
         if isinstance(frame, F.StrongState | F.ITTChatState) and self.rounds is not None:
             frame = frame.model_copy(update={"rounds": self.rounds})
-        if isinstance(frame, F._Sequenced) and not isinstance(frame, F.GameSnapshot):
+        if isinstance(frame, F._Sequenced) and not F.is_snapshot(frame):
             frame = self.outbox.stamp(frame)
         for outlet in list(self.outlets):
             outlet(frame)

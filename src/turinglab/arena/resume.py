@@ -8,6 +8,11 @@ they are still kept, or else a snapshot (which includes everything; after a take
 rebuilt from the store's committed messages). A client drops any frame whose `seq` it already
 has, so frames that reach it twice are shown once.
 
+The modes that send a viewer's whole state (frames.WholeState) number it in the same stream:
+only the frames from the latest state on are kept, and a client that missed one before it is
+sent the state as it is now, marked a snapshot (`Outbox.snapshot`), with `stream`/`seq` as a
+"game" snapshot has them.
+
 A stream is per game, never per process: a game played on the process a person is connected
 to and one relayed from another process look the same to them.
 """
@@ -23,6 +28,7 @@ from turinglab.arena import frames as F
 
 KEPT = 512  # frames kept per stream; older ones are answered with a snapshot
 S = TypeVar("S", bound=F._Sequenced)
+W = TypeVar("W", bound=F.WholeState)
 
 
 @dataclass(frozen=True)
@@ -60,8 +66,18 @@ class Outbox:
     def stamp(self, frame: S) -> S:
         self.seq += 1
         numbered = frame.model_copy(update={"seq": self.seq, "stream": self.stream})
+        if isinstance(frame, F.WholeState):
+            # A whole state supersedes everything before it: a client that missed more than
+            # this state and what follows it is sent the state as it is now (a snapshot),
+            # which is all it needs; kept frames stay a few, not a game of whole states.
+            self._kept.clear()
         self._kept.append(numbered)  # type: ignore[arg-type]  # every _Sequenced is a ServerFrame
         return numbered
+
+    def snapshot(self, state: W) -> W:
+        """A whole state sent as a snapshot: it stands for every frame of the stream so far,
+        so it says the stream and its last `seq`, and is not numbered itself."""
+        return state.model_copy(update={"snapshot": True, "seq": self.seq, "stream": self.stream})
 
     def after(self, point: ResumePoint) -> list[F.ServerFrame] | None:
         """The frames after `point`, oldest first; None when they cannot all be given (another

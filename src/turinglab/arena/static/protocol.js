@@ -18,8 +18,14 @@ const PROTOCOL = {
   SESSION_EXPIRED: 4401, // close code: the page reloads instead of reconnecting
 };
 
-// Views a page is sent whole: each says where the page is, so held inputs may go again.
+// Views a page is sent whole (the STT, the GTT, the ITT chat): frames of the page's stream
+// like the chat games' messages; one marked `snapshot` stands for the whole stream so far, as
+// a "game" frame does (a new stream's always taken: a takeover's new owner).
 const WHOLE_VIEWS = ["strong", "gtt", "itt-chat"];
+
+function isSnapshot(f) {
+  return f.type === "game" || (WHOLE_VIEWS.includes(f.type) && f.snapshot === true);
+}
 
 class PageProtocol {
   constructor() {
@@ -127,14 +133,10 @@ class PageProtocol {
       }
     }
     if (f.type === "status") this.at = null;
-    else if (f.type === "game") out.notice = this._snapshot(f, now, out, answer);
+    else if (isSnapshot(f)) out.notice = this._snapshot(f, now, out, answer);
     else if (f.type === "resumed") {
       this.at = { game: f.game, stream: f.stream, seq: f.seq };
       this.askedAt = null;
-      out.sends.push(...this._caughtUp(now));
-    } else if (WHOLE_VIEWS.includes(f.type)) {
-      // A whole state is numbered in its view's stream: the page resumes from it.
-      this.at = f.stream ? { game: f.game, stream: f.stream, seq: f.seq } : null;
       out.sends.push(...this._caughtUp(now));
     }
     return out;
@@ -146,7 +148,7 @@ class PageProtocol {
     const at = this.at;
     if (f.seq === undefined || f.seq === null || !at) return { take: true, sends: [] };
     if (f.type === "resumed") return { take: true, sends: [] }; // where the stream stands
-    if (f.type === "game" || WHOLE_VIEWS.includes(f.type)) {
+    if (isSnapshot(f)) {
       // A snapshot replaces what the page has: always taken from a new stream (a takeover's
       // new owner, a new game); in the same stream unless older than what the page has (the
       // snapshot after saving resumed has the seq of the notice just before it).
@@ -170,10 +172,11 @@ class PageProtocol {
     const before = this.at;
     if (f.stream) this.at = { game: f.game, stream: f.stream, seq: f.seq };
     this.askedAt = null;
-    // A message the snapshot shows (said before a takeover, say) is answered.
+    // A message the snapshot shows (said before a takeover, say) is answered. A whole state
+    // shows no message by its input: what it holds goes again (applied once, acked).
     for (const [id, item] of [...this.unanswered]) {
       const m = item.frame;
-      if (m.type !== "message") continue;
+      if (m.type !== "message" || f.type !== "game") continue;
       if (f.messages.some((s) => s.sender === "you" && s.channel === m.channel && s.n >= m.after)) answer(id);
     }
     // What it does not show goes again now (applied once): it may have gone to a process
