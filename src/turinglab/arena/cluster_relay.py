@@ -29,6 +29,7 @@ from turinglab.arena.cluster_messages import (
 )
 from turinglab.arena.live import InputRejected
 from turinglab.arena.metrics import fault
+from turinglab.arena.page_protocol import is_snapshot
 from turinglab.arena.resume import ResumePoint
 
 log = logging.getLogger(__name__)
@@ -95,7 +96,7 @@ class ClusterRelay(ClusterCatchup):
         if game is not None and game.result is None:
             return True  # their game is played here now
         known = self.owners.get(pid)
-        if data.frame.get("type") != "game":
+        if not is_snapshot(data.frame):  # a `game` frame, or a whole state marked a snapshot
             return known is not None and known != sender
         if known is None or known == sender:
             return False
@@ -129,6 +130,8 @@ class ClusterRelay(ClusterCatchup):
             and owner not in self._told_holding.get(pid, ())
         ):  # its owner, too, counts this socket present until told it closed (presence.py)
             self._holding(owner, Here(pid=pid, sender=self.me))
+        if kind in STATE_FRAMES and is_snapshot(frame):  # its sender owns the game now
+            self.owners[pid] = owner
         self._track(pid, frame)
         publisher, dumped = self._publishers.get(pid), cast(Any, frame)
         for outlet in list(self.arena.outlets.get(pid, ())):
