@@ -30,14 +30,19 @@ from test_arena_multiprocess import Processes, arena_processes
 from test_arena_strong import INVESTIGATOR_BOT, STAND_IN, SYSTEM_AGENT, strong_setup
 from test_arena_takeover_gtt import gtt_takeover_setup
 from test_arena_takeover_rebuild import _claimed_by, _owner_port
+from turinglab.agents.scripted import ScriptedAgent
 from turinglab.arena import ArenaSettings, ArenaSetup
+from turinglab.arena.live_itt_mode import live_itt_mode
 from turinglab.arena.strong_mode import strong_mode
+from turinglab.games.live_itt import LiveITTExperiment
 from turinglab.games.strong import StrongExperiment
 from turinglab.store.database import Store
 from turinglab.store.schema import control_events, games, judgements, messages, seats
 
 TAKEOVER_AFTER_S = 1.5
 TIME_SLACK_S = 2.0  # the remaining time after the takeover, as before it
+ITT_AI = "murrow-itt-agent-5"
+ITT_AI_ANSWERS = ["just pasta", "rainy here", "a bit tired", "no pets", "the beach"]
 
 
 def modes_setup() -> ArenaSetup:
@@ -56,10 +61,28 @@ def modes_setup() -> ArenaSetup:
             "input_timeout_s": 60,
         }
     )
+    itt = LiveITTExperiment.model_validate(
+        {"game": "live-itt", "ai_agents": [ITT_AI], "exchange_limits": [5], "input_timeout_s": 60}
+    )
     return ArenaSetup(
-        [*engine.modes, strong_mode("strong", "Strong Turing Test", stt), *gtt.modes],
-        {**engine.agents, **strong.agents, **gtt.agents},
-        {**engine.display_names, **strong.display_names, **gtt.display_names},
+        [
+            *engine.modes,
+            strong_mode("strong", "Strong Turing Test", stt),
+            live_itt_mode("live-itt", "Live integrative test", itt),
+            *gtt.modes,
+        ],
+        {
+            **engine.agents,
+            **strong.agents,
+            **gtt.agents,
+            ITT_AI: ScriptedAgent(ITT_AI, ITT_AI_ANSWERS, cycle=True),
+        },
+        {
+            **engine.display_names,
+            **strong.display_names,
+            **gtt.display_names,
+            ITT_AI: "Murrow (scripted)",
+        },
         ArenaSettings(ai_after_s=600, takeover_after_s=TAKEOVER_AFTER_S),
     )
 
@@ -104,7 +127,7 @@ async def _pair(arena: Processes, mode: str, roles: tuple[str, str]) -> Play:
     await first.send(type="join", mode=mode, consent=True)
     await first.until("status", state="waiting")
     await second.send(type="join", mode=mode, consent=True)
-    kind = "strong" if mode == "strong" else "game"
+    kind = "strong" if mode in ("strong", "live-itt") else "game"
     got = {p: await p.until(kind, timeout=30) for p in (first, second)}
     judge = first if got[first]["role"] == roles[0] else second
     other = second if judge is first else first
@@ -276,6 +299,48 @@ async def gtt_actor_finish(play: Play) -> None:
     assert end["reveal"]["flagged"] is None and end["reveal"]["imitator"] is True
 
 
+# ---- the live integrative test (STT transport, labels A/B, a verdict after 5 exchanges) --------
+
+
+async def _itt_exchange(play: Play, n: int, *, answer_only: bool = False) -> None:
+    judge, agent = play.people["investigator"], play.people["human agent"]
+    if not answer_only:
+        play.typed.append(f"question {n}?")
+        await judge.send(type="message", id=f"q{n}", channel="A", text=play.typed[-1])
+    await _state(agent, phase="answering", latest=answer_only)
+    play.typed.append(f"answer {n}")
+    await agent.send(type="message", id=f"a{n}", channel="A", text=play.typed[-1])
+    while True:  # the judge sees both answers of exchange n
+        got = await _state(judge)
+        if got["history"] and got["history"][-1]["turn"] == n and got["history"][-1]["replies"]:
+            return
+
+
+async def itt_partway(arena: Processes) -> Play:
+    """Exchange 1 answered; exchange 2's question asked, its answers not yet given."""
+    play = await _pair(arena, "live-itt", ("investigator", "human agent"))
+    await _itt_exchange(play, 1)
+    play.typed.append("question 2?")
+    judge = play.people["investigator"]
+    await judge.send(type="message", id="q2", channel="A", text=play.typed[-1])
+    await _state(play.people["human agent"], phase="answering")
+    return play
+
+
+async def itt_finish(play: Play) -> None:
+    judge, agent = play.people["investigator"], play.people["human agent"]
+    shown = await _state(agent, phase="answering", latest=True)  # not asked again
+    assert [t["question"] for t in shown["history"]] == ["question 1?", "question 2?"]
+    await _itt_exchange(play, 2, answer_only=True)
+    for n in range(3, 6):
+        await _itt_exchange(play, n)
+    await _state(judge, phase="verdict", latest=True)
+    await judge.send(type="verdict", id="v-1", choice="A", confidence=70, reason="typos")
+    for p in (judge, agent):
+        end = await _state(p, phase="ended")
+        assert end["flagged"] is None and end["outcome"], end
+
+
 @dataclass(frozen=True)
 class Mode:
     partway: Callable[[Processes], Awaitable[Play]]
@@ -289,6 +354,7 @@ MODES = {
     "strong": Mode(strong_partway, strong_finish, "strong"),
     "gtt-distinguish": Mode(gtt_judge_partway, gtt_judge_finish, "gtt"),
     "gtt-act": Mode(gtt_actor_partway, gtt_actor_finish, "gtt"),
+    "live-itt": Mode(itt_partway, itt_finish, "strong"),
 }
 
 

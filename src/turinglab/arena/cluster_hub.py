@@ -21,8 +21,7 @@ from turinglab.arena.cluster import Cluster, SignedSessions, health_checks
 from turinglab.arena.hub import Arena, FinishedHook
 from turinglab.arena.hub_port import HERE, HubUnreachable
 from turinglab.arena.local_hub import blind_fallbacks, plays_here
-from turinglab.arena.metrics import PREFIX, said_if_slow
-from turinglab.arena.metrics_page import metric
+from turinglab.arena.metrics import PREFIX, metric, said_if_slow
 
 if TYPE_CHECKING:
     from turinglab.arena import frames as F

@@ -92,3 +92,9 @@ def said_if_slow(logger: logging.Logger, event: str, **fields: Any) -> Iterator[
         took = time.monotonic() - began
         if took >= SLOW_S:
             fault(logger, event + "-done", seconds=round(took, 3), **fields)
+
+
+def metric(name: str, kind: str, about: str, value: float | int) -> list[str]:
+    """One metric's rows in Prometheus' text format."""
+    full = PREFIX + name
+    return [f"# HELP {full} {about}", f"# TYPE {full} {kind}", f"{full} {value}"]

@@ -9,16 +9,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from turinglab.arena.metrics import PREFIX
+from turinglab.arena.metrics import metric
 
 if TYPE_CHECKING:
     from turinglab.arena.hub_port import Hub
-
-
-def metric(name: str, kind: str, about: str, value: float | int) -> list[str]:
-    """One metric's rows in Prometheus' text format."""
-    full = PREFIX + name
-    return [f"# HELP {full} {about}", f"# TYPE {full} {kind}", f"{full} {value}"]
 
 
 def render_metrics(hub: Hub) -> str:
