@@ -38,7 +38,7 @@ import redis.asyncio as aioredis
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from arena_fixtures import ADMIN_PASSWORD, Person, make_setup, serving_in_thread
 from turinglab.arena import create_app
-from turinglab.arena import frames as F
+from turinglab.arena.core import frames as F
 from turinglab.bench.arena_services import OwnRedis
 
 # No frame rate limit: the benchmark types faster than a person may.

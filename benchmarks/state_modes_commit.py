@@ -24,8 +24,8 @@ import psycopg
 from arena_fixtures import Person, running_arena
 from turinglab.agents.scripted import ScriptedAgent
 from turinglab.arena import ArenaSettings, ArenaSetup
-from turinglab.arena.live_itt_mode import live_itt_mode
-from turinglab.arena.store_bridge import ArenaStore
+from turinglab.arena.modes.live_itt_mode import live_itt_mode
+from turinglab.arena.core.store_bridge import ArenaStore
 from turinglab.games.live_itt import LiveITTExperiment
 from turinglab.store.database import Store
 

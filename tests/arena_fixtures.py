@@ -26,7 +26,7 @@ from turinglab.agents.eliza import ElizaAgent
 from turinglab.agents.human import MESSAGE, HumanAgent, HumanInput
 from turinglab.agents.scripted import ScriptedAgent
 from turinglab.arena import ArenaMode, ArenaSettings, ArenaSetup, create_app
-from turinglab.arena.engine_modes import interrogation_mode
+from turinglab.arena.modes.engine_modes import interrogation_mode
 from turinglab.bench.arena_services import listening_socket
 from turinglab.games.events import TalkEnded, Typing
 from turinglab.games.spec import FINISHED, GameResult, Judgement, TrialSpec

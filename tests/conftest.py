@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -24,6 +26,17 @@ for _var in ONE_THREAD:  # setdefault: `TURINGLAB_LOCAL_THREADS=2 make test` sti
     os.environ.setdefault(_var, "1")
 
 from turinglab.testing.fake_openai import FakeOpenAIServer  # noqa: E402
+
+# tests/ mirrors the source in folders; test modules (and the server processes some tests
+# start) import the shared helpers here and each other by module name, so every test folder
+# is on this process's path and, through PYTHONPATH, on every subprocess's.
+TEST_DIRS = sorted(
+    {str(p.parent) for p in Path(__file__).parent.rglob("test_*.py")} | {str(Path(__file__).parent)}
+)
+sys.path[:0] = [d for d in TEST_DIRS if d not in sys.path]
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    [*TEST_DIRS, *filter(None, [os.environ.get("PYTHONPATH")])]
+)
 
 PG_ADMIN_URL = os.environ.get("TURINGLAB_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 

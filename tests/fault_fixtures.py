@@ -6,7 +6,7 @@ does. It records every message frame it is shown (the acknowledgements the arena
 answers what it is asked (a witness) or asks on every channel in turn (the interrogator, until
 told to decide), and follows its game when it is rebuilt elsewhere (a `game` snapshot after a
 takeover) or when it is told to reconnect. What it takes, keeps and sends is the page's call
-(arena/page_protocol.py, the rules of static/protocol.js): frames of its game stream in order
+(arena/core/page_protocol.py, the rules of static/protocol.js): frames of its game stream in order
 and once, a new owner's snapshot always, a gap asking for the rest, inputs with ids sent
 again until answered.
 """
@@ -34,11 +34,11 @@ import aiohttp
 import pytest
 import redis
 from sqlalchemy import create_engine, text
+from test_arena_store import _wait_up
 
 from arena_fixtures import Person
-from test_arena_store import _wait_up
-from turinglab.arena import page_protocol as P
-from turinglab.arena.page_protocol import PageProtocol
+from turinglab.arena.core import page_protocol as P
+from turinglab.arena.core.page_protocol import PageProtocol
 from turinglab.bench.arena_services import free_port
 from turinglab.store.database import store_url
 
@@ -142,7 +142,7 @@ class Talker:
     """One scripted participant that behaves as the arena page does (arena.js, inputs.js);
     `seen` is every message frame text it was shown, in order.
 
-    Its protocol is the page's (arena/page_protocol.py, the rules of static/protocol.js,
+    Its protocol is the page's (arena/core/page_protocol.py, the rules of static/protocol.js,
     checked against the same vectors in test_page_protocol.py): every input carries an id and
     is kept until the server answers it, and goes again when overdue, after a reconnect once
     caught up, and after a snapshot that does not show it; a ping every beat, and a server

@@ -20,8 +20,8 @@ from typing import Any
 import yaml
 
 from arena_fixtures import ADMIN_PASSWORD
-from turinglab.arena.modes import ArenaSetup
-from turinglab.arena.setups import setup_from_config
+from turinglab.arena.core.modes import ArenaSetup
+from turinglab.arena.modes.setups import setup_from_config
 from turinglab.config import load_config
 
 CHROMIUM = "/usr/bin/chromium"

@@ -8,7 +8,8 @@ in a function. An import names the module it imports (`from pkg import name` nam
 when that is a module, else `pkg`), not the packages above it, as import-linter does.
 
 A cycle is broken by moving what both sides need into a small module both import (e.g.
-games/transcript.py, arena/waiting.py, arena/cluster_view.py) or by passing a collaborator in.
+games/transcript.py, arena/core/waiting.py, arena/cluster/cluster_view.py) or by passing a
+collaborator in.
 """
 
 from __future__ import annotations

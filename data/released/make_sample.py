@@ -2,7 +2,7 @@
 kreimanlab/TuringTest "Conversations/Participants results - datasets/new_results_prolific.csv"
 (commit d6ef4de8955b774b0035f6ec08c58f3ee238dd3d), transcribed trial by trial from the file as
 read through the public GitHub index (every TEST trial, catch trials included). The first two
-are the importer's test sample (tests/test_itt_psiturk.py). Each transcription agrees with the
+are the importer's test sample (tests/itt/test_itt_psiturk.py). Each transcription agrees with the
 participant's own tally in questiondata (correct_humanai: 7, 15, 12, 8, 7, 8, 7, 10 of 31). Left out for privacy and
 size: IP addresses, Prolific ids, timestamps other than the start, and the focus/resize event
 log. Run: python make_sample.py"""

@@ -100,7 +100,7 @@ class ExperimentConfig(_Strict):
     runner: RunnerSettings = RunnerSettings()
     store: str | None = Field(default=None, description="SQLite path or database URL")
     # `turinglab serve` only: the study's pages and arena settings, checked by the arena
-    # (arena/modes.py ArenaSettings, arena/study_config.py) as the server starts.
+    # (arena/core/modes.py ArenaSettings, arena/core/study_config.py) as the server starts.
     arena: dict[str, Any] | None = None
 
     @model_validator(mode="after")

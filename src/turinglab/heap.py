@@ -1,5 +1,5 @@
 """Garbage-collector settings for long-running event-loop processes: the arena's server
-(arena/serve.py) and the simulated people of its load benchmark (bench/arena_people.py).
+(arena/web/serve.py) and the simulated people of its load benchmark (bench/arena_people.py).
 
 Nothing heavy is imported here, so a benchmark client can use it without the arena.
 """

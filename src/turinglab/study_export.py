@@ -169,7 +169,7 @@ def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
 
 
 def withdrawn_ids(people: Mapping[str, Mapping[str, Any]]) -> frozenset[str]:
-    """Participants who withdrew consent after taking part (arena/handoff.py)."""
+    """Participants who withdrew consent after taking part (arena/web/handoff.py)."""
     return frozenset(pid for pid, p in people.items() if p.get("withdrawn"))
 
 
@@ -185,7 +185,7 @@ def without_withdrawn(
 
 def interrogator_facts(people: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, str]]:
     """Per participant, the columns `interrogator_*` of their rows: the ids their link
-    carried, and how their study ended with the rounds they had done (arena/handoff.py)."""
+    carried, and how their study ended with the rounds they had done (arena/web/handoff.py)."""
     facts: dict[str, dict[str, str]] = {}
     for pid, p in people.items():
         entry = dict(p.get("recruitment") or {})

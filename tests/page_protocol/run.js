@@ -1,6 +1,6 @@
 // Runs the page protocol's conformance vectors through static/protocol.js (the page's own
 // file) under Node: `node run.js VECTORS_DIR` prints every step's result as JSON (the Python
-// test compares it with arena/page_protocol.py's) and exits 1 if any expectation fails.
+// test compares it with arena/core/page_protocol.py's) and exits 1 if any expectation fails.
 "use strict";
 
 const assert = require("node:assert");

@@ -12,18 +12,18 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from turinglab.arena.app import create_app
-    from turinglab.arena.modes import ArenaMode, ArenaSettings, ArenaSetup
+    from turinglab.arena.core.modes import ArenaMode, ArenaSettings, ArenaSetup
+    from turinglab.arena.web.app import create_app
 
 # public name -> module that defines it
 _EXPORTS = {
-    "ArenaMode": "turinglab.arena.modes",
-    "ArenaSettings": "turinglab.arena.modes",
-    "ArenaSetup": "turinglab.arena.modes",
-    "create_app": "turinglab.arena.app",
+    "ArenaMode": "turinglab.arena.core.modes",
+    "ArenaSettings": "turinglab.arena.core.modes",
+    "ArenaSetup": "turinglab.arena.core.modes",
+    "create_app": "turinglab.arena.web.app",
 }
-# `serve` is not re-exported: the name is the submodule `turinglab.arena.serve` (the function is
-# `turinglab.arena.serve.serve`); a lazy name would be shadowed once that module is imported.
+# `serve` is not re-exported: the name is the submodule `turinglab.arena.web.serve` (the function is
+# `turinglab.arena.web.serve.serve`); a lazy name would be shadowed once that module is imported.
 
 __all__ = ["ArenaMode", "ArenaSettings", "ArenaSetup", "create_app"]
 

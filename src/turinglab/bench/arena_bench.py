@@ -63,9 +63,9 @@ def engine_setup(
     shares one address); open matching (people are paired as they wait), or with
     `blind` ("MIN:MAX" s) a study design's blind matching, each wait drawn from that range."""
     from turinglab.agents.scripted import ScriptedAgent
-    from turinglab.arena.engine_modes import interrogation_mode
-    from turinglab.arena.matchmaking_wait import MatchDesign
-    from turinglab.arena.modes import ArenaSettings, ArenaSetup
+    from turinglab.arena.core.matchmaking_wait import MatchDesign
+    from turinglab.arena.core.modes import ArenaSettings, ArenaSetup
+    from turinglab.arena.modes.engine_modes import interrogation_mode
     from turinglab.bench.chat_texts import chat_turns
     from turinglab.games.three_party import ThreePartyExperiment
 
@@ -114,9 +114,9 @@ class ServerOptions:
 def serve(o: ServerOptions) -> None:
     import uvicorn
 
-    from turinglab.arena.app import create_app
-    from turinglab.arena.serve import uvicorn_options
-    from turinglab.arena.store_bridge import ArenaStore
+    from turinglab.arena.core.store_bridge import ArenaStore
+    from turinglab.arena.web.app import create_app
+    from turinglab.arena.web.serve import uvicorn_options
     from turinglab.heap import settle_heap
     from turinglab.store.database import Store
 
@@ -124,7 +124,10 @@ def serve(o: ServerOptions) -> None:
     if os.environ.get("TURINGLAB_BENCH_TRACE"):  # the cluster's decisions, for tracing a run
         handler = logging.StreamHandler()
         handler.setFormatter(logging.Formatter(f"%(asctime)s {o.port} %(message)s"))
-        for name in ("turinglab.arena.cluster", "turinglab.arena.cluster_store_routes"):
+        for name in (
+            "turinglab.arena.cluster.cluster",
+            "turinglab.arena.cluster.cluster_store_routes",
+        ):
             trace = logging.getLogger(name)
             trace.setLevel(logging.DEBUG)
             trace.addHandler(handler)
@@ -270,7 +273,7 @@ def _check(args: Any) -> None:
 
 
 async def run(args: Any) -> dict[str, Any]:
-    from turinglab.arena.store_bridge import arena_run_id
+    from turinglab.arena.core.store_bridge import arena_run_id
     from turinglab.bench.arena_audit import audit_store
     from turinglab.bench.chat_texts import distribution
 
@@ -548,7 +551,7 @@ def main(argv: list[str] | None = None) -> None:
         tally = asyncio.run(play(_my_people(args), args.base, script, args.start_at))
         print(tally.to_json())
         return
-    from turinglab.arena.serve import uvicorn_options
+    from turinglab.arena.web.serve import uvicorn_options
 
     defaults = uvicorn_options()
     for name in ("loop", "http", "ws"):

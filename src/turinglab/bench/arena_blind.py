@@ -6,19 +6,19 @@ for want of a partner, and does the wait to a game differ by the witness kind? P
 
 One to N `serve`-like processes of the engine's two-party game (an AI witness of scripted chat
 turns, no typing delay: only matching is measured) under a study design (`--blind MIN:MAX`, the
-drawn wait; the match window is MIN, arena/match_design.py); with two or more, joined by a
+drawn wait; the match window is MIN, arena/core/match_design.py); with two or more, joined by a
 redis-server of the benchmark's own and a PostgreSQL store. People arrive on a schedule fixed
 by `--seed` (bench/witness_supply.py: `bursts` of 2–10 within 5 s, `steady`, `trickle`), each
 on a process of their own (as a sticky load balancer would send them), and play `--rounds`
 rounds: an interrogator asks one question, waits for the answer, ends and gives a verdict; a
 person witness answers. With `--rejoin-p` a person waiting closes the page and joins again on
-another process 1–3 s later (their draw is kept: arena/shared_blind.py).
+another process 1–3 s later (their draw is kept: arena/cluster/shared_blind.py).
 
 Reported: who timed out for want of a partner (`no-match`, the target is none), who finished
 with witness rounds excused (the design's `short_of_witnesses: finish`), and each
 interrogation's join-to-game wait by witness kind (a person: another simulated person
 witnessed that game), with a two-sample KS p value (few games: a check, not the proof, which
-is tests/test_arena_cluster_blind_bursts.py at n ≥ 1,000).
+is tests/arena/cluster/test_arena_cluster_blind_bursts.py at n ≥ 1,000).
 """
 
 from __future__ import annotations
@@ -61,9 +61,9 @@ def blind_waits(text: str) -> tuple[float, float]:
 def blind_setup(args: Any) -> Any:
     """The engine's two-party game under the study design the options give."""
     from turinglab.agents.scripted import ScriptedAgent
-    from turinglab.arena.engine_modes import interrogation_mode
-    from turinglab.arena.match_design import MatchDesign
-    from turinglab.arena.modes import ArenaSettings, ArenaSetup
+    from turinglab.arena.core.match_design import MatchDesign
+    from turinglab.arena.core.modes import ArenaSettings, ArenaSetup
+    from turinglab.arena.modes.engine_modes import interrogation_mode
     from turinglab.games.two_party import TwoPartyExperiment
 
     cfg = TwoPartyExperiment.model_validate(
@@ -95,8 +95,8 @@ def blind_setup(args: Any) -> Any:
 def serve(args: Any) -> None:
     import uvicorn
 
-    from turinglab.arena.app import create_app
-    from turinglab.arena.store_bridge import ArenaStore
+    from turinglab.arena.core.store_bridge import ArenaStore
+    from turinglab.arena.web.app import create_app
     from turinglab.store.database import Store
 
     setup = blind_setup(args)

@@ -1,5 +1,5 @@
 """One simulated person's page: a websocket to the arena that behaves as arena.js does, by
-following the page's own protocol (arena/page_protocol.py, which passes the same conformance
+following the page's own protocol (arena/core/page_protocol.py, which passes the same conformance
 vectors as static/protocol.js):
 
 * Inputs (a message, the end, a verdict) carry an id and are kept until the server answers
@@ -33,8 +33,8 @@ from typing import Any
 
 import aiohttp
 
-from turinglab.arena import page_protocol as P
-from turinglab.arena.page_protocol import PageProtocol
+from turinglab.arena.core import page_protocol as P
+from turinglab.arena.core.page_protocol import PageProtocol
 
 PING_S = P.PING_MS / 1000
 DEAD_S = P.DEAD_MS / 1000

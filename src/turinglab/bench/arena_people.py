@@ -31,7 +31,7 @@ from typing import Any
 
 import aiohttp
 
-from turinglab.arena.abandon import TOLD_LEFT
+from turinglab.arena.core.abandon import TOLD_LEFT
 from turinglab.bench.arena_link import Link
 from turinglab.bench.arena_tally import Tally, parse_tag, tag
 from turinglab.bench.chat_texts import draw_turn, tagged

@@ -1,6 +1,6 @@
 """Does blind matching supply every witness round a study asks for, and does the wait to a game
 stay silent about the witness under every arrival process? A simulation of the matching design
-itself (arena/lobby.py with matchmaking_wait.py's BlindMatcher, on a simulated clock).
+itself (arena/core/lobby.py with matchmaking_wait.py's BlindMatcher, on a simulated clock).
 
 Arrivals (`ARRIVALS`) as a study meets them: steady (one every 12 s on average), bursts (groups
 of 2–10 within seconds, as recruitment platforms send them, a pause between groups), a trickle
@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
-from turinglab.arena.lobby import Lobby
-from turinglab.arena.matchmaking_wait import MatchDesign
-from turinglab.arena.modes import ArenaMode, ArenaSettings
-from turinglab.arena.sessions import Participant
+from turinglab.arena.core.lobby import Lobby
+from turinglab.arena.core.matchmaking_wait import MatchDesign
+from turinglab.arena.core.modes import ArenaMode, ArenaSettings
+from turinglab.arena.core.participants import Participant
 
 STEP_S = 0.5  # the arena's tick
 

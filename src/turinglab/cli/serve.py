@@ -74,7 +74,7 @@ def serve(
     from turinglab.extras import require_extra
 
     require_extra("arena")
-    from turinglab.arena.serve import serve as serve_arena
+    from turinglab.arena.web.serve import serve as serve_arena
 
     if not 0 < port < 65536:
         raise fail(f"--port must be between 1 and 65535, not {port}")

@@ -1,7 +1,7 @@
 """A live game's control events: what it decides besides its messages, typed and stored in order.
 
 A live game's state must be a fold over what the store holds, so that any process can rebuild it
-after its owner died (arena/takeover.py). Messages are stored (the `messages` table); the rest
+after its owner died (arena/core/takeover.py). Messages are stored (the `messages` table); the rest
 of what shapes a game is not a message: a person's preference or choice, a verdict asked for,
 a phase change, the game's end with its reason, a pause of its clock, an input id already
 applied, a random draw. Those are the control events here: a closed union of frozen dataclasses,

@@ -260,7 +260,7 @@ KIND = register(
         "conversation",
         ConversationExperiment,
         _conversation_game,
-        arena_modes=("itt-conversation",),  # people in conversations (arena/itt_chat_mode.py)
+        arena_modes=("itt-conversation",),  # people in conversations (arena/modes/itt_chat_mode.py)
         capabilities=frozenset({RESUMABLE}),
     )
 )

@@ -3,7 +3,7 @@
 A game never talks to a transport. It reports events to the table (`Table.show`,
 `Table.announce`; every appended message becomes a `MessageSaid`), addressed to seats; the table
 hands each to its observer (`GameObserver`), which decides what the people at those seats see.
-The arena renders them into its browser frames (arena/live.py and the mode modules); tests keep
+The arena renders them into its browser frames (arena/core/live.py and the mode modules); tests keep
 them in an `EventLog`. Batch games have no observer: nobody is watching.
 
 Events are addressed to seats, not to people: an observer ignores the seats no person sits in.

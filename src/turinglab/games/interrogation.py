@@ -66,7 +66,7 @@ CONTROL = "control"  # channel of the game's own instructions and the verdict ex
 REFUSED = "refused"  # phase of an AI interrogator's refused message and the reason
 NO_VERDICT = "no-verdict"
 # The game's note to a person interrogator who ended the talk early. Kept in the transcript as
-# any message is, so a game rebuilt from it elsewhere (arena/takeover.py) goes on to the
+# any message is, so a game rebuilt from it elsewhere (arena/core/takeover.py) goes on to the
 # verdict, not back to the talk; shown to them (and the verdict asked) once it is stored.
 TALK_ENDED = "talk-ended"
 YOU_ENDED = "You ended the conversation."

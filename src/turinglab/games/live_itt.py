@@ -9,7 +9,7 @@ person tries to pass as the AI; the AI is honest about being one). Every draw (s
 condition, life story) comes from the session's seed.
 
 The game needs people (the judge always, the human agent outside practice), so it is played
-only in the arena (arena/live_itt_mode.py); `turinglab run` refuses it. In practice a stand-in
+only in the arena (arena/modes/live_itt_mode.py); `turinglab run` refuses it. In practice a stand-in
 agent (e.g. replayed human chat lines) takes the human agent's seat.
 """
 
@@ -198,7 +198,7 @@ class LiveITTGame:
         each is checked to be what the game says there; no person or agent is asked for a
         stored one, and calls are counted as when first made), then on as usual. Its draws
         are in its spec; its turns follow from who said what; the verdict, not a message, is
-        the live game's to give again (arena/live_itt_mode.py, from the control log)."""
+        the live game's to give again (arena/modes/live_itt_mode.py, from the control log)."""
         table.catch_up()
         result = await self.play(table, spec)
         if table.catching_up:

@@ -34,7 +34,7 @@ from turinglab.games.spec import FINISHED, Judgement
 PRIOR = "Took part before"  # the survey's answer that marks prior participation
 SURVEY_PRIOR = "prior_awareness"  # the exit-survey question that asks
 MIN_MESSAGES = 2  # the report's few_messages rule (human/exclusions.py)
-ABANDONED = "abandoned"  # an arena game a person left (arena/abandon.py)
+ABANDONED = "abandoned"  # an arena game a person left (arena/core/abandon.py)
 Survey = Mapping[str, Any] | None
 
 

@@ -16,7 +16,7 @@ gaps where the person stopped to think. An AI witness shows the same:
 So a generation within the plan changes nothing an interrogator can time. A late one is the
 only way generation time shows (the onset and the frames' rhythm are still the plan's; a reply
 cannot be shown before it exists): `serve` refuses a study witness for which lateness is the
-rule rather than a rare event (arena/witness_preflight.py), and the per-message deadline flags
+rule rather than a rare event (arena/core/witness_preflight.py), and the per-message deadline flags
 a game whose witness never answers.
 """
 

@@ -1,4 +1,4 @@
-"""Topic conversations people held in the arena (arena/itt_chat_mode.py) as ITT dataset rows.
+"""Topic conversations people held in the arena (arena/modes/itt_chat_mode.py) as ITT dataset rows.
 
 One row per message, as `turinglab run`'s conversations are (itt/generate.conversation_rows),
 but each side's `source` is what sat there: a person (`human`, `agent` their anonymous arena

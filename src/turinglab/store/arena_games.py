@@ -225,7 +225,7 @@ def sync_planned(store: Store, run_id: str) -> None:
         conn.execute(update(runs).where(runs.c.id == run_id).values(n_planned=count))
 
 
-# ---- taking over --------------------------------------------------------------------------------
+# ---- taking over -------------------------------------------------------------------------------
 
 
 def take_over(store: Store, run_id: str, lost: str, me: str) -> list[StoredGame]:
@@ -275,7 +275,7 @@ def _load(conn: Connection, epochs: Mapping[int, int]) -> list[StoredGame]:
 
 def ended_game(store: Store, run_id: str, arena_game: str) -> tuple[StoredGame, GameResult] | None:
     """An arena game of the run once it has ended, with all it committed and its result: the
-    end shown to a page that missed it where its own process cannot (arena/stored_end.py)."""
+    end shown to a page that missed it where its own process cannot (arena/core/stored_end.py)."""
     query = (
         select(*_RESULT_COLUMNS)
         .outerjoin(outcomes, outcomes.c.game_id == games.c.id)
@@ -300,7 +300,7 @@ def owners(store: Store, ids: Sequence[int]) -> dict[int, str | None]:
         return {int(gid): worker for gid, worker in rows}
 
 
-# ---- reading ------------------------------------------------------------------------------------
+# ---- reading -----------------------------------------------------------------------------------
 
 
 def live_games(store: Store, run_id: str) -> list[dict[str, Any]]:
@@ -352,7 +352,7 @@ def participants(store: Store, run_id: str) -> dict[str, dict[str, Any]]:
                 entry["survey"] = details["survey"]
             if (details or {}).get("recruitment"):
                 entry["recruitment"] = details["recruitment"]
-            for key in ("study_end", "withdrawn"):  # arena/handoff.py
+            for key in ("study_end", "withdrawn"):  # arena/web/handoff.py
                 if (details or {}).get(key) is not None:
                     entry[key] = details[key]
     return out

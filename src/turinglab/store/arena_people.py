@@ -3,7 +3,7 @@ status — whichever process played them, in a few grouped statements rather tha
 
 A person's rows are the seats of the run's games plus their own rows (arena_records.SURVEY_GAME:
 recruitment ids kept at consent, a never-seated person's survey). Rounds done count as the
-round book (arena/rounds.py) counts them: every study game they sat in that is being played or
+round book (arena/core/rounds.py) counts them: every study game they sat in that is being played or
 finished cleanly; practice, abandoned and flagged games give theirs back. `study_rounds` counts
 one person's the same way, per role, for rebuilding their round book in Redis after Redis lost it.
 """
@@ -29,7 +29,7 @@ class Person:
     rounds: int  # study rounds done, as the round book counts them
     recruitment: dict[str, str] = field(default_factory=dict)
     survey: bool = False
-    end: str | None = None  # how their study ended (arena/handoff.py), once surveyed
+    end: str | None = None  # how their study ended (arena/web/handoff.py), once surveyed
     withdrawn: bool = False  # withdrew consent after taking part
 
 

@@ -1,4 +1,4 @@
-// People in the Generalized Turing Test (arena/gtt_mode.py). The server sends one "gtt" frame
+// People in the Generalized Turing Test (arena/modes/gtt_mode.py). The server sends one "gtt" frame
 // with the viewer's whole state whenever it changes; this file renders the last one (every text
 // through textContent) and sends what the person does, inputs through inputs.js's sendInput
 // (applied once, re-sent after a reconnect). Uses arena.js's $, el, send, show, toast and

@@ -2,7 +2,7 @@
 // every game view on the page (arena.js, strong.js, gtt.js, itt_chat.js). Each carries an id
 // and is kept until the server answers it (protocol.js decides when, and when it goes again:
 // after a reconnect once the page is caught up, after a takeover's snapshot, when overdue).
-// The server applies each id once (arena/live.py). Uses arena.js's ws and connected().
+// The server applies each id once (arena/core/live.py). Uses arena.js's ws and connected().
 "use strict";
 
 const page = new PageProtocol(); // the page's protocol state (protocol.js)

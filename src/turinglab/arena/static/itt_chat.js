@@ -1,4 +1,4 @@
-// People in ITT topic conversations (arena/itt_chat_mode.py). The server sends one "itt-chat"
+// People in ITT topic conversations (arena/modes/itt_chat_mode.py). The server sends one "itt-chat"
 // frame with the viewer's whole state whenever it changes; this file renders the last one
 // (every text through textContent, never HTML) and sends what the person types (through
 // inputs.js's sendInput: applied once, re-sent after a reconnect). Uses

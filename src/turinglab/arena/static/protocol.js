@@ -2,7 +2,7 @@
 // takes (in order, once, a new stream's snapshot always), where it stands in its game stream,
 // the inputs it keeps until answered and sends again, heartbeats and reconnect delays. The
 // page (arena.js, inputs.js) and Node (tests/page_protocol/run.js) load this same file; the
-// Python clients of tests and benchmarks follow it through arena/page_protocol.py, and both
+// Python clients of tests and benchmarks follow it through arena/core/page_protocol.py, and both
 // pass the vectors in tests/fixtures/page_protocol/. Times are milliseconds, given by the
 // caller; every call returns the frames to send, never sends them itself.
 "use strict";

@@ -2,8 +2,9 @@
 status and `correct` packed into `games.setup`) gets the trial it played, appended to its run
 (index: the game's id, as store/arena_games.py appends them now), and, when it has ended, the
 outcome row a batch game would have written. `setup` keeps only the design facts. Nothing
-else changes: the records, exports and study files read the same (tests/test_arena_trials.py
-opens a store written before this revision); `turinglab runs` now counts the arena's games.
+else changes: the records, exports and study files read the same
+(tests/arena/core/test_arena_trials.py opens a store written before this revision);
+`turinglab runs` now counts the arena's games.
 
 Data only: the tables keep their shape, so the schema version stays 5.
 

@@ -1,0 +1,112 @@
+"""This process's heartbeat `alive:<process>`: renewed on its own task, registering the process
+again (its list entry, its games' routes, its blind waiters) when it had lapsed; and people
+whose game is played elsewhere told when Redis goes silent, and when it is back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from time import monotonic
+
+from redis.exceptions import RedisError
+
+from turinglab.arena.cluster.cluster_queues import ClusterQueues
+from turinglab.arena.core import frames as F
+from turinglab.arena.core.metrics import fault
+
+log = logging.getLogger(__name__)
+
+BEAT_S = 0.5  # how often the heartbeat is renewed (its TTL is the takeover delay)
+# Redis silent this long (a heartbeat not through: paused, cut off, restarting), the people
+# whose game is played on another process hear nothing from it: they are told, inside the
+# 15 s a person may go without a frame or a notice, and told again once it is back.
+RELAY_NOTICE_S = 5.0
+RELAY_AGAIN_S = 10.0  # and again this often while it lasts
+RELAY_DELAYED = "The connection to your game is delayed. Please wait: nothing you typed is lost."
+RELAY_RESUMED = "Connected to your game again."
+
+
+class ClusterHeartbeat(ClusterQueues):
+    async def _beat(self, force: bool = False) -> None:
+        """Renew this process's heartbeat; when it had lapsed (the first beat, a long pause, or
+        Redis restarted empty) register again: the process list, its live games' routes."""
+        assert self.redis is not None
+        key, ttl_ms = (
+            self.ns + "alive:" + self.me,
+            int(self.arena.setup.settings.takeover_after_s * 1000),
+        )
+        if force or not await self.redis.set(key, "1", px=ttl_ms, xx=True):
+            # The first beat, or this process was silent past its TTL (a long pause) and
+            # others may have taken its games over: give those up before going on.
+            if self._registered and not force:  # a long pause, or Redis restarted empty
+                fault(log, "heartbeat-missing", logging.ERROR, process=self.me)
+            self._registered = True
+            # Until every step below is done: one that fails half-way (Redis failing again,
+            # as it often does just after a restart) is redone by the next beat, or the routes
+            # and waiting people after it would stay unregistered.
+            self._register_again = True
+            await self.redis.set(key, "1", px=ttl_ms)
+            await self.redis.sadd(self.ns + "procs", self.me)
+            await self._give_up_taken()
+            for game in list(self.arena.games.values()):
+                if game.result is None:
+                    self._announce(game)
+            # Its blind waiters too, before `_beat_failing` clears and a tick may match: a tick
+            # between the two found them gone with Redis's keys (2 left waiting in a run).
+            await self.blind.register_again(self._run(), self.arena.lobby.rounds, self._plays)
+            self._register_again = False
+
+    async def _beat_loop(self) -> None:
+        """The heartbeat on its own, every BEAT_S: never late because a tick is long (a
+        takeover, a reconnect storm), or this process would look dead to the others — and
+        to the matching script, which drops the queue entries of dead processes."""
+        while True:
+            await asyncio.sleep(BEAT_S)
+            try:
+                await self._beat(force=self._register_again)
+                self._register_again = False
+            except RedisError as err:  # Redis is down: said once (not a traceback each beat)
+                if not self._beat_failing:
+                    fault(log, "redis-beat-failing", logging.ERROR, process=self.me, error=str(err))
+                self._beat_failing = self._register_again = True
+                continue
+            except Exception:  # the store, asked while registering again: again next beat
+                log.exception("heartbeat: registering again failed")
+                self._register_again = True
+                continue
+            now = monotonic()
+            # Silent long enough that others' heartbeats may have lapsed, not a late beat.
+            silence_s = max(self.arena.setup.settings.takeover_after_s / 2, 2 * BEAT_S)
+            if now - self._beat_ok > silence_s:
+                self.beat_back = now  # before `_beat_failing` clears: no tick judges first
+            self._beat_failing = False
+            self._beat_ok = now
+            if self._relay_told:
+                self._relay_told = False
+                self._tell_relayed("relay-resumed", RELAY_RESUMED)
+
+    async def _relay_watch(self) -> None:
+        """A heartbeat that hangs (Redis paused) raises nothing: watched apart from it. People
+        are told again every RELAY_AGAIN_S while it lasts (a toast fades; nobody is to wait
+        15 s untold)."""
+        told_at = 0.0
+        while True:
+            await asyncio.sleep(1.0)
+            now = monotonic()
+            silent = now - self._beat_ok
+            if silent < RELAY_NOTICE_S:
+                continue
+            if not self._relay_told:
+                self._relay_told = True
+                fault(log, "relay-delayed", logging.WARNING, process=self.me, silent_s=silent)
+            elif now - told_at < RELAY_AGAIN_S:
+                continue
+            told_at = now
+            self._tell_relayed("relay-delayed", RELAY_DELAYED)
+
+    def _tell_relayed(self, code: str, message: str) -> None:
+        """Everyone with a socket here whose game is played on another process."""
+        for pid, n in list(self.sockets.items()):
+            if n > 0 and self.owners.get(pid) not in (None, self.me):
+                self.arena.send(self.person(pid), F.Error(code=code, message=message))

@@ -1,0 +1,55 @@
+"""Whether a person is present, across processes: a socket of theirs here, or on another living
+process that told the owner it holds one (`here`, `gone`, and the holders of a process that
+died forgotten), and when the owner first counted them gone (for a takeover's new owner).
+"""
+
+from __future__ import annotations
+
+from time import monotonic, time
+from typing import Any
+
+from turinglab.arena.cluster.cluster_routes import ClusterRoutes
+
+# A heartbeat missing this long, as seen here, is a death: after Redis restarts empty every
+# heartbeat is missing until its process beats again (within BEAT_S of Redis coming back, or
+# later when that process is busy).
+HOLDER_GONE_S = 5.0
+
+
+class ClusterPresence(ClusterRoutes):
+    def _present(self, view: Any) -> bool:
+        """Whether a person has a socket open here or on another (live) process. A socket
+        whose connect is still under way here counts: after a takeover the survivor may take
+        longer than the grace to connect the dead process's people (their routes, rounds,
+        rebuilt games), and they are back, not gone."""
+        pid, relay = view.participant.id, self._publishers.get(view.participant.id)
+        return (
+            self.sockets.get(pid, 0) > 0
+            or any(o is not relay for o in view.outlets)
+            or bool(self.holders.get(pid))
+        )
+
+    def _note_gone(self, gid: str, seat: str, since: float | None) -> None:
+        """Keep when a person was first counted gone (wall time) for a takeover's new owner."""
+        key = self.ns + "gone:" + gid
+        if since is None:
+            self.outbox.put("hdel", key, seat)
+        else:
+            self.outbox.put("hset", key, seat, f"{time():.3f}")
+
+    async def _forget_dead_holders(self) -> None:
+        """Sockets held on a process that has died died with it. Only the survivor that claims
+        its games unlists it (Takeover._forget); with three or more processes the others must
+        see it gone themselves, or their players whose socket it held would count as present
+        for ever, and a partner of one who left would never be told. Gone means its heartbeat
+        stayed missing HOLDER_GONE_S: not merely wiped by a Redis restart, or every player
+        whose socket is on another process would count as absent and their game be ended."""
+        assert self.redis is not None
+        named = sorted({proc for held in self.holders.values() for proc in held})
+        beats = await self.redis.mget([self.ns + "alive:" + p for p in named]) if named else []
+        now = monotonic()
+        missing = {proc for proc, beat in zip(named, beats, strict=True) if beat is None}
+        self._beat_missing = {p: self._beat_missing.get(p, now) for p in missing}
+        dead = {p for p, since in self._beat_missing.items() if now - since >= HOLDER_GONE_S}
+        for held in self.holders.values():
+            held -= dead
