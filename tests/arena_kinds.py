@@ -8,12 +8,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from arena_fixtures import Person
 from test_arena_gtt import gtt_setup
 from test_arena_itt_chat import chat_setup
 from test_arena_strong import strong_setup
 from test_arena_strong_itt import setup as live_itt_setup
-
-from arena_fixtures import Person
 from turinglab.agents.scripted import ScriptedAgent
 from turinglab.arena import ArenaSettings, ArenaSetup
 from turinglab.arena.modes.live_itt_mode import live_itt_mode

@@ -34,9 +34,9 @@ import aiohttp
 import pytest
 import redis
 from sqlalchemy import create_engine, text
-from test_arena_store import _wait_up
 
 from arena_fixtures import Person
+from test_arena_store import _wait_up
 from turinglab.arena.core import page_protocol as P
 from turinglab.arena.core.page_protocol import PageProtocol
 from turinglab.bench.arena_services import free_port

@@ -15,7 +15,6 @@ import asyncio
 from typing import Any
 
 from test_arena_timing_leaks import two_party_mode
-
 from turinglab.agents.base import AgentReply, CallContext, ChatMessage
 from turinglab.agents.eliza import ElizaAgent
 from turinglab.arena.core import frames as F

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from test_cli_errors import CONFIG, SRC, files, one_error_line, turinglab, write_config
 
 

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from test_cli_errors import CONFIG, SRC, files, one_error_line, turinglab, write_config
 
 AGENT_KINDS = "openai, local, eliza, scripted"

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_cli_errors import SRC, files, one_error_line, turinglab
 
+from test_cli_errors import SRC, files, one_error_line, turinglab
 from turinglab.testing.fake_openai import FakeServerProcess, start_fake_server_process
 
 LEASE_S = "2"  # workers renew the heartbeat every 0.7 s; a run silent for 2 s is dead

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from test_cli_errors import CONFIG, files, one_error_line, turinglab, write_config
 
+from test_cli_errors import CONFIG, files, one_error_line, turinglab, write_config
 from turinglab.store.location import known_revisions
 
 PG = "postgresql://postgres@127.0.0.1:5432"

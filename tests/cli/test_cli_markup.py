@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
+
 from test_cli_errors import CONFIG, turinglab
 
 

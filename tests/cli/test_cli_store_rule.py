@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_cli_errors import CONFIG, files, one_error_line, turinglab, write_config
 
+from test_cli_errors import CONFIG, files, one_error_line, turinglab, write_config
 from turinglab.store.location import known_revisions
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from pydantic import BaseModel
-from test_study_export import JUDGE, play, three_party
 
+from test_study_export import JUDGE, play, three_party
 from turinglab.csv_cells import neutralised, restored
 from turinglab.human.schema import load_study
 from turinglab.itt.tables import read_rows, write_rows

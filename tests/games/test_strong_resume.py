@@ -5,9 +5,9 @@ transcript and the same preferences, each counted once, as the session played in
 from __future__ import annotations
 
 import pytest
-from test_strong import batch_agents, make_game
 
 from games_helpers import table_for
+from test_strong import batch_agents, make_game
 from turinglab.games.clock import SimulatedClock
 from turinglab.games.kinds import RESUMABLE
 from turinglab.games.spec import FINISHED, GameResult

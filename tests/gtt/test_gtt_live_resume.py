@@ -19,10 +19,10 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from test_arena_gtt import gtt_setup
-from test_takeover_keeps_paused_time import HandClock, _landed, _person, _shut_down
 
 from games_helpers import direct_caller
+from test_arena_gtt import gtt_setup
+from test_takeover_keeps_paused_time import HandClock, _landed, _person, _shut_down
 from turinglab.agents.base import Agent, AgentReply, CallContext, ChatMessage
 from turinglab.agents.human import HumanAgent
 from turinglab.agents.scripted import ScriptedAgent

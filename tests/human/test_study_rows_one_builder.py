@@ -15,10 +15,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from arena_fixtures import make_setup, running_arena
 from test_arena_exclusions import _three_party
 from test_study_export import JUDGE, play, three_party
-
-from arena_fixtures import make_setup, running_arena
 from turinglab.arena.core.store_bridge import ArenaStore
 from turinglab.games.spec import GameResult
 from turinglab.store.arena_records import game_record, message_entry, seat_entry

@@ -13,6 +13,7 @@ import zlib
 from pathlib import Path
 
 import pandas as pd
+
 from test_cli_errors import files, turinglab, write_config
 
 # A two-party interrogator: four messages (it waits for each answer: the witness types on the

@@ -18,7 +18,6 @@ from typing import Any
 
 from test_arena_takeover_itt import AI, PARTNER, PRACTICE, STUDY, itt_takeover_setup
 from test_takeover_keeps_paused_time import HandClock, _landed, _person, _shut_down
-
 from turinglab.agents.base import AgentReply, CallContext, ChatMessage
 from turinglab.agents.scripted import ScriptedAgent
 from turinglab.arena.core import frames as F

@@ -11,8 +11,8 @@ import json
 
 import numpy as np
 import pytest
-from test_itt_calibration_real import KNOWN, chats, relabelled, straightforward_detectability
 
+from test_itt_calibration_real import KNOWN, chats, relabelled, straightforward_detectability
 from turinglab.itt.ai_null import rate_verdict, rate_verdicts
 from turinglab.itt.dataset import Response
 from turinglab.itt.pipeline import run_judges

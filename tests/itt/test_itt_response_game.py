@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 import yaml
 from aiohttp import web
-from test_crash_resume import finished_count, start_run, wait_for_finished
 
 from judge_fixtures import stimuli_folder
+from test_crash_resume import finished_count, start_run, wait_for_finished
 from turinglab.agents.base import AgentReply, CallContext, ChatMessage, Route
 from turinglab.agents.scripted import ScriptedAgent
 from turinglab.config import ConfigError, load_config, parse_config

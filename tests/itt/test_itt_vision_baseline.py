@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_itt_vision import vision_stimuli as stimuli
 
+from test_itt_vision import vision_stimuli as stimuli
 from turinglab.agents.base import CallContext, ChatMessage, ImagePart
 from turinglab.agents.vision_baseline import VisionBaselineAgent
 from turinglab.config import ConfigError, parse_config

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_cli_errors import one_error_line, turinglab, write_config
 
+from test_cli_errors import one_error_line, turinglab, write_config
 from turinglab.arena.modes.live_itt_mode import LiveITTGame
 from turinglab.arena.web.serve import resolve_setup
 from turinglab.config import ConfigError, load_config, parse_config

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from test_arena_strong_itt import AI
-from test_cli_errors import turinglab
 
 from arena_fixtures import ADMIN_PASSWORD, Person, running_arena
+from test_arena_strong_itt import AI
+from test_cli_errors import turinglab
 from turinglab.agents.scripted import ScriptedAgent
 from turinglab.arena import ArenaSettings, ArenaSetup
 from turinglab.arena.core.store_bridge import ArenaStore

@@ -18,9 +18,9 @@ from typing import Any
 
 import aiohttp
 import pytest
-from test_arena_multiprocess import arena_processes
 
 from arena_fixtures import ADMIN_PASSWORD, Person
+from test_arena_multiprocess import arena_processes
 
 AUTH = {"Authorization": aiohttp.encode_basic_auth("admin", ADMIN_PASSWORD)}
 CHROMIUM = "/usr/bin/chromium"

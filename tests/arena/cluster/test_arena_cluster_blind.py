@@ -21,10 +21,10 @@ from collections.abc import AsyncIterator
 
 import pytest
 import redis.asyncio as aioredis
-from test_arena_multiprocess import alive_namespace, arena_processes
-from test_arena_timing_leaks import ManualClock, Waits
 
 from arena_fixtures import Person, make_setup
+from test_arena_multiprocess import alive_namespace, arena_processes
+from test_arena_timing_leaks import ManualClock, Waits
 from turinglab.arena.cluster.shared_blind import SharedBlind
 from turinglab.arena.cluster.shared_rounds import SharedRounds
 from turinglab.arena.core.match_design import Kind, MatchDesign

@@ -23,10 +23,10 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 from scipy.stats import ks_2samp
+
 from test_arena_cluster_blind import mode_named
 from test_arena_multiprocess import alive_namespace
 from test_arena_timing_leaks import ManualClock
-
 from turinglab.arena.cluster.shared_blind import SharedBlind, draw_key
 from turinglab.arena.cluster.shared_rounds import SharedRounds
 from turinglab.arena.core.match_design import MatchDesign

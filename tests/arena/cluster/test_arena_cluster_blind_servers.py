@@ -18,10 +18,10 @@ import asyncio
 
 import pytest
 import redis.asyncio as aioredis
-from test_arena_cluster_queue_leave import _pid
-from test_arena_multiprocess import SERVER, arena_processes
 
 from arena_fixtures import Person
+from test_arena_cluster_queue_leave import _pid
+from test_arena_multiprocess import SERVER, arena_processes
 
 pytestmark = pytest.mark.slow
 

@@ -21,10 +21,10 @@ from typing import Any
 
 import psycopg
 import pytest
-from test_arena_itt_chat import PEOPLE_LINES
-from test_arena_multiprocess import arena_processes
 
 from arena_fixtures import Person
+from test_arena_itt_chat import PEOPLE_LINES
+from test_arena_multiprocess import arena_processes
 from turinglab.arena.core.abandon import ABANDONED, TOLD_STAYED
 from turinglab.arena.modes.itt_chat_mode import MODE
 from turinglab.store.arena_records import RESULT_STATUS

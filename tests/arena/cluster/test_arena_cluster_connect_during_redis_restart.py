@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import aiohttp
 import pytest
-from test_arena_multiprocess import arena_processes
-from test_arena_takeover import SERVER
 
 from arena_fixtures import Person
+from test_arena_multiprocess import arena_processes
+from test_arena_takeover import SERVER
 
 pytestmark = [pytest.mark.database, pytest.mark.slow]
 

@@ -23,14 +23,14 @@ from typing import Any
 import pytest
 import redis
 from sqlalchemy import select
+
+from arena_fixtures import Person
 from test_arena_admin_cluster import _end
 from test_arena_cluster_queue_adopt import _pid
 from test_arena_multiprocess import Processes
 from test_arena_resume import reconnect
 from test_arena_takeover import SERVER, _match
 from test_arena_takeover_inputs_wait_for_rebuild import two_processes
-
-from arena_fixtures import Person
 from turinglab.arena.cluster.cluster_store_routes import ENDED_ASK_S
 from turinglab.arena.core.abandon import ABANDONED, LEFT_FLAG, TOLD_LEFT, TOLD_STAYED
 from turinglab.arena.core.admin_end import ADMIN_ENDED, ADMIN_FLAG

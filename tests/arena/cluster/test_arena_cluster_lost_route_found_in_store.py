@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import pytest
 import redis.asyncio as aioredis
+
+from arena_fixtures import Person
 from test_arena_cluster_queue_adopt import _pid
 from test_arena_multiprocess import arena_processes
 from test_arena_takeover import SERVER, _exchange, _match
-
-from arena_fixtures import Person
 
 pytestmark = [pytest.mark.database, pytest.mark.slow]
 

@@ -9,9 +9,9 @@ import json
 import logging
 
 import pytest
-from test_arena_multiprocess import alive_namespace
 
 from arena_fixtures import make_setup
+from test_arena_multiprocess import alive_namespace
 from turinglab.arena.cluster import cluster_messages
 from turinglab.arena.cluster.cluster import Cluster
 from turinglab.arena.cluster.cluster_messages import (

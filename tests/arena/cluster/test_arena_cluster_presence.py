@@ -30,13 +30,13 @@ from typing import Any
 import pytest
 import redis
 import redis.asyncio
+from yarl import URL
+
+from arena_fixtures import Person
 from test_arena_cluster_queue_adopt import _pid
 from test_arena_multiprocess import arena_processes
 from test_arena_resume import reconnect
 from test_arena_takeover import SERVER, _match
-from yarl import URL
-
-from arena_fixtures import Person
 from turinglab.arena.core.abandon import TOLD_STAYED
 
 pytestmark = [pytest.mark.database, pytest.mark.slow]

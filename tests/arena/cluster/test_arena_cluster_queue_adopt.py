@@ -12,10 +12,10 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 import redis.asyncio as aioredis
-from test_arena_multiprocess import arena_processes
 from yarl import URL
 
 from arena_fixtures import Person
+from test_arena_multiprocess import arena_processes
 
 SERVER = """
 import sys

@@ -10,9 +10,9 @@ import asyncio
 
 import pytest
 import redis.asyncio as aioredis
-from test_arena_multiprocess import arena_processes
 
 from arena_fixtures import Person
+from test_arena_multiprocess import arena_processes
 
 pytestmark = pytest.mark.slow
 

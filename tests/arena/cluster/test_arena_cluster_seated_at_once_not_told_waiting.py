@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import pytest
 import redis.asyncio as aioredis
-from test_arena_cluster_queue_adopt import SERVER, until_redis
-from test_arena_multiprocess import arena_processes
 
 from arena_fixtures import Person
+from test_arena_cluster_queue_adopt import SERVER, until_redis
+from test_arena_multiprocess import arena_processes
 
 SLOW_ANSWER = SERVER.replace(
     "setup = make_setup(",

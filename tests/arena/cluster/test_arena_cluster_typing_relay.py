@@ -42,6 +42,7 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 from scipy.stats import ks_2samp
+
 from test_arena_cluster_blind import mode_named
 from test_arena_cluster_blind_bursts import DESIGN, RUN, STEP_S, Study, _everyone_done
 from test_arena_multiprocess import alive_namespace
@@ -53,7 +54,6 @@ from test_arena_typing_arrivals import (
     ai_replies,
     person_replies,
 )
-
 from turinglab.arena.cluster.redis_outbox import RedisOutbox
 from turinglab.arena.core.metrics import ArenaMetrics
 from turinglab.arena.core.modes import ArenaMode, ArenaSettings

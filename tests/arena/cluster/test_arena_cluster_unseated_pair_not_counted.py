@@ -26,11 +26,11 @@ from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
+
+from arena_fixtures import Person, make_setup
 from test_arena_cluster_queue_adopt import _pid
 from test_arena_multiprocess import alive_namespace, arena_processes
 from test_arena_takeover import SERVER
-
-from arena_fixtures import Person, make_setup
 from turinglab.arena.cluster import cluster_presence
 from turinglab.arena.cluster.cluster import Cluster
 from turinglab.arena.cluster.cluster_presence import HOLDER_GONE_S

@@ -15,9 +15,9 @@ from collections.abc import AsyncIterator
 
 import pytest
 import redis.asyncio as aioredis
+
 from test_arena_cluster_blind import Drawn, Processes, fixed, mode_named
 from test_arena_multiprocess import alive_namespace
-
 from turinglab.arena.core.match_design import MatchDesign
 from turinglab.arena.core.modes import ArenaSettings
 

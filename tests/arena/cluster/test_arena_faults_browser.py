@@ -23,8 +23,6 @@ import time
 from pathlib import Path
 
 import pytest
-from test_arena_browser import CHROMIUM
-from test_arena_faults import RESUMES, SERVER, _until
 
 from fault_fixtures import (
     audit,
@@ -58,6 +56,8 @@ from page_scene import (
     two_process_scene,
     until_page,
 )
+from test_arena_browser import CHROMIUM
+from test_arena_faults import RESUMES, SERVER, _until
 from turinglab.testing.tcp_proxy import TcpProxy
 
 pytestmark = [

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 import redis
 import redis.asyncio as aioredis
-from test_arena_store import _three_party, _wait_up
 
 from arena_fixtures import Person, make_setup
+from test_arena_store import _three_party, _wait_up
 from turinglab.arena.cluster.cluster import SignedSessions
 from turinglab.arena.core.store_bridge import ArenaStore
 from turinglab.bench.arena_services import listening_socket

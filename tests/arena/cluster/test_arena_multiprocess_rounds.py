@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from test_arena_multiprocess import SERVER, arena_processes
 
 from arena_fixtures import Person
+from test_arena_multiprocess import SERVER, arena_processes
 
 ROUNDS = 2
 

@@ -20,10 +20,10 @@ import pytest
 import redis
 import redis.asyncio as aioredis
 from sqlalchemy import create_engine, text
-from test_arena_faults import RESUMES, SERVER
 
 from arena_fixtures import Person
 from fault_fixtures import own_redis, own_redis_process, seat_pair, server_processes, tracebacks
+from test_arena_faults import RESUMES, SERVER
 from turinglab.arena.cluster.cluster_takeover import Takeover
 from turinglab.store.database import store_url
 

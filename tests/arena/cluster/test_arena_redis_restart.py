@@ -27,8 +27,6 @@ import aiohttp
 import pytest
 import redis
 from sqlalchemy import select
-from test_arena_faults import CHAT, SERVER, _until
-from test_arena_resume import AUTH, metric_values
 
 from arena_fixtures import Person
 from fault_fixtures import (
@@ -39,6 +37,8 @@ from fault_fixtures import (
     shown_is_stored,
     tracebacks,
 )
+from test_arena_faults import CHAT, SERVER, _until
+from test_arena_resume import AUTH, metric_values
 from turinglab.bench.arena_services import free_port
 from turinglab.store.database import PLAYING, Store
 from turinglab.store.schema import games

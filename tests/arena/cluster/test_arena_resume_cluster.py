@@ -17,11 +17,11 @@ import signal
 from typing import Any
 
 import pytest
+
+from arena_fixtures import Person
 from test_arena_multiprocess import arena_processes
 from test_arena_resume import reconnect
 from test_arena_takeover import SERVER, _match, takeover_setup
-
-from arena_fixtures import Person
 from turinglab.arena.core.store_bridge import ArenaStore
 from turinglab.store.database import Store
 

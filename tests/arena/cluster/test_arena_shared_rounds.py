@@ -10,8 +10,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 import redis.asyncio as aioredis
-from test_arena_multiprocess import alive_namespace
 
+from test_arena_multiprocess import alive_namespace
 from turinglab.arena.cluster.shared_rounds import SharedRounds
 from turinglab.arena.core.rounds import RoundBook
 

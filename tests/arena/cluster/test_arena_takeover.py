@@ -23,7 +23,6 @@ from typing import Any
 import aiohttp
 import pytest
 import redis
-from test_arena_multiprocess import arena_processes, drop_namespace
 
 from arena_fixtures import (
     ADMIN_PASSWORD,
@@ -33,6 +32,7 @@ from arena_fixtures import (
     pair,
     running_arena,
 )
+from test_arena_multiprocess import arena_processes, drop_namespace
 from turinglab.arena import ArenaSettings, ArenaSetup
 from turinglab.arena.cluster.cluster_messages import own_prefix, relayed_payload
 from turinglab.arena.core.live_reveal import LOST_TEXT, SERVER_LOST

@@ -17,13 +17,13 @@ import os
 import signal
 
 import pytest
-from test_arena_browser import CHROMIUM
-from test_arena_multiprocess import arena_processes
-from test_arena_takeover import SERVER
 
 from fault_fixtures import audit, shown_is_stored
 from page_harness import WAIT_MS, decide, exchange, game_of, shows_what_is_stored
 from page_scene import chromium, two_process_scene
+from test_arena_browser import CHROMIUM
+from test_arena_multiprocess import arena_processes
+from test_arena_takeover import SERVER
 
 pytestmark = [
     pytest.mark.browser,

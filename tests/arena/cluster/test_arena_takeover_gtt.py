@@ -29,12 +29,12 @@ from typing import Any
 import aiohttp
 import pytest
 from sqlalchemy import create_engine, text
+
+from arena_fixtures import Person
 from test_arena_gtt import gtt_setup, lines, until_state
 from test_arena_multiprocess import arena_processes
 from test_arena_takeover import SERVER as TAKEOVER_SERVER
 from test_arena_takeover import TAKEOVER_AFTER_S, _live
-
-from arena_fixtures import Person
 from turinglab.agents.base import Agent, AgentReply, CallContext, ChatMessage
 from turinglab.agents.human import HumanAgent
 from turinglab.agents.scripted import ScriptedAgent

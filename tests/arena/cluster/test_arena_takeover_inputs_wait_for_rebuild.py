@@ -25,11 +25,11 @@ from typing import Any
 
 import pytest
 from sqlalchemy import select
+
+from arena_fixtures import Person
 from test_arena_multiprocess import Processes, arena_processes
 from test_arena_resume import reconnect
 from test_arena_takeover import SERVER, _match
-
-from arena_fixtures import Person
 from turinglab.arena.core.abandon import TOLD_STAYED
 from turinglab.store.database import PLAYING, Store
 from turinglab.store.schema import games, judgements

@@ -27,12 +27,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+
+from arena_fixtures import Person
 from test_arena_multiprocess import arena_processes
 from test_arena_takeover import SERVER as TAKEOVER_SERVER
 from test_arena_takeover import TAKEOVER_AFTER_S
 from test_arena_takeover_gtt import _answers, _no_call, _stored, _until_live
-
-from arena_fixtures import Person
 from turinglab.agents.human import HumanAgent, HumanInput
 from turinglab.agents.scripted import ScriptedAgent
 from turinglab.arena import ArenaSettings, ArenaSetup

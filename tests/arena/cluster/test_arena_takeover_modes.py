@@ -23,13 +23,13 @@ from typing import Any
 
 import pytest
 from sqlalchemy import func, select
+
+from arena_fixtures import Person, engine_setup
 from test_arena_gtt import lines, until_state
 from test_arena_multiprocess import Processes, arena_processes
 from test_arena_strong import INVESTIGATOR_BOT, STAND_IN, SYSTEM_AGENT, strong_setup
 from test_arena_takeover_gtt import gtt_takeover_setup
 from test_arena_takeover_inputs_wait_for_rebuild import _claimed_by, _owner_port
-
-from arena_fixtures import Person, engine_setup
 from turinglab.agents.scripted import ScriptedAgent
 from turinglab.arena import ArenaSettings, ArenaSetup
 from turinglab.arena.modes.live_itt_mode import live_itt_mode

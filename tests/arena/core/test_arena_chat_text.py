@@ -6,9 +6,9 @@ partner and the store; 300 emoji passed a "300-character" limit the page counts 
 from __future__ import annotations
 
 import pytest
-from test_arena_itt_chat import chat_setup
 
 from arena_fixtures import Person, pair, running_arena
+from test_arena_itt_chat import chat_setup
 from turinglab.arena.core.chat_text import clean, utf16_length
 from turinglab.arena.modes.itt_chat_mode import MODE
 

@@ -9,11 +9,10 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from arena_fixtures import Person, running_arena
 from test_arena_gtt import gtt_setup, join, until_state
 from test_arena_strong import SYSTEM_AGENT, strong_setup
 from test_arena_strong_itt import setup as live_itt_setup
-
-from arena_fixtures import Person, running_arena
 from turinglab.agents.scripted import ScriptedAgent
 from turinglab.arena import ArenaSetup
 from turinglab.arena.core.abandon import ABANDONED, TOLD_LEFT, TOLD_STAYED

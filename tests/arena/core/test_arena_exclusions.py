@@ -10,9 +10,9 @@ import re
 from pathlib import Path
 
 import aiohttp
-from test_arena_export import report_page
 
 from arena_fixtures import ADMIN_PASSWORD, Person, make_setup, pair, running_arena
+from test_arena_export import report_page
 from turinglab.arena.core.store_bridge import ArenaStore
 from turinglab.store.database import Store
 

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from arena_fixtures import Person, running_arena
 from test_arena_gtt import gtt_setup, lines, until_state
 from test_arena_itt_chat import PEOPLE_LINES, chat_setup
 from test_arena_strong import strong_setup
 from test_arena_strong_itt import ANSWERS
 from test_arena_strong_itt import setup as live_itt_setup
-
-from arena_fixtures import Person, running_arena
 from turinglab.arena.modes.itt_chat_mode import MODE as CHAT_MODE
 
 

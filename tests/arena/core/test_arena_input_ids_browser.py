@@ -11,12 +11,12 @@ import re
 from typing import Any
 
 import pytest
+
+from arena_fixtures import running_arena
 from test_arena_browser import ARGS, CHROMIUM, PHONE
 from test_arena_resume_browser import Wire, _is_message
 from test_arena_strong import strong_setup
 from test_arena_strong_browser import _write
-
-from arena_fixtures import running_arena
 
 pytestmark = [
     pytest.mark.browser,

@@ -10,10 +10,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from arena_fixtures import SECRET_AGENT, Person, make_setup, pair, running_arena
 from test_arena_strong_itt import AI, AI_ANSWERS
 from test_arena_strong_itt import setup as live_itt_setup
-
-from arena_fixtures import SECRET_AGENT, Person, make_setup, pair, running_arena
 from turinglab.arena.core import frames as F
 
 MODELS = {m.model_fields["type"].default: m for m in F.ServerFrame.__args__}  # type: ignore[attr-defined]

@@ -12,10 +12,10 @@ import asyncio
 import signal
 
 import pytest
-from test_arena_faults import RESUMES, SERVER, _each_progresses, _finish, _until
 
 from arena_fixtures import Person
 from fault_fixtures import audit, own_redis, seat_pair, server_processes, shown_is_stored
+from test_arena_faults import RESUMES, SERVER, _each_progresses, _finish, _until
 
 pytestmark = [pytest.mark.database, pytest.mark.slow]
 

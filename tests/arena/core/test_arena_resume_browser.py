@@ -23,9 +23,9 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from test_arena_browser import ARGS, CHROMIUM, PHONE, _enter, _said, _say
 
 from arena_fixtures import running_arena
+from test_arena_browser import ARGS, CHROMIUM, PHONE, _enter, _said, _say
 
 pytestmark = [
     pytest.mark.browser,

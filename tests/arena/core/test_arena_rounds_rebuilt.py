@@ -13,9 +13,9 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 import redis.asyncio as aioredis
-from test_arena_multiprocess import alive_namespace
 
 from arena_fixtures import make_setup
+from test_arena_multiprocess import alive_namespace
 from turinglab.arena.cluster.shared_rounds import SharedRounds
 from turinglab.arena.core.rounds import RoundBook
 from turinglab.arena.core.store_bridge import ArenaStore

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from test_arena_strong import strong_setup
-
 from arena_fixtures import Person, running_arena
+from test_arena_strong import strong_setup
 from turinglab.arena.core import frames as F
 from turinglab.arena.core.page_protocol import PageProtocol
 from turinglab.arena.core.resume import Outbox, ResumePoint

@@ -21,12 +21,12 @@ from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 import pytest
+
+from arena_fixtures import running_arena
 from test_arena_browser import ARGS, CHROMIUM, PHONE
 from test_arena_gtt import gtt_setup
 from test_arena_itt_chat import chat_setup
 from test_arena_strong import strong_setup
-
-from arena_fixtures import running_arena
 from turinglab.arena.modes.itt_chat_mode import TITLE as ITT_TITLE
 
 pytestmark = [

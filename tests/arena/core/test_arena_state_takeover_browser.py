@@ -14,12 +14,12 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 from sqlalchemy import select
-from test_arena_browser import CHROMIUM
-from test_arena_stored_end_kinds import EVERY_KIND_SERVER
-from test_arena_takeover_inputs_wait_for_rebuild import two_processes
 
 from page_harness import WAIT_MS, failover_proxy, open_page
 from page_scene import chromium
+from test_arena_browser import CHROMIUM
+from test_arena_stored_end_kinds import EVERY_KIND_SERVER
+from test_arena_takeover_inputs_wait_for_rebuild import two_processes
 from turinglab.store.schema import games
 
 pytestmark = [

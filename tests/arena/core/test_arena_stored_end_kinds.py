@@ -16,13 +16,13 @@ import signal
 import pytest
 import redis
 from sqlalchemy import select
+
+from arena_fixtures import Person
+from arena_kinds import KINDS, joined
 from test_arena_admin_cluster import _end
 from test_arena_multiprocess import SERVER
 from test_arena_resume import reconnect
 from test_arena_takeover_inputs_wait_for_rebuild import two_processes
-
-from arena_fixtures import Person
-from arena_kinds import KINDS, joined
 from turinglab.arena.core.admin_end import ADMIN_ENDED
 from turinglab.arena.core.page_protocol import PageProtocol
 from turinglab.store.database import PLAYING

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 
 import pytest
 from scipy.stats import ks_2samp
-from test_arena_blind_arrivals import ALPHA
 
+from test_arena_blind_arrivals import ALPHA
 from turinglab.bench.witness_supply import Interrogation, simulate
 from turinglab.games.clock import SimulatedClock
 from turinglab.games.typing_delay import TypingDelay

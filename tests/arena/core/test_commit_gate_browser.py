@@ -13,11 +13,11 @@ from collections.abc import Callable, Coroutine, Iterator
 from typing import Any
 
 import pytest
-from test_arena_strong import strong_setup
-from test_arena_strong_browser import ARGS, CHROMIUM, DESKTOP, _shoot
 
 from arena_fixtures import running_arena
 from fault_fixtures import audit
+from test_arena_strong import strong_setup
+from test_arena_strong_browser import ARGS, CHROMIUM, DESKTOP, _shoot
 from turinglab.arena.core.store_bridge import ArenaStore
 from turinglab.store.database import Store
 from turinglab.testing.tcp_proxy import TcpProxy

@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_arena_judge_browser import ARGS, CHROMIUM, DESKTOP, PHONE, shot
 
 from arena_fixtures import running_arena
 from judge_fixtures import stimuli_folder
+from test_arena_judge_browser import ARGS, CHROMIUM, DESKTOP, PHONE, shot
 from turinglab.arena.itt.collect_store import HUMAN_RESPONSES, PARTICIPANTS, CollectStore
 from turinglab.itt.dataset import load_dataset
 

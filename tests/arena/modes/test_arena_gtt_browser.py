@@ -12,10 +12,10 @@ import os
 from typing import Any
 
 import pytest
-from test_arena_gtt import NAMES, gtt_setup
-from test_arena_strong_browser import ARGS, CHROMIUM, DESKTOP, _shoot
 
 from arena_fixtures import running_arena
+from test_arena_gtt import NAMES, gtt_setup
+from test_arena_strong_browser import ARGS, CHROMIUM, DESKTOP, _shoot
 
 XSS = "<img src=x onerror=window.__pwned=1> are you real?"
 

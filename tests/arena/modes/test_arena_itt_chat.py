@@ -10,9 +10,9 @@ import json
 from pathlib import Path
 
 import pytest
-from test_cli_errors import turinglab
 
 from arena_fixtures import Person, running_arena
+from test_cli_errors import turinglab
 from turinglab.agents.scripted import ScriptedAgent
 from turinglab.arena import ArenaSettings, ArenaSetup
 from turinglab.arena.core.abandon import TOLD_STAYED

@@ -16,9 +16,9 @@ import os
 from typing import Any
 
 import pytest
-from test_arena_strong_browser import ARGS, CHROMIUM, DESKTOP, END_CARD_SIZES, XSS, _shoot
 
 from arena_fixtures import running_arena
+from test_arena_strong_browser import ARGS, CHROMIUM, DESKTOP, END_CARD_SIZES, XSS, _shoot
 from turinglab.arena import ArenaSettings
 from turinglab.arena.modes.itt_chat_mode import itt_chat_setup_for
 from turinglab.config import parse_config

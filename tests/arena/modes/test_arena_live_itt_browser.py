@@ -13,9 +13,9 @@ import os
 from typing import Any
 
 import pytest
-from test_arena_strong_browser import ARGS, CHROMIUM, DESKTOP, XSS, _shoot, _write
 
 from arena_fixtures import running_arena
+from test_arena_strong_browser import ARGS, CHROMIUM, DESKTOP, XSS, _shoot, _write
 from turinglab.arena.modes.setups import setup_from_config
 from turinglab.config import parse_config
 

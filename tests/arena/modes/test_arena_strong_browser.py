@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 from PIL import Image
-from test_arena_strong import SECRETS, SYSTEM_AGENT, strong_setup
 
 from arena_fixtures import running_arena
+from test_arena_strong import SECRETS, SYSTEM_AGENT, strong_setup
 from turinglab.agents.openai_compat import OpenAIChatAgent
 from turinglab.arena.web.uploads import reencoded
 from turinglab.testing.fake_openai import start_fake_server_process

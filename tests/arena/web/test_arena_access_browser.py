@@ -216,6 +216,7 @@ async def _alias(v: Visitor) -> str:
 
 async def test_after_an_stt_send_focus_goes_to_the_turn_then_the_replies() -> None:
     from playwright.async_api import async_playwright
+
     from test_arena_strong import strong_setup
 
     with running_arena(strong_setup()) as (base, _app):
@@ -246,6 +247,7 @@ async def test_after_an_stt_send_focus_goes_to_the_turn_then_the_replies() -> No
 
 async def test_every_gtt_message_says_who_wrote_it() -> None:
     from playwright.async_api import async_playwright
+
     from test_arena_gtt import gtt_setup
 
     with running_arena(gtt_setup()) as (base, _app):

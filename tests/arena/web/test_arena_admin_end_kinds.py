@@ -8,10 +8,10 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from test_arena_admin_cluster import _end
 
 from arena_fixtures import Person, running_arena
 from arena_kinds import KINDS, ended, every_kind_setup, joined
+from test_arena_admin_cluster import _end
 from turinglab.arena.core.admin_end import ADMIN_ENDED
 from turinglab.arena.core.store_bridge import ArenaStore
 from turinglab.games.spec import FLAGGED

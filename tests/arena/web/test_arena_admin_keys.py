@@ -10,9 +10,9 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from test_cli_errors import turinglab
 
 from arena_fixtures import ADMIN_PASSWORD, make_setup, running_arena
+from test_cli_errors import turinglab
 from turinglab.arena.core.store_bridge import ArenaStore
 from turinglab.arena.web.admin_keys import KeyAllowlist
 from turinglab.config import ConfigError, parse_config

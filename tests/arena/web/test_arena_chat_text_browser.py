@@ -8,10 +8,10 @@ import os
 from typing import Any
 
 import pytest
-from test_arena_itt_chat_browser import chat_setup
-from test_arena_strong_browser import ARGS, CHROMIUM, DESKTOP
 
 from arena_fixtures import engine_setup, running_arena
+from test_arena_itt_chat_browser import chat_setup
+from test_arena_strong_browser import ARGS, CHROMIUM, DESKTOP
 
 pytestmark = [
     pytest.mark.browser,

@@ -7,9 +7,9 @@ from __future__ import annotations
 import aiohttp
 import pytest
 from sqlalchemy import func, select
-from test_arena_strong import png, state, strong_setup, upload
 
 from arena_fixtures import ADMIN_PASSWORD, Person, running_arena
+from test_arena_strong import png, state, strong_setup, upload
 from turinglab.agents.base import ImagePart
 from turinglab.agents.openai_compat import OpenAIChatAgent
 from turinglab.agents.registry import build_agent

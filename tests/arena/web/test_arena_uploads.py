@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 from PIL import Image
-from test_arena_strong import state, strong_setup, upload
 
 from arena_fixtures import Person, running_arena
+from test_arena_strong import state, strong_setup, upload
 from turinglab.agents.base import BadImage
 from turinglab.arena.web.uploads import MAX_PIXELS, reencoded
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from test_cli_errors import SRC, files
 
+from test_cli_errors import SRC, files
 from turinglab.bench.arena_services import free_port
 
 pytest.importorskip("fastapi")

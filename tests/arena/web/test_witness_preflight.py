@@ -17,9 +17,9 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from test_arena_admin_study import _post, _token
 
 from arena_fixtures import ADMIN_PASSWORD, make_setup, running_arena
+from test_arena_admin_study import _post, _token
 from turinglab.agents.eliza import ElizaAgent
 from turinglab.agents.openai_compat import OpenAIChatAgent
 from turinglab.arena.core.store_bridge import ArenaStore
