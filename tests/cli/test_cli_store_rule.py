@@ -17,6 +17,9 @@ import pytest
 
 from test_cli_errors import CONFIG, files, one_error_line, turinglab, write_config
 from turinglab.store.location import known_revisions
+from turinglab.store.schema import SCHEMA_VERSION
+
+NOW, OLDER = SCHEMA_VERSION, SCHEMA_VERSION - 1  # this release's schema and the one before
 
 
 @contextlib.contextmanager
@@ -73,14 +76,14 @@ def test_read_only_commands_never_upgrade_an_older_store(tmp_path: Path) -> None
     for args in (["runs"], ["report", "errs"], ["export", "errs"]):
         one_error_line(
             turinglab(*args, "--store", str(db), cwd=tmp_path),
-            f"store {db} is at schema 7, this release needs 8",
+            f"store {db} is at schema {OLDER}, this release needs {NOW}",
             f"run `turinglab migrate {db}`",
         )
     assert digest(db) == kept and files(tmp_path) == before
     # The upgrade is asked for by name, and then every command reads the store.
     done = turinglab("migrate", str(db), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert "upgraded from schema 7 to 8" in done.stdout
+    assert f"upgraded from schema {OLDER} to {NOW}" in done.stdout
     with sqlite3.connect(db) as conn:
         assert (
             conn.execute("SELECT version_num FROM alembic_version").fetchone()[0]
@@ -89,7 +92,7 @@ def test_read_only_commands_never_upgrade_an_older_store(tmp_path: Path) -> None
     listed = turinglab("runs", "--store", str(db), cwd=tmp_path)
     assert listed.returncode == 0 and "errs" in listed.stdout, listed.stderr
     again = turinglab("migrate", str(db), cwd=tmp_path)
-    assert again.returncode == 0 and "at schema 8 already" in again.stdout, again.stderr
+    assert again.returncode == 0 and f"at schema {NOW} already" in again.stdout, again.stderr
 
 
 def test_migrate_refuses_what_is_not_a_store_to_upgrade(tmp_path: Path) -> None:
@@ -186,12 +189,13 @@ def test_an_older_postgres_store_is_read_only_until_migrated(
     for args in (["runs"], ["report", "errs"]):
         one_error_line(
             turinglab(*args, "--store", postgres_url, cwd=tmp_path),
-            "is at schema 7, this release needs 8",
+            f"is at schema {OLDER}, this release needs {NOW}",
             f"turinglab migrate {postgres_url}",
         )
     assert revision() == known_revisions()[-2]
     migrated = turinglab("migrate", postgres_url, cwd=tmp_path)
-    assert migrated.returncode == 0 and "from schema 7 to 8" in migrated.stdout, migrated.stderr
+    assert migrated.returncode == 0, migrated.stderr
+    assert f"from schema {OLDER} to {NOW}" in migrated.stdout, migrated.stdout
     assert revision() == known_revisions()[-1]
     listed = turinglab("runs", "--store", postgres_url, cwd=tmp_path)
     assert listed.returncode == 0 and "errs" in listed.stdout, listed.stderr

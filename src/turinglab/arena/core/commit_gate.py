@@ -67,6 +67,7 @@ class CommitGate:
         self._waiting_since: float | None = None  # monotonic: last progress while unsaved
         self._timer: asyncio.TimerHandle | None = None
         self._settled: list[tuple[int, asyncio.Future[None]]] = []
+        self._controls = 0  # control events handed to the writer, not yet settled
 
     # ---- what the game shows -----------------------------------------------------------------
 
@@ -110,6 +111,18 @@ class CommitGate:
         if self.said - self.through > self.max_unsaved:
             self._fail(RuntimeError(f"{self.said - self.through} messages not saved"))
 
+    def writing_control(self) -> None:
+        """A control event (control_recorder.py) is being written: its effect waits for it as
+        a message's does, so a stalled store is noticed and told the same way."""
+        self._controls += 1
+        if self._waiting_since is None:
+            self._waiting_since = time.monotonic()
+            self._watch(self.notice_after_s)
+
+    def control_settled(self) -> None:
+        self._controls -= 1
+        self._progress()
+
     def saved(self, seq: int) -> None:
         self.through = max(self.through, seq)
         self._release()
@@ -117,7 +130,10 @@ class CommitGate:
             self._settled.remove((target, future))
             if not future.done():
                 future.set_result(None)
-        if self.through >= self.said:
+        self._progress()
+
+    def _progress(self) -> None:
+        if self.through >= self.said and self._controls == 0:
             self._waiting_since = None
             if self.delayed:
                 self.delayed = False

@@ -144,12 +144,19 @@ class GameRecorder:
             self.when_stored(lambda: self.control(logged, then, vital))
             return
         owned = [OwnedControl(self.id.value, self.epoch, logged)]
+        gate = self.gate  # the one told it is pending is the one told it settled
+        if gate is not None:
+            gate.writing_control()
         future = self.bridge.writer.submit(lambda conn: add_owned_controls(conn, owned))
         inbox = self.bridge.inbox()
-        future.add_done_callback(lambda f: inbox.put(self._control_settled, then, vital, f))
+        future.add_done_callback(lambda f: inbox.put(self._control_settled, then, vital, gate, f))
 
-    def _control_settled(self, then: Callable[[], None], vital: bool, future: Future[Any]) -> None:
+    def _control_settled(
+        self, then: Callable[[], None], vital: bool, gate: CommitGate | None, future: Future[Any]
+    ) -> None:
         err = future.exception()
+        if gate is not None:
+            gate.control_settled()
         if err is None:
             then()
         elif self.gate is not None and vital:
