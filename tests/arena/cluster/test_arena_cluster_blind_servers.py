@@ -7,7 +7,11 @@ design's match window deciding roles (arena/cluster/shared_blind.py). Every pers
 * a person who joins again — closing the page and joining on the same process, reconnecting
   to the other process and joining there, or sending the join twice — keeps their draw and
   meets the other person waiting, never both left to meet AIs (with a redraw, as before, two
-  people both drawn to interrogate, or both to witness, each met an AI).
+  people both drawn to interrogate, or both to witness, each met an AI);
+* a page closed and opened again on the same process while its close is still being handled
+  (the shared queues answering slowly) keeps its channel: frames relayed to them from the other
+  process (their game, when that process seats them) reach them. The close's handler once
+  unsubscribed their channel after the new page had subscribed it (failed once in CI).
 
 (Waits independent of the witness kind, over many games: test_arena_cluster_blind_bursts.py.)
 """
@@ -32,6 +36,21 @@ BLIND = SERVER.replace(
     " design=MatchDesign(human_witness_share=1.0, wait_min_s=6, wait_max_s=8))",
 )
 assert BLIND != SERVER
+
+# Letting someone go from the shared queues takes a second more (as under a loaded Redis).
+SLOW_LEAVE = BLIND.replace(
+    "app = create_app(",
+    "import asyncio\n"
+    "from turinglab.arena.cluster.cluster import Cluster\n"
+    "_leave = Cluster._leave_queues\n"
+    "async def _slow_leave(self, pid, *, forwarded):\n"
+    "    await _leave(self, pid, forwarded=forwarded)\n"
+    "    await asyncio.sleep(1.5)\n"
+    "Cluster._leave_queues = _slow_leave\n"
+    "app = create_app(",
+    1,
+)
+assert SLOW_LEAVE != BLIND
 
 
 async def _joined(person: Person) -> None:
@@ -106,6 +125,41 @@ async def test_who_joins_again_meets_the_other_person_waiting(postgres_url: str,
                 first = await again.connect()
                 assert first["type"] == "status" and first["state"] == "idle", first
                 await _joined(again)
+            await _joined(other)
+            games = await _games([again, other])
+            assert list(games.values()) == [{"interrogator": 1, "witness": 1}], games
+        finally:
+            for p in (again, other):
+                await p.close()
+
+
+async def _listeners(ns: str, person: Person) -> int:
+    """How many subscribers their channel has (one per process holding a socket of theirs)."""
+    client = aioredis.Redis.from_url("redis://127.0.0.1:6379/0", decode_responses=True)
+    try:
+        channel = f"turinglab:arena:{ns}:to:{_pid(person)}"
+        ((_, count),) = await client.pubsub_numsub(channel)
+        return int(count)
+    finally:
+        await client.aclose()
+
+
+@pytest.mark.database
+async def test_a_page_opened_again_while_its_close_is_handled_keeps_its_channel(
+    postgres_url: str,
+) -> None:
+    async with arena_processes(SLOW_LEAVE, postgres_url) as arena:
+        again, other = Person(arena.bases[0]), Person(arena.bases[1])
+        try:
+            for p in (again, other):
+                await p.connect()
+            await _joined(again)
+            await again.drop()
+            await _let_go(arena.ns, again)  # out of the queue; the close still being handled
+            first = await again.connect()
+            assert first["type"] == "status" and first["state"] == "idle", first
+            await _joined(again)  # after the close's handler let go (the same queue turn)
+            assert await _listeners(arena.ns, again) == 1
             await _joined(other)
             games = await _games([again, other])
             assert list(games.values()) == [{"interrogator": 1, "witness": 1}], games

@@ -258,6 +258,11 @@ class Cluster(ClusterRelay):
                 await self.leave_queues(participant.id)
             except RedisError as err:  # Redis restarting: their entry lapses with its TTL
                 log.warning("redis: %s not taken out of the queue (%s)", participant.id, err)
+            if self.sockets.get(participant.id, 0) > 0:
+                # They connected again here while being let go (a page reloaded): what
+                # follows is that new socket's now, its channel above all, or frames relayed
+                # to them from another process (their next game's) would reach nobody.
+                return
         self.blind.elsewhere.pop(participant.id, None)  # watched from where they reconnect
         self.queued.elsewhere.discard(participant.id)
         self.seen.pop(participant.id, None)
@@ -275,6 +280,8 @@ class Cluster(ClusterRelay):
             self._forward(process, Gone(pid=participant.id, sender=self.me))
         with contextlib.suppress(Exception):  # the process may be shutting down
             await self._pubsub.unsubscribe(self.ns + "to:" + participant.id)
+            if self.sockets.get(participant.id, 0) > 0:  # connected again meanwhile
+                await self._pubsub.subscribe(self.ns + "to:" + participant.id)
 
     def ask_to_end(self, owner: str, gid: str, reason: str) -> None:
         """Have process `owner` end its game `gid` for the admin (admin_end.py)."""
