@@ -32,9 +32,9 @@ ROOT = Path(__file__).resolve().parents[3]
 CONFIGS = ROOT / "configs"
 ARENA = ROOT / "src" / "turinglab" / "arena"
 KIT_MODULES = {m.rpartition(".")[2] for m in BUILTIN_KIT_MODULES.values()}
-# Mode modules of their own kit: a kit's live class lives beside its modes (gtt_live.py), and a
-# kind's own route (the STT's image uploads) names its live class. Nothing else may.
-OWN_MODULES = {"gtt_live", "strong_image_routes"}
+# Mode modules of their own kit: a kit's live class lives beside its modes (gtt_live.py);
+# its survey wording too. Nothing else may.
+OWN_MODULES = {"gtt_live", "survey_rewording"}
 
 
 def test_every_kind_the_arena_plays_has_one_kit_registered_by_its_module() -> None:
@@ -121,10 +121,8 @@ def test_no_arena_module_outside_the_kits_imports_a_mode_module() -> None:
             continue
         if hits := _named_imports(path) & (KIT_MODULES | OWN_MODULES):
             named[path.stem] = sorted(hits)
-    # app.py still mounts the STT's image routes itself (not in this change: the web layer is
-    # being split, issue 33); a kit declaring its routes would end this one.
     # setups.py builds the zero-config default, an interrogation study, from its module.
-    still = {"app": ["strong_image_routes"], "setups": ["engine_modes"]}
+    still = {"setups": ["engine_modes"]}
     assert named == still, "core, web and cluster code ask a kit (mode_kits.py), never a mode"
 
 

@@ -29,12 +29,14 @@ from turinglab.arena.core import frames as F
 from turinglab.arena.core.admin_end import end_by_admin
 from turinglab.arena.core.live import InputRejected
 from turinglab.arena.core.metrics import fault
+from turinglab.arena.core.mode_kits import state_frames
 from turinglab.arena.core.page_protocol import is_snapshot
 from turinglab.arena.core.resume import ResumePoint
 
 log = logging.getLogger(__name__)
 
-STATE_FRAMES = ("strong", "gtt", "itt-chat")  # the frame types of modes that send their state
+# The frame types of the kinds that send their state whole (each kit says its own).
+STATE_FRAMES = state_frames()
 
 
 class ClusterRelay(ClusterCatchup):

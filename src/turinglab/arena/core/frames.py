@@ -419,5 +419,10 @@ def is_snapshot(frame: ServerFrame) -> bool:
     return isinstance(frame, GameSnapshot) or (isinstance(frame, WholeState) and frame.snapshot)
 
 
+def carries_rounds(frame: ServerFrame) -> bool:
+    """Whether `frame` shows the viewer's study rounds (a "game" snapshot, some whole states)."""
+    return "rounds" in type(frame).model_fields
+
+
 def dump(frame: ServerFrame) -> dict[str, Any]:
     return frame.model_dump(mode="json")

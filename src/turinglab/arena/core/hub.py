@@ -161,8 +161,7 @@ class Arena:
         frame = game.snapshot(participant)
         if isinstance(frame, F.WholeState):  # where the page is in its stream, as a "game" says
             frame = game.view_of(participant).outbox.snapshot(frame)
-        whole = F.GameSnapshot | F.StrongState | F.ITTChatState
-        if isinstance(frame, whole) and not game.mode.solo:
+        if F.carries_rounds(frame) and not game.mode.solo:
             frame = frame.model_copy(update={"rounds": self._rounds(participant.id)})
         return frame
 

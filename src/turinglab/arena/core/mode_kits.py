@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import UnionType
 from typing import Any, Generic, TypeVar, cast
 
@@ -58,6 +58,12 @@ class ModeKit(Generic[E]):
     state_frame: str | None = None
     # The admin page's extra downloads for a study of this kind: (path, label as HTML).
     downloads: tuple[tuple[str, str], ...] = ()
+    # The built-in exit survey's questions reworded for this kind's roles (survey_wording.py):
+    # question key -> the fields that replace the default's.
+    survey_rewording: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # Its people upload images over HTTP (web/image_routes.py), which its live game keeps
+    # (image_port.TakesImages).
+    takes_images: bool = False
 
     def setup_for(
         self,

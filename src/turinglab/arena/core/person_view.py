@@ -78,7 +78,7 @@ class PersonView:
         return {c: a for a, c in self.alias_to_channel.items()}
 
     def send(self, frame: F.ServerFrame) -> None:
-        if isinstance(frame, F.StrongState | F.ITTChatState) and self.rounds is not None:
+        if isinstance(frame, F.WholeState) and F.carries_rounds(frame) and self.rounds is not None:
             frame = frame.model_copy(update={"rounds": self.rounds})
         if isinstance(frame, F._Sequenced) and not F.is_snapshot(frame):
             frame = self.outbox.stamp(frame)

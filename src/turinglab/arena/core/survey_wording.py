@@ -4,48 +4,18 @@ The default questions (study_config.DEFAULT_SURVEY) were written for the interro
 (three- and two-party). After a Strong Turing Test, a live ITT or an ITT conversation, asking
 about one's "strategy as interrogator" or "interrogations got right" names a role the person
 never had, so the questions that speak of a role are reworded here for each game; the others
-(demographics, AI attitudes) stay as they are. A question whose answer means something else in
-another game gets its own key, so one column never mixes two questions. A study that brings
+(demographics, AI attitudes) stay as they are. Each kind's kit brings its rewording
+(`ModeKit.survey_rewording`, modes/survey_rewording.py); none is named here. A study that brings
 its own `survey` gets exactly its own questions.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
+from turinglab.arena.core.mode_kits import kit_named
 from turinglab.arena.core.modes import ArenaSetup
 from turinglab.arena.core.study_config import DEFAULT_SURVEY, Question, StudyConfig
-
-# Per game (its `experiment.game` name): key -> the fields that replace the default's.
-_STRATEGY_AS = "What was your strategy as {}?"
-REWORDED: Mapping[str, Mapping[str, Mapping[str, Any]]] = {
-    "strong": {
-        "strategy": {"label": _STRATEGY_AS.format("investigator, or as respondent")},
-        "estimated_correct": {
-            "label": "In how many of your sessions as investigator do you think you preferred "
-            "the person's reply?"
-        },
-    },
-    "live-itt": {
-        "strategy": {"label": _STRATEGY_AS.format("judge, or as answerer")},
-        "estimated_correct": {
-            "label": "How many of your verdicts as judge do you think were right?"
-        },
-    },
-    "conversation": {  # nobody judges during an ITT conversation: the partner is the role
-        "strategy": {"label": "How did you go about your conversations?"},
-        "strategy_change": {"label": "Did your approach change? How?"},
-        "estimated_correct": {
-            "key": "estimated_people",  # not a count of right answers: its own column
-            "label": "How many of your conversation partners do you think were people?",
-        },
-    },
-    "gtt": {
-        "strategy": {"label": "What was your strategy?"},
-        "estimated_correct": {"label": "How many of your verdicts do you think were right?"},
-    },
-}
 
 
 def study_game(setup: ArenaSetup) -> str:
@@ -56,7 +26,8 @@ def study_game(setup: ArenaSetup) -> str:
 
 def default_survey(game: str) -> list[dict[str, Any]]:
     """The built-in questions, worded for `game`."""
-    changes = REWORDED.get(game, {})
+    kit = kit_named(game)
+    changes = {} if kit is None else kit.survey_rewording
     return [{**q, **changes.get(q["key"], {})} for q in DEFAULT_SURVEY]
 
 

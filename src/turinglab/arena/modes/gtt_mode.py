@@ -31,6 +31,7 @@ from turinglab.agents.base import Agent
 from turinglab.agents.registry import build_agent, display_names
 from turinglab.arena.core.mode_kits import ModeKit, register
 from turinglab.arena.core.modes import ArenaMode, ArenaSettings, ArenaSetup, SpecFactory
+from turinglab.arena.modes import survey_rewording as rewording
 from turinglab.arena.modes.gtt_live import SPECTATOR, GTTArenaMode, GTTLiveGame
 from turinglab.config import AgentConfig, GTTExperiment
 from turinglab.games.gtt import DISTINGUISHER, UNKNOWN, GTTRules
@@ -148,5 +149,12 @@ def gtt_setup_for(
 
 
 register(
-    ModeKit[GTTExperiment](("gtt",), GTTExperiment, gtt_setup_for, GTTLiveGame, state_frame="gtt")
+    ModeKit[GTTExperiment](
+        ("gtt",),
+        GTTExperiment,
+        gtt_setup_for,
+        GTTLiveGame,
+        state_frame="gtt",
+        survey_rewording=rewording.GTT,
+    )
 )

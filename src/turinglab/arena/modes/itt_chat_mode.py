@@ -39,6 +39,7 @@ from turinglab.arena.core.mode_kits import ModeKit, register
 from turinglab.arena.core.modes import ArenaMode, ArenaSettings, ArenaSetup
 from turinglab.arena.core.participants import Participant
 from turinglab.arena.core.state_game import StateFrameGame
+from turinglab.arena.modes import survey_rewording as rewording
 from turinglab.arena.modes.strong_mode import PERSON
 from turinglab.config import AgentConfig
 from turinglab.games.conversation import SEATS, ConversationExperiment, ConversationGame
@@ -341,5 +342,6 @@ register(
         itt_chat_setup_for,
         ITTChatLiveGame,
         state_frame="itt-chat",
+        survey_rewording=rewording.ITT_CONVERSATION,
     )
 )

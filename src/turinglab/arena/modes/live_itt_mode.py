@@ -26,6 +26,7 @@ from turinglab.arena.core.chat_text import clean
 from turinglab.arena.core.mode_kits import ModeKit, register
 from turinglab.arena.core.modes import ArenaMode, ArenaSettings, ArenaSetup, lobby_pick
 from turinglab.arena.core.person_view import InputRejected, PersonView
+from turinglab.arena.modes import survey_rewording as rewording
 from turinglab.arena.modes.strong_mode import PERSON, StrongArenaMode, StrongLiveGame
 from turinglab.config import AgentConfig
 from turinglab.games.control_log import VerdictGiven
@@ -283,6 +284,7 @@ register(
         live_itt_setup_for,
         LiveITTLiveGame,
         state_frame="strong",  # the STT's state frame (its transport)
+        survey_rewording=rewording.LIVE_ITT,
         downloads=(
             (
                 "/admin/export/live-itt.csv",  # export_routes.py

@@ -11,7 +11,7 @@ now, sent again whenever it changes: the state is small, and a client that only 
 last state cannot drift. Seat ids, agent names and kinds stay on the server until the end.
 The state is built from the game's events as the commit gate lets them through (arena/core/live.py):
 a message, and whatever follows it, is shown only once it is stored; the end once it is saved.
-Images are uploaded over HTTP (strong_image_routes.py: `POST /arena/image`, decoded and
+Images are uploaded over HTTP (web/image_routes.py: `POST /arena/image`, decoded and
 re-encoded by arena/web/uploads.py, kept per game and person) because a websocket frame is limited
 to a few KB; the message frame names the upload. State frames name a turn's images by URL
 (`GET /arena/media/<game>/<ref>`, for the game's people only, cacheable), so each image
@@ -36,6 +36,7 @@ from turinglab.arena.core.modes import ArenaMode, ArenaSettings, ArenaSetup, lob
 from turinglab.arena.core.participants import Participant
 from turinglab.arena.core.person_view import InputRejected, PersonView
 from turinglab.arena.core.state_game import StateFrameGame
+from turinglab.arena.modes import survey_rewording as rewording
 from turinglab.arena.modes.strong_rows import stt_rows as stt_rows
 from turinglab.config import AgentConfig
 from turinglab.games.control_log import Choice, Ended
@@ -445,6 +446,12 @@ def strong_setup_for(
 
 register(
     ModeKit[StrongExperiment](
-        ("strong",), StrongExperiment, strong_setup_for, StrongLiveGame, state_frame="strong"
+        ("strong",),
+        StrongExperiment,
+        strong_setup_for,
+        StrongLiveGame,
+        state_frame="strong",
+        survey_rewording=rewording.STRONG,
+        takes_images=True,
     )
 )

@@ -34,9 +34,9 @@ from turinglab.arena.web.admin_routes import add_admin_guard, add_admin_routes
 from turinglab.arena.web.consent import add_consent_route, arena_limits
 from turinglab.arena.web.export_routes import add_export_routes
 from turinglab.arena.web.handoff import add_handoff_routes
+from turinglab.arena.web.image_routes import add_image_route
 from turinglab.arena.web.page_routes import add_page_routes
 from turinglab.arena.web.player_socket import FrameLog, SocketRoute, serve_socket
-from turinglab.arena.web.strong_image_routes import add_image_route
 from turinglab.games.clock import REAL_CLOCK, Clock
 
 TICK_S = 0.5
@@ -89,7 +89,7 @@ def create_app(
         openapi_url=None,
     )
     app.state.arena = arena
-    add_image_route(app)  # Strong Turing Test: images are uploaded, then named in a message
+    add_image_route(app)  # images are uploaded, then named in a message (the kits that take them)
     app.add_middleware(SecurityHeaders)
     add_page_routes(app, hub)  # the page, static files, /healthz
     add_consent_route(app, arena)  # a session starts here, throttled per address

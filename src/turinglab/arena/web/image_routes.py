@@ -1,6 +1,7 @@
-"""The Strong Turing Test's images over HTTP: `POST /arena/image` takes one upload for the
-sender's session (a websocket frame is limited to a few KB; the message frame then names the
-upload), `GET /arena/media/<game>/<ref>` gives a turn's image to the game's people only."""
+"""Images over HTTP, for the kinds whose kit takes them (the Strong Turing Test's):
+`POST /arena/image` takes one upload for the sender's session (a websocket frame is limited to
+a few KB; the message frame then names the upload), `GET /arena/media/<game>/<ref>` gives a
+turn's image to the game's people only (core/image_port.py)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,10 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
 from turinglab.agents.base import MAX_IMAGE_BYTES, BadImage
+from turinglab.arena.core.image_port import TakesImages, image_game
 from turinglab.arena.core.participants import Participant
 from turinglab.arena.core.person_view import InputRejected
 from turinglab.arena.http.session_cookie import COOKIE
-from turinglab.arena.modes.strong_mode import StrongLiveGame
 from turinglab.arena.web.uploads import reencoded_off_loop
 
 
@@ -49,9 +50,9 @@ def add_image_route(app: FastAPI) -> None:
     async def turn_image(request: Request, game_id: str, ref: str) -> Response:
         person = request.app.state.arena.sessions.get(request.cookies.get(COOKIE))
         game = request.app.state.arena.games.get(game_id)
-        ours = isinstance(game, StrongLiveGame) and person is not None
-        if ours and any(v.participant.id == person.id for v in game.views.values()):
-            image = game.media.get(ref)
+        images = image_game(game, playing=False)
+        if images is not None and person is not None and _plays_in(game, person):
+            image = images.media.get(ref)
         else:
             image = None
         if image is None:
@@ -61,6 +62,9 @@ def add_image_route(app: FastAPI) -> None:
         return Response(image.data, media_type=image.media_type, headers=cache)
 
 
-def _taking_images(arena: Any, person: Participant) -> StrongLiveGame | None:
-    game = arena.games.get(person.game or "")
-    return game if isinstance(game, StrongLiveGame) and game.result is None else None
+def _plays_in(game: Any, person: Participant) -> bool:
+    return any(v.participant.id == person.id for v in game.views.values())
+
+
+def _taking_images(arena: Any, person: Participant) -> TakesImages | None:
+    return image_game(arena.games.get(person.game or ""))
