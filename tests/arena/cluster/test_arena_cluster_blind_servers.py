@@ -106,10 +106,31 @@ async def _let_go(ns: str, person: Person) -> None:
         await client.aclose()
 
 
+async def _listeners(ns: str, person: Person) -> int:
+    """How many subscribers their channel has (one per process holding a socket of theirs)."""
+    client = aioredis.Redis.from_url("redis://127.0.0.1:6379/0", decode_responses=True)
+    try:
+        channel = f"turinglab:arena:{ns}:to:{_pid(person)}"
+        ((_, count),) = await client.pubsub_numsub(channel)
+        return int(count)
+    finally:
+        await client.aclose()
+
+
+# How they join again -> the servers: "while-closing" opens the page again while its close is
+# still being handled (letting go of them takes a second more).
+AGAIN = {
+    "close-and-join": BLIND,
+    "close-and-join-while-closing": SLOW_LEAVE,
+    "reconnect-elsewhere": BLIND,
+    "join-twice": BLIND,
+}
+
+
 @pytest.mark.database
-@pytest.mark.parametrize("how", ["close-and-join", "reconnect-elsewhere", "join-twice"])
+@pytest.mark.parametrize("how", list(AGAIN))
 async def test_who_joins_again_meets_the_other_person_waiting(postgres_url: str, how: str) -> None:
-    async with arena_processes(BLIND, postgres_url) as arena:
+    async with arena_processes(AGAIN[how], postgres_url) as arena:
         again, other = Person(arena.bases[0]), Person(arena.bases[1])
         try:
             for p in (again, other):
@@ -125,44 +146,11 @@ async def test_who_joins_again_meets_the_other_person_waiting(postgres_url: str,
                 first = await again.connect()
                 assert first["type"] == "status" and first["state"] == "idle", first
                 await _joined(again)
+            assert await _listeners(arena.ns, again) >= 1  # frames relayed to them arrive
             await _joined(other)
             games = await _games([again, other])
             assert list(games.values()) == [{"interrogator": 1, "witness": 1}], games
-        finally:
-            for p in (again, other):
-                await p.close()
-
-
-async def _listeners(ns: str, person: Person) -> int:
-    """How many subscribers their channel has (one per process holding a socket of theirs)."""
-    client = aioredis.Redis.from_url("redis://127.0.0.1:6379/0", decode_responses=True)
-    try:
-        channel = f"turinglab:arena:{ns}:to:{_pid(person)}"
-        ((_, count),) = await client.pubsub_numsub(channel)
-        return int(count)
-    finally:
-        await client.aclose()
-
-
-@pytest.mark.database
-async def test_a_page_opened_again_while_its_close_is_handled_keeps_its_channel(
-    postgres_url: str,
-) -> None:
-    async with arena_processes(SLOW_LEAVE, postgres_url) as arena:
-        again, other = Person(arena.bases[0]), Person(arena.bases[1])
-        try:
-            for p in (again, other):
-                await p.connect()
-            await _joined(again)
-            await again.drop()
-            await _let_go(arena.ns, again)  # out of the queue; the close still being handled
-            first = await again.connect()
-            assert first["type"] == "status" and first["state"] == "idle", first
-            await _joined(again)  # after the close's handler let go (the same queue turn)
-            assert await _listeners(arena.ns, again) == 1
-            await _joined(other)
-            games = await _games([again, other])
-            assert list(games.values()) == [{"interrogator": 1, "witness": 1}], games
+            assert await _listeners(arena.ns, again) >= 1  # once every close was handled
         finally:
             for p in (again, other):
                 await p.close()
