@@ -203,7 +203,8 @@ def interleave(
 class Draws:
     """A game's seeded random stream whose position is a number: draw `n` is a fresh
     `random.Random` seeded by (seed, stream, n), so a resumed game that knows `n` (its last
-    stored `Draw`) continues the same stream instead of restarting it at draw 0."""
+    stored `Draw`, or a count its stored messages fix: typing_delay.reply_draw) continues the
+    same stream instead of restarting it at draw 0."""
 
     def __init__(self, seed: int, stream: str = "main", count: int = 0) -> None:
         self.seed = seed

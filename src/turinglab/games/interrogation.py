@@ -56,7 +56,7 @@ from turinglab.games.live import MissedCall, call_seat
 from turinglab.games.people import is_person, person_at
 from turinglab.games.spec import FINISHED, FLAGGED, GameResult, Judgement
 from turinglab.games.table import GAME, Table, TranscriptMessage
-from turinglab.games.typing_delay import TypingDelay
+from turinglab.games.typing_delay import TypingDelay, reply_draw
 from turinglab.games.typing_timeline import ShownTyping, TypingPlan
 from turinglab.games.witness import WitnessPrompt
 from turinglab.games.witness_reply import clean_reply
@@ -138,7 +138,6 @@ class Interrogation:
         if resume_from is not None and ended_by_interrogator(self.table) is not None:
             return await self._finish("interrogator-ended", None)  # before it was rebuilt
         self._waiting = {w.seat: False for w in self.witnesses}
-        rng = random.Random(self.seed)
         left = self.rules.time_limit_s - (now - self.started)
         tasks: dict[str, asyncio.Future[Any]] = {
             "timer": asyncio.ensure_future(self.table.clock.sleep(max(0.0, left)))
@@ -146,20 +145,20 @@ class Interrogation:
         if resume_from is None:
             self.table.announce(GameStarted(self.rules.time_limit_s))
         else:
-            self._pick_up(tasks, rng)
+            self._pick_up(tasks)
         for seat in [INTERROGATOR, *(w.seat for w in self.witnesses)]:
             if self._is_person(seat):
                 tasks[f"input:{seat}"] = asyncio.ensure_future(self._input(seat))
-        if not self._is_person(INTERROGATOR) and self._may_write():
+        if not self._is_person(INTERROGATOR) and not self._at_limit() and self._may_write():
             tasks["ai:interrogator"] = asyncio.ensure_future(self._ai_interrogator_move())
         verdict: Judgement | None = None
-        end_reason = ""
+        end_reason = self._talk_over() or ""  # resumed at the limit with no answer owed: over
         try:
             while not end_reason:
                 done, _ = await asyncio.wait(tasks.values(), return_when=asyncio.FIRST_COMPLETED)
                 for tag in sorted(t for t, task in tasks.items() if task in done):
                     task = tasks.pop(tag)
-                    outcome = self._handle(tag, task, tasks, rng)
+                    outcome = self._handle(tag, task, tasks)
                     if isinstance(outcome, Judgement):
                         verdict, end_reason = outcome, "verdict"
                     elif outcome:
@@ -175,7 +174,7 @@ class Interrogation:
                 task.cancel()
         return await self._finish(end_reason, verdict)
 
-    def _pick_up(self, tasks: dict[str, asyncio.Future[Any]], rng: random.Random) -> None:
+    def _pick_up(self, tasks: dict[str, asyncio.Future[Any]]) -> None:
         """Turns and counts from the messages already said (a resumed game)."""
         for m in self.table.messages:
             if (
@@ -188,14 +187,13 @@ class Interrogation:
             self._waiting[m.channel] = m.sender == INTERROGATOR
         for seat, owed in self._waiting.items():
             if owed and not self._is_person(seat):
-                tasks[f"ai:{seat}"] = asyncio.ensure_future(self._ai_witness_reply(seat, rng))
+                tasks[f"ai:{seat}"] = asyncio.ensure_future(self._ai_witness_reply(seat))
 
     def _handle(
         self,
         tag: str,
         task: asyncio.Future[Any],
         tasks: dict[str, asyncio.Future[Any]],
-        rng: random.Random,
     ) -> str | Judgement | None:
         if tag == "timer":
             return "time"
@@ -204,12 +202,12 @@ class Interrogation:
             tasks[tag] = asyncio.ensure_future(self._input(seat))
             item: HumanInput = task.result()
             if seat == INTERROGATOR:
-                return self._interrogator_input(item, tasks, rng)
+                return self._interrogator_input(item, tasks)
             self._witness_input(seat, item, tasks)
             return self._talk_over()
         if kind == "ai" and seat == INTERROGATOR:
             action = task.result()
-            return self._interrogator_action(action, tasks, rng)
+            return self._interrogator_action(action, tasks)
         # an AI (or stand-in) witness's reply, delayed as typed
         text = task.result()
         self._witness_said(seat, text, tasks)
@@ -223,7 +221,7 @@ class Interrogation:
     # ---- the interrogator ------------------------------------------------------------------
 
     def _interrogator_input(
-        self, item: HumanInput, tasks: dict[str, asyncio.Future[Any]], rng: random.Random
+        self, item: HumanInput, tasks: dict[str, asyncio.Future[Any]]
     ) -> str | Judgement | None:
         if item.kind == "end":
             return "interrogator-ended"
@@ -238,13 +236,13 @@ class Interrogation:
             return None
         channel = item.channel or (self.witnesses[0].seat if not self.three_party else "")
         try:
-            self._send_to_witness(channel, item.text, tasks, rng)
+            self._send_to_witness(channel, item.text, tasks)
         except Refused as refused:
             self._refuse(INTERROGATOR, str(refused), channel)
         return None
 
     def _send_to_witness(
-        self, channel: str, text: str, tasks: dict[str, asyncio.Future[Any]], rng: random.Random
+        self, channel: str, text: str, tasks: dict[str, asyncio.Future[Any]]
     ) -> None:
         if channel not in self._waiting:
             names = ", ".join(w.seat for w in self.witnesses)
@@ -256,13 +254,12 @@ class Interrogation:
         self._sent[INTERROGATOR] += 1
         self._waiting[channel] = True
         if not self._is_person(channel):
-            tasks[f"ai:{channel}"] = asyncio.ensure_future(self._ai_witness_reply(channel, rng))
+            tasks[f"ai:{channel}"] = asyncio.ensure_future(self._ai_witness_reply(channel))
 
     def _interrogator_action(
         self,
         action: tuple[str, str, str, str],
         tasks: dict[str, asyncio.Future[Any]],
-        rng: random.Random,
     ) -> str | None:
         kind, channel, text, raw = action
         try:
@@ -272,7 +269,7 @@ class Interrogation:
             if kind == "invalid":
                 raise Refused(text)
             self._keeps_balance(channel)
-            self._send_to_witness(channel, text, tasks, rng)
+            self._send_to_witness(channel, text, tasks)
             self._ai_refusals = 0
         except Refused as refused:
             # Kept in the AI's own view (not a message to anyone), followed by the reason.
@@ -440,7 +437,8 @@ class Interrogation:
             self._ai_refusals = 0
             tasks["ai:interrogator"] = asyncio.ensure_future(self._ai_interrogator_move())
 
-    async def _ai_witness_reply(self, seat: str, rng: random.Random) -> str:
+    async def _ai_witness_reply(self, seat: str) -> str:
+        rng = reply_draw(self.seed, seat, self.table.messages)  # keyed by the history: resumable
         if self.rules.typing_delay is None or not self._is_person(INTERROGATOR):
             return await self._ai_witness_text(seat, rng)
         # A person is watching: typing shown on a person's timeline, generation inside it.

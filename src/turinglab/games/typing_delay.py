@@ -5,13 +5,23 @@ delay = base + N(μ_c, σ_c)·n_char + N(μ_p, σ_p)·n_char_prev + Γ(shape, sc
 The first term is a minimum delay, the second typing (~0.3 s per character sent), the third
 reading (~0.03 s per character of the message being answered), the last a right-skewed
 thinking time. Every draw comes from a generator seeded by the caller (never the global RNG).
+
+A game draws each reply's typing from its own generator (`reply_draw`), keyed by what its stored
+messages determine: the game's seed, the witness's seat, and how many replies that witness has
+said on its channel. A game rebuilt from any prefix of its messages (another process taking a
+live game over) so draws what the uninterrupted game would have drawn next, and one witness's
+typing never depends on when another witness answered (the order the process ran them in).
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from turinglab.games.control_log import Draws
+from turinglab.games.transcript import TranscriptMessage
 
 
 class TypingDelay(BaseModel):
@@ -33,3 +43,10 @@ class TypingDelay(BaseModel):
         thinking = rng.gammavariate(self.think_shape, self.think_scale)
         # A normal draw can be negative in principle; a message never arrives before it is due.
         return max(self.base_s, self.base_s + typing + reading + thinking)
+
+
+def reply_draw(seed: int, seat: str, messages: Sequence[TranscriptMessage]) -> random.Random:
+    """The generator of `seat`'s next reply's typing: draw n of the stream "typing:<seat>"
+    (control_log.Draws), n being the replies `seat` has said on its own channel so far."""
+    said = sum(1 for m in messages if m.sender == seat and m.channel == seat)
+    return Draws(seed, f"typing:{seat}", said).next()

@@ -290,8 +290,9 @@ async def test_ai_typing_frames_are_timed_like_a_persons() -> None:
     """Measured with this harness against the arena before AI typing timelines (commit
     1242a0a: typing shown once the reply existed, then pulsed): ELIZA's first frame came 0.0 s
     after the message every time, its frames exactly 2.00 s apart — KS p = 1.9e-119 (first
-    frame, n = 200) and p = 1.1e-239 (intervals, n = 400) against people. Now: p = 0.96 and
-    0.58 (seeded: the same on every run)."""
+    frame, n = 200) and p = 1.1e-239 (intervals, n = 400) against people. Now: p = 0.87 and
+    0.28 (seeded: the same on every run; 0.96 and 0.58 before each reply's typing was drawn
+    from its own keyed generator, games/typing_delay.py `reply_draw`)."""
     ai, person = await typings(False, 60), await typings(True, 60)
     for got in (ai, person):
         assert len(got.first) >= TYPING_N and len(got.gaps) >= GAPS_N, (
