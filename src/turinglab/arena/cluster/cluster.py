@@ -134,9 +134,10 @@ class Cluster(ClusterRelay):
         store: ArenaStore | None = None,
         sessions: Sessions | None = None,
     ) -> None:
-        """This process's arena is built here, with this cluster's hooks (game_hooks.py): the
-        hooks need the cluster and the cluster needs the arena, so the one that needs the other
-        first builds it. The hooks are only called once games open, after this returns."""
+        """This process's arena is built here, with this cluster's hooks (game_hooks.py): an
+        arena takes its hooks as it is built, and these are the cluster's own methods, so the
+        cluster builds the arena rather than being handed one. None is called before a game
+        opens, long after this returns."""
         hooks = GameHooks(
             game_started=self._game_started,
             game_ended=self._game_ended,
