@@ -27,7 +27,6 @@ from turinglab.arena.cluster.cluster_messages import (
     relayed_payload,
 )
 from turinglab.arena.core import frames as F
-from turinglab.arena.core.hub import Arena
 from turinglab.arena.core.resume import ResumePoint
 
 SENT = [
@@ -71,8 +70,8 @@ def test_an_unknown_message_is_logged_once_and_dropped(
 
 async def test_the_listener_drops_what_it_does_not_know_and_goes_on() -> None:
     async with alive_namespace() as (client, prefix):
-        arena = Arena(make_setup())
-        cluster = Cluster(arena, "redis://127.0.0.1:6379/0", prefix.split(":")[2])
+        cluster = Cluster(make_setup(), "redis://127.0.0.1:6379/0", prefix.split(":")[2])
+        arena = cluster.arena
         await cluster.start()
         try:
             person = arena.sessions.new()

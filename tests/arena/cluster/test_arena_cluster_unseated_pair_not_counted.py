@@ -34,7 +34,6 @@ from test_arena_takeover import SERVER
 from turinglab.arena.cluster import cluster_presence
 from turinglab.arena.cluster.cluster import Cluster
 from turinglab.arena.cluster.cluster_presence import HOLDER_GONE_S
-from turinglab.arena.core.hub import Arena
 
 pytestmark = [pytest.mark.database, pytest.mark.slow]
 
@@ -123,7 +122,7 @@ async def test_who_was_queued_while_the_queues_were_read_is_not_counted_as_taken
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     async with alive_namespace("P1") as (client, prefix):
-        cluster = Cluster(Arena(make_setup()), "unused", prefix.split(":")[2])
+        cluster = Cluster(make_setup(), "unused", prefix.split(":")[2])
         cluster.redis = client
         cluster.waiting["early"] = ("chat", 0.0)  # taken meanwhile: in no queue
         pipeline = client.pipeline
@@ -164,7 +163,7 @@ async def test_sockets_held_on_a_dead_process_are_forgotten_by_every_survivor(
     now = [100.0]
     monkeypatch.setattr(cluster_presence, "monotonic", lambda: now[0])
     async with alive_namespace("P1") as (client, prefix):
-        cluster = Cluster(Arena(make_setup()), "unused", prefix.split(":")[2])
+        cluster = Cluster(make_setup(), "unused", prefix.split(":")[2])
         cluster.redis = client
         held = {"a": {"P1", "P2"}, "b": {"P2"}, "c": {"P1", "P3"}}  # P2: dead, unlisted
         cluster.holders = {pid: set(procs) for pid, procs in held.items()}

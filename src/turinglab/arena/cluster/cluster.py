@@ -47,7 +47,9 @@ owner also learns which processes hold a socket of each of its people (abandon.p
 module imports one above it): cluster_base.py (shared state, sending to other processes) <
 cluster_routes.py (`player:<id>`, the arena's game hooks) < cluster_presence.py < cluster_queues.py
 (open matching, `handle`) < cluster_heartbeat.py < cluster_catchup.py < cluster_relay.py (the
-listener) < this module (lifecycle, connect, disconnect, tick).
+listener) < this module (lifecycle, connect, disconnect, tick). The `Cluster` builds this
+process's `Arena` itself, handing it those hooks (core/game_hooks.py) as it is built: nothing of
+the arena is swapped afterwards, and core never names the cluster.
 """
 
 from __future__ import annotations
@@ -73,12 +75,15 @@ from turinglab.arena.cluster.cluster_takeover import PLAYER_TTL_S, Takeover
 from turinglab.arena.cluster.queue_adopt import QueueAdopt
 from turinglab.arena.cluster.shared_blind import SharedBlind
 from turinglab.arena.cluster.shared_rounds import SharedRounds
+from turinglab.arena.core.game_hooks import GameHooks
+from turinglab.arena.core.hub import Arena, FinishedHook
 from turinglab.arena.core.live import Outlet
-from turinglab.arena.core.participants import Participant
+from turinglab.arena.core.participants import Participant, Sessions
 from turinglab.arena.core.resume import ResumePoint
+from turinglab.games.clock import REAL_CLOCK, Clock
 
 if TYPE_CHECKING:
-    from turinglab.arena.core.hub import Arena
+    from turinglab.arena.core.modes import ArenaSetup
     from turinglab.arena.core.store_bridge import ArenaStore
 
 log = logging.getLogger(__name__)
@@ -117,15 +122,34 @@ async def _answers(call: Any) -> bool:
 
 
 class Cluster(ClusterRelay):
-    def __init__(self, arena: Arena, url: str, namespace: str, name: str = "arena") -> None:
+    def __init__(
+        self,
+        setup: ArenaSetup,
+        url: str,
+        namespace: str,
+        name: str = "arena",
+        *,
+        clock: Clock = REAL_CLOCK,
+        on_finished: FinishedHook | None = None,
+        store: ArenaStore | None = None,
+        sessions: Sessions | None = None,
+    ) -> None:
+        """This process's arena is built here, with this cluster's hooks (game_hooks.py): an
+        arena takes its hooks as it is built, and these are the cluster's own methods, so the
+        cluster builds the arena rather than being handed one. None is called before a game
+        opens, long after this returns."""
+        hooks = GameHooks(
+            game_started=self._game_started,
+            game_ended=self._game_ended,
+            rounds_given_back=self._rounds_back,
+            game_fenced=self._fenced,
+            present=self._present,
+            seat_gone_since=self._note_gone,
+        )
+        arena = Arena(setup, clock, on_finished, store, sessions, hooks=hooks)
         super().__init__(arena, url, namespace, name)
         self.takeover = Takeover(self)
         self.routes = StoreRoutes(self)
-        arena.abandon.present = self._present
-        arena.abandon.noted = self._note_gone
-        arena.on_game_start = self._game_started
-        arena.on_game_end = self._game_ended
-        arena.on_rounds_back = self._rounds_back
 
     # ---- lifecycle -------------------------------------------------------------------------
 

@@ -1,5 +1,5 @@
-"""The `Hub` of an arena served by several processes: this process's `Arena` and its `Cluster`
-(cluster.py), Redis between the processes and the store under them.
+"""The `Hub` of an arena served by several processes: this process's `Cluster` (cluster.py),
+which builds and holds its `Arena`, Redis between the processes and the store under them.
 
 Everything the web layer would otherwise ask "is there a cluster?" for is answered here, by
 delegating to the cluster's public methods: a person's socket goes through the cluster (their
@@ -53,10 +53,19 @@ def cluster_hub(
     arenas' (default: the store's run, else "arena")."""
     if not secret:
         raise ValueError("a multi-process arena needs a shared session secret")
-    arena = Arena(setup, clock, on_finished, store, sessions=SignedSessions(secret))
     name = namespace or (store.run_id if store is not None else "arena")
     worker = store.worker if store is not None else "arena"
-    return ClusterHub(Cluster(arena, redis_url, name, worker), store)
+    cluster = Cluster(
+        setup,
+        redis_url,
+        name,
+        worker,
+        clock=clock,
+        on_finished=on_finished,
+        store=store,
+        sessions=SignedSessions(secret),
+    )
+    return ClusterHub(cluster, store)
 
 
 class ClusterHub:

@@ -1,5 +1,6 @@
 """Who plays where: the `player:<id>` routes of the games played here, and the hooks the arena
-calls as its games start, end, are fenced or give rounds back.
+calls as its games start, end, are fenced or give rounds back (given to it as the `Cluster`
+builds it: core/game_hooks.py).
 
 A route names the game and the process that owns it; a route naming a process that died and
 was taken over is stale (`_route_state`).
@@ -65,7 +66,6 @@ class ClusterRoutes(ClusterBase):
         return await self.routes.plays(pid)
 
     def _game_started(self, game: LiveGame) -> None:
-        game.on_fenced = self._fenced
         for view in game.views.values():  # who met whom is recorded as they are matched
             self.waiting.pop(view.participant.id, None)
         self._announce(game)

@@ -17,7 +17,8 @@ groups of such a game go back to the front of the interrogator's cycle (rounds.p
 witness that failed costs that game, and the interrogator still meets every group.
 
 Whether a person is there is the arena's one rule (presence.py), `present` here, which every
-live game is given (the ITT chat's own watcher asks it too). With several processes
+live game is given too (the ITT chat's own watcher asks it): both come from the arena's hooks
+(game_hooks.py), given at construction. With several processes
 (cluster.py) a person's connections may be on another process: the cluster's rule knows which
 processes hold a socket of theirs (each tells the owner as it opens or closes the last one,
 and a process that dies takes its people's presence with it). The owner also notes in Redis
@@ -27,10 +28,11 @@ not from the takeover (`carry_over`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from turinglab.arena.core.presence import Attending, Present, connected_here
+from turinglab.arena.core.game_hooks import LOCAL_HOOKS, GoneNote
+from turinglab.arena.core.presence import Present
 from turinglab.games.spec import FINISHED, GameResult
 
 if TYPE_CHECKING:
@@ -49,15 +51,21 @@ TOLD_LEFT = "You left this game, so it has ended and will not count as one of yo
 class AbandonWatch:
     """Ends live games whose people have gone (see the module docstring)."""
 
-    def __init__(self, grace_s: float) -> None:
+    def __init__(
+        self,
+        grace_s: float,
+        *,
+        present: Present = LOCAL_HOOKS.present,
+        noted: GoneNote = LOCAL_HOOKS.seat_gone_since,
+    ) -> None:
+        """`present`: whether a person has a connection open anywhere (presence.py), the
+        arena's one rule, which every live game asks too (`LiveGame.present`). `noted`: told
+        (game, seat, now) when a person is first counted gone and (game, seat, None) when they
+        are back; the cluster keeps it for whoever takes the game over."""
         self.grace_s = grace_s
         self._gone_since: dict[tuple[str, str], float] = {}  # (game, seat) -> first seen gone
-        # Whether a person has a connection open anywhere (presence.py): the arena's one rule,
-        # which the cluster replaces and every live game asks (`LiveGame.present`).
-        self.present: Present = connected_here
-        # Told (game, seat, now) when a person is first counted gone and (game, seat, None)
-        # when they are back; the cluster keeps it for whoever takes the game over.
-        self.noted: Callable[[str, str, float | None], None] = lambda game, seat, since: None
+        self._present = present
+        self._noted = noted
 
     def tick(self, games: Iterable[LiveGame], now: float) -> None:
         for game in list(games):
@@ -65,21 +73,17 @@ class AbandonWatch:
                 continue  # over already; or a game kind that watches its own people
             for seat, view in game.views.items():
                 key = (game.id, seat)
-                if not game.seat_matters(view) or self.is_present(view):
+                if not game.seat_matters(view) or self._present(view):
                     if self._gone_since.pop(key, None) is not None:
-                        self.noted(game.id, seat, None)
+                        self._noted(game.id, seat, None)
                     continue
                 since = self._gone_since.get(key)
                 if since is None:
                     since = self._gone_since[key] = now
-                    self.noted(game.id, seat, now)
+                    self._noted(game.id, seat, now)
                 if now - since >= self.grace_s:
                     self._abandon(game, seat)
                     break
-
-    def is_present(self, view: Attending) -> bool:
-        """The rule as it is now (the cluster may have replaced it after a game took this)."""
-        return self.present(view)
 
     def carry_over(self, game: str, seat: str, since: float) -> None:
         """Count a seat of a game taken over here as gone since `since` (this clock) unless

@@ -18,6 +18,7 @@ from turinglab.arena.core import frames as F
 from turinglab.arena.core.abandon import AbandonWatch, give_rounds_back
 from turinglab.arena.core.finished import FinishedGames
 from turinglab.arena.core.frame_rules import check_survey
+from turinglab.arena.core.game_hooks import LOCAL_HOOKS, GameHooks
 from turinglab.arena.core.live import LiveGame, live_class
 from turinglab.arena.core.lobby import Lobby
 from turinglab.arena.core.metrics import ArenaMetrics, fault
@@ -50,6 +51,7 @@ class Arena:
         on_finished: FinishedHook | None = None,
         store: ArenaStore | None = None,
         sessions: Sessions | None = None,  # signed ones, with several processes (cluster.py)
+        hooks: GameHooks = LOCAL_HOOKS,  # the cluster's, with several (game_hooks.py)
     ) -> None:
         self.setup = setup
         self.clock = clock
@@ -57,18 +59,18 @@ class Arena:
         self.lobby = Lobby(
             setup.settings, clock, self._start_game, self._no_match, self._short, setup.modes
         )
-        self.abandon = AbandonWatch(setup.settings.abandon_after_s)
+        # Told as games start, end, give rounds back or are fenced; and the presence rule,
+        # which the abandon watch and every game built here ask.
+        self.hooks = hooks
+        self.abandon = AbandonWatch(
+            setup.settings.abandon_after_s, present=hooks.present, noted=hooks.seat_gone_since
+        )
         self.games: dict[str, LiveGame] = {}
         self.finished = self._finished_games(setup, store)
         self.outlets: dict[str, set[Outlet]] = {}
         self._on_finished = on_finished
         self.store = store  # when set, every game is written to it as it is played
         self._recorders: dict[str, GameRecorder] = {}
-        # Called as a game starts (before anyone is told) and once it has ended (cluster.py).
-        self.on_game_start: Callable[[LiveGame], None] | None = None
-        self.on_game_end: Callable[[LiveGame], None] | None = None
-        # Told after a game's rounds were given back here (several processes share the book).
-        self.on_rounds_back: Callable[[LiveGame], None] | None = None
         self._count = 0
         self.metrics = ArenaMetrics()  # what /metrics says (metrics.py)
 
@@ -278,6 +280,7 @@ class Arena:
             clock=self.clock,
             on_finish=self._finished,
             sink=None if recorder is None else recorder.sink,
+            hooks=self.hooks,
         )
         game.ai_groups = tuple(dict.fromkeys(ai.values()))  # met again if this is no round
         if self.store is not None and recorder is not None:
@@ -285,13 +288,12 @@ class Arena:
         self.open(game, recorder)
 
     def open(self, game: LiveGame, recorder: GameRecorder | None) -> None:
-        """Play a game here: a new one, or one taken over from a lost process (cluster.py)."""
+        """Play a game here: a new one, or one taken over from a lost process (cluster.py);
+        either was built with this arena's hooks (takeover.rebuilt), so asks its presence rule."""
         if recorder is not None:
             self._recorders[game.id] = recorder
         self.games[game.id] = game
-        game.present = self.abandon.is_present  # presence.py: one rule for every watcher
-        if self.on_game_start is not None:
-            self.on_game_start(game)
+        self.hooks.game_started(game)
         for view in game.views.values():
             person = view.participant
             other = self.games.get(person.game or "")
@@ -341,13 +343,12 @@ class Arena:
         recorder = self._recorders.pop(game.id, None)
         if recorder is not None:  # to the study (run) the game started in
             recorder.bridge.ended(recorder, game)
-        if self.on_game_end is not None:
-            self.on_game_end(game)
+        self.hooks.game_ended(game)
         record = game.record()
         if any(game.mode is m for m in self.setup.modes):  # not a game of a closed study
             self.finished.append(record)
-            if give_rounds_back(game, self.lobby.rounds) and self.on_rounds_back is not None:
-                self.on_rounds_back(game)
+            if give_rounds_back(game, self.lobby.rounds):  # several processes share the book
+                self.hooks.rounds_given_back(game)
         if self._on_finished is not None:
             try:
                 self._on_finished(record)

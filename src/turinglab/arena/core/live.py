@@ -23,6 +23,7 @@ from turinglab.agents.human import MESSAGE, HumanAgent, HumanInput
 from turinglab.arena.core import frames as F
 from turinglab.arena.core.commit_gate import RECONNECT, STORE_LOST, CommitGate
 from turinglab.arena.core.control_recorder import GameControls
+from turinglab.arena.core.game_hooks import LOCAL_HOOKS, GameHooks
 
 # `X as X`: re-exported, for cluster.py and itt_chat_mode.py import them from here.
 from turinglab.arena.core.live_reveal import LOST_TEXT as LOST_TEXT
@@ -34,7 +35,6 @@ from turinglab.arena.core.modes import ArenaMode
 from turinglab.arena.core.participants import Participant
 from turinglab.arena.core.person_view import ALIASES, InputRejected, PersonView, message_text
 from turinglab.arena.core.person_view import Outlet as Outlet
-from turinglab.arena.core.presence import Present, connected_here
 from turinglab.games.clock import Clock, PausableClock
 from turinglab.games.events import GameEvent
 from turinglab.games.spec import FLAGGED, GameResult, TrialSpec
@@ -66,6 +66,7 @@ class LiveGame:
         clock: Clock,
         on_finish: Callable[[LiveGame], None],
         sink: MessageSink | None = None,
+        hooks: GameHooks = LOCAL_HOOKS,  # the arena's that builds it (game_hooks.py)
     ) -> None:
         self.id = f"g-{secrets.token_hex(6)}"
         self.mode = mode
@@ -100,12 +101,12 @@ class LiveGame:
         # With a store (store_bridge.py): shown only once committed; a fenced game stops here.
         self.gate: CommitGate | None = None
         self.save_end: SaveEnd | None = None
-        self.on_fenced: Callable[[LiveGame], None] | None = None
+        self._on_fenced = hooks.game_fenced
         self.save_paused: Callable[[float], None] | None = None  # kept for a takeover's clock
         self.controls = GameControls()  # what it decides besides messages (control_recorder.py)
-        # Whether a person of this game is still there: the arena's one rule (presence.py), set
-        # by Arena.open; a watcher of departures asks it, never a view's outlets.
-        self.present: Present = connected_here
+        # Whether a person of this game is still there: the arena's one rule (presence.py), from
+        # its hooks; a watcher of departures asks it, never a view's outlets.
+        self.present = hooks.present
         self.end_saved = False
         self._ending_now = False  # end_now was called (its end may be being saved)
         self._aborted: asyncio.Future[GameResult] | None = None
@@ -230,8 +231,7 @@ class LiveGame:
         self.tell_everyone(F.Error(code="reconnect", message=RECONNECT))
         for view in self.views.values():
             view.phase = "ended"
-        if self.on_fenced is not None:
-            self.on_fenced(self)
+        self._on_fenced(self)
         if self.task is not None and self.task is not asyncio.current_task():
             self.task.cancel()
 

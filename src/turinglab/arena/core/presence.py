@@ -4,12 +4,12 @@ A person is present while a socket of theirs is open somewhere. On one process t
 view has an outlet" (`connected_here`). With several processes (cluster.py) a person's view
 also holds the Redis relay that publishes their frames to sockets on other processes; the relay
 is there for as long as the process knows them, so it says nothing about whether anyone is
-listening. The cluster replaces the rule (`Cluster._present`): a socket of theirs open here, or
-another process that holds one and has not told us it closed (it does when the last closes, and
-a process that dies takes its people's presence with it).
+listening. The cluster's rule (`Cluster._present`) is: a socket of theirs open here, or another
+process that holds one and has not told us it closed (it does when the last closes, and a
+process that dies takes its people's presence with it).
 
-The rule lives on the arena's AbandonWatch (`present`, which the cluster replaces once, before
-any game opens); the arena gives it to every game it opens (`LiveGame.present`), so a mode with
+The rule is one of the arena's hooks (game_hooks.py), given to the arena as it is built; it
+hands it to its AbandonWatch and to every game it builds (`LiveGame.present`), so a mode with
 its own watcher (the ITT chat's) asks the same question as the lobby's abandon watch.
 """
 

@@ -67,6 +67,7 @@ def rebuilt(
         clock=arena.clock,
         on_finish=on_finish,
         sink=sink,
+        hooks=arena.hooks,  # the arena's presence rule, and its cluster's fencing
     )
     game.id = stored.game
     game.started_at = stored.started_at
