@@ -1,7 +1,8 @@
 """The command line. Thin: it parses, calls the library, and prints.
 
 One module per command or group: run.py, report.py, stores.py (`runs`, `export`, `migrate`),
-serve.py, agents.py (`agents`, `chat`) and the sub-apps bench.py, stats.py, tagging.py and itt.py;
+serve.py, agents.py (`agents`, `chat`) and the sub-apps bench.py, stats.py, tagging.py, itt.py and
+sim.py;
 errors.py says why a command fails in one line, printing.py holds the console. Commands import
 what they use when they run: `--help` must not pay for scipy, pandas, SQLAlchemy or the runner
 (DESIGN.md, "Cheap start-up").
@@ -15,6 +16,7 @@ from turinglab.cli import agents, report, run, serve, stores
 from turinglab.cli.bench import bench_app
 from turinglab.cli.errors import err_console
 from turinglab.cli.itt import itt_app
+from turinglab.cli.sim import sim_app
 from turinglab.cli.stats import stats_app
 from turinglab.cli.tagging import tag_app
 
@@ -27,6 +29,7 @@ app.add_typer(bench_app, name="bench")
 app.add_typer(stats_app, name="stats")
 app.add_typer(tag_app, name="tag")
 app.add_typer(itt_app, name="itt")
+app.add_typer(sim_app, name="sim")
 # Registered in the order `--help` lists them.
 app.command()(run.run)
 app.command()(report.report)

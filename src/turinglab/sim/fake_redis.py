@@ -1,0 +1,104 @@
+"""Redis for the simulation: one in-memory server (fakeredis, which runs the cluster's Lua
+scripts as Redis does) shared by every simulated process. The cluster opens its pool from a URL
+(Cluster.start); within `serving`, that pool is made of connections to this server instead,
+each marked with the process that opened it, so a crashed process's connections fail from then
+on (its commands never arrive) and its heartbeat lapses with its TTL on the virtual clock."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import fakeredis
+import redis.asyncio as aioredis
+from fakeredis._clients._async import FakeAsyncRedisConnection
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+Whose = Callable[[], str]  # the process running now
+Dead = Callable[[str], bool]
+
+
+class RedisFaults:
+    """Redis's own faults: down for a while (every command fails), and a restart that comes
+    back empty (no keys, no scripts, no subscriptions; every connection opened before it is
+    broken, so clients reconnect and subscribe again, as after a real restart)."""
+
+    def __init__(self, server: fakeredis.FakeServer, now: Callable[[], float]) -> None:
+        self.server = server
+        self.now = now
+        self.epoch = 0  # restarts so far
+        self.down_until = -1.0
+
+    def restart(self, down_s: float) -> None:
+        self.epoch += 1
+        self.down_until = self.now() + down_s
+        server = self.server
+        server.dbs.clear()
+        server.script_cache.clear()
+        server.subscribers.clear()
+        server.psubscribers.clear()
+
+
+def _connection_class(
+    whose: Whose, dead: Dead, faults: RedisFaults
+) -> type[FakeAsyncRedisConnection]:
+    class ProcessConnection(FakeAsyncRedisConnection):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.process = whose()
+            self.epoch = faults.epoch
+
+        def _refused(self) -> None:
+            if dead(self.process):
+                raise RedisConnectionError(f"{self.process} is dead")
+            if faults.now() < faults.down_until:
+                raise RedisConnectionError("Redis is restarting")
+            if self.is_connected and self.epoch != faults.epoch:  # opened before the restart
+                raise RedisConnectionError("connection reset by a Redis restart")
+
+        async def _connect(self) -> None:
+            if dead(self.process) or faults.now() < faults.down_until:
+                raise RedisConnectionError("connection refused")
+            self.epoch = faults.epoch  # a new connection, to the Redis running now
+            await super()._connect()
+
+        async def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+            self._refused()
+            await super().send_packed_command(command, check_health)
+
+        async def read_response(self, *args: Any, **kwargs: Any) -> Any:
+            self._refused()
+            return await super().read_response(*args, **kwargs)
+
+    return ProcessConnection
+
+
+@contextlib.contextmanager
+def serving(
+    server: fakeredis.FakeServer, whose: Whose, dead: Dead, faults: RedisFaults
+) -> Iterator[None]:
+    """Within: `BlockingConnectionPool.from_url` (the cluster's) opens connections to `server`."""
+    connection = _connection_class(whose, dead, faults)
+    pools = aioredis.BlockingConnectionPool
+    own = vars(pools).get("from_url")  # inherited (ConnectionPool's classmethod) unless set
+
+    def from_url(url: str, **kwargs: Any) -> aioredis.BlockingConnectionPool:
+        base = fakeredis.FakeAsyncRedis(
+            server=server, decode_responses=kwargs.get("decode_responses", False)
+        ).connection_pool
+        return aioredis.BlockingConnectionPool(
+            connection_class=connection,
+            max_connections=kwargs.get("max_connections", 50),
+            timeout=kwargs.get("timeout"),
+            **base.connection_kwargs,
+        )
+
+    pools.from_url = staticmethod(from_url)  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        if own is None:
+            del pools.from_url
+        else:
+            pools.from_url = own  # type: ignore[method-assign]

@@ -1,0 +1,124 @@
+"""Run schedules: each seed is one whole simulated study (sim/world.py) checked against the
+arena's promises (sim/invariants.py). A seed replays exactly: the same plan, the same events
+in the same order, the same store, the same digest."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import hashlib
+import json
+import logging
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from turinglab.bench.arena_audit import audit_store
+from turinglab.sim import fake_redis
+from turinglab.sim.determinism import seeded
+from turinglab.sim.invariants import check
+from turinglab.sim.virtual_loop import WHOSE, VirtualLoop
+from turinglab.sim.world import Plan, World
+
+FAULTS = frozenset({"crash", "redis-restart"})
+
+
+class _Trace(logging.Handler):
+    """The arena's own warnings, stamped with the virtual time and the process they came from."""
+
+    def __init__(self, loop: VirtualLoop, events: list[str]) -> None:
+        super().__init__(logging.WARNING)
+        self.loop, self.events = loop, events
+
+    def emit(self, record: logging.LogRecord) -> None:
+        whose = WHOSE.get() or "-"
+        self.events.append(f"{self.loop.time():8.3f} {whose} {_timeless(record.getMessage())}")
+
+
+def _timeless(message: str) -> str:
+    """A fault line (metrics.fault: JSON) without its wall-clock stamp, which no seed fixes."""
+    if message.startswith("{"):
+        try:
+            fields = json.loads(message)
+        except ValueError:
+            return message[:200]
+        fields.pop("ts", None)
+        return json.dumps(fields)[:200]
+    return message[:200]
+
+
+@contextmanager
+def _traced(loop: VirtualLoop, events: list[str]) -> Iterator[None]:
+    logger = logging.getLogger("turinglab")
+    handler, level, propagate = _Trace(loop, events), logger.level, logger.propagate
+    logger.addHandler(handler)
+    logger.setLevel(logging.WARNING)
+    logger.propagate = False  # the trace says it; nothing on the terminal
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+        logger.propagate = propagate
+
+
+def schedule(seed: int, processes: int = 2, faults: frozenset[str] = FAULTS) -> dict[str, Any]:
+    """Play schedule `seed`: its plan, the promises it broke, its trace and digest."""
+    loop = VirtualLoop()
+    asyncio.set_event_loop(loop)
+    unhandled: list[str] = []
+    loop.set_exception_handler(lambda _, context: unhandled.append(_unhandled(loop, context)))
+    try:
+        with tempfile.TemporaryDirectory() as tmp, seeded(seed, loop) as rng:
+            plan = Plan.draw(rng, processes, faults)
+            world = World(plan, rng, Path(tmp) / "arena.db", seed)
+            with (
+                fake_redis.serving(
+                    world.redis, WHOSE.get, world.dead.__contains__, world.redis_faults
+                ),
+                _traced(loop, world.events),
+            ):
+                played = loop.run_until_complete(world.play())
+            tally = played["tally"]
+            audit = audit_store(world.url, played["run_id"], tally.acked)
+            violations = check(world.url, played["run_id"], audit, tally, played["failures"])
+            world.events.extend(
+                f"  end: {outcome} x{n}" for outcome, n in sorted(tally.outcomes.items())
+            )
+            trace = world.events + unhandled
+            digest = hashlib.sha256(repr((audit, violations, trace)).encode()).hexdigest()
+            return {
+                "seed": seed,
+                "plan": dataclasses.asdict(plan),
+                "violations": [v.as_dict() for v in violations],
+                "games": audit["games"],
+                "by_status": audit["by_status"],
+                "messages_acknowledged": audit["acknowledged_messages"],
+                "virtual_s": round(loop.time(), 3),
+                "steps": loop.steps,
+                "trace": trace,
+                "digest": digest[:16],
+            }
+    finally:
+        _wind_down(loop)
+
+
+def _unhandled(loop: VirtualLoop, context: dict[str, Any]) -> str:
+    """An exception no task retrieved (a real process would log it): kept in the trace."""
+    err = context.get("exception")
+    what = f"{type(err).__name__}: {err}" if err is not None else context.get("message", "")
+    return f"{loop.time():8.3f} {WHOSE.get() or '-'} unhandled: {what}"[:240]
+
+
+def _wind_down(loop: VirtualLoop) -> None:
+    """End whatever is still running (people's and processes' leftovers), then the loop."""
+    left = [t for t in asyncio.all_tasks(loop) if not t.done()]
+    for task in left:
+        task.cancel()
+    if left:
+        loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
+    loop.run_until_complete(loop.shutdown_asyncgens())
+    asyncio.set_event_loop(None)
+    loop.close()

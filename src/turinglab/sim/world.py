@@ -1,0 +1,212 @@
+"""One simulated arena: `processes` real arena apps (create_app: web layer, hub, cluster, store
+bridge) on one SQLite store and one fake Redis, the benchmark's people playing them over the
+simulated network, and the faults of the schedule, all on the virtual loop.
+
+Each process's work runs in tasks marked with its name (a context variable every task it
+starts inherits), so a crash can end exactly its work: its sockets are cut, its Redis
+connections and its database refuse it from that moment (nothing more it does reaches anyone,
+as after SIGKILL), its unwritten commits are dropped, then its tasks are cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import fakeredis
+from sqlalchemy import event
+from sqlalchemy.exc import OperationalError
+
+from turinglab.arena.core.store_bridge import ArenaStore, arena_run_id
+from turinglab.arena.web.app import create_app
+from turinglab.bench.arena_bench import engine_setup
+from turinglab.bench.arena_people import Script, person
+from turinglab.bench.arena_tally import Tally
+from turinglab.sim import fake_redis
+from turinglab.sim.asgi_net import Network
+from turinglab.sim.determinism import EPOCH
+from turinglab.sim.sim_writer import SimWriter
+from turinglab.sim.virtual_loop import WHOSE, VirtualLoop
+from turinglab.store.database import Store
+
+COMMIT_INTERVAL_S = 0.02
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One schedule's shape, drawn from its seed (`draw`)."""
+
+    processes: int
+    people: int
+    rounds: int
+    game_s: float
+    crash: tuple[str, float] | None  # (process, at s)
+    redis_restart: tuple[float, float] | None = None  # (at s, down for s)
+    latency_s: tuple[float, float] = (0.001, 0.03)
+    reconnect_p: float = 0.2
+    abandon_p: float = 0.05
+
+    @classmethod
+    def draw(cls, rng: random.Random, processes: int, faults: frozenset[str]) -> Plan:
+        people = rng.randint(2, 6)
+        crash = None
+        if "crash" in faults and processes > 1 and rng.random() < 0.8:
+            crash = (f"p{rng.randrange(processes)}", rng.uniform(5.0, 90.0))
+        restart = None
+        if "redis-restart" in faults and rng.random() < 0.5:
+            restart = (rng.uniform(5.0, 90.0), rng.uniform(0.5, 4.0))
+        return cls(processes, people, 2, rng.choice([30.0, 60.0]), crash, restart)
+
+
+@dataclass
+class Process:
+    name: str
+    app: Any
+    store: Store
+    writer: SimWriter
+    lifespan: asyncio.Queue[dict[str, Any]] = field(default_factory=asyncio.Queue)
+    tasks: list[asyncio.Task[Any]] = field(default_factory=list)
+
+
+class World:
+    def __init__(self, plan: Plan, rng: random.Random, db: Path, seed: int) -> None:
+        self.plan = plan
+        self.rng = rng
+        self.seed = seed
+        self.url = f"sqlite:///{db}"
+        self.redis = fakeredis.FakeServer()
+        self.redis_faults = fake_redis.RedisFaults(self.redis, self._now)
+        self.dead: set[str] = set()
+        self.net = Network(rng, self.run, plan.latency_s)
+        self.processes: dict[str, Process] = {}
+        self.events: list[str] = []  # the schedule's trace: what happened, when
+        self.setup = engine_setup(plan.game_s, plan.rounds, 120.0, seed)
+
+    # ---- processes ---------------------------------------------------------------------------
+
+    def run(self, process: str, coro: Any) -> asyncio.Task[Any]:
+        """Start `coro` as work of `process` (its tasks inherit the mark)."""
+        context = contextvars.copy_context()
+        context.run(WHOSE.set, process)
+        return asyncio.get_running_loop().create_task(coro, context=context)
+
+    def _refuse_when_dead(self, store: Store, name: str) -> None:
+        def check(*_: Any) -> None:
+            if name in self.dead:
+                raise OperationalError("sim", {}, Exception(f"{name} is dead"))
+
+        event.listen(store.engine, "before_cursor_execute", check)
+
+    async def start(self) -> None:
+        for k in range(self.plan.processes):
+            name = f"p{k}"
+            store = Store(self.url)
+            self._refuse_when_dead(store, name)
+            writer = SimWriter(store, COMMIT_INTERVAL_S)
+            setup = engine_setup(self.plan.game_s, self.plan.rounds, 120.0, self.seed)
+            kept = ArenaStore(store, setup, worker=name, writer=writer)
+            app = create_app(
+                setup,
+                admin_password="sim",
+                store=kept,
+                redis_url="redis://sim/0",
+                secret="sim secret",
+                namespace="sim",
+            )
+            proc = Process(name, app, store, writer)
+            self.processes[name] = proc
+            self.net.apps[name] = app
+            proc.tasks.append(self.run(name, writer.pump()))
+            await self._lifespan(proc, "startup")
+            self.events.append(f"{self._now():8.3f} {name} up")
+
+    async def _lifespan(self, proc: Process, phase: str) -> None:
+        done: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+
+        async def send(message: dict[str, Any]) -> None:
+            if message["type"].startswith(f"lifespan.{phase}") and not done.done():
+                done.set_result(message)
+
+        if phase == "startup":
+            scope = {"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}}
+            proc.tasks.append(self.run(proc.name, proc.app(scope, proc.lifespan.get, send)))
+            self._lifespan_send = send
+        proc.lifespan.put_nowait({"type": f"lifespan.{phase}"})
+        if phase == "startup":
+            reply = await done
+            if reply["type"].endswith("failed"):
+                raise RuntimeError(f"{proc.name} did not start: {reply.get('message')}")
+
+    def crash(self, name: str) -> None:
+        """SIGKILL: from now on nothing of `name`'s reaches anyone; then its work is ended."""
+        proc = self.processes[name]
+        self.dead.add(name)
+        self.net.crash(name)
+        proc.writer.crash()
+        loop = asyncio.get_running_loop()
+        assert isinstance(loop, VirtualLoop)
+        for task in loop.tasks_of(name):
+            task.cancel()
+        self.events.append(f"{self._now():8.3f} {name} killed")
+
+    def _restart_redis(self, down_s: float) -> None:
+        self.redis_faults.restart(down_s)
+        self.events.append(f"{self._now():8.3f} redis restarted empty (down {down_s:.1f} s)")
+
+    async def stop(self) -> None:
+        for proc in self.processes.values():
+            if proc.name not in self.dead:
+                proc.lifespan.put_nowait({"type": "lifespan.shutdown"})
+        await asyncio.sleep(1.0)
+        for proc in self.processes.values():
+            proc.writer.crash() if proc.name in self.dead else proc.writer.close()
+            for task in proc.tasks:
+                task.cancel()
+
+    def _now(self) -> float:
+        return asyncio.get_running_loop().time()
+
+    # ---- a schedule --------------------------------------------------------------------------
+
+    async def play(self) -> dict[str, Any]:
+        await self.start()
+        tally = Tally()
+        script = Script(
+            self.plan.rounds, self.plan.reconnect_p, self.plan.abandon_p, self.seed, 120.0, 1.0
+        )
+        bases = [f"http://{name}" for name in self.processes]
+        p = len(bases)
+        people = [
+            self.run(
+                "pages",
+                person(
+                    self.net,  # type: ignore[arg-type]
+                    bases[n % p :] + bases[: n % p],
+                    n,
+                    EPOCH + self._now() + self.rng.uniform(0.0, 10.0),
+                    script,
+                    tally,
+                ),
+            )
+            for n in range(self.plan.people)
+        ]
+        loop = asyncio.get_running_loop()
+        if self.plan.crash is not None:
+            victim, at = self.plan.crash
+            loop.call_later(at, self.crash, victim)
+        if self.plan.redis_restart is not None:
+            at, down_s = self.plan.redis_restart
+            loop.call_later(at, self._restart_redis, down_s)
+        results = await asyncio.gather(*people, return_exceptions=True)
+        failures = [repr(r) for r in results if isinstance(r, BaseException)]
+        await asyncio.sleep(30.0)  # a takeover's writes, the last commits
+        await self.stop()
+        return {"tally": tally, "failures": failures, "run_id": arena_run_id(self.setup)}
+
+
+logging.getLogger("turinglab").setLevel(logging.ERROR)
