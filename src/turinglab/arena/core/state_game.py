@@ -83,7 +83,7 @@ class StateFrameGame(LiveGame):
             return
         view.remember(key)
         view.acking.add(key)
-        if self._said_later:
+        if self._said_later and self.gate is not None:  # without a store: nothing to wait for
             self._waiting_said.setdefault(view.seat, []).append(key)
         else:
             self._accepted(view, key)
