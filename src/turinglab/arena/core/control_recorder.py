@@ -44,8 +44,12 @@ class GameControls:
         self, event: ControlEvent, then: Then | None = None, *, vital: bool = True
     ) -> Logged:
         """Log `event`; `then` once it is committed. An event not `vital` (a bookkeeping one,
-        such as an input id) that cannot be written is only logged: it never stops the game
-        (it may race the game's end, after which the store refuses every write)."""
+        such as an input id) that cannot be written is only logged, and `then` runs all the
+        same: it never stops the game (it may race the game's end, after which the store
+        refuses every write). Events are written in the order recorded, after the messages
+        said before them, and committed in that order: `then` of one runs once every event
+        recorded before it is committed too (or has failed, which a vital event reports to
+        the game's commit gate first)."""
         logged = self.log.add(event, self.next_seq, time.time())
         if self._write is None:
             (then or _nothing)()

@@ -252,7 +252,8 @@ class Error(_Sequenced):
 
 
 class Ack(_Sequenced):
-    """An input (`ref`) that was already applied: re-sent after a reconnect, applied once."""
+    """An input (`ref`) applied, and what it did committed: the page stops sending it (one
+    re-sent after a reconnect is applied once, and acknowledged again)."""
 
     type: Literal["ack"] = "ack"
 

@@ -376,24 +376,6 @@ class LiveGame:
         else:  # a frame of another kind of game (a preference, a survey mid-game)
             raise InputRejected("not-now", "That is not part of this game.")
 
-    def handle_once(
-        self,
-        participant: Participant,
-        frame: F.ClientFrame,
-        apply: Callable[[PersonView, F.ClientFrame], None],
-    ) -> None:
-        """Apply an input of a game whose views are whole states (STT, GTT, ITT chats) once,
-        however often its page re-sends it: a known id is acknowledged, not applied again; a
-        newly applied one is remembered and acknowledged, so the page stops re-sending it."""
-        view = self.view_of(participant)
-        if view.already_applied(frame):
-            return
-        apply(view, frame)
-        key = getattr(frame, "id", None)
-        if key is not None:
-            view.remember(key)
-            view.send(F.Ack(ref=key))
-
     def _message(self, view: PersonView, frame: F.SendMessage) -> None:
         if view.phase != "playing":
             then = "please give your verdict" if view.role == "interrogator" else "wait for the end"

@@ -70,6 +70,7 @@ class PersonView:
     outbox: Outbox = field(default_factory=Outbox)  # this view's numbered frames (resume.py)
     pending: dict[str, str] = field(default_factory=dict)  # channel -> id of the message sent
     applied: dict[str, None] = field(default_factory=dict)  # input ids applied, oldest first
+    acking: set[str] = field(default_factory=set)  # applied, acknowledged once committed
     # Their study rounds, this game counted (hub.open): whole-state frames carry it each time.
     rounds: F.Rounds | None = None
 
@@ -99,7 +100,8 @@ class PersonView:
         if key is None:
             return False
         if key in self.applied:
-            self.send(F.Ack(ref=key))
+            if key not in self.acking:  # else its ack goes once it is committed (state_game.py)
+                self.send(F.Ack(ref=key))
             return True
         if not isinstance(frame, F.SendMessage):
             return False

@@ -139,7 +139,8 @@ class GameRecorder:
 
     def control(self, logged: Logged, then: Callable[[], None], vital: bool = True) -> None:
         """Write a control event (fenced by the epoch, after the messages queued before it);
-        `then` runs on the loop once it is committed; a refusal or failure goes to the gate."""
+        `then` runs on the loop once it is committed; a refusal or failure goes to the gate
+        (of an event not `vital`: it is logged, and `then` runs all the same)."""
         if self.id.value is None:  # never: the game's first event follows its row's start
             self.when_stored(lambda: self.control(logged, then, vital))
             return
@@ -163,6 +164,8 @@ class GameRecorder:
             self.gate.save_failed(err)
         else:
             log.error("arena: control event of game %s not written: %s", self.id.value, err)
+            if not vital:  # bookkeeping: what waits on it waits only for its turn
+                then()
 
     def landed(self, game_id: int) -> None:
         self.id.value = game_id

@@ -99,6 +99,8 @@ class GTTLiveGame(StateFrameGame):
         if isinstance(event, MessageSaid):
             self.shown.append(event.message)
             self.pending.discard(event.message.sender)
+            if event.message.sender in self.views:
+                self._message_shown(event.message.sender)  # its input is acknowledged
             self._push()
 
     def time_left(self) -> float:
@@ -304,6 +306,7 @@ class GTTLiveGame(StateFrameGame):
         elif isinstance(frame, F.EndGame):
             if not state.can_stop:
                 raise InputRejected("not-now", "There is no study chat to end now.")
+            self._ack_when_said()
             self._give(view, STOP)
         elif isinstance(frame, F.Verdict):
             if not state.can_decide:
@@ -333,6 +336,7 @@ class GTTLiveGame(StateFrameGame):
         text = self._text(frame)
         if state.role == "distinguisher" and "<answer" in text.lower():
             raise InputRejected("no-answer-tags", "Give your verdict with the verdict buttons.")
+        self._ack_when_said()
         self._give(view, text)
 
     def _give(self, view: PersonView, text: str) -> None:

@@ -167,6 +167,8 @@ class ITTChatLiveGame(StateFrameGame):
             n=len(view.messages), channel="A", sender=who, text=msg.text, at=msg.created_at
         )
         view.messages.append(line)
+        if who == "you":
+            self._message_shown(view.seat)  # its input is acknowledged
         view.send(self._state(view))
 
     # ---- running -----------------------------------------------------------------------------
@@ -257,6 +259,7 @@ class ITTChatLiveGame(StateFrameGame):
                 raise InputRejected("no-images", "This conversation takes text only.")
             text = self._text(frame)
             self.sent[view.seat] = self._seen(view)
+            self._ack_when_said()
             view.agent.push(HumanInput(MESSAGE, text, channel=MAIN))
             self._push((view.seat,))
         elif isinstance(frame, F.Typing):

@@ -19,7 +19,7 @@ from typing import Any
 
 from turinglab.agents.base import Agent
 from turinglab.agents.eliza import ElizaAgent
-from turinglab.agents.human import MESSAGE, HumanInput
+from turinglab.agents.human import HumanInput
 from turinglab.agents.registry import build_agent, display_names
 from turinglab.arena.core import frames as F
 from turinglab.arena.core.chat_text import clean
@@ -30,7 +30,6 @@ from turinglab.arena.modes import survey_rewording as rewording
 from turinglab.arena.modes.strong_mode import PERSON, StrongArenaMode, StrongLiveGame
 from turinglab.config import AgentConfig
 from turinglab.games.control_log import VerdictGiven
-from turinglab.games.held_message import MessageHeld
 from turinglab.games.live_itt import (
     JUDGE,
     LABELS,
@@ -42,7 +41,6 @@ from turinglab.games.live_itt import (
 )
 from turinglab.games.live_itt_judgements import live_itt_judgements
 from turinglab.games.spec import TrialSpec
-from turinglab.games.table import MAIN
 
 __all__ = ["live_itt_judgements", "live_itt_mode", "live_itt_setup_for"]
 
@@ -153,11 +151,9 @@ class LiveITTLiveGame(StrongLiveGame):
             raise InputRejected("no-images", "This game takes text only.")
         if isinstance(frame, F.Preference | F.EndGame):
             raise InputRejected("not-now", "That is not part of this game.")
+        # A human agent's answer is taken, and said only once the AI has answered too: the
+        # STT's respondent's (StrongLiveGame._send logs it, strong_carry_over.py gives it back).
         super()._input(view, frame)
-        if isinstance(frame, F.SendMessage) and view.seat != self.mode.judge:
-            # Taken (and acknowledged), said only once the AI has answered too: logged, so a
-            # process taking the game over says it instead of asking the person again.
-            self.controls.record(MessageHeld(view.seat, self._text(frame), self._turn_phase()))
 
     def _give_verdict(self, view: PersonView, given: VerdictGiven) -> None:
         self.chose = self.current or self.last_turn
@@ -179,22 +175,12 @@ class LiveITTLiveGame(StrongLiveGame):
     def _carry_over(self) -> None:
         """A game taken over (takeover.restore read its control log back): the judge's
         verdict, given to the game again (it ends on it once it has caught up with the stored
-        exchanges), so it is counted once, and a human agent's answer taken and not said yet.
-        (Input ids applied before are StateFrameGame's.)"""
-        for event in self.controls.log.events():
-            view = self.views.get(getattr(event, "seat", ""))
-            if view is None:
-                continue
-            if isinstance(event, VerdictGiven):
+        exchanges), so it is counted once. (A human agent's answer taken and not said yet is
+        the STT's to give back, input ids applied before StateFrameGame's.)"""
+        for event in self.controls.log.of(VerdictGiven):
+            view = self.views.get(event.seat)
+            if view is not None:
                 self._give_verdict(view, event)
-            elif isinstance(event, MessageHeld) and not any(
-                m.sender == event.seat and m.phase == event.phase for m in self.table.messages
-            ):
-                self.sent[event.seat] = self.current  # their turn shows answered
-                view.agent.push(HumanInput(MESSAGE, event.text, channel=MAIN))
-
-    def _turn_phase(self) -> str:
-        return f"turn-{self.current}"  # the phase the game says this turn's messages in
 
     def _time_limit(self) -> float:
         """From the session's start: one taken over from a process that died keeps its stored

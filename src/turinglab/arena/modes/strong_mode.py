@@ -11,6 +11,8 @@ now, sent again whenever it changes: the state is small, and a client that only 
 last state cannot drift. Seat ids, agent names and kinds stay on the server until the end.
 The state is built from the game's events as the commit gate lets them through (arena/core/live.py):
 a message, and whatever follows it, is shown only once it is stored; the end once it is saved.
+A respondent's answer is held by the game until the turn's replies are in: it is logged first
+(MessageHeld), so a process taking the session over says it (strong_carry_over.py).
 Images are uploaded over HTTP (web/image_routes.py: `POST /arena/image`, decoded and
 re-encoded by arena/web/uploads.py, kept per game and person) because a websocket frame is limited
 to a few KB; the message frame names the upload. State frames name a turn's images by URL
@@ -36,11 +38,16 @@ from turinglab.arena.core.modes import ArenaMode, ArenaSettings, ArenaSetup, lob
 from turinglab.arena.core.participants import Participant
 from turinglab.arena.core.person_view import InputRejected, PersonView
 from turinglab.arena.core.state_game import StateFrameGame
+<<<<<<< HEAD
 from turinglab.arena.modes import survey_rewording as rewording
+=======
+from turinglab.arena.modes.strong_carry_over import give_back_choices, give_back_held, input_of
+>>>>>>> ack-after-commit
 from turinglab.arena.modes.strong_rows import stt_rows as stt_rows
 from turinglab.config import AgentConfig
 from turinglab.games.control_log import Choice, Ended
 from turinglab.games.events import GameEvent, InputRefused, MessageSaid, RepliesGiven, ReplyChosen
+from turinglab.games.held_message import MessageHeld
 from turinglab.games.kinds import GameContext, game_for
 from turinglab.games.spec import GameResult, TrialSpec
 from turinglab.games.strong import INVESTIGATOR, SYSTEM, TIE, StrongExperiment
@@ -228,28 +235,18 @@ class StrongLiveGame(StateFrameGame):
         if msg.sender == self.mode.judge:
             self.turns[n] = _Turn(msg.text, msg.images)
             self.media.update((media_ref(image), image) for image in msg.images)
+            self._message_shown(msg.sender)  # its input is acknowledged
             self._push()
         elif msg.sender in self.respondents and n in self.turns:
             self.turns[n].own[msg.sender] = msg.text
             self._push((msg.sender,))  # nobody else learns when a side replied
 
-    def _given_back(self) -> None:
-        """A game taken over: the choices and the end its people gave under an earlier owner
-        that the game had not taken yet (its messages do not hold them) are given to it again,
-        so nobody is asked twice; the views say they are given."""
-        judge = self.views.get(self.mode.judge)
-        if judge is None:
-            return
-        said = {(m.sender, m.phase) for m in self.table.messages}
-        for event in self.controls.log.events():
-            if isinstance(event, Choice) and (judge.seat, f"choose-{event.turn}") not in said:
-                self.chose = max(self.chose, event.turn)
-                judge.agent.push(_input_of(event))
-            elif isinstance(event, Ended):
-                judge.agent.push(_input_of(event))
+    def start(self) -> None:
+        give_back_held(self)  # before any input is taken (strong_carry_over.py)
+        super().start()
 
     async def _run(self) -> None:
-        self._given_back()
+        give_back_choices(self)  # a game taken over: what its people chose under another owner
         result = await self._play(self._time_limit(), "arena: the session ran out of time")
         if self.gate is not None:  # everything said, and the end, stored before it is shown
             result = await self._saved(result)
@@ -292,13 +289,13 @@ class StrongLiveGame(StateFrameGame):
             label = TIE if frame.tie else str(frame.reply)
             # Logged first: a process that takes the game over gives it to the game again.
             choice = Choice(view.seat, self.current, label)
-            self.controls.record(choice, lambda: view.agent.push(_input_of(choice)))
+            self.controls.record(choice, lambda: view.agent.push(input_of(choice)))
             self._push((view.seat,))
         elif isinstance(frame, F.EndGame):
             if not judge or phase != "asking" or self.current < 1:
                 raise InputRejected("not-now", "The investigator may end after a full turn.")
             end = Ended("investigator-ended", view.seat)
-            self.controls.record(end, lambda: view.agent.push(_input_of(end)))
+            self.controls.record(end, lambda: view.agent.push(input_of(end)))
         elif isinstance(frame, F.Typing):
             return  # replies are compared side by side: nobody is shown typing
         else:
@@ -318,6 +315,10 @@ class StrongLiveGame(StateFrameGame):
                 raise InputRejected("bad-image", "That image is no longer here; attach it again.")
             images = (image,)
         self.sent[view.seat] = self.current + 1 if judge else self.current
+        if judge:  # said by the game at once: acknowledged once it is committed
+            self._ack_when_said()
+        else:  # held until the turn's replies are in: logged first (strong_carry_over.py)
+            self.controls.record(MessageHeld(view.seat, text, f"turn-{self.current}"))
         view.agent.push(HumanInput(MESSAGE, text, channel=MAIN, data={"images": images}))
         self._push((view.seat,))
 
@@ -348,15 +349,6 @@ class StrongLiveGame(StateFrameGame):
 @dataclass(frozen=True)
 class StrongArenaMode(ArenaMode):
     input_timeout_s: float = 600.0  # the config's wait for a person: sets the session's limit
-
-
-def _input_of(event: Choice | Ended) -> HumanInput:
-    """What a person's logged control event hands the game (games/strong.py reads it)."""
-    if isinstance(event, Ended):
-        return HumanInput("end")
-    if event.label == TIE:
-        return HumanInput("preference", data={"tie": True})
-    return HumanInput("preference", data={"reply": int(event.label)})
 
 
 def strong_mode(
