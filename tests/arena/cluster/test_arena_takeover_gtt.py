@@ -1,29 +1,23 @@
-"""A GTT game whose server process dies (SIGKILL) or hangs (SIGSTOP) finishes on the other one.
+"""A GTT game taken over after its owner died keeps the person's turn, and an input re-sent
+after the takeover is applied once (PostgreSQL + Redis, two real server processes).
 
-Two real server processes share one PostgreSQL database and Redis. A person connected to
-process 1 plays a GTT mode there partway, per mode's driver (`DRIVERS`): as the judge (GDGTT:
-study the target, write once to X), as the actor (GTTQ: study the judge's model, answer its
-first question), or watching two models (their second replies wait for a gate file the test
-creates after the takeover, so the AI-only game stands still partway). Process 1 is killed,
-or paused past the takeover delay; process 2 claims the game and rebuilds it from its
-committed messages (arena/core/takeover.py, the GTT kind's `resume`).
-The person, back at process 2, sees every line so far with their turn where it was; the game
-keeps its stored start (its time left is what it was); it ends, not flagged. A paused owner,
-woken afterwards, writes nothing more: the message the person sent it while it hung is not
-stored. The store, read in plain SQL: one game row, claimed once by process 2, its messages
-numbered without a hole, the person's lines each once, the verdicts once; and the engine,
-played again over the stored transcript, says exactly it and ends on the same verdict.
+test_arena_takeover_modes.py plays every mode, the GTT's three among them, across a SIGKILL
+and a SIGSTOP of its owner. This adds, for the two modes a person writes in (`DRIVERS`: the
+judge of GDGTT, the actor of GTTQ), what the page does after a takeover: the state it is sent
+again equals the one it had (every line, the phase, turns left, whether it may decide), and
+its last message, whose ack was lost with the owner, re-sent with the same id, is acknowledged
+and not applied again. The store, read in plain SQL: the person's lines each once, each input
+id once in the order applied, the verdict form logged before the answer message it became;
+and the engine, played again over the stored transcript, ends on the same verdict.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
@@ -31,52 +25,22 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from arena_fixtures import Person
-from test_arena_gtt import gtt_setup, lines, until_state
+from takeover_gtt_setup import gtt_takeover_setup
+from takeover_play import WAIT_S
+from takeover_replay import replayed
+from test_arena_gtt import lines, until_state
 from test_arena_multiprocess import arena_processes
 from test_arena_takeover import SERVER as TAKEOVER_SERVER
-from test_arena_takeover import TAKEOVER_AFTER_S, _live
-from turinglab.agents.base import Agent, AgentReply, CallContext, ChatMessage
-from turinglab.agents.human import HumanAgent
-from turinglab.agents.scripted import ScriptedAgent
-from turinglab.arena import ArenaSetup
-from turinglab.games.kinds import RESUMABLE
-from turinglab.games.spec import GameResult, TrialSpec
-from turinglab.games.table import Table, TranscriptMessage
+from test_arena_takeover import _live
+from turinglab.games.spec import TrialSpec
 from turinglab.store.database import store_url
 
 pytestmark = [pytest.mark.database, pytest.mark.slow]
 
 SERVER = TAKEOVER_SERVER.replace(
     "from test_arena_takeover import takeover_setup",
-    "from test_arena_takeover_gtt import gtt_takeover_setup as takeover_setup",
+    "from takeover_gtt_setup import gtt_takeover_setup as takeover_setup",
 )
-TO_THE_PAUSED = "sent to a process that hangs"
-
-
-GATE = "TURINGLAB_TEST_GTT_GATE"  # a file the models' second and later replies wait for
-
-
-class Gated(ScriptedAgent):
-    """A scripted model whose second and later replies wait until the file named by $GATE
-    exists: an AI-only game stands still partway, where the test takes it over."""
-
-    async def reply(self, history: list[ChatMessage], ctx: CallContext) -> AgentReply:
-        gate = os.environ.get(GATE)
-        if gate and any(m.role == "assistant" for m in history):
-            while not os.path.exists(gate):
-                await asyncio.sleep(0.02)
-        return await super().reply(history, ctx)
-
-
-def gtt_takeover_setup() -> ArenaSetup:
-    """The GTT modes of test_arena_gtt.py's two scripted models, taken over quickly."""
-    setup = gtt_setup()
-    settings = setup.settings.model_copy(update={"takeover_after_s": TAKEOVER_AFTER_S})
-    agents: dict[str, Agent] = {}
-    for name, agent in setup.agents.items():
-        assert isinstance(agent, ScriptedAgent)
-        agents[name] = Gated(name, list(agent.replies))
-    return replace(setup, agents=agents, settings=settings)
 
 
 @dataclass(frozen=True)
@@ -90,21 +54,20 @@ class Driver:
     finish: Callable[[Person], Awaitable[dict[str, Any]]]
     person_said: list[tuple[str, str]]  # (phase, text), in order
     verdicts: list[tuple[str, str, float]]  # (kind, verdict, confidence)
-    held: bool = False  # the models wait for the gate until `finish` (no person holds it)
     # The partway message, as the page sends it again after the takeover (no ack came).
-    resend: dict[str, Any] | None = None
-    inputs: tuple[str, ...] = ()  # the input ids applied, in order (each once)
+    resend: dict[str, Any]
+    inputs: tuple[str, ...]  # the input ids applied, in order (each once)
 
 
 async def _studied(person: Person, mode: str, chat: str) -> None:
     """Join `mode`, study once ("hi"), and end the study: the test chat is next."""
     assert (await person.connect())["type"] == "status"
     await person.send(type="join", mode=mode, consent=True)
-    await until_state(person, lambda s: s["phase"] == "writing" and s["chat"] == "study")
+    await until_state(person, lambda s: s["phase"] == "writing" and s["chat"] == "study", WAIT_S)
     await person.send(type="message", id="m1", channel="study", text="hi")
-    await until_state(person, lambda s: len(lines(s, "study")) == 2)
+    await until_state(person, lambda s: len(lines(s, "study")) == 2, WAIT_S)
     await person.send(type="end", id="e1")
-    await until_state(person, lambda s: s["chat"] == "test" and s["phase"] == "writing")
+    await until_state(person, lambda s: s["chat"] == "test" and s["phase"] == "writing", WAIT_S)
     # Re-sent, with the same id, after the takeover.
     await person.send(**_resent(chat))
 
@@ -116,12 +79,12 @@ def _resent(text: str) -> dict[str, Any]:
 async def _judge_partway(person: Person) -> dict[str, Any]:
     """GDGTT: after the study and one message to X, the person may decide."""
     await _studied(person, "gtt-distinguish", "What is 6 times 7?")
-    return await until_state(person, lambda s: s["can_decide"] and s["turns_left"] == 3)
+    return await until_state(person, lambda s: s["can_decide"] and s["turns_left"] == 3, WAIT_S)
 
 
 async def _judge_finish(person: Person) -> dict[str, Any]:
     await person.send(type="verdict", id="v1", choice="imitator", confidence=70)
-    end = await until_state(person, lambda s: s["reveal"] is not None, timeout=20)
+    end = await until_state(person, lambda s: s["reveal"] is not None, timeout=WAIT_S)
     assert end["reveal"]["verdict"] == 0 and end["reveal"]["judge"] == "you"
     return end
 
@@ -130,27 +93,14 @@ async def _actor_partway(person: Person) -> dict[str, Any]:
     """GTTQ: after the study and one answer, the judge has asked its second question."""
     await _studied(person, "gtt-act", "Forty-two, obviously.")
     return await until_state(
-        person, lambda s: s["phase"] == "writing" and len(lines(s, "test")) == 3
+        person, lambda s: s["phase"] == "writing" and len(lines(s, "test")) == 3, WAIT_S
     )
 
 
 async def _actor_finish(person: Person) -> dict[str, Any]:
     await person.send(type="message", id="m3", channel="test", text="Teal, like always.")
-    end = await until_state(person, lambda s: s["reveal"] is not None, timeout=20)
+    end = await until_state(person, lambda s: s["reveal"] is not None, timeout=WAIT_S)
     assert end["reveal"]["verdict"] in (0, 1) and end["reveal"]["imitator"] is True
-    return end
-
-
-async def _watch_partway(person: Person) -> dict[str, Any]:
-    """gtt-watch: the judge's first message and X's answer; the judge's next waits."""
-    assert (await person.connect())["type"] == "status"
-    await person.send(type="join", mode="gtt-watch", consent=True)
-    return await until_state(person, lambda s: len(lines(s, "test")) == 2)
-
-
-async def _watch_finish(person: Person) -> dict[str, Any]:
-    end = await until_state(person, lambda s: s["reveal"] is not None, timeout=20)
-    assert end["reveal"]["verdict"] in (0, 1) and len(lines(end, "test")) > 2
     return end
 
 
@@ -185,7 +135,6 @@ DRIVERS = [
         resend=_resent("Forty-two, obviously."),
         inputs=("m1", "e1", "m2", "m3"),
     ),
-    Driver("gtt-watch", "spectator", _watch_partway, _watch_finish, [], [], held=True),
 ]
 
 
@@ -244,15 +193,10 @@ def _stored(url: str) -> dict[str, Any]:
     }
 
 
-@pytest.mark.parametrize("how", ["SIGKILL", "SIGSTOP"])
 @pytest.mark.parametrize("driver", DRIVERS, ids=lambda d: d.mode)
-async def test_a_gtt_game_finishes_on_the_other_process(
-    postgres_url: str, driver: Driver, how: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+async def test_a_gtt_game_taken_over_keeps_the_turn_and_applies_a_resent_input_once(
+    postgres_url: str, driver: Driver
 ) -> None:
-    gate = tmp_path / "go"
-    monkeypatch.setenv(GATE, str(gate))  # the servers' models read it (they inherit it)
-    if not driver.held:
-        gate.touch()
     async with arena_processes(SERVER, postgres_url) as arena:
         one, two = arena.bases
         owner = arena.procs[0]
@@ -265,39 +209,26 @@ async def test_a_gtt_game_finishes_on_the_other_process(
             was = await _until_live(one, lambda g: g["game"] == game)
             assert was["game"] == game and was["owner"].startswith(f"{arena.ports[0]}/")
 
-            if how == "SIGKILL":
-                owner.send_signal(signal.SIGKILL)
-                owner.wait(10)
-                await person.drop()
-            else:
-                owner.send_signal(signal.SIGSTOP)
-                # Queued in the hung process's socket: it must never reach the game or the store.
-                await person.send(type="message", id="late", channel="test", text=TO_THE_PAUSED)
-                await _until_live(two, lambda g: g["owner"].startswith(mine))  # claimed
-                person.ws = None  # the hung socket is given up, as the page gives it up
+            owner.send_signal(signal.SIGKILL)
+            owner.wait(10)
+            await person.drop()
             person.base = two
             first = await person.connect()
-            back = first if first["type"] == "gtt" else await person.until("gtt", timeout=20)
+            back = first if first["type"] == "gtt" else await person.until("gtt", timeout=WAIT_S)
 
             # The same game, everything the person saw, and their turn where it was.
             assert back["game"] == game and back["chats"] == before["chats"]
             keys = ("phase", "chat", "can_decide", "can_stop", "turns_left", "role", "target")
             assert {k: back[k] for k in keys} == {k: before[k] for k in keys}
-            if driver.resend is not None:  # its ack lost with the owner: the page sends it again
-                await person.send(**driver.resend)
-                await person.until("ack", ref=driver.resend["id"])  # applied before: not again
+            # Its ack lost with the owner: the page sends it again; applied before: not again.
+            await person.send(**driver.resend)
+            await person.until("ack", ref=driver.resend["id"], timeout=WAIT_S)
             now = await _until_live(two, lambda g: g["owner"].startswith(mine))
             assert now["game"] == game and now["started_at"] == was["started_at"]
 
-            gate.touch()  # an AI-only game goes on now, at its new owner
             end = await driver.finish(person)
             assert end["reveal"]["flagged"] is None
-            if how == "SIGSTOP":
-                owner.send_signal(signal.SIGCONT)  # it wakes up, with the input queued for it
-                await _answers(one)  # once it answers again, it has read that socket too
         finally:
-            if how == "SIGSTOP" and owner.poll() is None:
-                owner.send_signal(signal.SIGCONT)
             await person.close()
 
     kept = _stored(postgres_url)
@@ -321,48 +252,5 @@ async def test_a_gtt_game_finishes_on_the_other_process(
         assert c.after_seq <= next(m.seq for m in said if m.text.startswith("<answer>"))
     # The stored transcript is a game by the engine's rules, start to end: played again over
     # all of it, the game says exactly it (no model's line twice, none missing) and ends.
-    result = await _replayed(kept["spec"], said)
+    result = await replayed(gtt_takeover_setup(), driver.mode, kept["spec"], said)
     assert result.verdict == end["reveal"]["verdict"]
-
-
-async def _replayed(spec: TrialSpec, said: list[Any]) -> GameResult:
-    setup = gtt_takeover_setup()
-    people = {a: HumanAgent(a, a) for a in spec.seats.values() if a.startswith("person:")}
-    mode = setup.modes[0]
-    table = Table(seats=mode.game.seats(spec, {**setup.agents, **people}), caller=_no_call, seed=0)
-    table.replay(
-        [
-            TranscriptMessage(
-                seq=m.seq,
-                sender=m.sender,
-                text=m.text,
-                visible_to=tuple(m.visible_to.split(",")),
-                phase=m.phase,
-                created_at=0.0,
-                channel=m.channel,
-            )
-            for m in said
-        ]
-    )
-    resumable = RESUMABLE.of(mode.game)
-    assert resumable is not None
-    result = await resumable.resume(table, spec, started_at=0.0)
-    assert not table.catching_up
-    return result
-
-
-async def _no_call(agent: Agent, history: list[ChatMessage], ctx: CallContext) -> AgentReply:
-    raise AssertionError("every message is stored: no agent is asked")
-
-
-async def _answers(base: str) -> None:
-    """Wait until `base` answers HTTP again (a woken process has run its event loop)."""
-    async with asyncio.timeout(60), aiohttp.ClientSession() as http:
-        while True:
-            try:
-                async with http.get(base + "/healthz") as r:
-                    if r.status == 200:
-                        return
-            except aiohttp.ClientError:
-                pass
-            await asyncio.sleep(0.1)

@@ -1,39 +1,36 @@
-"""A live ITT session or an ITT conversation whose server process dies (SIGKILL) or hangs
-(SIGSTOP) finishes on the other one.
+"""A live ITT practice session whose server process dies (SIGKILL) or hangs (SIGSTOP) finishes
+on the other one.
 
-Two real server processes share one PostgreSQL database and Redis (the harness of
-test_arena_takeover_gtt.py). A person connected to process 1 plays partway, per mode's driver
-(`DRIVERS`): as the judge of a live ITT practice session (two exchanges of five, a stand-in
-answering as the human beside a scripted AI), or in a topic conversation with a scripted AI
-(two of four messages). Process 1 is killed, or paused past the takeover delay; process 2
-claims the game and rebuilds it from its committed messages and control log
-(arena/core/takeover.py, the kind's `resume`: a catch-up over the stored history).
-The person, back at process 2, sees every line so far with their turn where it was; the game
-keeps its stored start (its time limit counts from it); it ends, not flagged, the verdict
-counted once. A paused owner, woken afterwards, writes nothing more: the message sent to it
-while it hung is not stored. The store, read in plain SQL: one game row, claimed once by
-process 2, its messages numbered without a hole, the person's lines each once, the verdict and
-its control events once; and the engine, played again over the stored transcript, says
-exactly it.
+test_arena_takeover_modes.py plays every mode across its owner's death, the live ITT with two
+people and the ITT chat among them. This is the practice session of the live ITT: one person
+judges, a scripted stand-in answers as the human beside a scripted AI, so the verdict is the
+only person's input that is no message. Process 1 is killed, or paused past the takeover
+delay; process 2 claims the game and rebuilds it from its committed messages and control log.
+The person, back at process 2, sees every exchange so far with their turn where it was; the
+game keeps its stored start; it ends, not flagged, the verdict counted once. A paused owner,
+woken afterwards, writes nothing more: the message sent to it while it hung is not stored.
+The store, read in plain SQL: one game row, claimed once by process 2, its messages numbered
+without a hole, the questions each once, the verdict and its control event once; and the
+engine, played again over the stored transcript with the verdict given again, says exactly it.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import signal
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from arena_fixtures import Person
+from takeover_play import WAIT_S, gave_up
+from takeover_replay import replayed
 from test_arena_multiprocess import arena_processes
 from test_arena_takeover import SERVER as TAKEOVER_SERVER
 from test_arena_takeover import TAKEOVER_AFTER_S
-from test_arena_takeover_gtt import _answers, _no_call, _stored, _until_live
-from turinglab.agents.human import HumanAgent, HumanInput
+from test_arena_takeover_gtt import _stored, _until_live
+from turinglab.agents.human import HumanInput
 from turinglab.agents.scripted import ScriptedAgent
 from turinglab.arena import ArenaSettings, ArenaSetup
 from turinglab.arena.core.modes import ArenaMode
@@ -41,10 +38,7 @@ from turinglab.arena.modes.itt_chat_mode import MODE as CHAT
 from turinglab.arena.modes.itt_chat_mode import itt_chat_mode
 from turinglab.arena.modes.live_itt_mode import live_itt_mode
 from turinglab.games.conversation import ConversationExperiment
-from turinglab.games.kinds import RESUMABLE
 from turinglab.games.live_itt import LiveITTExperiment
-from turinglab.games.spec import GameResult, TrialSpec
-from turinglab.games.table import Table, TranscriptMessage
 
 pytestmark = [pytest.mark.database, pytest.mark.slow]
 
@@ -58,13 +52,12 @@ STUDY = "live-itt"  # two people (test_itt_live_resume.py)
 AI, STAND_IN, PARTNER = "murrow", "stand-in", "pat"
 QUESTIONS = ["Where did you grow up?", "What did you eat?", "Cats or dogs?", "Sea or hills?",
              "Last film you saw?"]  # fmt: skip
-CHAT_LINES = ["hey, what are you reading?", "a grim crime novel", "I like grim ones too"]
 
 
 def itt_takeover_setup() -> ArenaSetup:
     """Live ITT practice (the person judges; a stand-in answers as the human), the study (two
-    people), and topic
-    conversations with an AI partner at once (ai_after_s 0), taken over quickly."""
+    people) and topic conversations with an AI partner at once (ai_after_s 0), taken over
+    quickly; test_itt_live_resume.py plays the study and the conversations."""
     itt = LiveITTExperiment(
         game="live-itt",
         ai_agents=[AI],
@@ -92,12 +85,9 @@ def itt_takeover_setup() -> ArenaSetup:
 
 async def _frame(person: Person, type_: str, test: Callable[[dict[str, Any]], bool]) -> Any:
     while True:
-        frame = await person.until(type_, timeout=20)
+        frame = await person.until(type_, timeout=WAIT_S)
         if test(frame):
             return frame
-
-
-# ---- the live ITT, as its judge --------------------------------------------------------------
 
 
 def _answered(n: int) -> Callable[[dict[str, Any]], bool]:
@@ -138,79 +128,9 @@ def _judge_same(before: dict[str, Any], back: dict[str, Any]) -> bool:
     return {k: back[k] for k in keys} == {k: before[k] for k in keys}
 
 
-# ---- the ITT chat, with an AI partner --------------------------------------------------------
-
-
-def _spoken(state: dict[str, Any]) -> list[tuple[str, str]]:
-    return [(m["sender"], m["text"]) for m in state["lines"] if m["sender"] != "game"]
-
-
-async def _write_until(person: Person, state: dict[str, Any], said: int) -> dict[str, Any]:
-    """Write whenever it is the person's turn, until `said` messages are in the chat."""
-    mine = iter(CHAT_LINES[sum(1 for s, _ in _spoken(state) if s == "you") :])
-    while len(_spoken(state)) < said and state["phase"] != "ended":
-        if state["phase"] == "writing":
-            text = next(mine)
-            await person.send(type="message", id=text[:8], channel="A", text=text)
-        state = await person.until("itt-chat", timeout=20)
-    return state
-
-
-async def _chat_partway(person: Person) -> dict[str, Any]:
-    assert (await person.connect())["type"] == "status"
-    await person.send(type="join", mode=CHAT, consent=True)
-    state = await person.until("itt-chat", timeout=20)
-    state = await _write_until(person, state, 2)
-    if state["phase"] == "writing":
-        return state
-    return await _frame(person, "itt-chat", lambda s: s["phase"] == "writing")
-
-
-def _chat_same(before: dict[str, Any], back: dict[str, Any]) -> bool:
-    keys = ("game", "phase", "lines", "you", "topic", "exchanges")
-    return {k: back[k] for k in keys} == {k: before[k] for k in keys}
-
-
-@dataclass(frozen=True)
-class Driver:
-    """How a person plays one mode partway (to the state the takeover must keep), then to its
-    end; what their seat then holds in the store; the verdicts and control events stored."""
-
-    mode: str
-    frame: str  # the type of the person's state frame
-    partway: Callable[[Person], Awaitable[dict[str, Any]]]
-    finish: Callable[[Person, dict[str, Any]], Awaitable[dict[str, Any]]]
-    same: Callable[[dict[str, Any], dict[str, Any]], bool]
-    verdicts: list[tuple[str, str, float]]  # (kind, verdict, confidence)
-    controls: list[str]  # the control events' kinds, in order
-
-
-async def _chat_end(person: Person, state: dict[str, Any]) -> dict[str, Any]:
-    end = await _write_until(person, state, 4)
-    if end["phase"] != "ended":
-        end = await _frame(person, "itt-chat", lambda s: s["phase"] == "ended")
-    assert end["partner"] == "an AI (Pat (scripted))" and end["flagged"] is None
-    return end
-
-
-DRIVERS = [
-    Driver(
-        PRACTICE,
-        "strong",
-        _judge_partway,
-        _judge_end,
-        _judge_same,
-        [("verdict", "agent_a", 70.0)],
-        ["verdict"],
-    ),
-    Driver(CHAT, "itt-chat", _chat_partway, _chat_end, _chat_same, [], []),
-]
-
-
 @pytest.mark.parametrize("how", ["SIGKILL", "SIGSTOP"])
-@pytest.mark.parametrize("driver", DRIVERS, ids=lambda d: d.mode)
-async def test_an_itt_game_finishes_on_the_other_process(
-    postgres_url: str, driver: Driver, how: str
+async def test_a_live_itt_practice_session_finishes_on_the_other_process(
+    postgres_url: str, how: str
 ) -> None:
     async with arena_processes(SERVER, postgres_url) as arena:
         one, two = arena.bases
@@ -218,7 +138,7 @@ async def test_an_itt_game_finishes_on_the_other_process(
         mine = f"{arena.ports[1]}/"
         person = Person(one)
         try:
-            before = await driver.partway(person)
+            before = await _judge_partway(person)
             game = before["game"]
             was = await _until_live(one, lambda g: g["game"] == game)
             assert was["owner"].startswith(f"{arena.ports[0]}/")
@@ -235,21 +155,20 @@ async def test_an_itt_game_finishes_on_the_other_process(
                 person.ws = None  # the hung socket is given up, as the page gives it up
             person.base = two
             first = await person.connect()
-            back = first if first["type"] == driver.frame else await person.until(driver.frame)
+            back = first if first["type"] == "strong" else await person.until("strong", WAIT_S)
             # The same game, everything the person saw, and their turn where it was: at once,
             # or once the game has caught up with its stored lines (a state frame follows).
-            while not driver.same(before, back):
-                back = await person.until(driver.frame, timeout=20)
+            while not _judge_same(before, back):
+                back = await person.until("strong", timeout=WAIT_S)
             assert back["game"] == game
             now = await _until_live(two, lambda g: g["owner"].startswith(mine))
             # The stored start is kept: the time limit counts from it (same time left).
             assert now["game"] == game and now["started_at"] == was["started_at"]
 
-            await driver.finish(person, back)
+            await _judge_end(person, back)
             if how == "SIGSTOP":
                 owner.send_signal(signal.SIGCONT)  # it wakes up, with the input queued for it
-                await _answers(one)  # once it answers again, it has read that socket too
-                await asyncio.sleep(0.5)  # and has had the time to (try to) write
+                await gave_up(one)  # and drops the game it had: claimed by process 2
         finally:
             if how == "SIGSTOP" and owner.poll() is None:
                 owner.send_signal(signal.SIGCONT)
@@ -262,51 +181,24 @@ async def test_an_itt_game_finishes_on_the_other_process(
     assert [m.seq for m in said] == list(range(len(said)))
     person_seats = [s for s, a in kept["spec"].seats.items() if a.startswith("person:")]
     mine_said = [m.text for m in said if m.sender in person_seats]
-    expected = QUESTIONS if driver.mode == PRACTICE else CHAT_LINES[: len(mine_said)]
-    assert mine_said == expected and TO_THE_PAUSED not in mine_said  # each once, in order
-    assert [(v.kind, v.verdict, v.confidence) for v in kept["verdicts"]] == driver.verdicts
+    assert mine_said == QUESTIONS and TO_THE_PAUSED not in mine_said  # each once, in order
+    verdicts = [("verdict", "agent_a", 70.0)]
+    assert [(v.kind, v.verdict, v.confidence) for v in kept["verdicts"]] == verdicts
     controls = kept["controls"]
     assert [c.idx for c in controls] == list(range(len(controls)))
-    assert [c.kind for c in controls if c.kind != "input"] == driver.controls
+    assert [c.kind for c in controls if c.kind != "input"] == ["verdict"]
     # Every input id the person's page sent and the game applied, logged once (the one sent
     # to the paused owner never was).
     ids = [_data(c)["input_id"] for c in controls if c.kind == "input"]
     assert len(ids) == len(set(ids)) and "late" not in ids and ids
     # The stored transcript is a game by the engine's rules: played again over all of it, the
-    # game says exactly it and ends (no line twice, none missing).
-    result = await _replayed(kept["spec"], driver.mode, said)
-    assert result.status == "finished"
-    assert [j.verdict for j in result.judgements] == [v[1] for v in driver.verdicts]
-
-
-async def _replayed(spec: TrialSpec, mode_name: str, said: list[Any]) -> GameResult:
-    setup = itt_takeover_setup()
-    mode = setup.mode(mode_name)
-    assert mode is not None
-    people = {a: HumanAgent(a, a) for a in spec.seats.values() if a.startswith("person:")}
-    table = Table(seats=mode.game.seats(spec, {**setup.agents, **people}), caller=_no_call, seed=0)
-    table.replay(
-        [
-            TranscriptMessage(
-                seq=m.seq,
-                sender=m.sender,
-                text=m.text,
-                visible_to=tuple(m.visible_to.split(",")),
-                phase=m.phase,
-                created_at=0.0,
-                channel=m.channel,
-            )
-            for m in said
-        ]
+    # game says exactly it and ends (no line twice, none missing); the verdict is no message,
+    # so the judge gives it again.
+    result = await replayed(
+        itt_takeover_setup(), PRACTICE, kept["spec"], said, {"judge": [_verdict()]}
     )
-    judge = next((a for s, a in spec.seats.items() if s == "judge"), None)
-    if judge is not None:  # the verdict is not a message: the judge gives it again
-        people[judge].push(_verdict())
-    resumable = RESUMABLE.of(mode.game)
-    assert resumable is not None
-    result = await resumable.resume(table, spec, started_at=0.0)
-    assert not table.catching_up
-    return result
+    assert result.status == "finished"
+    assert [j.verdict for j in result.judgements] == ["agent_a"]
 
 
 def _data(row: Any) -> dict[str, Any]:
