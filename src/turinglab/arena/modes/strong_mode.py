@@ -38,11 +38,8 @@ from turinglab.arena.core.modes import ArenaMode, ArenaSettings, ArenaSetup, lob
 from turinglab.arena.core.participants import Participant
 from turinglab.arena.core.person_view import InputRejected, PersonView
 from turinglab.arena.core.state_game import StateFrameGame
-<<<<<<< HEAD
 from turinglab.arena.modes import survey_rewording as rewording
-=======
 from turinglab.arena.modes.strong_carry_over import give_back_choices, give_back_held, input_of
->>>>>>> ack-after-commit
 from turinglab.arena.modes.strong_rows import stt_rows as stt_rows
 from turinglab.config import AgentConfig
 from turinglab.games.control_log import Choice, Ended
