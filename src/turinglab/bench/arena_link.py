@@ -89,7 +89,12 @@ class Link:
     # ---- the socket ---------------------------------------------------------------------------
 
     async def open(self) -> None:
-        await self._connect()
+        try:
+            await self._connect()
+        except (TimeoutError, aiohttp.ClientError, OSError):  # that process died: as arena.js,
+            self._lost()  # back off and try the next one
+            self.bases = [*self.bases[1:], self.bases[0]]
+            await self._reopen()
         self._tasks = [
             asyncio.create_task(self._read()),
             asyncio.create_task(self._heartbeat()),

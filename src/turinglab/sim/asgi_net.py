@@ -4,8 +4,9 @@ in order per direction, as over one TCP connection. The client side looks like a
 (`post`, `ws_connect`, a socket to iterate), so the benchmark's people (bench/arena_people.py,
 bench/arena_link.py) play here unchanged.
 
-A process that has crashed refuses connections, and its open sockets end as a dead server's
-do: the page sees them close (code 1006) and reconnects elsewhere.
+A process that has crashed refuses websockets, and its open sockets end as a dead server's
+do: the page sees them close (code 1006) and reconnects elsewhere. Plain HTTP (the consent that
+starts a session) goes to a live process, as through the load balancer a page is loaded from.
 """
 
 from __future__ import annotations
@@ -204,6 +205,8 @@ class Network:
         parts = urlsplit(url)
         process = parts.hostname or ""
         await asyncio.sleep(Wire(self.rng, self.latency_s).when(0.0))
+        if process in self.dead:  # a page is loaded through the balancer: a live process
+            process = next((p for p in self.apps if p not in self.dead), process)
         if process in self.dead or process not in self.apps:
             raise aiohttp.ClientConnectionError(f"{process}: connection refused")
         raw = b"" if body is None else json.dumps(body).encode()
