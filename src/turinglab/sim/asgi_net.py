@@ -11,6 +11,7 @@ do: the page sees them close (code 1006) and reconnects elsewhere.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import random
 from collections.abc import Callable
@@ -127,7 +128,8 @@ class SimSocket:
 
     def _later(self, wire: Wire, call: Callable[[Any], None], arg: Any) -> None:
         loop = asyncio.get_running_loop()
-        loop.call_later(wire.when(loop.time()), call, arg)
+        # On the wire it belongs to nobody: it arrives even if its sender is paused now.
+        loop.call_later(wire.when(loop.time()), call, arg, context=contextvars.Context())
 
 
 class _Response:
