@@ -1,14 +1,19 @@
 """The simulator's pause (SIGSTOP, then SIGCONT): a paused process runs nothing, its timers and
 wake-ups are held and run late when it resumes, others run on, and what is on the wire still
-arrives; a schedule with a pause long enough has its games taken over, and replays exactly."""
+arrives (a frame it wrote before the pause; one sent to it waits for it); a schedule with a
+pause long enough has its games taken over, and replays exactly."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
+import random
+from typing import Any
 
 import pytest
 
+from turinglab.sim.asgi_net import Network
 from turinglab.sim.run import schedule
 from turinglab.sim.virtual_loop import WHOSE, VirtualLoop
 
@@ -50,6 +55,42 @@ def test_a_paused_process_runs_nothing_until_it_resumes_and_others_run_on() -> N
 async def _send_at(loop: VirtualLoop, at: float, deliver: object) -> None:
     await asyncio.sleep(at - loop.time())
     loop.call_later(0.6, deliver, context=contextvars.Context())  # type: ignore[arg-type]
+
+
+def test_a_frame_on_the_wire_arrives_while_its_sender_is_paused() -> None:
+    loop = VirtualLoop()
+
+    async def echo(scope: Any, receive: Any, send: Any) -> None:
+        await receive()  # websocket.connect
+        await send({"type": "websocket.accept"})
+        while (message := await receive())["type"] == "websocket.receive":
+            await send({"type": "websocket.send", "text": message["text"]})
+            if message["text"] == "pause now":
+                loop.pause("a")  # SIGSTOP just after writing its answer
+
+    async def main() -> tuple[str, float, str, float]:
+        net = Network(random.Random(1), lambda whose, coro: _as(whose, loop, coro), (0.01, 0.01))
+        net.apps["a"] = echo
+        sock = await net.ws_connect("http://a/ws")
+        await sock.send_str("pause now")
+        first = await asyncio.wait_for(sock.__anext__(), 1.0)
+        first_at = loop.time()
+        await sock.send_str("again")  # waits for the process
+        loop.call_later(5.0, loop.resume, "a")
+        second = await sock.__anext__()
+        second_at = loop.time()
+        assert sock.server_task is not None
+        sock.server_task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await sock.server_task
+        return first.data, first_at, second.data, second_at
+
+    try:
+        first, first_at, second, second_at = loop.run_until_complete(main())
+    finally:
+        loop.close()
+    assert (first, second) == ("pause now", "again")
+    assert first_at < 0.1 and second_at > 5.0
 
 
 @pytest.mark.slow
