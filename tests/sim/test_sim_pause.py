@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import contextvars
 import random
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 import pytest
@@ -18,10 +19,10 @@ from turinglab.sim.run import schedule
 from turinglab.sim.virtual_loop import WHOSE, VirtualLoop
 
 
-def _as(whose: str, loop: VirtualLoop, coro: object) -> asyncio.Task[None]:
+def _as(whose: str, loop: VirtualLoop, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
     context = contextvars.copy_context()
     context.run(WHOSE.set, whose)
-    return loop.create_task(coro, context=context)  # type: ignore[arg-type]
+    return loop.create_task(coro, context=context)
 
 
 def test_a_paused_process_runs_nothing_until_it_resumes_and_others_run_on() -> None:
@@ -52,9 +53,9 @@ def test_a_paused_process_runs_nothing_until_it_resumes_and_others_run_on() -> N
     assert wire == [pytest.approx(3.0)]
 
 
-async def _send_at(loop: VirtualLoop, at: float, deliver: object) -> None:
+async def _send_at(loop: VirtualLoop, at: float, deliver: Callable[[], None]) -> None:
     await asyncio.sleep(at - loop.time())
-    loop.call_later(0.6, deliver, context=contextvars.Context())  # type: ignore[arg-type]
+    loop.call_later(0.6, deliver, context=contextvars.Context())
 
 
 def test_a_frame_on_the_wire_arrives_while_its_sender_is_paused() -> None:
