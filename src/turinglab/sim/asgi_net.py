@@ -12,6 +12,7 @@ starts a session) goes to a live process, as through the load balancer a page is
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import random
 from collections.abc import Callable
@@ -128,7 +129,8 @@ class SimSocket:
 
     def _later(self, wire: Wire, call: Callable[[Any], None], arg: Any) -> None:
         loop = asyncio.get_running_loop()
-        loop.call_later(wire.when(loop.time()), call, arg)
+        # On the wire it belongs to nobody: it arrives even if its sender is paused now.
+        loop.call_later(wire.when(loop.time()), call, arg, context=contextvars.Context())
 
 
 class _Response:

@@ -2,6 +2,11 @@
 the next timer instead of waiting for it, so a 10-minute game takes milliseconds, and a run
 depends on nothing but what it was given (no wall clock, no threads).
 
+A process can be paused (SIGSTOP, then SIGCONT): while it is, none of its callbacks run (its
+tasks' steps, its timers, the wake-ups of what it awaits); they are held, in order, and run
+when it resumes, late, as a stopped process's do. What is already on the wire to or from it
+belongs to nobody (sim/asgi_net.py) and still arrives; what others send it waits for it.
+
 Work that asyncio would hand to a thread (`asyncio.to_thread`, `run_in_executor`: the store's
 reads) runs at once on the loop: in a real process it runs beside the loop, here it takes no
 virtual time, which is one schedule of the many the real one allows.
@@ -30,6 +35,8 @@ class VirtualLoop(asyncio.SelectorEventLoop):
         self._virtual = 0.0
         self.steps = 0  # callbacks run (a measure of the schedule's length)
         self._whose: weakref.WeakKeyDictionary[asyncio.Task[Any], str] = weakref.WeakKeyDictionary()
+        self._paused: set[str] = set()
+        self._held: list[asyncio.Handle] = []  # paused processes' callbacks, in order
 
     def create_task(  # type: ignore[override]
         self,
@@ -49,6 +56,32 @@ class VirtualLoop(asyncio.SelectorEventLoop):
     def time(self) -> float:
         return self._virtual
 
+    def pause(self, whose: str) -> None:
+        """SIGSTOP: nothing of `whose` runs until `resume`."""
+        self._paused.add(whose)
+
+    def resume(self, whose: str) -> None:
+        """SIGCONT: its held callbacks run next, in the order they were due."""
+        self._paused.discard(whose)
+        mine = [h for h in self._held if _whose(h) == whose]
+        self._held = [h for h in self._held if _whose(h) != whose]
+        self._ready.extend(mine)  # type: ignore[attr-defined]
+
+    def _hold_paused(self) -> None:
+        """Move the timers due now into the ready queue (as asyncio's _run_once would), then
+        hold back the ready callbacks of paused processes."""
+        scheduled: list[Any] = self._scheduled  # type: ignore[attr-defined]
+        ready = self._ready  # type: ignore[attr-defined]
+        end = self.time() + self._clock_resolution  # type: ignore[attr-defined]
+        while scheduled and scheduled[0]._when < end:
+            handle = heapq.heappop(scheduled)
+            handle._scheduled = False
+            ready.append(handle)
+        runnable = [h for h in ready if _whose(h) not in self._paused]
+        self._held.extend(h for h in ready if _whose(h) in self._paused)
+        ready.clear()
+        ready.extend(runnable)
+
     def _run_once(self) -> None:
         scheduled: list[Any] = self._scheduled  # type: ignore[attr-defined]
         while scheduled and scheduled[0]._cancelled:  # lazily dropped, as asyncio does
@@ -60,6 +93,10 @@ class VirtualLoop(asyncio.SelectorEventLoop):
             if not scheduled:
                 raise Stuck("nothing ready and no timer set")
             self._virtual = max(self._virtual, scheduled[0]._when)
+        if self._paused:
+            self._hold_paused()
+            if not ready:  # all that was due is held: the next round goes on to the next timer
+                return
         self.steps += len(ready)
         super()._run_once()  # type: ignore[misc]
 
@@ -72,3 +109,9 @@ class VirtualLoop(asyncio.SelectorEventLoop):
         except BaseException as err:
             future.set_exception(err)
         return future
+
+
+def _whose(handle: asyncio.Handle) -> str | None:
+    """The process a callback works for (its context's mark)."""
+    context: contextvars.Context | None = getattr(handle, "_context", None)
+    return context.get(WHOSE) if context is not None else None

@@ -47,6 +47,7 @@ class Plan:
     game_s: float
     crash: tuple[str, float] | None  # (process, at s)
     redis_restart: tuple[float, float] | None = None  # (at s, down for s)
+    pause: tuple[str, float, float] | None = None  # (process, at s, for s): SIGSTOP, SIGCONT
     latency_s: tuple[float, float] = (0.001, 0.03)
     reconnect_p: float = 0.2
     abandon_p: float = 0.05
@@ -60,7 +61,12 @@ class Plan:
         restart = None
         if "redis-restart" in faults and rng.random() < 0.5:
             restart = (rng.uniform(5.0, 90.0), rng.uniform(0.5, 4.0))
-        return cls(processes, people, 2, rng.choice([30.0, 60.0]), crash, restart)
+        game_s = rng.choice([30.0, 60.0])
+        pause = None  # drawn last: the other faults' seeds keep their schedules
+        if "pause" in faults and processes > 1 and rng.random() < 0.8:
+            # Shorter and longer than the takeover's 10 s: woken as owner, or after a takeover.
+            pause = (f"p{rng.randrange(processes)}", rng.uniform(5.0, 90.0), rng.uniform(2.0, 30.0))
+        return cls(processes, people, 2, game_s, crash, restart, pause)
 
 
 @dataclass
@@ -154,6 +160,22 @@ class World:
             task.cancel()
         self.events.append(f"{self._now():8.3f} {name} killed")
 
+    def pause(self, name: str, for_s: float) -> None:
+        """SIGSTOP for `for_s`, then SIGCONT: none of `name`'s work runs meanwhile (its tasks,
+        timers, socket handlers, writer's pump; so it answers no socket, reads nothing from
+        Redis, commits nothing and its heartbeat lapses), then it all goes on, late."""
+        loop = asyncio.get_running_loop()
+        assert isinstance(loop, VirtualLoop)
+        loop.pause(name)
+        self.events.append(f"{self._now():8.3f} {name} paused for {for_s:.1f} s")
+        loop.call_later(for_s, self._resume, name)
+
+    def _resume(self, name: str) -> None:
+        loop = asyncio.get_running_loop()
+        assert isinstance(loop, VirtualLoop)
+        loop.resume(name)
+        self.events.append(f"{self._now():8.3f} {name} resumed")
+
     def _restart_redis(self, down_s: float) -> None:
         self.redis_faults.restart(down_s)
         self.events.append(f"{self._now():8.3f} redis restarted empty (down {down_s:.1f} s)")
@@ -202,6 +224,9 @@ class World:
         if self.plan.redis_restart is not None:
             at, down_s = self.plan.redis_restart
             loop.call_later(at, self._restart_redis, down_s)
+        if self.plan.pause is not None:
+            stopped, at, for_s = self.plan.pause
+            loop.call_later(at, self.pause, stopped, for_s)
         results = await asyncio.gather(*people, return_exceptions=True)
         failures = [repr(r) for r in results if isinstance(r, BaseException)]
         await asyncio.sleep(30.0)  # a takeover's writes, the last commits
