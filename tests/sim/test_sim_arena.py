@@ -11,9 +11,11 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
+import time
 from concurrent.futures import Future
 
 import pytest
@@ -27,7 +29,11 @@ CRASHES = frozenset({"crash"})
 
 
 def test_a_seed_replays_exactly() -> None:
+    logger = logging.getLogger("turinglab")
+    before = (logger.level, logger.propagate, list(logger.handlers), time.time)
     first, again = schedule(3, 2, CRASHES), schedule(3, 2, CRASHES)
+    # and leaves the process as it found it (other tests in this worker read its logs, clocks)
+    assert (logger.level, logger.propagate, list(logger.handlers), time.time) == before
     assert first["plan"]["crash"] is not None  # a schedule with a takeover in it
     assert first["games"] >= 1 and first["trace"] == again["trace"]
     assert first["digest"] == again["digest"]

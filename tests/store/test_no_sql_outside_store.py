@@ -19,14 +19,17 @@ DATABASE_ATTRIBUTES = {"engine", "raw_connection", "exec_driver_sql"}
 CONNECTION_NAMES = {"conn", "connection", "session", "engine"}  # receivers of .execute()
 
 
-# The benchmarks measure the arena from outside: they read PostgreSQL's own pg_stat_activity
-# and audit what was stored in plain SQL, deliberately not through the code they measure.
-OUTSIDE_CHECKERS = SRC / "bench"
+# The benchmarks and the simulator check the arena from outside: they read PostgreSQL's own
+# pg_stat_activity, audit what was stored in plain SQL, and (the simulator) make a crashed
+# process's database refuse it, deliberately not through the code they check.
+OUTSIDE_CHECKERS = (SRC / "bench", SRC / "sim")
 
 
 def _outside_store() -> list[Path]:
     return sorted(
-        p for p in SRC.rglob("*.py") if STORE not in p.parents and OUTSIDE_CHECKERS not in p.parents
+        p
+        for p in SRC.rglob("*.py")
+        if STORE not in p.parents and not any(c in p.parents for c in OUTSIDE_CHECKERS)
     )
 
 

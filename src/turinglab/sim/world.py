@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import logging
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -232,6 +231,3 @@ class World:
         await asyncio.sleep(30.0)  # a takeover's writes, the last commits
         await self.stop()
         return {"tally": tally, "failures": failures, "run_id": arena_run_id(self.setup)}
-
-
-logging.getLogger("turinglab").setLevel(logging.ERROR)

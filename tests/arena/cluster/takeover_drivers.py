@@ -70,7 +70,12 @@ MODES = {
     "three-party": Mode(three_partway, three_finish, "game", "A", judgements=1),
     "two-party": Mode(two_partway, two_finish, "game", "A", judgements=1),
     "strong": Mode(
-        strong_partway, strong_finish, "strong", "A", judgements=2, decisions={"choice": 2}
+        strong_partway,
+        strong_finish,
+        "strong",
+        "A",
+        judgements=2,
+        decisions={"choice": 2, "held": 2},  # the respondent's answer held once a turn
     ),
     "gtt-distinguish": Mode(
         gtt_judge_partway,
