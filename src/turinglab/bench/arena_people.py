@@ -306,6 +306,8 @@ async def _next(link: Link, timeout: float, past: str = "") -> dict[str, Any]:
             raise NoAnswer from None
         if f["type"] == "status" or (f["type"] == "game" and f["game"] != past):
             return f
+        if f["type"] == "error" and f.get("code") == "retry":
+            return f  # "not taken, please try again" (Redis restarting): the join, maybe
         if past and f["type"] == "resumed" and f.get("game") == past:
             return f  # the last game shown again after a reconnect: the join may be lost
 
@@ -340,11 +342,17 @@ async def person(
             sent, seen, socket = time.time(), [], link.sockets
             try:
                 frame = await _next(link, 60, past)
-                while frame["type"] == "resumed" or (
+                while frame["type"] in ("resumed", "error") or (
                     frame["type"] == "status" and frame["state"] in ("idle", "waiting")
                 ):
                     seen.append(frame.get("state", frame["type"]))
-                    if frame["type"] == "resumed" and link.sockets != socket:
+                    if frame["type"] == "error":
+                        # The page's toast on the lobby it still shows: "that was not taken,
+                        # please try again". The person reads it and presses the mode again.
+                        tally.counts["joins re-sent"] += 1
+                        await asyncio.sleep(rng.uniform(1.0, 3.0) * script.pace)
+                        await link.send(join)
+                    elif frame["type"] == "resumed" and link.sockets != socket:
                         # The last game's end shown again after a reconnect: the leave and
                         # the join went with the old socket (its server died). The person
                         # sees the reveal again and presses "play again" again.
