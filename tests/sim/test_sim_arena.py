@@ -95,3 +95,17 @@ def test_bad_seeds_get_one_line() -> None:
         check=False,
     )
     assert done.returncode != 0 and "--seeds 5:2: B must be greater than A" in done.stderr
+
+
+# Schedules where Redis restarts empty that once broke a promise: a listener that slept through
+# the restart (the simulator's socket stayed open: 5, 12, 13, 15, 25, 28), a join refused while
+# Redis was away and never pressed again (the simulated person: 1, 2, 24, 31, 35), a person back
+# from a game that ended on a process killed just before the restart, asked 30 s instead of 3 s
+# (the arena's catch-up: 38).
+REDIS_RESTART_SEEDS = (1, 2, 5, 12, 13, 15, 24, 25, 28, 31, 35, 38)
+
+
+def test_seeded_schedules_with_redis_restarts_keep_every_promise() -> None:
+    results = [schedule(seed, 2) for seed in REDIS_RESTART_SEEDS]
+    assert all(r["plan"]["redis_restart"] is not None for r in results)
+    assert [(r["seed"], r["violations"]) for r in results if r["violations"]] == []
