@@ -285,10 +285,19 @@ class Game:
         await self.link.send_input(frame, send_at)
 
 
-async def _consent(http: aiohttp.ClientSession, base: str) -> str:
-    async with http.post(base + "/consent", json={"consent": True}) as r:
-        r.raise_for_status()
-        return r.cookies["turinglab_session"].value
+async def _consent(http: aiohttp.ClientSession, bases: list[str]) -> tuple[str, list[str]]:
+    """The consent form, posted to the first server that takes the connection: one that has
+    died is passed over, as the load balancer in front of them would (sim seed 98). Returns
+    the session cookie and the servers, the one that took it first."""
+    for k, base in enumerate(bases):
+        try:
+            async with http.post(base + "/consent", json={"consent": True}) as r:
+                r.raise_for_status()
+                return r.cookies["turinglab_session"].value, [*bases[k:], *bases[:k]]
+        except aiohttp.ClientConnectionError:
+            if k == len(bases) - 1:
+                raise
+    raise ValueError("no server to consent on")
 
 
 class NoAnswer(Exception):
@@ -323,7 +332,8 @@ async def person(
     """Person `n`: arrives at `arrive` (epoch s) and plays until their rounds are done."""
     rng = random.Random(script.seed * 100_003 + n)
     await _at(arrive, tally)
-    link = Link(http, bases, await _consent(http, bases[0]), rng)
+    cookie, bases = await _consent(http, bases)
+    link = Link(http, bases, cookie, rng)
     who = link.cookie.partition(".")[0]  # the participant id, to look them up in the store
     await link.open()
     try:
