@@ -102,8 +102,9 @@ def test_bad_seeds_get_one_line() -> None:
 # Redis was away and never pressed again (the simulated person: 1, 2, 24, 31, 35), a person back
 # from a game that ended on a process killed just before the restart, asked 30 s instead of 3 s
 # (the arena's catch-up: 38), a process killed seconds before the restart never listed again,
-# so never taken over, its game never ended (the arena's heartbeat: 82, 83).
-REDIS_RESTART_SEEDS = (1, 2, 5, 12, 13, 15, 24, 25, 28, 31, 35, 38, 82, 83)
+# so never taken over, its game never ended (the arena's heartbeat: 82, 83), a person queued on
+# that process, watched from another, whose queue entry Redis lost (queue_adopt: 107, 160).
+REDIS_RESTART_SEEDS = (1, 2, 5, 12, 13, 15, 24, 25, 28, 31, 35, 38, 82, 83, 107, 160)
 
 
 def test_seeded_schedules_with_redis_restarts_keep_every_promise() -> None:
