@@ -102,3 +102,27 @@ def test_bad_seeds_get_one_line() -> None:
         check=False,
     )
     assert done.returncode != 0 and "--seeds 5:2: B must be greater than A" in done.stderr
+
+
+# Schedules where Redis restarts empty that once broke a promise: a listener that slept through
+# the restart (the simulator's socket stayed open: 5, 12, 13, 15, 25, 28), a join refused while
+# Redis was away and never pressed again (the simulated person: 1, 2, 24, 31, 35), a person back
+# from a game that ended on a process killed just before the restart, asked 30 s instead of 3 s
+# (the arena's catch-up: 38), a process killed seconds before the restart never listed again,
+# so never taken over, its game never ended (the arena's heartbeat: 82, 83), a person queued on
+# that process, watched from another, whose queue entry Redis lost (queue_adopt: 107, 160).
+REDIS_RESTART_SEEDS = (1, 2, 5, 12, 13, 15, 24, 25, 28, 31, 35, 38, 82, 83, 107, 160)
+
+
+def test_seeded_schedules_with_redis_restarts_keep_every_promise() -> None:
+    results = [schedule(seed, 2) for seed in REDIS_RESTART_SEEDS]
+    assert all(r["plan"]["redis_restart"] is not None for r in results)
+    assert [(r["seed"], r["violations"]) for r in results if r["violations"]] == []
+
+
+def test_a_person_arriving_after_a_server_died_starts_on_another() -> None:
+    """Seed 98: a process killed at 5 s, before some people arrive; their consent goes to a
+    living server, as the load balancer in front would send it (it failed the person)."""
+    result = schedule(98, 2)
+    assert result["plan"]["crash"][1] < 10.0 and result["plan"]["redis_restart"] is None
+    assert result["violations"] == []

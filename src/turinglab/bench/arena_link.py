@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import random
 import secrets
 import sys
@@ -35,6 +36,8 @@ import aiohttp
 
 from turinglab.arena.core import page_protocol as P
 from turinglab.arena.core.page_protocol import PageProtocol
+
+log = logging.getLogger(__name__)
 
 PING_S = P.PING_MS / 1000
 DEAD_S = P.DEAD_MS / 1000
@@ -228,6 +231,8 @@ class Link:
             self.moved += 1
         if f["type"] in ("error", "game"):  # a notice: whatever was owed has been explained
             self._noticed(now)
+        if log.isEnabledFor(logging.DEBUG):  # each frame a page takes (a sim's verbose trace)
+            log.debug("%s takes %s", self.cookie.partition(".")[0], str(f)[:160])
         self.frames.put_nowait(f)
 
     def _noticed(self, now: float) -> None:

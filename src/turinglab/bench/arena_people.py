@@ -285,10 +285,19 @@ class Game:
         await self.link.send_input(frame, send_at)
 
 
-async def _consent(http: aiohttp.ClientSession, base: str) -> str:
-    async with http.post(base + "/consent", json={"consent": True}) as r:
-        r.raise_for_status()
-        return r.cookies["turinglab_session"].value
+async def _consent(http: aiohttp.ClientSession, bases: list[str]) -> tuple[str, list[str]]:
+    """The consent form, posted to the first server that takes the connection: one that has
+    died is passed over, as the load balancer in front of them would (sim seed 98). Returns
+    the session cookie and the servers, the one that took it first."""
+    for k, base in enumerate(bases):
+        try:
+            async with http.post(base + "/consent", json={"consent": True}) as r:
+                r.raise_for_status()
+                return r.cookies["turinglab_session"].value, [*bases[k:], *bases[:k]]
+        except aiohttp.ClientConnectionError:
+            if k == len(bases) - 1:
+                raise
+    raise ValueError("no server to consent on")
 
 
 class NoAnswer(Exception):
@@ -306,6 +315,8 @@ async def _next(link: Link, timeout: float, past: str = "") -> dict[str, Any]:
             raise NoAnswer from None
         if f["type"] == "status" or (f["type"] == "game" and f["game"] != past):
             return f
+        if f["type"] == "error" and f.get("code") == "retry":
+            return f  # "not taken, please try again" (Redis restarting): the join, maybe
         if past and f["type"] == "resumed" and f.get("game") == past:
             return f  # the last game shown again after a reconnect: the join may be lost
 
@@ -321,7 +332,8 @@ async def person(
     """Person `n`: arrives at `arrive` (epoch s) and plays until their rounds are done."""
     rng = random.Random(script.seed * 100_003 + n)
     await _at(arrive, tally)
-    link = Link(http, bases, await _consent(http, bases[0]), rng)
+    cookie, bases = await _consent(http, bases)
+    link = Link(http, bases, cookie, rng)
     who = link.cookie.partition(".")[0]  # the participant id, to look them up in the store
     await link.open()
     try:
@@ -340,11 +352,17 @@ async def person(
             sent, seen, socket = time.time(), [], link.sockets
             try:
                 frame = await _next(link, 60, past)
-                while frame["type"] == "resumed" or (
+                while frame["type"] in ("resumed", "error") or (
                     frame["type"] == "status" and frame["state"] in ("idle", "waiting")
                 ):
                     seen.append(frame.get("state", frame["type"]))
-                    if frame["type"] == "resumed" and link.sockets != socket:
+                    if frame["type"] == "error":
+                        # The page's toast on the lobby it still shows: "that was not taken,
+                        # please try again". The person reads it and presses the mode again.
+                        tally.counts["joins re-sent"] += 1
+                        await asyncio.sleep(rng.uniform(1.0, 3.0) * script.pace)
+                        await link.send(join)
+                    elif frame["type"] == "resumed" and link.sockets != socket:
                         # The last game's end shown again after a reconnect: the leave and
                         # the join went with the old socket (its server died). The person
                         # sees the reveal again and presses "play again" again.

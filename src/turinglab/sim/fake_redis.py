@@ -7,6 +7,7 @@ on (its commands never arrive) and its heartbeat lapses with its TTL on the virt
 from __future__ import annotations
 
 import contextlib
+import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -14,6 +15,8 @@ import fakeredis
 import redis.asyncio as aioredis
 from fakeredis._clients._async import FakeAsyncRedisConnection
 from redis.exceptions import ConnectionError as RedisConnectionError
+
+RESET = "connection reset by a Redis restart"
 
 Whose = Callable[[], str]  # the process running now
 Dead = Callable[[str], bool]
@@ -29,6 +32,7 @@ class RedisFaults:
         self.now = now
         self.epoch = 0  # restarts so far
         self.down_until = -1.0
+        self.open: weakref.WeakSet[Any] = weakref.WeakSet()  # connections, to reset
 
     def restart(self, down_s: float) -> None:
         self.epoch += 1
@@ -38,6 +42,12 @@ class RedisFaults:
         server.script_cache.clear()
         server.subscribers.clear()
         server.psubscribers.clear()
+        # A real restart closes every socket: a client blocked reading one (a pub/sub
+        # listener) gets EOF at once. An idle one in a pool fails its next command (redis-py
+        # 8's pool does not probe it while maintenance notifications are "auto") and
+        # connects again for the one after.
+        for connection in list(self.open):
+            connection.reset_by_restart()
 
 
 def _connection_class(
@@ -48,6 +58,12 @@ def _connection_class(
             super().__init__(*args, **kwargs)
             self.process = whose()
             self.epoch = faults.epoch
+            faults.open.add(self)
+
+        def reset_by_restart(self) -> None:
+            sock = self._sock
+            if sock is not None and self.epoch != faults.epoch:
+                sock.put_response(RedisConnectionError(RESET))
 
         def _refused(self) -> None:
             if dead(self.process):
@@ -55,7 +71,7 @@ def _connection_class(
             if faults.now() < faults.down_until:
                 raise RedisConnectionError("Redis is restarting")
             if self.is_connected and self.epoch != faults.epoch:  # opened before the restart
-                raise RedisConnectionError("connection reset by a Redis restart")
+                raise RedisConnectionError(RESET)
 
         async def _connect(self) -> None:
             if dead(self.process) or faults.now() < faults.down_until:
@@ -69,7 +85,11 @@ def _connection_class(
 
         async def read_response(self, *args: Any, **kwargs: Any) -> Any:
             self._refused()
-            return await super().read_response(*args, **kwargs)
+            response = await super().read_response(*args, **kwargs)
+            if isinstance(response, RedisConnectionError):  # EOF: the server shut the socket
+                await self.disconnect(nowait=True)
+                raise response
+            return response
 
     return ProcessConnection
 

@@ -9,6 +9,7 @@ import dataclasses
 import hashlib
 import json
 import logging
+import os
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,13 +24,17 @@ from turinglab.sim.virtual_loop import WHOSE, VirtualLoop
 from turinglab.sim.world import Plan, World
 
 FAULTS = frozenset({"crash", "redis-restart"})
+# TURINGLAB_SIM_VERBOSE=1: the trace keeps the arena's DEBUG logs too (the cluster's, and each
+# frame a simulated page takes), to follow one seed; the digest then covers them as well.
+VERBOSE = os.environ.get("TURINGLAB_SIM_VERBOSE", "") not in ("", "0")
+LEVEL = logging.DEBUG if VERBOSE else logging.WARNING
 
 
 class _Trace(logging.Handler):
     """The arena's own warnings, stamped with the virtual time and the process they came from."""
 
     def __init__(self, loop: VirtualLoop, events: list[str]) -> None:
-        super().__init__(logging.WARNING)
+        super().__init__(LEVEL)
         self.loop, self.events = loop, events
 
     def emit(self, record: logging.LogRecord) -> None:
@@ -54,7 +59,7 @@ def _traced(loop: VirtualLoop, events: list[str]) -> Iterator[None]:
     logger = logging.getLogger("turinglab")
     handler, level, propagate = _Trace(loop, events), logger.level, logger.propagate
     logger.addHandler(handler)
-    logger.setLevel(logging.WARNING)
+    logger.setLevel(LEVEL)
     logger.propagate = False  # the trace says it; nothing on the terminal
     try:
         yield

@@ -117,6 +117,18 @@ def live_game_of(store: Store, run_id: str, participant: str) -> tuple[str, str 
     return None if row is None else (str(row[0]), row[1])
 
 
+def live_workers(store: Store, run_id: str) -> set[str]:
+    """The processes owning a game of the study still playing (`games.worker`): once Redis has
+    restarted empty, the only record of one that died just before and cannot list itself."""
+    query = (
+        select(games.c.worker)
+        .distinct()
+        .where(games.c.run_id == run_id, games.c.status == PLAYING, games.c.worker.is_not(None))
+    )
+    with store.engine.connect() as conn:
+        return {str(w) for (w,) in conn.execute(query)}
+
+
 def ended(arena_game: str) -> Any:
     """The game the arena calls `arena_game`, once its end is stored."""
     return and_(

@@ -288,7 +288,7 @@ class Cluster(ClusterRelay):
                 # to them from another process (their next game's) would reach nobody.
                 return
         self.blind.elsewhere.pop(participant.id, None)  # watched from where they reconnect
-        self.queued.elsewhere.discard(participant.id)
+        self.queued.forget(participant.id)
         self.seen.pop(participant.id, None)
         self.catchup.pop(participant.id, None)
         self._held_joins.pop(participant.id, None)

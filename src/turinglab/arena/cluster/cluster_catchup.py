@@ -39,9 +39,12 @@ class ClusterCatchup(ClusterHeartbeat):
         await self._beat(force=True)
         # Frames published while we were away are gone, and so may be any sent before the
         # owner's own listener is back: ask each owner for what we missed until it answers.
-        until = monotonic() + CATCHUP_S
+        # Someone asking for the end of a game that ended elsewhere keeps the shorter bound
+        # (connect): the store has that end if its process does not answer (it died).
+        now_m = monotonic()
         for pid in list(self.sockets):
-            self.catchup[pid] = until
+            ended = pid in self._asking_ended
+            self.catchup[pid] = now_m + (ENDED_ASK_S if ended else CATCHUP_S)
             await self._ask_owner(pid)
 
     async def _ask_owner(self, pid: str) -> None:

@@ -41,13 +41,15 @@ class ClusterHeartbeat(ClusterQueues):
             # others may have taken its games over: give those up before going on.
             if self._registered and not force:  # a long pause, or Redis restarted empty
                 fault(log, "heartbeat-missing", logging.ERROR, process=self.me)
-            self._registered = True
+            again, self._registered = self._registered, True
             # Until every step below is done: one that fails half-way (Redis failing again,
             # as it often does just after a restart) is redone by the next beat, or the routes
             # and waiting people after it would stay unregistered.
             self._register_again = True
             await self.redis.set(key, "1", px=ttl_ms)
             await self.redis.sadd(self.ns + "procs", self.me)
+            if again:
+                await self._list_owners_of_live_games(ttl_ms)
             await self._give_up_taken()
             for game in list(self.arena.games.values()):
                 if game.result is None:
@@ -56,6 +58,24 @@ class ClusterHeartbeat(ClusterQueues):
             # between the two found them gone with Redis's keys (2 left waiting in a run).
             await self.blind.register_again(self._run(), self.arena.lobby.rounds, self._plays)
             self._register_again = False
+
+    async def _list_owners_of_live_games(self, ttl_ms: int) -> None:
+        """List again every process the store says still owns a live game: one killed
+        moments before Redis restarted empty never lists itself again, so unlisted it would
+        never be found lost and its games never taken over (sim seeds 82, 83). Each is given
+        a heartbeat of one TTL first (unless it has beaten already): a living one beats
+        again well within it, a dead one lapses and is taken over; one already taken over
+        owns no live game."""
+        store = self.arena.store
+        if store is None:
+            return
+        owners = await self.routes.read("the owners of live games", store.live_workers)
+        others = sorted((owners or set()) - {self.me})
+        assert self.redis is not None
+        for other in others:
+            await self.redis.set(self.ns + "alive:" + other, "1", px=ttl_ms, nx=True)
+        if others:
+            await self.redis.sadd(self.ns + "procs", *others)
 
     async def _beat_loop(self) -> None:
         """The heartbeat on its own, every BEAT_S: never late because a tick is long (a

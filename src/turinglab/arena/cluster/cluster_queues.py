@@ -182,7 +182,7 @@ class ClusterQueues(ClusterPresence):
                 return False
         if outlet is not None:
             self.arena.outlets.setdefault(pid, set()).add(outlet)
-        if found is not None and found.state == "adopted":
+        if found is not None and found.state in ("adopted", "vanished"):
             await self._adopt_queued(pid, found.mode, found.waited_s)
         elif outlet is not None:
             outlet(self.arena.waiting_frame(pid))
@@ -238,7 +238,11 @@ class ClusterQueues(ClusterPresence):
         await self._taken_never_seated(settings.takeover_after_s)
         for pid in list(self.queued.elsewhere):  # queued on another process: has it died?
             found = await self.queued.find(pid)
-            if found.state == "adopted":
+            if found.state == "adopted" or (
+                found.state == "vanished"  # their entry lost with Redis, nobody answering them
+                and pid in self.sockets
+                and not await self._in_live_game(pid)
+            ):
                 await self._adopt_queued(pid, found.mode, found.waited_s)
 
     async def _taken_never_seated(self, after_s: float) -> None:

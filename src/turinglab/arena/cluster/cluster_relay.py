@@ -126,6 +126,8 @@ class ClusterRelay(ClusterCatchup):
             self.owners[pid] = owner
         elif kind == "reveal":
             self.owners.pop(pid, None)  # over: the owner forgets the game too
+        if kind == "game" or (kind == "status" and frame.get("state") != "waiting"):
+            self.queued.forget(pid)  # answered by the process that queued them, if any
         elif (
             kind in STATE_FRAMES  # a mode whose frame is its state: no "game" snapshot
             and pid in self.sockets

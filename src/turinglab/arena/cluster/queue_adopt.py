@@ -38,7 +38,7 @@ if redis.call('EXISTS', KEYS[2]) == 1 then  -- seated (a game's route): not wait
   return {'none', ''}
 end
 if redis.call('EXISTS', ARGV[2] .. proc) == 1 then
-  return {'elsewhere', ''}  -- queued there, or being seated (leaving deletes the key)
+  return {'elsewhere', v}  -- queued there, or being seated (leaving deletes the key)
 end
 redis.call('SET', KEYS[1], ARGV[1] .. string.sub(v, string.len(proc) + 1), 'EX', ARGV[3])
 return {'adopted', v}
@@ -57,11 +57,14 @@ return redis.call('LREM', ARGV[1] .. mode, 0, ARGV[2] .. '|' .. proc)
 """
 
 TTL_S = 6 * 3600
+# How long a watched person's entry may be missing, with no answer from their process (a game,
+# a status), before it is taken for lost with Redis (restarted empty) rather than in flight.
+VANISHED_S = 2.0
 
 
 @dataclass(frozen=True)
 class Found:
-    state: Literal["none", "elsewhere", "adopted"]
+    state: Literal["none", "elsewhere", "adopted", "vanished"]
     mode: str = ""
     waited_s: float = 0.0  # since they first queued, on whichever process
 
@@ -76,6 +79,11 @@ class QueueAdopt:
         self._adopt = client.register_script(ADOPT)
         self._leave = client.register_script(LEAVE)
         self.elsewhere: set[str] = set()  # with a socket here, queued on a live process
+        # pid -> their entry as last seen there, until that process answers them (`forget`),
+        # and since when it is missing: a Redis restarted empty drops it, and a process that
+        # died just before it never writes it again, nor seats them or times them out.
+        self._watched: dict[str, str] = {}
+        self._missing: dict[str, float] = {}
 
     def key(self, pid: str) -> str:
         return f"{self.prefix}queued:{pid}"
@@ -91,16 +99,30 @@ class QueueAdopt:
         )
         if state == "elsewhere":
             self.elsewhere.add(pid)
+            self._watched[pid] = str(value)
+            self._missing.pop(pid, None)
             return Found("elsewhere")
-        self.elsewhere.discard(pid)
-        if state != "adopted":
+        if state == "none" and pid in self._watched:  # unanswered: lost with Redis, or in flight
+            since_m = self._missing.setdefault(pid, time.monotonic())
+            if time.monotonic() - since_m < VANISHED_S:
+                return Found("none")  # still watched: asked again next tick
+            state, value = "vanished", self._watched[pid]
+        self.forget(pid)
+        if state == "none":
             return Found("none")
         _, mode, since = str(value).split("|", 2)
-        return Found("adopted", mode, max(0.0, time.time() - float(since)))
+        return Found(state, mode, max(0.0, time.time() - float(since)))
+
+    def forget(self, pid: str) -> None:
+        """Not watched any more: their process answered them (a game, a status), they were
+        adopted, or they left."""
+        self.elsewhere.discard(pid)
+        self._watched.pop(pid, None)
+        self._missing.pop(pid, None)
 
     async def leave(self, pid: str) -> bool:
         """`pid` left the lobby here while queued on another process: out of that queue.
         False when they were no longer in it (seated meanwhile, or never queued)."""
-        self.elsewhere.discard(pid)
+        self.forget(pid)
         removed = await self._leave(keys=[self.key(pid)], args=[f"{self.prefix}queue:", pid])
         return bool(removed)

@@ -401,6 +401,10 @@ class ArenaStore:
         """How many took part in this study, and the newest `limit` with ids and rounds."""
         return arena_people.people(self.store, self.run_id, limit)
 
+    def live_workers(self) -> set[str]:
+        """The processes owning a game of this study still playing."""
+        return arena_people.live_workers(self.store, self.run_id)
+
     def live_game_of(self, participant: str) -> tuple[str, str | None] | None:
         """(the arena's game id, its owner) of the game `participant` is playing, if any."""
         return arena_people.live_game_of(self.store, self.run_id, participant)
