@@ -126,14 +126,14 @@ class ClusterRelay(ClusterCatchup):
             self.owners[pid] = owner
         elif kind == "reveal":
             self.owners.pop(pid, None)  # over: the owner forgets the game too
-        if kind == "game" or (kind == "status" and frame.get("state") != "waiting"):
-            self.queued.forget(pid)  # answered by the process that queued them, if any
         elif (
             kind in STATE_FRAMES  # a mode whose frame is its state: no "game" snapshot
             and pid in self.sockets
             and owner not in self._told_holding.get(pid, ())
         ):  # its owner, too, counts this socket present until told it closed (presence.py)
             self._holding(owner, Here(pid=pid, sender=self.me))
+        if kind == "game" or (kind == "status" and frame.get("state") != "waiting"):
+            self.queued.forget(pid)  # answered by the process that queued them, if any
         if kind in STATE_FRAMES and is_snapshot(frame):  # its sender owns the game now
             self.owners[pid] = owner
         self._track(pid, frame)
