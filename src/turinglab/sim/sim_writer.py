@@ -1,21 +1,37 @@
 """The store's writer without its thread: the same group commits (StoreWriter._write, the same
-SQL, fencing and results), run on the virtual loop every commit interval, so when a write
-lands is part of the seeded schedule. A crashed process's writer drops what it had not yet
+SQL, fencing and results), run on the virtual loop, so when a write lands is part of the seeded
+schedule. As the real writer's thread, it sleeps until something is queued and then gathers
+what else arrives until the commit interval since its last commit has passed (no wake-ups
+while idle: most of a schedule is idle). A crashed process's writer drops what it had not yet
 committed, as a SIGKILL would."""
 
 from __future__ import annotations
 
 import asyncio
 import queue
+from typing import Any
 
 from turinglab.store.database import Store
 from turinglab.store.writer import StoreWriter
+
+
+class _Signalling(queue.SimpleQueue[Any]):
+    """The writer's queue, telling the pump when something is put in it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.queued = asyncio.Event()
+
+    def put(self, item: Any, block: bool = True, timeout: float | None = None) -> None:
+        super().put(item, block, timeout)
+        self.queued.set()
 
 
 class SimWriter(StoreWriter):
     def __init__(self, store: Store, commit_interval_s: float) -> None:
         super().__init__(store)  # its thread starts and ends at once (_loop below)
         self._thread.join()
+        self._queue = self._signalling = _Signalling()
         self.interval = commit_interval_s
         self.dead = False
 
@@ -31,10 +47,17 @@ class SimWriter(StoreWriter):
                 return items
 
     async def pump(self) -> None:
-        """Commit what was queued, every interval, until the process dies."""
+        """Commit what was queued (at most once per interval) until the process dies."""
+        loop = asyncio.get_running_loop()
+        last_commit = float("-inf")
         while not self.dead:
-            await asyncio.sleep(self.interval)
-            items = [i for i in self.pending() if i is not None and hasattr(i, "future")]
+            await self._signalling.queued.wait()
+            wait = last_commit + self.interval - loop.time()
+            if wait > 0:
+                await asyncio.sleep(wait)  # gather what else arrives into this commit
+            self._signalling.queued.clear()
+            last_commit = loop.time()
+            items = [i for i in self.pending() if hasattr(i, "future")]
             if items and not self.dead:
                 self._write(items)  # type: ignore[arg-type]
 
