@@ -103,3 +103,19 @@ def test_a_paused_owner_is_taken_over_and_the_schedule_replays() -> None:
     assert f"{stopped} paused" in trace and f"{stopped} resumed" in trace
     assert '"event": "takeover"' in trace
     assert first["digest"] == again["digest"]
+
+
+# Pause schedules that once broke a promise, each from a process stopped past its TTL whose
+# games were taken over, woken before its heartbeat found out: the new owner's snapshot, queued
+# in its subscription, dropped as stale ("their game is played here"), the page left on the old
+# stream and shown the lobby in the verdict phase (2, 5); a re-sent verdict acknowledged by
+# the woken process's copy of the game, never reaching the new owner (3).
+PAUSE_SEEDS = (2, 3, 5)
+
+
+@pytest.mark.parametrize("seed", PAUSE_SEEDS)
+def test_a_process_woken_after_its_games_were_taken_over_keeps_every_promise(seed: int) -> None:
+    result = schedule(seed, 2, frozenset({"pause"}))
+    assert result["plan"]["pause"] is not None and result["plan"]["pause"][2] > 10.0
+    assert '"event": "takeover"' in "\n".join(result["trace"])
+    assert result["violations"] == []
