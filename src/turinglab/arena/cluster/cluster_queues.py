@@ -149,6 +149,12 @@ class ClusterQueues(ClusterPresence):
             return
         self.waiting.pop(pid, None)
         partner = self.person(taken.partner_id)
+        queuer = str(taken.partner).split("|", 1)[1]
+        if queuer != self.me:
+            # Their socket is where they queued: present through that process from the start
+            # (as if it had said so) until it says they left or is found dead. Else, stopped,
+            # it tells nobody, and a page still open there is counted gone (sim seeds 17, 22).
+            self.holders.setdefault(partner.id, set()).add(queuer)
         people = [participant, partner] if taken.role == "interrogator" else [partner, participant]
         await self._seat(mode, people)
         self.arena.answer_join(participant)
@@ -183,6 +189,8 @@ class ClusterQueues(ClusterPresence):
             return False
         self.outbox.put("delete", self.queued.key(pid))
         removed = await self.redis.lrem(self.ns + "queue:" + entry[0], 0, f"{pid}|{self.me}")
+        if not removed:  # the process that took them counts them present through this one
+            self._taken_as_they_left.add(pid)
         return bool(removed)
 
     async def _waits(self, pid: str, outlet: Outlet | None = None) -> bool:
