@@ -103,3 +103,33 @@ def test_a_paused_owner_is_taken_over_and_the_schedule_replays() -> None:
     assert f"{stopped} paused" in trace and f"{stopped} resumed" in trace
     assert '"event": "takeover"' in trace
     assert first["digest"] == again["digest"]
+
+
+# Pause schedules that once broke a promise, each from a process stopped past its TTL whose
+# games were taken over, woken before its heartbeat found out: the new owner's snapshot, queued
+# in its subscription, dropped as stale ("their game is played here"), the page left on the old
+# stream and shown the lobby in the verdict phase (2, 5, 43); a re-sent verdict acknowledged by
+# the woken process's copy of the game, never reaching the new owner (3).
+PAUSE_SEEDS = (2, 3, 5, 43)
+
+
+@pytest.mark.parametrize("seed", PAUSE_SEEDS)
+def test_a_process_woken_after_its_games_were_taken_over_keeps_every_promise(seed: int) -> None:
+    result = schedule(seed, 2, frozenset({"pause"}))
+    assert result["plan"]["pause"] is not None and result["plan"]["pause"][2] > 10.0
+    assert '"event": "takeover"' in "\n".join(result["trace"])
+    assert result["violations"] == []
+
+
+@pytest.mark.parametrize("seed", (17, 22))
+def test_a_person_seated_while_the_process_that_queued_them_is_stopped_is_not_told_they_left(
+    seed: int,
+) -> None:
+    """Queued on a process stopped moments later, seated by the other before the stopped one's
+    heartbeat lapsed: their page, still open there, was counted gone from the start (nobody
+    said it was there) and, woken, was told it had left."""
+    result = schedule(seed, 2, frozenset({"pause"}))
+    stopped, _, for_s = result["plan"]["pause"]
+    trace = "\n".join(result["trace"])
+    assert for_s > 12.0 and f"{stopped} resumed" in trace  # past the departure grace
+    assert result["violations"] == []

@@ -545,6 +545,7 @@ class Interrogation:
         assert agent is not None
         self.table.show(VerdictAsked(tuple(w.seat for w in self.witnesses)), INTERROGATOR)
         timer = asyncio.ensure_future(self.table.clock.sleep(self.rules.verdict_timeout_s))
+        item_task: asyncio.Future[HumanInput] | None = None
         try:
             while True:
                 item_task = asyncio.ensure_future(agent.next_input())
@@ -560,8 +561,10 @@ class Interrogation:
                     return self._verdict_from(item), FINISHED
                 except Refused as refused:
                     self._refuse(INTERROGATOR, str(refused), None)
-        finally:
+        finally:  # also when the game is stopped here (taken over): nothing left waiting
             timer.cancel()
+            if item_task is not None:
+                item_task.cancel()
 
     async def _ai_verdict(self) -> tuple[Judgement | None, str]:
         deadline = self._deadline()

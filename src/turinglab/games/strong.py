@@ -368,6 +368,9 @@ class _Session:
         item = asyncio.ensure_future(person.next_input())
         try:
             await asyncio.wait({timer, item}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:  # the game stopped here (taken over): nothing left waiting
+            item.cancel()
+            raise
         finally:
             timer.cancel()
         if not item.done():

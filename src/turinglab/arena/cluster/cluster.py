@@ -300,6 +300,11 @@ class Cluster(ClusterRelay):
         owner = self.owners.get(participant.id)
         if owner is not None:
             told.add(owner)
+        if participant.id in self._taken_as_they_left:  # seated by a process not known here
+            self._taken_as_they_left.discard(participant.id)
+            with contextlib.suppress(RedisError):
+                assert self.redis is not None
+                told |= {str(p) for p in await self.redis.smembers(self.ns + "procs")}
         for process in told - {self.me}:  # their game's owner counts them gone now
             self._forward(process, Gone(pid=participant.id, sender=self.me))
         with contextlib.suppress(Exception):  # the process may be shutting down

@@ -70,6 +70,9 @@ class ClusterBase:
         self.waiting: dict[str, tuple[str, float]] = {}  # pid -> (mode, since), queued here
         # pid -> (mode, waited, monotonic s): taken from the queue here by another process.
         self._taken: dict[str, tuple[str, float, float]] = {}
+        # Taken from the queue here by another process just as they were let go: whichever it
+        # is (not known yet) counts them present through this one until told (`disconnect`).
+        self._taken_as_they_left: set[str] = set()
         self.owners: dict[str, str] = {}  # pid -> the process playing their game, when known
         self.sockets: dict[str, int] = {}  # pid -> sockets of theirs held here
         # One queue change at a time per person: a page that closes and reconnects at once

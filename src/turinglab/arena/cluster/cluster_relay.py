@@ -95,8 +95,10 @@ class ClusterRelay(ClusterCatchup):
         # A lookup, not `person()`: judging a frame must not create a session or an outlet.
         known_person = self.arena.sessions.by_id.get(pid)
         game = self.arena.games.get((known_person.game if known_person else None) or "")
-        if game is not None and game.result is None:
-            return True  # their game is played here now
+        if game is not None and game.result is None:  # their game is played here, we think
+            # A snapshot from another process: one of the two was stopped past its TTL and
+            # woke up; the store says which (sim seeds 2, 3, 5 under `pause`).
+            return not is_snapshot(data.frame) or await self._give_up_if_taken(game) != sender
         known = self.owners.get(pid)
         if not is_snapshot(data.frame):  # a `game` frame, or a whole state marked a snapshot
             return known is not None and known != sender

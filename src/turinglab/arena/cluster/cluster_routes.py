@@ -110,10 +110,33 @@ class ClusterRoutes(ClusterBase):
         owners = await asyncio.to_thread(store.owners, list(playing))
         for gid, game in playing.items():
             if owners.get(gid) != self.me:
-                log.warning("game %s was taken over by %s; stopped here", game.id, owners.get(gid))
-                for view in game.views.values():  # as when fenced: or the new owner's frames
-                    self.owners.pop(view.participant.id, None)  # would be dropped as stale
-                self.arena.give_up(game)
+                self._stop_taken(game, owners.get(gid))
+
+    async def _give_up_if_taken(self, game: LiveGame) -> str | None:
+        """The process the store says owns `game` (played here, as far as this one knows)
+        when that is another: this one was stopped past its TTL and the game was taken over,
+        so it is given up here now, as registering again would do later, when the woken
+        process may already have shown the new owner's frames as stale or answered an input
+        of a game it no longer plays. None while it is ours, or the store cannot say."""
+        store = self.arena.store
+        ids = [sid for sid, live in self.arena.stored_ids().items() if live is game]
+        if store is None or not ids:
+            return None
+        try:
+            owner = (await asyncio.to_thread(store.owners, ids)).get(ids[0])
+        except Exception:  # the store unreachable: the game stays ours until it says
+            log.warning("could not ask the store who owns game %s", game.id)
+            return None
+        if owner is None or owner == self.me:
+            return None
+        self._stop_taken(game, owner)
+        return owner
+
+    def _stop_taken(self, game: LiveGame, owner: str | None) -> None:
+        log.warning("game %s was taken over by %s; stopped here", game.id, owner)
+        for view in game.views.values():  # as when fenced: or the new owner's frames
+            self.owners.pop(view.participant.id, None)  # would be dropped as stale
+        self.arena.give_up(game)
 
     async def live_games(self) -> list[dict[str, Any]]:
         """The live games of every process (from the store), each with its owner and whether
