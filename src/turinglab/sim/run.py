@@ -88,7 +88,16 @@ def schedule(seed: int, processes: int = 2, faults: frozenset[str] = FAULTS) -> 
                 played = loop.run_until_complete(world.play())
             tally = played["tally"]
             audit = audit_store(world.url, played["run_id"], tally.acked)
-            violations = check(world.url, played["run_id"], audit, tally, played["failures"])
+            violations = check(
+                world.url,
+                played["run_id"],
+                audit,
+                tally,
+                played["failures"],
+                writes=played["writes"],
+                grace_s=played["grace_s"],
+                rounds=world.plan.rounds,
+            )
             world.events.extend(
                 f"  end: {outcome} x{n}" for outcome, n in sorted(tally.outcomes.items())
             )
