@@ -102,3 +102,14 @@ def test_a_frame_before_the_reveal_naming_the_ai_or_a_kind_is_noted() -> None:
         ("BOT (", "game"),
         ('"kind"', "phase"),
     ]
+
+
+def test_a_no_match_makes_the_book_the_person_waited_with_final() -> None:
+    tally = Tally()
+    waiting = {"type": "status", "state": "waiting", "rounds": {"played": 1, "total": 2}}
+    tally.book("p1", waiting)
+    assert tally.books["p1"] == [1, 2, "waiting"]  # not compared: it may still move
+    tally.book("p1", {"type": "status", "state": "no-match", "waited_s": 120.0})
+    assert tally.books["p1"] == [1, 2, "no-match"]
+    assert rounds_miscounted(tally, [("p1", "witness_a", "finished")], 2) == ([], [])
+    assert rounds_miscounted(tally, [], 2)[1] == ["p1: book 1/2 (no-match), store 0"]

@@ -89,10 +89,13 @@ class Tally:
             self.longest_input = [seconds, what, since, who]
 
     def book(self, who: str, frame: dict[str, Any]) -> dict[str, Any]:
-        """Keep a person's round book as a status shows it (the last one they got stays)."""
+        """Keep a person's round book as a status shows it (the last one they got stays; a
+        "no-match" shows none: the one they waited with, no game since, is their last)."""
         if frame["type"] == "status" and frame.get("rounds"):
             rounds = frame["rounds"]
             self.books[who] = [rounds["played"], rounds["total"], frame["state"]]
+        elif frame["type"] == "status" and frame["state"] == "no-match" and who in self.books:
+            self.books[who][2] = "no-match"
         return frame
 
     def look(self, who: str, game: str, frame: dict[str, Any], hidden: tuple[str, ...]) -> None:
