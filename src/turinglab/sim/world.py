@@ -35,7 +35,8 @@ from turinglab.store.database import Store
 
 COMMIT_INTERVAL_S = 0.02
 # What no frame may show before a game's reveal, besides the AI's names (SEATS: the three-party
-# game's seat ids; as tests/arena/core/test_arena_leaks.py hides them)
+# game's seat ids; as tests/arena/core/test_arena_leaks.py hides them). '"human"' and '"ai"'
+# hold here because three-party's choices are channels: a two-party mode offers them as choices.
 SEATS = ("witness_a", "witness_b")
 TELLING = ('"kind"', '"human"', '"ai"', '"a person"', "scripted", "person:", *SEATS)
 
