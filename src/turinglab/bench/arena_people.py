@@ -51,6 +51,8 @@ class Script:
     seed: int
     max_wait_s: float  # the server's lobby limit (then "no-match")
     pace: float = 1.0  # scales reading, thinking and typing times (1: a person's; tests: less)
+    # Words no frame of a game may hold before its reveal (Tally.look; sim: the AI's names)
+    hidden: tuple[str, ...] = ()
 
 
 async def _at(t: float, tally: Tally) -> None:
@@ -74,8 +76,10 @@ class Game:
         tally: Tally,
         rng: random.Random,
         pace: float,
+        hidden: tuple[str, ...] = (),
     ) -> None:
         self.link, self.who, self.tally, self.rng, self.pace = link, who, tally, rng, pace
+        self.hidden = hidden
         self.id = snap["game"]
         self.role = snap["role"]
         self.choices = snap["judge_choices"]
@@ -87,14 +91,20 @@ class Game:
         self.changed = asyncio.Event()
         self.over = asyncio.Event()
         self.outcome = ""
+        self._look(snap)
         self._apply(snap)
 
     # ---- the frames -------------------------------------------------------------------------
+
+    def _look(self, f: dict[str, Any]) -> None:
+        if self.hidden and not self.over.is_set():  # before the reveal
+            self.tally.look(self.who, self.id, f, self.hidden)
 
     def _apply(self, snap: dict[str, Any]) -> None:
         self.channels: list[str] = snap["channels"]
         self.phase = snap["phase"]
         self.deadline = snap["deadline"] - snap["now"] + time.time() if snap["deadline"] else None
+        self.tally.talk_ends[self.id] = self.deadline or 0.0
         self.last: dict[str, str] = {}
         self.unread: dict[str, str] = {}
         for m in snap["messages"]:
@@ -148,6 +158,7 @@ class Game:
     async def _pump(self) -> None:
         while True:
             f = await self.link.frames.get()
+            self._look(f)
             kind = f["type"]
             if kind == "message":
                 self._message(f)
@@ -218,6 +229,7 @@ class Game:
         if self.over.is_set() or self.phase != "playing":
             return False
         self.tally.left[self.id] = time.time()
+        self.tally.leavers[self.id] += 1
         self.tally.told.pop(self.id, None)  # the other person's notice, not this one's
         self.outcome = "left"
         await self.link.close()
@@ -337,7 +349,7 @@ async def person(
     who = link.cookie.partition(".")[0]  # the participant id, to look them up in the store
     await link.open()
     try:
-        first = await _next(link, 60)
+        first = tally.book(who, await _next(link, 60))
         tally.lobby_ms.append((time.time() - arrive) * 1000)
         due = time.time() + rng.uniform(2.0, 10.0) * script.pace  # reads the instructions
         past = ""
@@ -351,7 +363,7 @@ async def person(
             await link.send(join)
             sent, seen, socket = time.time(), [], link.sockets
             try:
-                frame = await _next(link, 60, past)
+                frame = tally.book(who, await _next(link, 60, past))
                 while frame["type"] in ("resumed", "error") or (
                     frame["type"] == "status" and frame["state"] in ("idle", "waiting")
                 ):
@@ -376,7 +388,7 @@ async def person(
                         socket = link.sockets
                         tally.counts["joins re-sent"] += 1
                         await link.send(join)
-                    frame = await _next(link, script.max_wait_s + 60, past)
+                    frame = tally.book(who, await _next(link, script.max_wait_s + 60, past))
             except NoAnswer:  # left waiting: the lobby limit passed and nobody said so
                 tally.outcomes["no game or status within the lobby limit + 60 s"] += 1
                 tally.stuck.append((sent, r, seen, who))
@@ -387,7 +399,7 @@ async def person(
                 return
             tally.joins.append((frame["game"], r, due, time.time()))
             fate = rng.random()
-            game = Game(link, frame, f"p{n}r{r}", tally, rng, script.pace)
+            game = Game(link, frame, f"p{n}r{r}", tally, rng, script.pace, script.hidden)
             span = max(1.0, (game.deadline or time.time() + 60) - time.time())
             leave_at = rng.uniform(0.05, 0.95) * span if fate < script.abandon_p else None
             back = script.abandon_p <= fate < script.abandon_p + script.reconnect_p

@@ -26,6 +26,19 @@ def parse_tag(text: str) -> tuple[str, float] | None:
     return None if found is None else (found.group(1), float(found.group(2)))
 
 
+def unspoken(frame: dict[str, Any]) -> dict[str, Any]:
+    """A frame without what the people and the AI said in it: their words are theirs; the
+    arena's own lines (sender "game") and every other field are the arena's."""
+
+    def blank(m: dict[str, Any]) -> dict[str, Any]:
+        return m if m.get("sender") in (None, "game") else {**m, "text": ""}
+
+    out = blank(frame) if frame["type"] == "message" else frame
+    if frame.get("messages"):
+        out = {**out, "messages": [blank(m) for m in frame["messages"]]}
+    return out
+
+
 @dataclass
 class Tally:
     # (scheduled send, ms) of each person-to-person message, at the person it reached
@@ -45,6 +58,13 @@ class Tally:
     failures: Counter[str] = field(default_factory=Counter)  # scripts that broke, by why
     left: dict[str, float] = field(default_factory=dict)  # game -> when a person abandoned it
     told: dict[str, float] = field(default_factory=dict)  # game -> when the other was told
+    leavers: Counter[str] = field(default_factory=Counter)  # game -> how many abandoned it
+    talk_ends: dict[str, float] = field(default_factory=dict)  # game -> its talk's deadline
+    # person -> [played, total, state]: their round book as the last status they got showed it
+    books: dict[str, list[Any]] = field(default_factory=dict)
+    # Frames before a game's reveal that held a word the people's script hides (who, game,
+    # the word, the frame's type): a seat's kind or the AI's name shown too early
+    leaks: list[dict[str, Any]] = field(default_factory=list)
     # The longest wait for an owed frame: [s, what, when it began (epoch s), who]
     longest_owed: list[Any] = field(default_factory=lambda: [0.0, "", 0.0, ""])
     # People who waited over 15 s for a frame: their page's state at the end (arena_link.py)
@@ -67,6 +87,27 @@ class Tally:
     def took(self, seconds: float, what: str, since: float = 0.0, who: str = "") -> None:
         if seconds > self.longest_input[0]:
             self.longest_input = [seconds, what, since, who]
+
+    def book(self, who: str, frame: dict[str, Any]) -> dict[str, Any]:
+        """Keep a person's round book as a status shows it (the last one they got stays; a
+        "no-match" shows none: the one they waited with, no game since, is their last)."""
+        if frame["type"] == "status" and frame.get("rounds"):
+            rounds = frame["rounds"]
+            self.books[who] = [rounds["played"], rounds["total"], frame["state"]]
+        elif frame["type"] == "status" and frame["state"] == "no-match" and who in self.books:
+            self.books[who][2] = "no-match"
+        return frame
+
+    def look(self, who: str, game: str, frame: dict[str, Any], hidden: tuple[str, ...]) -> None:
+        """Note any of the `hidden` words in a frame of `game` taken before its reveal."""
+        if frame["type"] == "reveal" or frame.get("reveal"):
+            return
+        shown = json.dumps(unspoken(frame))
+        self.leaks += [
+            {"tag": who, "game": game, "word": w, "frame": frame["type"]}
+            for w in hidden
+            if w in shown
+        ]
 
     def merge(self, other: Tally) -> None:
         for f in fields(self):

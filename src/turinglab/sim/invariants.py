@@ -8,17 +8,21 @@ bench/arena_audit.py reads it) and on what each simulated page saw (bench/arena_
 * nobody waits more than 15 s for a frame owed to them (an input's answer, a reconnect), nor
   is left waiting without a game or a status past the lobby's limit;
 * no page is shown a frame that does not belong where it is (the lobby mid-game, another
-  game's snapshot), and no simulated page or person failed (that would be the simulator's bug).
+  game's snapshot), and no simulated page or person failed (that would be the simulator's bug);
+* and sim/promises.py's: departures told in time, rounds counted once, nothing written by a
+  stale owner, no seat's kind shown before the reveal.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import create_engine, text
 
 from turinglab.bench.arena_tally import Tally
+from turinglab.sim.promises import departures_late, rounds_miscounted, stale_writes
 
 OWED_LIMIT_S = 15.0
 
@@ -33,6 +37,16 @@ NO_REASON = (
     "AND status NOT IN ('finished', 'playing') AND (flags IS NULL OR flags IN ('[]', 'null', ''))"
 )
 
+ENDS = (  # the arena's id of each game (store_bridge: setup.arena_game), and how it ended
+    "SELECT json_extract(setup, '$.arena_game'), status, finished_at FROM games "
+    "WHERE run_id = :r AND trial_id IS NOT NULL"
+)
+SEATED = (
+    "SELECT s.participant, s.seat, g.status FROM seats s JOIN games g ON g.id = s.game_id "
+    "WHERE g.run_id = :r AND g.trial_id IS NOT NULL AND s.kind = 'human' "
+    "AND json_extract(g.setup, '$.solo') = 0"
+)
+
 
 @dataclass(frozen=True)
 class Violation:
@@ -44,7 +58,15 @@ class Violation:
 
 
 def check(
-    url: str, run_id: str, audit: dict[str, Any], tally: Tally, failures: list[str]
+    url: str,
+    run_id: str,
+    audit: dict[str, Any],
+    tally: Tally,
+    failures: list[str],
+    *,
+    writes: Iterable[tuple[Any, ...]] = (),
+    grace_s: float = 12.0,
+    rounds: int = 2,
 ) -> list[Violation]:
     found: list[Violation] = []
 
@@ -68,6 +90,8 @@ def check(
         with engine.connect() as conn:
             holes = conn.execute(text(SEQ_BROKEN), {"r": run_id}).all()
             silent = conn.execute(text(NO_REASON), {"r": run_id}).all()
+            ends = {g: (status, at) for g, status, at in conn.execute(text(ENDS), {"r": run_id})}
+            seated = [tuple(row) for row in conn.execute(text(SEATED), {"r": run_id})]
     finally:
         engine.dispose()
     broken("seq-broken", bool(holes), [tuple(h) for h in holes])
@@ -81,4 +105,12 @@ def check(
     )
     faults = tally.counts.get("page faults (benchmark bugs)", 0)
     broken("page-failed", faults > 0, faults)
+    late = departures_late(tally, ends, grace_s)
+    broken("departure-told-late", bool(late), late)
+    over, off = rounds_miscounted(tally, seated, rounds)
+    broken("more-rounds-than-the-study", bool(over), over)
+    broken("rounds-miscounted", bool(off), off)
+    stale = stale_writes(writes)
+    broken("stale-owner-wrote", bool(stale), stale[:3])
+    broken("kind-shown-before-reveal", bool(tally.leaks), tally.leaks[:3])
     return found

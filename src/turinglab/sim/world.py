@@ -26,7 +26,7 @@ from turinglab.arena.web.app import create_app
 from turinglab.bench.arena_bench import engine_setup
 from turinglab.bench.arena_people import Script, person
 from turinglab.bench.arena_tally import Tally
-from turinglab.sim import fake_redis
+from turinglab.sim import fake_redis, row_writers
 from turinglab.sim.asgi_net import Network
 from turinglab.sim.determinism import EPOCH
 from turinglab.sim.sim_writer import SimWriter
@@ -34,6 +34,11 @@ from turinglab.sim.virtual_loop import WHOSE, VirtualLoop
 from turinglab.store.database import Store
 
 COMMIT_INTERVAL_S = 0.02
+# What no frame may show before a game's reveal, besides the AI's names (SEATS: the three-party
+# game's seat ids; as tests/arena/core/test_arena_leaks.py hides them). '"human"' and '"ai"'
+# hold here because three-party's choices are channels: a two-party mode offers them as choices.
+SEATS = ("witness_a", "witness_b")
+TELLING = ('"kind"', '"human"', '"ai"', '"a person"', "scripted", "person:", *SEATS)
 
 
 @dataclass(frozen=True)
@@ -90,6 +95,7 @@ class World:
         self.net = Network(rng, self.run, plan.latency_s)
         self.processes: dict[str, Process] = {}
         self.events: list[str] = []  # the schedule's trace: what happened, when
+        self.writes: list[tuple[Any, ...]] = []  # each game row's writer (sim/row_writers.py)
         self.setup = engine_setup(plan.game_s, plan.rounds, 120.0, seed)
 
     # ---- processes ---------------------------------------------------------------------------
@@ -112,6 +118,7 @@ class World:
             name = f"p{k}"
             store = Store(self.url)
             self._refuse_when_dead(store, name)
+            row_writers.watch(store.engine, name, self._now, self.writes)
             writer = SimWriter(store, COMMIT_INTERVAL_S)
             setup = engine_setup(self.plan.game_s, self.plan.rounds, 120.0, self.seed)
             kept = ArenaStore(store, setup, worker=name, writer=writer)
@@ -197,8 +204,16 @@ class World:
     async def play(self) -> dict[str, Any]:
         await self.start()
         tally = Tally()
+        names = [*self.setup.agents, *self.setup.display_names.values()]
+        hidden = (*TELLING, *(f'"{n}"' for n in names), *(f"{n} (" for n in names))
         script = Script(
-            self.plan.rounds, self.plan.reconnect_p, self.plan.abandon_p, self.seed, 120.0, 1.0
+            self.plan.rounds,
+            self.plan.reconnect_p,
+            self.plan.abandon_p,
+            self.seed,
+            120.0,
+            1.0,
+            hidden,
         )
         bases = [f"http://{name}" for name in self.processes]
         p = len(bases)
@@ -230,4 +245,10 @@ class World:
         failures = [repr(r) for r in results if isinstance(r, BaseException)]
         await asyncio.sleep(30.0)  # a takeover's writes, the last commits
         await self.stop()
-        return {"tally": tally, "failures": failures, "run_id": arena_run_id(self.setup)}
+        return {
+            "tally": tally,
+            "failures": failures,
+            "run_id": arena_run_id(self.setup),
+            "writes": self.writes,
+            "grace_s": self.setup.settings.abandon_after_s,
+        }

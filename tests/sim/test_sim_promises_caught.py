@@ -1,0 +1,80 @@
+"""The checks of sim/promises.py see real bugs: each is put into the arena with monkeypatch and
+a seeded schedule that keeps every promise on main (test_sim_arena.py, the seeds there) then
+reports it:
+
+* departures: the arena counting a person gone 30 s later than its grace says;
+* rounds: an abandoned game's rounds not given back (the books say more than the store counts);
+* the reveal: a game's snapshot titled with the AI witness's name;
+* a stale owner: a process woken from SIGSTOP that neither gives up the games taken from it
+  nor is fenced by the store writes rows to them (with the store's fencing alone it writes
+  nothing: that schedule keeps the promise).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from sqlalchemy import Connection, select
+
+from turinglab.arena.cluster.cluster_routes import ClusterRoutes
+from turinglab.arena.core import hub
+from turinglab.arena.core.abandon import AbandonWatch
+from turinglab.arena.core.live import LiveGame
+from turinglab.sim.run import schedule
+from turinglab.store import control_events, fencing
+from turinglab.store.schema import games
+
+pytestmark = pytest.mark.slow
+
+CRASHES, PAUSES = frozenset({"crash"}), frozenset({"pause"})
+DEPARTURE = 5  # someone abandons a game (crash schedule); told 12.4 s later on main
+TAKEN_FROM_A_PAUSED_OWNER = 27  # pause schedule: the owner sleeps through its takeover
+
+
+def _found(seed: int, faults: frozenset[str]) -> set[str]:
+    return {v["invariant"] for v in schedule(seed, 2, faults)["violations"]}
+
+
+def test_a_departure_counted_late_is_told_late(monkeypatch: pytest.MonkeyPatch) -> None:
+    init = AbandonWatch.__init__
+
+    def slow(self: AbandonWatch, grace_s: float, **kw: Any) -> None:
+        init(self, grace_s + 30.0, **kw)
+
+    monkeypatch.setattr(AbandonWatch, "__init__", slow)
+    assert "departure-told-late" in _found(DEPARTURE, CRASHES)
+
+
+def test_rounds_not_given_back_are_miscounted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(hub, "give_rounds_back", lambda game, book: False)
+    assert "rounds-miscounted" in _found(DEPARTURE, CRASHES)
+
+
+def test_the_ai_named_before_the_reveal_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    snapshot = LiveGame.snapshot
+
+    def titled(self: LiveGame, participant: Any) -> Any:
+        return snapshot(self, participant).model_copy(update={"title": "BOT (scripted)"})
+
+    monkeypatch.setattr(LiveGame, "snapshot", titled)
+    assert "kind-shown-before-reveal" in _found(3, CRASHES)
+
+
+def test_a_woken_owner_that_is_not_fenced_writes_and_is_found(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async def keeps_playing(self: ClusterRoutes) -> None:
+        return None
+
+    monkeypatch.setattr(ClusterRoutes, "_give_up_taken", keeps_playing)
+    assert "stale-owner-wrote" not in _found(TAKEN_FROM_A_PAUSED_OWNER, PAUSES)  # fenced
+    held = fencing.held_games
+
+    def any_epoch(conn: Connection, epochs: dict[int, int]) -> dict[int, int]:
+        now = dict(conn.execute(select(games.c.id, games.c.owner_epoch)).all())
+        return held(conn, {g: now.get(g, e) for g, e in epochs.items()})
+
+    monkeypatch.setattr(fencing, "held_games", any_epoch)
+    monkeypatch.setattr(control_events, "held_games", any_epoch)
+    assert "stale-owner-wrote" in _found(TAKEN_FROM_A_PAUSED_OWNER, PAUSES)
