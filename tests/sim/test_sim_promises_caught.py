@@ -64,10 +64,12 @@ def test_the_ai_named_before_the_reveal_is_found(monkeypatch: pytest.MonkeyPatch
 def test_a_woken_owner_that_is_not_fenced_writes_and_is_found(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    async def keeps_playing(self: ClusterRoutes) -> None:
+    async def keeps_playing(self: ClusterRoutes, *_: object) -> None:
         return None
 
+    # Neither at its next registration nor on the new owner's frames or its people's inputs.
     monkeypatch.setattr(ClusterRoutes, "_give_up_taken", keeps_playing)
+    monkeypatch.setattr(ClusterRoutes, "_give_up_if_taken", keeps_playing)
     assert "stale-owner-wrote" not in _found(TAKEN_FROM_A_PAUSED_OWNER, PAUSES)  # fenced
     held = fencing.held_games
 
