@@ -10,7 +10,7 @@ makes them rows of MODES.
 from __future__ import annotations
 
 from arena_fixtures import Person
-from takeover_play import WAIT_S, Play, pair_across, stt_state
+from takeover_play import WAIT_S, Play, answering, pair_across, stt_state
 from test_arena_multiprocess import Processes
 
 # ---- three-party -------------------------------------------------------------------------------
@@ -84,7 +84,7 @@ async def strong_partway(arena: Processes) -> Play:
     for turn, choice in ((1, {"reply": 1}), (2, None)):
         play.typed.append(f"question {turn}: what is rain?")
         await inv.send(type="message", id=f"q{turn}", channel="A", text=play.typed[-1])
-        await stt_state(resp, phase="answering")
+        await answering(resp, turn)
         if choice is None:
             return play
         play.typed.append(f"reply {turn}: wet")
@@ -98,7 +98,7 @@ async def strong_partway(arena: Processes) -> Play:
 
 async def strong_finish(play: Play) -> None:
     inv, resp = play.people["investigator"], play.people["respondent"]
-    shown = await stt_state(resp, phase="answering", latest=True)
+    shown = await answering(resp, 2, latest=True)
     assert [t["question"] for t in shown["history"]] == [play.typed[0], play.typed[3]]
     assert shown["history"][0]["decided"] and shown["history"][0]["your_reply"] == play.typed[1]
     play.typed.append("reply 2: cold")
@@ -120,7 +120,7 @@ async def _itt_exchange(play: Play, n: int, *, answer_only: bool = False) -> Non
     if not answer_only:
         play.typed.append(f"question {n}?")
         await judge.send(type="message", id=f"q{n}", channel="A", text=play.typed[-1])
-    await stt_state(agent, phase="answering", latest=answer_only)
+    await answering(agent, n, latest=answer_only)
     play.typed.append(f"answer {n}")
     await agent.send(type="message", id=f"a{n}", channel="A", text=play.typed[-1])
     while True:  # the judge sees both answers of exchange n
@@ -136,13 +136,13 @@ async def itt_partway(arena: Processes) -> Play:
     play.typed.append("question 2?")
     judge = play.people["investigator"]
     await judge.send(type="message", id="q2", channel="A", text=play.typed[-1])
-    await stt_state(play.people["human agent"], phase="answering")
+    await answering(play.people["human agent"], 2)
     return play
 
 
 async def itt_finish(play: Play) -> None:
     judge, agent = play.people["investigator"], play.people["human agent"]
-    shown = await stt_state(agent, phase="answering", latest=True)  # not asked again
+    shown = await answering(agent, 2, latest=True)  # not asked again
     assert [t["question"] for t in shown["history"]] == ["question 1?", "question 2?"]
     await _itt_exchange(play, 2, answer_only=True)
     for n in range(3, 6):

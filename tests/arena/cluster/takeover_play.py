@@ -75,6 +75,18 @@ async def stt_state(p: Person, latest: bool = False, **match: Any) -> dict[str, 
     )
 
 
+async def answering(p: Person, turn: int, latest: bool = False) -> dict[str, Any]:
+    """The person's STT-transport state asking them to answer turn `turn` (its question shown):
+    not a state of the turn before still in "answering" (pushed as their own answer was held
+    or acknowledged), which a driver taking it would answer too early (failed under load)."""
+
+    def asks(s: dict[str, Any]) -> bool:
+        history = s.get("history") or []
+        return s.get("phase") == "answering" and bool(history) and history[-1]["turn"] == turn
+
+    return await next_state(p, "strong", asks, latest)
+
+
 async def gave_up(base: str) -> None:
     """Until the process at `base`, woken from a SIGSTOP, plays no game: it found its game
     claimed (its heartbeat had lapsed) or was fenced writing it, and dropped it."""
