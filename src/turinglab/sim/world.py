@@ -134,25 +134,23 @@ class World:
             self.processes[name] = proc
             self.net.apps[name] = app
             proc.tasks.append(self.run(name, writer.pump()))
-            await self._lifespan(proc, "startup")
+            await self._started(proc)
             self.events.append(f"{self._now():8.3f} {name} up")
 
-    async def _lifespan(self, proc: Process, phase: str) -> None:
+    async def _started(self, proc: Process) -> None:
+        """Run the app's lifespan (the hub started, its ticker) and wait for its startup."""
         done: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
 
         async def send(message: dict[str, Any]) -> None:
-            if message["type"].startswith(f"lifespan.{phase}") and not done.done():
+            if message["type"].startswith("lifespan.startup") and not done.done():
                 done.set_result(message)
 
-        if phase == "startup":
-            scope = {"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}}
-            proc.tasks.append(self.run(proc.name, proc.app(scope, proc.lifespan.get, send)))
-            self._lifespan_send = send
-        proc.lifespan.put_nowait({"type": f"lifespan.{phase}"})
-        if phase == "startup":
-            reply = await done
-            if reply["type"].endswith("failed"):
-                raise RuntimeError(f"{proc.name} did not start: {reply.get('message')}")
+        scope = {"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}}
+        proc.tasks.append(self.run(proc.name, proc.app(scope, proc.lifespan.get, send)))
+        proc.lifespan.put_nowait({"type": "lifespan.startup"})
+        reply = await done
+        if reply["type"].endswith("failed"):
+            raise RuntimeError(f"{proc.name} did not start: {reply.get('message')}")
 
     def crash(self, name: str) -> None:
         """SIGKILL: from now on nothing of `name`'s reaches anyone; then its work is ended."""
