@@ -6,9 +6,11 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -143,24 +145,35 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items[:] = [item for share in shares for item in share] + rest
 
 
+def _connect_admin(psycopg: Any) -> Any:
+    """The admin connection, tried three times: on a 2-core machine running the whole suite a
+    backend's start once took longer than a single 5 s timeout (CI stop 40), which is load, not
+    a missing server."""
+    for attempt in range(3):
+        try:
+            return psycopg.connect(PG_ADMIN_URL, autocommit=True, connect_timeout=10)
+        except psycopg.OperationalError as err:
+            if attempt == 2:
+                pytest.fail(
+                    f"PostgreSQL is not reachable at {PG_ADMIN_URL} ({err}). Start it with "
+                    "`pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start`."
+                )
+            time.sleep(1)
+    raise AssertionError("unreachable")
+
+
 @pytest.fixture
 def postgres_url() -> Iterator[str]:
     """A fresh PostgreSQL database for one test, dropped afterwards."""
     import psycopg
 
     name = f"turinglab_test_{uuid.uuid4().hex[:8]}"
-    try:
-        admin = psycopg.connect(PG_ADMIN_URL, autocommit=True, connect_timeout=5)
-    except psycopg.OperationalError as err:
-        pytest.fail(
-            f"PostgreSQL is not reachable at {PG_ADMIN_URL} ({err}). Start it with "
-            "`pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start`."
-        )
+    admin = _connect_admin(psycopg)
     with admin:
         admin.execute(f'CREATE DATABASE "{name}"')
     base = PG_ADMIN_URL.rsplit("/", 1)[0]
     yield f"{base}/{name}"
-    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as admin:
+    with _connect_admin(psycopg) as admin:
         admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 

@@ -296,7 +296,7 @@ class Talker:
             params = {k: str(v) for k, v in (self.page.query() or {}).items()}
             self.page.connecting(self.clock())
             try:
-                async with asyncio.timeout(P.DEAD_MS / 1000):
+                async with asyncio.timeout(P.OPEN_MS / 1000):
                     self.person.ws = await self.person.http.ws_connect(url, params=params)
             except (TimeoutError, aiohttp.ClientError, OSError):
                 self._log("given-up")

@@ -26,6 +26,7 @@ def _bench(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]
 TINY = (
     *("--blind", "2:4", "--arrivals", "bursts", "--burst-gap", "4", "--people", "8"),
     *("--rounds", "2", "--witness-wait", "10", "--rejoin-p", "0.3", "--seed", "3"),
+    *("--deadline", "180"),  # who is left then is reported (what they wait for), not killed
 )
 
 
@@ -33,6 +34,7 @@ def _checked(done: subprocess.CompletedProcess[str], processes: int) -> dict:
     assert done.returncode == 0, done.stderr[-3000:]
     out = json.loads(done.stdout)
     assert out["benchmark"] == "arena-blind" and out["processes"] == processes
+    assert out["stuck"] == [], out["stuck"]
     assert out["errors"] == {} and out["timed_out_for_want_of_a_partner"] == 0, out
     assert sum(out["ends"].values()) == 8  # everyone to the end: rounds played or excused
     assert set(out["ends"]) <= {"rounds-played", "rounds-done"}, out["ends"]

@@ -104,8 +104,8 @@ async def test_a_handshake_that_hangs_is_given_up_for_the_next_process(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A process that accepts the connection but never answers the upgrade (wedged): the page
-    gives it up after DEAD_S, as arena.js does, and opens one on the next process."""
-    monkeypatch.setattr(arena_link, "DEAD_S", 0.3)
+    gives it up after OPEN_S, as arena.js does, and opens one on the next process."""
+    monkeypatch.setattr(arena_link, "OPEN_S", 0.3)
     stuck = asyncio.Event()
 
     async def wedged(_r: asyncio.StreamReader, _w: asyncio.StreamWriter) -> None:

@@ -3,7 +3,8 @@ a seeded schedule that keeps every promise on main (test_sim_arena.py, the seeds
 reports it:
 
 * departures: the arena counting a person gone 30 s later than its grace says;
-* rounds: an abandoned game's rounds not given back (the books say more than the store counts);
+* rounds: an abandoned game's rounds not given back (the books say more than the store counts)
+  and the store's recount before "rounds-done", which would mend it, skipped;
 * the reveal: a game's snapshot titled with the AI witness's name;
 * a stale owner: a process woken from SIGSTOP that neither gives up the games taken from it
   nor is fenced by the store writes rows to them (with the store's fencing alone it writes
@@ -18,6 +19,7 @@ import pytest
 from sqlalchemy import Connection, select
 
 from turinglab.arena.cluster.cluster_routes import ClusterRoutes
+from turinglab.arena.cluster.shared_rounds import SharedRounds
 from turinglab.arena.core import hub
 from turinglab.arena.core.abandon import AbandonWatch
 from turinglab.arena.core.live import LiveGame
@@ -48,6 +50,12 @@ def test_a_departure_counted_late_is_told_late(monkeypatch: pytest.MonkeyPatch) 
 
 def test_rounds_not_given_back_are_miscounted(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(hub, "give_rounds_back", lambda game, book: False)
+    # and the store's recount before a "rounds-done" (which mends exactly that) skipped
+
+    async def no_recount(self: SharedRounds, run: str, pid: str, book: Any) -> bool:
+        return False
+
+    monkeypatch.setattr(SharedRounds, "recount", no_recount)
     assert "rounds-miscounted" in _found(DEPARTURE, CRASHES)
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -35,7 +36,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +45,7 @@ import aiohttp
 from turinglab.bench import arena_services as svc
 
 MODE = "two-party"
+ENDS = ("no-match", "rounds-done", "survey-saved")  # a person's last lobby states
 
 
 def blind_waits(text: str) -> tuple[float, float]:
@@ -123,6 +125,7 @@ class Tally:
     rounds_played: list[int] = field(default_factory=list)
     rejoins: int = 0
     errors: Counter[str] = field(default_factory=Counter)
+    pages: dict[int, Page] = field(default_factory=dict)  # the people not finished yet
 
 
 class Page:
@@ -131,6 +134,8 @@ class Page:
     def __init__(self, http: aiohttp.ClientSession, base: str) -> None:
         self.http, self.base = http, base
         self.ws: aiohttp.ClientWebSocketResponse | None = None
+        self.step = "consent"  # what the person is doing or waiting for (told if stuck)
+        self.seen: deque[str] = deque(maxlen=8)  # the last frames' types and states
 
     async def open(self, base: str) -> dict[str, Any]:
         self.base = base
@@ -141,6 +146,7 @@ class Page:
         assert self.ws is not None
         async with asyncio.timeout(timeout):
             found: dict[str, Any] = await self.ws.receive_json()
+            self.seen.append(":".join(str(found.get(k, "")) for k in ("type", "state", "role")))
             return found
 
     async def send(self, **frame: Any) -> None:
@@ -148,6 +154,7 @@ class Page:
         await self.ws.send_json(frame)
 
     async def until(self, *types: str, timeout: float = 600.0) -> dict[str, Any]:
+        self.step = f"waiting for {'/'.join(types)} on {self.base}"
         while True:
             frame = await self.recv(timeout)
             if frame["type"] in types:
@@ -166,6 +173,7 @@ async def person(n: int, at: float, bases: list[str], args: Any, tally: Tally, t
         async with http.post(bases[0] + "/consent", json={"consent": True}) as r:
             r.raise_for_status()
         page = Page(http, bases[n % len(bases)])
+        tally.pages[n] = page
         await page.open(page.base)
         played, end = 0, "rounds-played"
         try:
@@ -180,6 +188,7 @@ async def person(n: int, at: float, bases: list[str], args: Any, tally: Tally, t
             tally.errors[type(err).__name__] += 1
         finally:
             await page.close()
+    del tally.pages[n]
     tally.ends[end] += 1
     tally.rounds_played.append(played)
 
@@ -190,38 +199,44 @@ async def _one_round(
     """Join, wait (maybe closing the page and joining again elsewhere), play one game."""
     await page.send(type="join", mode=MODE, consent=True)
     joined = time.time()
+    frame: dict[str, Any] = {"type": "joined"}
     if rng.random() < args.rejoin_p:
         await asyncio.sleep(rng.uniform(0.5, 1.5))
         await page.close()  # the page closed while waiting ...
         await asyncio.sleep(rng.uniform(1.0, 3.0))
         others = [b for b in bases if b != page.base] or bases
-        await page.open(rng.choice(others))  # ... and came back, maybe on another process
-        await page.send(type="join", mode=MODE, consent=True)
-        joined = time.time()
+        frame = await page.open(rng.choice(others))  # ... and came back, maybe elsewhere
         tally.rejoins += 1
-    while True:
+        # Seated before the page closed (a slow close on a busy machine): the new socket resumes
+        # that game, and a join now would be refused.
+        if frame["type"] != "game":
+            await page.send(type="join", mode=MODE, consent=True)
+            joined = time.time()
+    while frame["type"] != "game":
         frame = await page.until("game", "status")
-        if frame["type"] == "game":
-            break
-        if frame["state"] in ("no-match", "rounds-done", "survey-saved"):
+        if frame["type"] == "status" and frame["state"] in ENDS:
             return str(frame["state"])
     if frame["role"] == "interrogator":
         tally.waits.append((frame["game"], time.time() - joined))
         await asyncio.sleep(rng.uniform(0.2, 1.0))
         await page.send(type="message", channel=frame["channels"][0], text="are you a person?")
-        await _heard(page)
+        await _heard(page, frame)
         await page.send(type="end")
         await page.send(type="verdict", choice="human", confidence=60, reason="quick")
     else:
         tally.witnessed.add(frame["game"])
-        heard = await _heard(page)
+        heard = await _heard(page, frame)
         await page.send(type="message", channel=heard["channel"], text="yes, tired though")
     while (await page.until("reveal", "status"))["type"] != "reveal":
         pass
     return "played"
 
 
-async def _heard(page: Page) -> dict[str, Any]:
+async def _heard(page: Page, game: dict[str, Any]) -> dict[str, Any]:
+    """The partner's first message: in the game's snapshot if it came while the page was away."""
+    for said in game.get("messages", []):
+        if said.get("sender") == "them":
+            return dict(said)
     while True:
         frame = await page.until("message")
         if frame.get("sender") == "them":
@@ -271,9 +286,10 @@ async def run(args: Any) -> dict[str, Any]:
             arrivals = ARRIVALS[args.arrivals](args.people, rng)
         t0 = time.time() + 1.0
         began = time.perf_counter()
-        await asyncio.gather(
-            *(person(n, at, bases, args, tally, t0) for n, at in enumerate(arrivals))
-        )
+        people = (person(n, at, bases, args, tally, t0) for n, at in enumerate(arrivals))
+        with contextlib.suppress(TimeoutError):  # the people left are reported as stuck
+            async with asyncio.timeout(args.deadline):
+                await asyncio.gather(*people)
         wall = time.perf_counter() - began
     finally:
         for server in servers:
@@ -310,6 +326,11 @@ async def run(args: Any) -> dict[str, Any]:
         "ends": dict(tally.ends),  # rounds-played; rounds-done: witness rounds excused
         "rounds_played": dict(sorted(Counter(tally.rounds_played).items())),
         "errors": dict(tally.errors),
+        # Who had not finished by --deadline: what each was waiting for, its last frames.
+        "stuck": [
+            {"person": n, "step": page.step, "last_frames": list(page.seen)}
+            for n, page in sorted(tally.pages.items())
+        ],
         "interrogations": len(tally.waits),
         "person_witness_share": round(len(person_w) / max(1, len(tally.waits)), 3),
         "wait_s_person_witness": _summary(person_w),
@@ -342,6 +363,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--processes", type=int, default=1)
     ap.add_argument("--store", help="postgresql:// URL (needed with --processes > 1)")
     ap.add_argument("--seed", type=int, default=0, help="the arrivals and people")
+    ap.add_argument("--deadline", type=float, help="s; who has not finished then is reported")
     ap.add_argument("--study-seed", type=int, default=1, help="the arena's seed (the draws)")
     ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--port", type=int, help=argparse.SUPPRESS)

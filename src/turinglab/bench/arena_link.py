@@ -40,7 +40,7 @@ from turinglab.arena.core.page_protocol import PageProtocol
 log = logging.getLogger(__name__)
 
 PING_S = P.PING_MS / 1000
-DEAD_S = P.DEAD_MS / 1000
+OPEN_S = P.OPEN_MS / 1000
 NOTICES = ("game", "status", "error", "phase", "reveal", "resumed", "ack")  # tell a person why
 
 
@@ -107,7 +107,7 @@ class Link:
         url = self.bases[0].replace("http", "ws", 1) + "/ws"
         params = {k: str(v) for k, v in (self.page.query() or {}).items()}
         self.page.connecting(_ms())
-        async with asyncio.timeout(DEAD_S):  # as arena.js: a handshake that hangs is given up
+        async with asyncio.timeout(OPEN_S):  # as arena.js: a handshake that hangs is given up
             ws = await self.http.ws_connect(
                 url, params=params, headers={"Cookie": f"turinglab_session={self.cookie}"}
             )

@@ -53,6 +53,7 @@ class Script:
     pace: float = 1.0  # scales reading, thinking and typing times (1: a person's; tests: less)
     # Words no frame of a game may hold before its reveal (Tally.look; sim: the AI's names)
     hidden: tuple[str, ...] = ()
+    end_early_p: float = 0.0  # per game: the interrogator ends the talk before its time is up
 
 
 async def _at(t: float, tally: Tally) -> None:
@@ -199,11 +200,15 @@ class Game:
 
     # ---- what the person does -----------------------------------------------------------------
 
-    async def play(self, reconnect_at: float | None, leave_at: float | None) -> str:
+    async def play(
+        self, reconnect_at: float | None, leave_at: float | None, end_at: float | None = None
+    ) -> str:
         pump = asyncio.create_task(self._pump())
         fates = []
         if reconnect_at is not None:
             fates.append(asyncio.create_task(self._drop(self.started + reconnect_at)))
+        if end_at is not None and self.role == "interrogator":
+            fates.append(asyncio.create_task(self._end_early(self.started + end_at)))
         actor = asyncio.create_task(self._act())
         try:
             cap = (self.deadline or time.time() + 600) + END_GRACE_S - time.time()
@@ -234,6 +239,13 @@ class Game:
         self.outcome = "left"
         await self.link.close()
         return True
+
+    async def _end_early(self, at: float) -> None:
+        """At `at`, if the talk is still on, press "end" (then the verdict, as at time up)."""
+        await _at(at, self.tally)
+        if not self.over.is_set() and self.phase == "playing":
+            self.tally.counts["talks ended early"] += 1
+            await self.link.send_input({"type": "end"}, at)
 
     async def _drop(self, at: float) -> None:
         await _at(at, self.tally)
@@ -403,7 +415,12 @@ async def person(
             span = max(1.0, (game.deadline or time.time() + 60) - time.time())
             leave_at = rng.uniform(0.05, 0.95) * span if fate < script.abandon_p else None
             back = script.abandon_p <= fate < script.abandon_p + script.reconnect_p
-            outcome = await game.play(rng.uniform(0.05, 0.95) * span if back else None, leave_at)
+            # Drawn apart, so that people who never end early keep their schedules.
+            ends = random.Random(f"{script.seed}:{n}:{r}:end")
+            end_at = ends.uniform(0.1, 0.8) * span if ends.random() < script.end_early_p else None
+            outcome = await game.play(
+                rng.uniform(0.05, 0.95) * span if back else None, leave_at, end_at
+            )
             tally.outcomes[outcome] += 1
             past = game.id
             if outcome == "left":

@@ -3,9 +3,13 @@ checked against the arena's promises; a violation's seed replays it exactly."""
 
 from __future__ import annotations
 
+import functools
 import json
+import multiprocessing
 import os
 import sys
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 from typing import Annotated, Any
 
 import typer
@@ -40,6 +44,22 @@ def _same_hashes() -> None:
         os.execv(sys.executable, [sys.executable, "-m", "turinglab", *sys.argv[1:]])
 
 
+def _played(
+    chosen: range, processes: int, kinds: frozenset[str], workers: int
+) -> Iterator[dict[str, Any]]:
+    """Each schedule's result in seed order, played here or by `workers` forked processes (a
+    schedule depends only on its seed, so where it runs changes nothing)."""
+    from turinglab.sim.run import schedule
+
+    if workers == 1 or len(chosen) == 1:
+        yield from (schedule(s, processes, kinds) for s in chosen)
+        return
+    play = functools.partial(schedule, processes=processes, faults=kinds)
+    fork = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(workers, mp_context=fork) as pool:
+        yield from pool.map(play, chosen, chunksize=max(1, min(20, len(chosen) // (4 * workers))))
+
+
 @sim_app.command("arena")
 def sim_arena(
     seeds: Annotated[str | None, typer.Option(help="schedules A:B (B excluded)")] = None,
@@ -50,6 +70,7 @@ def sim_arena(
     ),
     trace: Annotated[bool, typer.Option(help="print each schedule's whole trace")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="one JSON object")] = False,
+    workers: Annotated[int, typer.Option(help="processes playing schedules side by side")] = 1,
 ) -> None:
     """Run seeded schedules of real arena processes on a virtual clock; print violations."""
     kinds = frozenset(f.strip() for f in faults.split(",") if f.strip())
@@ -59,14 +80,15 @@ def sim_arena(
         )
     if not 1 <= processes <= 8:
         raise fail("--processes must be 1 to 8")
+    if not 1 <= workers <= 64:
+        raise fail("--workers must be 1 to 64")
     chosen = _seeds(seeds, seed)
     _same_hashes()
-    from turinglab.sim.run import schedule
 
     found: list[dict[str, Any]] = []
     games = 0
-    for s in chosen:
-        result = schedule(s, processes, kinds)
+    for result in _played(chosen, processes, kinds, workers):
+        s = result["seed"]
         games += result["games"]
         for v in result["violations"]:
             found.append({"seed": s, **v, "trace": result["trace"][-12:]})

@@ -23,19 +23,37 @@ from turinglab.sim.virtual_loop import VirtualLoop
 EPOCH = 1_800_000_000.0  # the virtual wall clock's start (2027-01-15): any fixed moment
 
 
+# Where the originals were found by the last full scan, and how many modules it covered: a
+# scan reads every loaded module's names (a twentieth of a schedule), and between schedules
+# only an import can bind a new one.
+_found: list[tuple[Any, str, int]] = []
+_scanned = 0
+
+
+def _bindings(originals: dict[str, Any]) -> list[tuple[Any, str, int]]:
+    """(module, name, id of the original) of every module attribute bound to one of them."""
+    global _scanned
+    if len(sys.modules) != _scanned:
+        ids = {id(v) for v in originals.values()}
+        _found.clear()
+        for module in list(sys.modules.values()):
+            space = getattr(module, "__dict__", None)
+            if isinstance(space, dict):
+                _found.extend((module, k, id(v)) for k, v in list(space.items()) if id(v) in ids)
+        _scanned = len(sys.modules)
+    return _found
+
+
 def _patched(originals: dict[str, Any], replacements: dict[str, Any]) -> list[tuple[Any, str, Any]]:
     """(owner, name, original) of every module attribute bound to one of `originals`."""
     undo: list[tuple[Any, str, Any]] = []
     by_id = {id(v): k for k, v in originals.items()}
-    for module in list(sys.modules.values()):
-        space = getattr(module, "__dict__", None)
-        if not isinstance(space, dict):
-            continue
-        for name, value in list(space.items()):
-            key = by_id.get(id(value))
-            if key is not None and value is originals[key]:
-                undo.append((module, name, value))
-                setattr(module, name, replacements[key])
+    for module, name, ident in _bindings(originals):
+        key = by_id.get(ident)
+        value = getattr(module, name, None)
+        if key is not None and value is originals[key]:
+            undo.append((module, name, value))
+            setattr(module, name, replacements[key])
     return undo
 
 

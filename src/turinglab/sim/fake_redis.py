@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import fakeredis
+import fakeredis._clients._async as fake_async
 import redis.asyncio as aioredis
 from fakeredis._clients._async import FakeAsyncRedisConnection
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -32,7 +33,20 @@ class RedisFaults:
         self.now = now
         self.epoch = 0  # restarts so far
         self.down_until = -1.0
-        self.open: weakref.WeakSet[Any] = weakref.WeakSet()  # connections, to reset
+        # Connections, to reset, in the order they were opened (a WeakSet's order is the
+        # objects' addresses, which the seed does not fix).
+        self.open: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
+        self.opened = 0
+
+    def killed(self, process: str) -> None:
+        """SIGKILL closes the process's sockets and Redis drops their subscriptions at once
+        (a stopped process's stay open, subscribed: how a survivor tells the two apart)."""
+        gone = {c._sock for c in self.open.values() if c.process == process and c._sock}
+        for subscribers in (self.server.subscribers, self.server.psubscribers):
+            for channel, subs in list(subscribers.items()):
+                subs -= gone
+                if not subs:
+                    del subscribers[channel]
 
     def restart(self, down_s: float) -> None:
         self.epoch += 1
@@ -46,7 +60,7 @@ class RedisFaults:
         # listener) gets EOF at once. An idle one in a pool fails its next command (redis-py
         # 8's pool does not probe it while maintenance notifications are "auto") and
         # connects again for the one after.
-        for connection in list(self.open):
+        for connection in list(self.open.values()):
             connection.reset_by_restart()
 
 
@@ -56,9 +70,14 @@ def _connection_class(
     class ProcessConnection(FakeAsyncRedisConnection):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
+            # A write to this server never blocks, and redis-py bounds one with `wait_for`,
+            # which on Python 3.11 runs the write as a task of its own with a timer: two more
+            # loop steps for each command, a third of a schedule's. Reads keep their timeouts.
+            self.socket_timeout = None
             self.process = whose()
             self.epoch = faults.epoch
-            faults.open.add(self)
+            faults.opened += 1
+            faults.open[faults.opened] = self
 
         def reset_by_restart(self) -> None:
             sock = self._sock
@@ -94,6 +113,22 @@ def _connection_class(
     return ProcessConnection
 
 
+class _NumberedSocket(fake_async.AsyncFakeSocket):
+    """A server-side socket hashed by the order it was opened in: the server keeps its
+    subscribers in sets, and a set of objects hashed by address delivers a publish to them in
+    an order that depends on the heap, not the seed."""
+
+    opened = 0
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        _NumberedSocket.opened += 1
+        self._number = _NumberedSocket.opened
+
+    def __hash__(self) -> int:
+        return self._number
+
+
 @contextlib.contextmanager
 def serving(
     server: fakeredis.FakeServer, whose: Whose, dead: Dead, faults: RedisFaults
@@ -115,9 +150,13 @@ def serving(
         )
 
     pools.from_url = staticmethod(from_url)  # type: ignore[method-assign]
+    socket = fake_async.AsyncFakeSocket
+    fake_async.AsyncFakeSocket = _NumberedSocket  # type: ignore[misc]
+    _NumberedSocket.opened = 0
     try:
         yield
     finally:
+        fake_async.AsyncFakeSocket = socket  # type: ignore[misc]
         if own is None:
             del pools.from_url
         else:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import gc
 import hashlib
 import json
@@ -23,6 +24,7 @@ from turinglab.sim.determinism import seeded
 from turinglab.sim.invariants import check
 from turinglab.sim.virtual_loop import WHOSE, VirtualLoop
 from turinglab.sim.world import Plan, World
+from turinglab.store.database import Store
 
 FAULTS = frozenset({"crash", "redis-restart"})
 # TURINGLAB_SIM_VERBOSE=1: the trace keeps the arena's DEBUG logs too (the cluster's, and each
@@ -74,7 +76,10 @@ def schedule(seed: int, processes: int = 2, faults: frozenset[str] = FAULTS) -> 
     """Play schedule `seed`: its plan, the promises it broke, its trace and digest."""
     # The collector's first pass comes after the same allocations in every run, whatever ran
     # before: a pending task only garbage holds is destroyed (and logged) at the same step.
+    # What survives (modules, caches) is frozen out of later passes, so each costs what this
+    # schedule allocated, not the whole interpreter (a full pass was a fifth of a schedule).
     gc.collect()
+    gc.freeze()
     loop = VirtualLoop()
     asyncio.set_event_loop(loop)
     unhandled: list[str] = []
@@ -82,7 +87,9 @@ def schedule(seed: int, processes: int = 2, faults: frozenset[str] = FAULTS) -> 
     try:
         with tempfile.TemporaryDirectory() as tmp, seeded(seed, loop) as rng:
             plan = Plan.draw(rng, processes, faults)
-            world = World(plan, rng, Path(tmp) / "arena.db", seed)
+            db = Path(tmp) / "arena.db"
+            db.write_bytes(_empty_store())
+            world = World(plan, rng, db, seed)
             with (
                 fake_redis.serving(
                     world.redis, WHOSE.get, world.dead.__contains__, world.redis_faults
@@ -121,6 +128,17 @@ def schedule(seed: int, processes: int = 2, faults: frozenset[str] = FAULTS) -> 
             }
     finally:
         _wind_down(loop)
+
+
+@functools.cache
+def _empty_store() -> bytes:
+    """A new store's file, made once an interpreter and copied for each schedule: creating the
+    schema (its tables, alembic's stamp) was a twentieth of a schedule. Its processes open it
+    as a store at head, as they would one another process had created."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "empty.db"
+        Store(str(path)).engine.dispose()  # the last connection closed: the WAL is folded in
+        return path.read_bytes()
 
 
 def _unhandled(loop: VirtualLoop, context: dict[str, Any]) -> str:

@@ -29,6 +29,21 @@ class Stuck(Exception):
     """Nothing is ready and no timer is set: the run can never go on."""
 
 
+class _Timer(asyncio.TimerHandle):
+    """A timer that, due at the same instant as another, runs after those set before it: a
+    heap alone orders ties by its own history, and two processes' heartbeats started together
+    fall due together for the whole run."""
+
+    __slots__ = ("_key",)
+
+    def __init__(self, order: int, when: float, *args: Any) -> None:
+        super().__init__(when, *args)
+        self._key = (when, order)  # compared as a tuple: the heap's hottest call
+
+    def __lt__(self, other: Any) -> bool:
+        return bool(self._key < other._key)
+
+
 class VirtualLoop(asyncio.SelectorEventLoop):
     def __init__(self) -> None:
         super().__init__()
@@ -37,6 +52,7 @@ class VirtualLoop(asyncio.SelectorEventLoop):
         self._whose: weakref.WeakKeyDictionary[asyncio.Task[Any], str] = weakref.WeakKeyDictionary()
         self._paused: set[str] = set()
         self._held: list[asyncio.Handle] = []  # paused processes' callbacks, in order
+        self._timers_set = 0
 
     def create_task(  # type: ignore[override]
         self,
@@ -48,6 +64,16 @@ class VirtualLoop(asyncio.SelectorEventLoop):
         task = super().create_task(coro, name=name, context=context)
         self._whose[task] = context.run(WHOSE.get) if context is not None else WHOSE.get()
         return task
+
+    def call_at(  # type: ignore[override]
+        self, when: float, callback: Callable[..., Any], *args: Any, context: Any = None
+    ) -> asyncio.TimerHandle:
+        self._check_closed()  # type: ignore[attr-defined]
+        self._timers_set += 1
+        timer = _Timer(self._timers_set, when, callback, args, self, context)
+        heapq.heappush(self._scheduled, timer)  # type: ignore[attr-defined]
+        timer._scheduled = True  # type: ignore[attr-defined]
+        return timer
 
     def tasks_of(self, whose: str) -> list[asyncio.Task[Any]]:
         """The unfinished tasks of `whose` (started by its work, or by theirs)."""

@@ -55,6 +55,7 @@ class Plan:
     latency_s: tuple[float, float] = (0.001, 0.03)
     reconnect_p: float = 0.2
     abandon_p: float = 0.05
+    end_early_p: float = 0.0  # per game: the interrogator ends the talk early (not by default)
 
     @classmethod
     def draw(cls, rng: random.Random, processes: int, faults: frozenset[str]) -> Plan:
@@ -157,6 +158,7 @@ class World:
         proc = self.processes[name]
         self.dead.add(name)
         self.net.crash(name)
+        self.redis_faults.killed(name)
         proc.writer.crash()
         loop = asyncio.get_running_loop()
         assert isinstance(loop, VirtualLoop)
@@ -212,6 +214,7 @@ class World:
             120.0,
             1.0,
             hidden,
+            self.plan.end_early_p,
         )
         bases = [f"http://{name}" for name in self.processes]
         p = len(bases)

@@ -9,10 +9,18 @@
 * A person who leaves shortly before their game's process dies: the process that takes the
   game over counts them gone since they left (the old owner noted it in Redis), not since the
   takeover, so the other person is told within the grace period, not takeover + grace.
+* A person whose page was on their game's owner when it was SIGKILLed, and who never comes
+  back: the survivor sees that the killed process's connections to Redis closed (no
+  subscription left, which a stopped process keeps) and counts them gone from when a page's
+  reconnect would have landed, not from a stopped owner's 50 s.
 * A route left behind by a process that died before it deleted it (their game had ended, so
   no takeover moved it): a person who connects is not left waiting for a dead owner's answer
   but shown where they are (the lobby) once that process is known gone for good; a join sent
   meanwhile (on connecting, or later in the lobby) is held, not sent to the dead process.
+* A person who leaves while their game's owner is away from Redis (its connection cut): the
+  `gone` their process publishes reaches nobody (pub/sub keeps nothing); back, the owner asks
+  the processes it counts on whether they still hold its people's sockets, and the other
+  person is told.
 * A game's end is not shown again to someone who left it on another process: connected to
   process 1, they played a game owned by process 2 and went back to the lobby (on 1); process 1
   dies and their page reconnects to 2 without naming the game: 2 shows them the lobby, where the
@@ -22,9 +30,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import signal
 import time
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -38,6 +48,7 @@ from test_arena_multiprocess import arena_processes
 from test_arena_resume import reconnect
 from test_arena_takeover import SERVER, _match
 from turinglab.arena.core.abandon import TOLD_STAYED
+from turinglab.testing.tcp_proxy import TcpProxy
 
 pytestmark = [pytest.mark.database, pytest.mark.slow]
 
@@ -153,6 +164,38 @@ async def test_a_person_who_came_back_then_leaves_a_game_owned_elsewhere_ends_it
                 await p.close()
 
 
+# LEAVING, each process on a Redis URL of its own (the owner's goes through a proxy).
+LEAVING_VIA = LEAVING.replace('redis_url="redis://127.0.0.1:6379/0"', "redis_url={redis!r}")
+assert LEAVING_VIA != LEAVING
+
+
+async def test_a_departure_while_the_owner_was_cut_from_redis_is_told_once_it_is_back() -> None:
+    proxy = TcpProxy("127.0.0.1", 6379)
+    await proxy.start()
+    urls = ["redis://127.0.0.1:6379/0", f"redis://127.0.0.1:{proxy.port}/0"]
+    try:
+        async with arena_processes(LEAVING_VIA, "", redis_urls=urls) as arena:
+            one, two = arena.bases
+            away, here = Person(one), Person(two)  # `here` takes the match: process 2 owns it
+            try:
+                await _matched_on_two(away, here)
+                assert proxy.accepted > 0  # process 2 is on Redis through the proxy
+                await proxy.refuse()
+                proxy.cut()  # process 2's listener is lost, its reconnects refused
+                await asyncio.sleep(0.5)
+                await away.close()  # process 1 publishes `gone` to nobody
+                await asyncio.sleep(1.5)
+                assert not any(f["type"] == "reveal" for f in here.frames)
+                await proxy.accept()  # process 2 is back: it asks process 1 again
+                reveal = await asyncio.wait_for(here.until("reveal"), 20)
+                assert reveal["flagged"] == TOLD_STAYED
+            finally:
+                for p in (away, here):
+                    await p.close()
+    finally:
+        await proxy.stop()
+
+
 async def _no_rounds(ns: str, pid: str) -> None:
     client = redis.asyncio.Redis.from_url("redis://127.0.0.1:6379/0", decode_responses=True)
     try:
@@ -196,44 +239,74 @@ def _noted_gone(ns: str, game: str) -> bool:
         client.close()
 
 
-async def test_a_person_who_left_before_a_takeover_counts_as_gone_since_then(
+@contextlib.asynccontextmanager
+async def _matched_on_the_leavers_process(
     postgres_url: str,
-) -> None:
+) -> AsyncIterator[tuple[Any, Person, Person, str]]:
+    """Two processes; `stays` on process 2, `leaves` on process 1, matched in a three-party
+    game (`leaves` takes the match: process 1 owns it)."""
     async with arena_processes(LEFT_BEFORE_DEATH, postgres_url) as arena:
         one, two = arena.bases
-        stays, leaves = Person(two), Person(one)  # `leaves` takes the match: process 1 owns it
+        stays, leaves = Person(two), Person(one)
         try:
             for p in (stays, leaves):
                 assert (await p.connect())["type"] == "status"
             *_, game = await _match(stays, leaves, "three-party")
-            await leaves.close()  # closes the tab on the owner, for good
-            left_at = time.monotonic()
-            for _ in range(600):  # the owner counts them gone (and notes when, in Redis)
-                if _noted_gone(arena.ns, game):
-                    break
-                await asyncio.sleep(0.05)
-            assert _noted_gone(arena.ns, game)
-            # Their owner dies well after they left (the scenario, not a wait for a state):
-            # only its note says since when they are gone.
-            await asyncio.sleep(LEFT_BEFORE_S)
-            arena.procs[0].send_signal(signal.SIGKILL)  # the owner dies within the grace
-            arena.procs[0].wait(10)
-            await stays.until("game", game=game)  # taken over: the game shown again
-            taken_at = time.monotonic()
-            reveal = await asyncio.wait_for(stays.until("reveal"), 30)
-            told_at = time.monotonic()
-            assert reveal["flagged"] == TOLD_STAYED
-            # Counted from when they left (the note), the told comes the grace after that:
-            # ~1 s after the takeover (left + 6 s + 3 s). Without the note, from about when the
-            # owner died (takeover_after_s before the takeover): 7 s after it; from the
-            # takeover, 10 s. A loaded machine only delays ticks: the bound leaves 4.5 s.
-            # The takeover comes takeover_after_s after the owner's last beat, which can be
-            # a beat (0.5 s) before the kill: 8.96 s after the departure was seen once.
-            assert taken_at - left_at >= LEFT_BEFORE_S + TAKEOVER_S - 1.0
-            assert told_at - taken_at < 5.5, (told_at - left_at, taken_at - left_at)
+            yield arena, stays, leaves, game
         finally:
             for p in (stays, leaves):
                 await p.close()
+
+
+async def test_a_person_who_left_before_a_takeover_counts_as_gone_since_then(
+    postgres_url: str,
+) -> None:
+    async with _matched_on_the_leavers_process(postgres_url) as (arena, stays, leaves, game):
+        await leaves.close()  # closes the tab on the owner, for good
+        left_at = time.monotonic()
+        for _ in range(600):  # the owner counts them gone (and notes when, in Redis)
+            if _noted_gone(arena.ns, game):
+                break
+            await asyncio.sleep(0.05)
+        assert _noted_gone(arena.ns, game)
+        # Their owner dies well after they left (the scenario, not a wait for a state):
+        # only its note says since when they are gone.
+        await asyncio.sleep(LEFT_BEFORE_S)
+        arena.procs[0].send_signal(signal.SIGKILL)  # the owner dies within the grace
+        arena.procs[0].wait(10)
+        await stays.until("game", game=game)  # taken over: the game shown again
+        taken_at = time.monotonic()
+        reveal = await asyncio.wait_for(stays.until("reveal"), 30)
+        told_at = time.monotonic()
+        assert reveal["flagged"] == TOLD_STAYED
+        # Counted from when they left (the note), the told comes the grace after that:
+        # ~1 s after the takeover (left + 6 s + 3 s). Without the note, from about when the
+        # owner died (takeover_after_s before the takeover): 7 s after it; from the
+        # takeover, 10 s. A loaded machine only delays ticks: the bound leaves 4.5 s.
+        # The takeover comes takeover_after_s after the owner's last beat, which can be
+        # a beat (0.5 s) before the kill: 8.96 s after the departure was seen once.
+        assert taken_at - left_at >= LEFT_BEFORE_S + TAKEOVER_S - 1.0
+        assert told_at - taken_at < 5.5, (told_at - left_at, taken_at - left_at)
+
+
+async def test_a_person_whose_page_died_with_a_killed_owner_counts_gone_from_the_takeover(
+    postgres_url: str,
+) -> None:
+    """Their socket was on the owner, SIGKILLed, and they never come back. Redis dropped the
+    killed process's subscriptions with its sockets, so the survivor knows its pages' sockets
+    closed too (not a stopped owner's, whose pages may need 50 s to give up): the partner is
+    told once a reconnect would have landed (the takeover + 5 s, less the grace), not ~37 s
+    after the takeover (3 s TTL, 50 s for a stopped owner's pages, 10 s grace)."""
+    async with _matched_on_the_leavers_process(postgres_url) as (arena, stays, leaves, game):
+        arena.procs[0].send_signal(signal.SIGKILL)  # their page dies with it, for good
+        arena.procs[0].wait(10)
+        await leaves.close()
+        await stays.until("game", game=game)  # taken over: the game shown again
+        taken_at = time.monotonic()
+        reveal = await asyncio.wait_for(stays.until("reveal"), 90)
+        told_s = time.monotonic() - taken_at
+        assert reveal["flagged"] == TOLD_STAYED
+        assert told_s < 15.0, told_s  # ~1 s; from a stopped owner's estimate, over 37 s
 
 
 async def test_a_stale_route_to_a_dead_process_is_dropped_and_the_person_shown_the_lobby() -> None:

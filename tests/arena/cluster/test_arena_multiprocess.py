@@ -82,16 +82,20 @@ async def alive_namespace(*processes: str) -> AsyncIterator[tuple[aioredis.Redis
 
 
 @contextlib.asynccontextmanager
-async def arena_processes(server: str, db: str, n: int = 2) -> AsyncIterator[Processes]:
+async def arena_processes(
+    server: str, db: str, n: int = 2, redis_urls: list[str] | None = None
+) -> AsyncIterator[Processes]:
     """`n` server processes of one arena (`server`: a script formatted with tests, db, port,
-    ns) in a fresh Redis namespace, each up; stopped (SIGTERM, then SIGKILL) afterwards."""
+    ns, fd and redis — each process's own Redis URL from `redis_urls`, the local Redis by
+    default) in a fresh Redis namespace, each up; stopped (SIGTERM, then SIGKILL) afterwards."""
     ns = f"test-{uuid.uuid4().hex[:8]}"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     socks = [listening_socket() for _ in range(n)]  # held from the start: no port race
     ports = [int(sock.getsockname()[1]) for sock in socks]
     procs = []
-    for sock, port in zip(socks, ports, strict=True):
-        code = server.format(tests=str(TESTS), db=db, port=port, fd=sock.fileno(), ns=ns)
+    urls = redis_urls or ["redis://127.0.0.1:6379/0"] * n
+    for sock, port, url in zip(socks, ports, urls, strict=True):
+        code = server.format(tests=str(TESTS), db=db, port=port, fd=sock.fileno(), ns=ns, redis=url)
         procs.append(
             subprocess.Popen([sys.executable, "-c", code], env=env, pass_fds=[sock.fileno()])
         )

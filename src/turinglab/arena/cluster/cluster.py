@@ -59,13 +59,13 @@ import contextlib
 import logging
 import random
 import secrets
-from time import monotonic
+from time import monotonic, time
 from typing import TYPE_CHECKING, Any
 
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from turinglab.arena.cluster.cluster_base import CATCHUP_S
+from turinglab.arena.cluster.cluster_base import CATCHUP_S, beat_s
 from turinglab.arena.cluster.cluster_messages import AdminEnd, Gone, Hello
 from turinglab.arena.cluster.cluster_presence import HOLDER_GONE_S
 from turinglab.arena.cluster.cluster_relay import STATE_FRAMES, ClusterRelay
@@ -203,7 +203,7 @@ class Cluster(ClusterRelay):
         nobody took them meanwhile."""
         if self._beat_failing:
             return
-        now_m = monotonic()
+        now_m, settings = monotonic(), self.arena.setup.settings
         asks = asyncio.Semaphore(16)  # at once: after a SIGKILL ~1,000 people ask
 
         async def ask_again(pid: str, until: float) -> None:
@@ -211,14 +211,17 @@ class Cluster(ClusterRelay):
                 await self._ask_again(pid, until, now_m)
 
         await asyncio.gather(*(ask_again(p, u) for p, u in list(self.catchup.items())))
+        self._tell_unanswered(monotonic())
         try:
-            await self.takeover.take_over_lost()
-            await self._forget_dead_holders()
+            # (a tenth's slack: ticks come every TICK_S, not to the microsecond)
+            if now_m - self._deaths_looked >= 0.9 * beat_s(settings.takeover_after_s):
+                await self.takeover.take_over_lost()
+                await self._forget_dead_holders()
+                self._deaths_looked = now_m  # one that failed is tried again next tick
         except RedisError as err:  # Redis restarting or paused: expected; no traceback
             log.warning("takeover failed (Redis: %s); trying again", err)
         except Exception:  # the store hiccuped: try again next tick, match people now
             log.exception("takeover failed; trying again")
-        settings = self.arena.setup.settings
         book, mode_of = self.arena.lobby.rounds, self.arena.setup.mode
         await self.blind.watch_elsewhere(self._run(), settings, book, mode_of)
         await self.blind.tick(self._run(), book)
@@ -235,6 +238,7 @@ class Cluster(ClusterRelay):
     ) -> None:
         self.person(participant.id)
         self.sockets[participant.id] = self.sockets.get(participant.id, 0) + 1
+        self.left_here.pop(participant.id, None)
         if self.sockets[participant.id] == 1:
             await self._pubsub.subscribe(self.ns + "to:" + participant.id)
         self.owners.pop(participant.id, None)  # a (re)connect asks Redis: the owner may be new
@@ -292,6 +296,7 @@ class Cluster(ClusterRelay):
         self.seen.pop(participant.id, None)
         self.catchup.pop(participant.id, None)
         self._held_joins.pop(participant.id, None)
+        self._input_sent.pop(participant.id, None)
         self._game_shown.pop(participant.id, None)
         turn = self._queue_turns.get(participant.id)
         if turn is not None and not turn.locked():  # a join waiting on it keeps it
@@ -300,6 +305,8 @@ class Cluster(ClusterRelay):
         owner = self.owners.get(participant.id)
         if owner is not None:
             told.add(owner)
+            if owner != self.me:
+                self.left_here[participant.id] = time()
         if participant.id in self._taken_as_they_left:  # seated by a process not known here
             self._taken_as_they_left.discard(participant.id)
             with contextlib.suppress(RedisError):
@@ -307,6 +314,7 @@ class Cluster(ClusterRelay):
                 told |= {str(p) for p in await self.redis.smembers(self.ns + "procs")}
         for process in told - {self.me}:  # their game's owner counts them gone now
             self._forward(process, Gone(pid=participant.id, sender=self.me))
+        self._note_told_gone(participant.id, told - {self.me})
         with contextlib.suppress(Exception):  # the process may be shutting down
             await self._pubsub.unsubscribe(self.ns + "to:" + participant.id)
             if self.sockets.get(participant.id, 0) > 0:  # connected again meanwhile

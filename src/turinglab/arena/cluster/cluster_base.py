@@ -45,6 +45,13 @@ if TYPE_CHECKING:
 CATCHUP_S = 30.0  # after Redis is back, how long a process keeps asking owners for missed frames
 
 
+def beat_s(takeover_after_s: float) -> float:
+    """How often this process renews its heartbeat, and reads the others' for deaths: a tenth
+    of the heartbeat's TTL (the takeover delay, 10 s by default), kept within 0.5-1 s. Beating
+    and reading every 0.5 s whatever the TTL was most of an idle process's Redis commands."""
+    return min(1.0, max(0.5, takeover_after_s / 10))
+
+
 class ClusterBase:
     # Made once Redis is there (Cluster.start).
     books: SharedRounds
@@ -86,6 +93,13 @@ class ClusterBase:
         # people still to be caught up after Redis came back (pid -> when to stop asking).
         self.seen: dict[str, ResumePoint] = {}
         self.catchup: dict[str, float] = {}
+        self._unanswered: dict[str, tuple[float, float]] = {}  # pid -> (asked since, told at)
+        # pid -> when an input of theirs that the owner answers (one with an id: an ack) was
+        # sent on to it, with nothing relayed back since.
+        self._input_sent: dict[str, float] = {}
+        # pid -> when their last socket here closed while their game was played elsewhere:
+        # if that owner dies, the survivor taking it over here knows when they left.
+        self.left_here: dict[str, float] = {}
         # pid -> a join they sent while their last game's owner had not answered yet: played
         # once it has (or is known gone), not sent to an owner that may have died with it.
         self._held_joins: dict[str, F.Join] = {}
@@ -95,6 +109,9 @@ class ClusterBase:
         # When one went through again after a silence (Redis paused or cut off, this process
         # stalled): other processes' heartbeats lapsed in it too (cluster_takeover.py).
         self.beat_back: float | None = None
+        # When its heartbeat was last found gone (Redis back empty, or this process stopped
+        # past its TTL): nobody's subscriptions were kept through it (cluster_takeover.py).
+        self.beat_lapsed: float | None = None
         self._relay_told = False  # people relayed from elsewhere were told Redis is silent
         self._registered = False  # the first beat registered this process
         self._register_again = False  # a registration failed half-way: the next beat redoes it
@@ -105,7 +122,11 @@ class ClusterBase:
         # longer do, or it counts them present for good (not only the owner we know now: one
         # asked during a takeover may answer after the socket closed).
         self._told_holding: dict[str, set[str]] = {}
+        # pid -> (the processes told we no longer hold their socket, when): told again when our
+        # listener is back, in case theirs was away then (cluster_presence.py).
+        self._told_gone: dict[str, tuple[set[str], float]] = {}
         self._beat_missing: dict[str, float] = {}  # holder -> seen without a heartbeat since
+        self._deaths_looked = -1e9  # when the others' heartbeats were last read for deaths
         self._held_tasks: set[asyncio.Task[None]] = set()
 
     def _publisher(self, pid: str) -> Outlet:

@@ -14,7 +14,12 @@ import logging
 from time import monotonic
 
 from turinglab.arena.cluster.cluster_base import CATCHUP_S
-from turinglab.arena.cluster.cluster_heartbeat import ClusterHeartbeat
+from turinglab.arena.cluster.cluster_heartbeat import (
+    RELAY_AGAIN_S,
+    RELAY_DELAYED,
+    RELAY_NOTICE_S,
+    ClusterHeartbeat,
+)
 from turinglab.arena.cluster.cluster_messages import Hello
 from turinglab.arena.cluster.cluster_store_routes import ENDED_ASK_S
 from turinglab.arena.core import frames as F
@@ -37,6 +42,7 @@ class ClusterCatchup(ClusterHeartbeat):
         with contextlib.suppress(Exception):
             await old.aclose()
         await self._beat(force=True)
+        self._check_holders_again()
         # Frames published while we were away are gone, and so may be any sent before the
         # owner's own listener is back: ask each owner for what we missed until it answers.
         # Someone asking for the end of a game that ended elsewhere keeps the shorter bound
@@ -96,6 +102,28 @@ class ClusterCatchup(ClusterHeartbeat):
                 self.arena.send(self.person(pid), F.Error(code="not-now", message=message))
         else:
             await self._ask_owner(pid)
+
+    def _tell_unanswered(self, now_m: float) -> None:
+        """Someone whose game's owner has not answered them for RELAY_NOTICE_S is told to
+        wait, and again every RELAY_AGAIN_S: an owner that died just before Redis restarted
+        empty is found dead only a whole TTL after Redis is back (cluster_takeover.py), and
+        their page heard nothing for 20 s (sim seed 260). So is someone whose input sent on to
+        the owner has had no answer, nor any frame, for as long: the owner may have died with
+        it (sim seed 999: a message sent just after the owner was killed, its answer 17.9 s
+        later, from the process that took the game over)."""
+        asked = {pid: now_m for pid in self.catchup}
+        for pid, sent in self._input_sent.items():
+            asked[pid] = min(sent, asked.get(pid, sent))
+        for pid in self._unanswered.keys() - asked.keys():
+            del self._unanswered[pid]
+        for pid, first in asked.items():
+            since, told_at = self._unanswered.setdefault(pid, (first, 0.0))
+            if now_m - since >= RELAY_NOTICE_S and now_m - told_at >= RELAY_AGAIN_S:
+                self._unanswered[pid] = (since, now_m)
+                if self.owners.get(pid) not in (None, self.me) and self.sockets.get(pid, 0) > 0:
+                    self.arena.send(
+                        self.person(pid), F.Error(code="relay-delayed", message=RELAY_DELAYED)
+                    )
 
     async def _on_from_here(self, pid: str) -> None:
         """Nobody will answer for `pid`'s last game: they are where this process says they

@@ -11,13 +11,14 @@ from time import monotonic
 
 from redis.exceptions import RedisError
 
+from turinglab.arena.cluster.cluster_base import beat_s
+from turinglab.arena.cluster.cluster_messages import Here
 from turinglab.arena.cluster.cluster_queues import ClusterQueues
 from turinglab.arena.core import frames as F
 from turinglab.arena.core.metrics import fault
 
 log = logging.getLogger(__name__)
 
-BEAT_S = 0.5  # how often the heartbeat is renewed (its TTL is the takeover delay)
 # Redis silent this long (a heartbeat not through: paused, cut off, restarting), the people
 # whose game is played on another process hear nothing from it: they are told, inside the
 # 15 s a person may go without a frame or a notice, and told again once it is back.
@@ -39,7 +40,9 @@ class ClusterHeartbeat(ClusterQueues):
         if force or not await self.redis.set(key, "1", px=ttl_ms, xx=True):
             # The first beat, or this process was silent past its TTL (a long pause) and
             # others may have taken its games over: give those up before going on.
-            if self._registered and not force:  # a long pause, or Redis restarted empty
+            if self._registered:  # Redis was away or is back empty, or a long pause here
+                self.beat_lapsed = monotonic()
+            if self._registered and not force:
                 fault(log, "heartbeat-missing", logging.ERROR, process=self.me)
             again, self._registered = self._registered, True
             # Until every step below is done: one that fails half-way (Redis failing again,
@@ -50,6 +53,7 @@ class ClusterHeartbeat(ClusterQueues):
             await self.redis.sadd(self.ns + "procs", self.me)
             if again:
                 await self._list_owners_of_live_games(ttl_ms)
+                self._tell_holding_again()
             await self._give_up_taken()
             for game in list(self.arena.games.values()):
                 if game.result is None:
@@ -77,12 +81,24 @@ class ClusterHeartbeat(ClusterQueues):
         if others:
             await self.redis.sadd(self.ns + "procs", *others)
 
+    def _tell_holding_again(self) -> None:
+        """Tell the owners of the games of people with a socket here, again, that this process
+        holds it: an owner that found this process dead (stopped past its TTL) forgot what it
+        held (Takeover._forget, _forget_dead_holders), and would count its people gone and
+        end their games, telling them they left while their page is open here (sim `pause`
+        seeds 75, 114, 149)."""
+        for pid, n in list(self.sockets.items()):
+            owner = self.owners.get(pid)
+            if n > 0 and owner not in (None, self.me):
+                self._holding(owner, Here(pid=pid, sender=self.me))
+
     async def _beat_loop(self) -> None:
-        """The heartbeat on its own, every BEAT_S: never late because a tick is long (a
+        """The heartbeat on its own, every `beat_s`: never late because a tick is long (a
         takeover, a reconnect storm), or this process would look dead to the others — and
         to the matching script, which drops the queue entries of dead processes."""
+        ttl_s = self.arena.setup.settings.takeover_after_s
         while True:
-            await asyncio.sleep(BEAT_S)
+            await asyncio.sleep(beat_s(ttl_s))
             try:
                 await self._beat(force=self._register_again)
                 self._register_again = False
@@ -97,7 +113,7 @@ class ClusterHeartbeat(ClusterQueues):
                 continue
             now = monotonic()
             # Silent long enough that others' heartbeats may have lapsed, not a late beat.
-            silence_s = max(self.arena.setup.settings.takeover_after_s / 2, 2 * BEAT_S)
+            silence_s = max(ttl_s / 2, 2 * beat_s(ttl_s))
             if now - self._beat_ok > silence_s:
                 self.beat_back = now  # before `_beat_failing` clears: no tick judges first
             self._beat_failing = False

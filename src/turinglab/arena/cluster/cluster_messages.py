@@ -4,8 +4,9 @@ messages, told apart by their `type`, parsed once on receipt (`parse_message`).
 On a person's channel `to:<id>`, the process playing their game publishes each of their frames
 (`Relayed`). On a process's channel `proc:<process>`, the others send it what concerns the games
 it plays: an input of a person whose socket is theirs (`Input`), a socket's hello asking for the
-frames it missed (`Hello`), that they hold a socket of someone (`Here`) or no longer (`Gone`), and
-an admin's end of a game (`AdminEnd`).
+frames it missed (`Hello`), that they hold a socket of someone (`Here`) or no longer (`Gone`),
+whether they still do (`AskHolding`, from an owner whose listener was away), and an admin's end
+of a game (`AdminEnd`).
 
 Every process of a cluster runs the same code: a message this one does not know (a newer or older
 process, a stray publish) is logged, once per kind, and dropped; it never stops the listener.
@@ -67,6 +68,16 @@ class Gone(_Message):
     sender: str
 
 
+class AskHolding(_Message):
+    """`sender`, back on Redis after its listener was away, asks whether this process still
+    holds a socket of each of `pids` (each answered `Here` or `Gone`): a `Gone` published while
+    it was not subscribed is lost, and it would count the person present for good."""
+
+    type: Literal["ask-holding"] = "ask-holding"
+    pids: list[str]
+    sender: str
+
+
 class Input(_Message):
     """A client frame of `pid`'s, as its page sent it, to play where their game is. `sender`: the
     process holding their socket, counting them present; None for a Leave passed on to the
@@ -86,7 +97,7 @@ class AdminEnd(_Message):
     reason: str = ""
 
 
-ToProcess = Hello | Here | Gone | Input | AdminEnd
+ToProcess = Hello | Here | Gone | AskHolding | Input | AdminEnd
 Message = Annotated[Relayed | ToProcess, Field(discriminator="type")]
 _MESSAGE: TypeAdapter[Relayed | ToProcess] = TypeAdapter(Message)
 _unknown_logged: set[str] = set()

@@ -8,12 +8,16 @@ from __future__ import annotations
 from time import monotonic, time
 from typing import Any
 
+from turinglab.arena.cluster.cluster_messages import AskHolding, Gone, Here
 from turinglab.arena.cluster.cluster_routes import ClusterRoutes
 
 # A heartbeat missing this long, as seen here, is a death: after Redis restarts empty every
-# heartbeat is missing until its process beats again (within BEAT_S of Redis coming back, or
+# heartbeat is missing until its process beats again (within a beat of Redis coming back, or
 # later when that process is busy).
 HOLDER_GONE_S = 5.0
+# How long a `Gone` this process sent is told again when its listener is back: longer than
+# Redis is down or the listeners take to come back, shorter than a game.
+GONE_AGAIN_S = 60.0
 
 
 class ClusterPresence(ClusterRoutes):
@@ -28,6 +32,46 @@ class ClusterPresence(ClusterRoutes):
             or any(o is not relay for o in view.outlets)
             or bool(self.holders.get(pid))
         )
+
+    def _check_holders_again(self) -> None:
+        """Pub/sub keeps nothing for a subscriber that is away: a `Gone` published while this
+        process's listener was, or the other's, is lost, and the owner would count that person
+        present through its holder until the game's time was up (sim, three processes, seed
+        72: a departure 1.5 s after Redis came back empty, the owner subscribed 0.5 s later).
+        Back on Redis, this process asks each holder it counts on again, and tells again each
+        process it told lately that a socket here had closed (if that one's question was lost
+        because this listener was the one still away)."""
+        asked: dict[str, list[str]] = {}
+        for pid, held in self.holders.items():
+            for proc in held - {self.me}:
+                asked.setdefault(proc, []).append(pid)
+        for proc, pids in asked.items():
+            self._forward(proc, AskHolding(pids=sorted(pids), sender=self.me))
+        now = monotonic()
+        for pid, (told, at) in list(self._told_gone.items()):
+            if now - at <= GONE_AGAIN_S and self.sockets.get(pid, 0) == 0:
+                for proc in told:
+                    self._forward(proc, Gone(pid=pid, sender=self.me))
+
+    def _note_told_gone(self, pid: str, told: set[str]) -> None:
+        """Keep whom we told that `pid`'s socket here closed, for GONE_AGAIN_S; older notes go
+        (oldest first: a note is put back at the end), so a long study does not pile them up."""
+        now = monotonic()
+        self._told_gone.pop(pid, None)
+        if told:
+            self._told_gone[pid] = (told, now)
+        while self._told_gone:
+            oldest = next(iter(self._told_gone))
+            if now - self._told_gone[oldest][1] <= GONE_AGAIN_S:
+                break
+            del self._told_gone[oldest]
+
+    def _answer_holding(self, ask: AskHolding) -> None:
+        for pid in ask.pids:
+            if self.sockets.get(pid, 0) > 0:
+                self._holding(ask.sender, Here(pid=pid, sender=self.me))
+            else:
+                self._forward(ask.sender, Gone(pid=pid, sender=self.me))
 
     def _note_gone(self, gid: str, seat: str, since: float | None) -> None:
         """Keep when a person was first counted gone (wall time) for a takeover's new owner."""

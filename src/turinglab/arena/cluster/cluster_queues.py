@@ -44,6 +44,8 @@ class ClusterQueues(ClusterPresence):
             if owner is not None and owner != self.me:
                 raw = frame.model_dump_json()
                 self._holding(owner, Input(pid=participant.id, raw=raw, sender=self.me))
+                if getattr(frame, "id", None) is not None:  # answered: told if it is not
+                    self._input_sent.setdefault(participant.id, monotonic())
                 return
         if isinstance(frame, F.Join):
             mode = self.arena.setup.mode(frame.mode)
@@ -52,6 +54,11 @@ class ClusterQueues(ClusterPresence):
                 return
         elif isinstance(frame, F.Leave):
             await self.leave_queues(participant.id, forwarded=forwarded)
+            # The lobby that answers it (hub._leave) shows the book just loaded from Redis,
+            # which may count a round the store lacks (a flagged game's give-back lost on a
+            # connection a Redis restart had reset: sim seeds 230, 801): a "rounds-done" is
+            # checked against the store first, as on a join or a connect.
+            await self._counted_right(participant.id)
         elif await self._taken_while_silent(participant):  # sent on to its new owner
             await self.handle(participant, frame, forwarded=forwarded)
             return

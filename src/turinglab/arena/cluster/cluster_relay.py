@@ -17,6 +17,7 @@ from typing import Any, cast
 from turinglab.arena.cluster.cluster_catchup import ClusterCatchup
 from turinglab.arena.cluster.cluster_messages import (
     AdminEnd,
+    AskHolding,
     Gone,
     Hello,
     Here,
@@ -118,6 +119,7 @@ class ClusterRelay(ClusterCatchup):
         self.arena.metrics.relay.observe(max(0.0, time() - data.sent_at))
         frame, pid, owner = data.frame, data.pid, data.origin
         kind = frame.get("type")
+        self._input_sent.pop(pid, None)  # their game's owner answers them
         if kind == "game":
             self._game_shown[pid] = str(frame.get("game"))
             # Queued here, seated by another process: not waiting here any more (else shown
@@ -163,6 +165,9 @@ class ClusterRelay(ClusterCatchup):
     async def _forwarded(self, data: ToProcess) -> None:
         if isinstance(data, AdminEnd):  # the admin, on another process, ended a game played here
             end_by_admin(self.arena, data.game, data.reason)
+            return
+        if isinstance(data, AskHolding):  # an owner back on Redis checks what we hold
+            self._answer_holding(data)
             return
         if data.pid in self.takeover.rebuilding:  # handled once their game is rebuilt, in order,
             self._later(self._forwarded_after_rebuild(data))  # not holding up the listener

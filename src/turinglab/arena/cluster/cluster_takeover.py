@@ -30,6 +30,8 @@ import logging
 from time import monotonic, time
 from typing import TYPE_CHECKING
 
+from redis.exceptions import RedisError
+
 from turinglab.arena.core import frames as F
 from turinglab.arena.core import page_protocol
 from turinglab.arena.core.live import LiveGame
@@ -55,11 +57,16 @@ RECONNECT_AFTER_TAKEOVER_S = 5.0
 # takes to give it up and be back (protocol.js): silent past DEAD_MS, noticed at the next beat,
 # then the longest backoff — with a beat to spare on a loaded machine. Behind a balancer its
 # reconnect may land on the paused process again (it accepts connections and never answers):
-# that handshake is given up the same way, DEAD_MS and a beat (the backoffs between are short).
+# that handshake is given up after OPEN_MS (with a beat to spare; the backoffs between are short).
 _GIVE_UP_MS = page_protocol.DEAD_MS + page_protocol.PING_MS
+_HUNG_OPEN_MS = page_protocol.OPEN_MS + page_protocol.PING_MS
 PAGE_BACK_AFTER_DEATH_S = (
-    2 * _GIVE_UP_MS + page_protocol.PING_MS + page_protocol.MAX_BACKOFF_MS
+    _GIVE_UP_MS + _HUNG_OPEN_MS + page_protocol.PING_MS + page_protocol.MAX_BACKOFF_MS
 ) / 1000
+# A page whose socket closed and whose reconnect landed on a process stopped meanwhile: its
+# backoff, the handshake given up after OPEN_MS, and a beat to spare, before it is elsewhere.
+MAX_BACKOFF_S = page_protocol.MAX_BACKOFF_MS / 1000
+HUNG_RECONNECT_S = (page_protocol.MAX_BACKOFF_MS + _HUNG_OPEN_MS) / 1000
 # How long a person's input or reconnect waits for their game to be rebuilt here after a claim
 # (hundreds of games take seconds); past that it goes on as if the game were not coming.
 REBUILD_WAIT_S = 30.0
@@ -206,6 +213,25 @@ class Takeover:
             notes.hgetall(cluster.ns + "gone:" + stored.game)
         return dict(zip((g.game for g in claimed), await notes.execute(), strict=True))
 
+    async def _was_killed(self, lost: str) -> bool:
+        """Whether `lost` was killed rather than stopped or cut off: a killed process's
+        sockets close with it and Redis drops its subscriptions at once, a stopped one's stay
+        open, subscribed (sim seeds 161, 958: a partner told ~50 s after a departure, the
+        takeover waiting for pages that might be on a stopped owner). Not to be told after
+        Redis came back empty within a few TTLs (it kept nobody's subscriptions), nor when
+        Redis cannot say: then it may be stopped, and its pages still on it."""
+        cluster = self.cluster
+        assert cluster.redis is not None
+        ttl_s = cluster.arena.setup.settings.takeover_after_s
+        wiped = cluster.beat_lapsed
+        if wiped is not None and monotonic() - wiped < 3 * ttl_s:
+            return False
+        try:
+            [(_, subscribed)] = await cluster.redis.pubsub_numsub(cluster.ns + "proc:" + lost)
+        except RedisError:
+            return False
+        return int(subscribed) == 0
+
     async def _rebuild(
         self, lost: str, claimed: list[StoredGame], rebuilt: dict[str, asyncio.Event]
     ) -> list[LiveGame]:
@@ -216,6 +242,7 @@ class Takeover:
         assert store is not None
         adopted = []
         gone = await self._route_here(claimed)
+        killed = await self._was_killed(lost)
         # Games where someone had already left first: their partners have waited longest.
         for n, stored in enumerate(sorted(claimed, key=lambda g: not gone[g.game])):
             if n % 25 == 24:
@@ -223,28 +250,42 @@ class Takeover:
             try:
                 game = restore(cluster.arena, stored, cluster.person)
                 adopted.append(game)
-                self._carry_absence(game, gone[stored.game])
+                self._carry_absence(game, gone[stored.game], killed)
             except Exception:
                 log.exception("takeover: game %s of %s could not be rebuilt", stored.game, lost)
                 await store.writer.call(functools.partial(_end_lost, store, stored.store_id))
             rebuilt[stored.game].set()
         return adopted
 
-    def _carry_absence(self, game: LiveGame, noted: dict[str, str]) -> None:
+    def _carry_absence(self, game: LiveGame, noted: dict[str, str], killed: bool) -> None:
         """A game taken over here: its people who are not back count as gone since the old
         owner counted them gone (`noted`: its `gone:<game>` note), or else from the moment that
         leaves a live page time to be back — a page whose socket stayed open on a paused
         process notices only after its heartbeat's limit (PAGE_BACK_AFTER_DEATH_S from the
-        death), one whose socket closed within its backoff — not from now, or the partner of
-        someone who left would wait a whole grace more before being told. Someone whose socket
-        is open here is present, however long their connect takes (Cluster.present)."""
+        death), one whose socket closed (`killed`: they all did) within its backoff — not from
+        now, or the partner of someone who left would wait a whole grace more before being
+        told; someone whose last socket here closed while the dead process played this game,
+        from then. Someone whose socket is open here is present, however long their connect
+        takes (Cluster.present)."""
         arena = self.cluster.arena
         watch, settings = arena.abandon, arena.setup.settings
         now_c, now_w = arena.clock.now(), time()
-        died = max(
-            now_w - settings.takeover_after_s + PAGE_BACK_AFTER_DEATH_S - watch.grace_s,
-            now_w + RECONNECT_AFTER_TAKEOVER_S - watch.grace_s,
-        )
-        for seat in game.views:
-            since = float(noted[seat]) if seat in noted else died
+        back = now_w + RECONNECT_AFTER_TAKEOVER_S - watch.grace_s
+        paused = now_w - settings.takeover_after_s + PAGE_BACK_AFTER_DEATH_S - watch.grace_s
+        died = back if killed else max(paused, back)
+        stopped_at = now_w - settings.takeover_after_s - 1.0  # its last heartbeat, about
+        started = now_w - (now_c - game.started_at)  # the game's start, on the wall clock
+        for seat, view in game.views.items():
+            # Someone whose last socket here closed while the game was on the dead owner
+            # left then (sim seed 157: told 52 s after, the estimate waiting for a page
+            # that might still be on a paused owner).
+            left = self.cluster.left_here.get(view.participant.id, died)
+            if left < started:  # they left an earlier game here: not a departure from this one
+                left = died
+            since = float(noted[seat]) if seat in noted else min(left, died)
+            if seat in noted and not killed and since >= stopped_at - MAX_BACKOFF_S:
+                # Their socket closed just before the owner stopped: the page's reconnect
+                # may have landed on the stopped process and hung there until given up
+                # (sim pause seed 156: told "you left" 1 s before the page was back).
+                since = max(since, since + HUNG_RECONNECT_S - watch.grace_s)
             watch.carry_over(game.id, seat, now_c - (now_w - since))

@@ -30,8 +30,10 @@ class ClusterView(Protocol):
     owners: dict[str, str]  # pid -> the process playing their game, when known
     sockets: dict[str, int]  # pid -> sockets of theirs held here
     catchup: dict[str, float]  # pid -> until when their missed frames are asked of the owner
+    left_here: dict[str, float]  # pid -> when their last socket here closed, game elsewhere
     holders: dict[str, set[str]]
     beat_back: float | None  # when this process's heartbeat went through after a silence
+    beat_lapsed: float | None  # when its heartbeat was last found gone
 
     @property
     def takeover(self) -> Rebuilding: ...

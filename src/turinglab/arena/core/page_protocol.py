@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 PING_MS = 5000  # a ping this often while open
 DEAD_MS = 15000  # a server silent this long (not even a pong) is taken for gone
+OPEN_MS = 8000  # a handshake unanswered this long is given up (protocol.js says why)
 LATE_MS = 7000  # a server silent this long while an input is held: the page says so
 RESEND_MS = 5000  # an input unanswered this long is sent again
 ASK_MS = 3000  # a gap (or a frame of another stream) asks for the rest at most this often
@@ -74,7 +75,7 @@ class PageProtocol:
         return None if self.at is None else dict(self.at)
 
     def connecting(self, now: float) -> None:
-        self.last_heard = now  # a socket that does not open within DEAD_MS is given up too
+        self.last_heard = now  # a socket that does not open within OPEN_MS is given up
 
     def opened(self, now: float) -> None:
         self.retry = 0
@@ -94,7 +95,7 @@ class PageProtocol:
         paused server; the page says so once, before it gives the socket up."""
         silent = now - self.last_heard > DEAD_MS
         if socket == "connecting":
-            return Beat(silent)
+            return Beat(now - self.last_heard > OPEN_MS)
         if socket != "open":
             return Beat(False)
         if silent:

@@ -81,6 +81,7 @@ function connect() {
   const socket = new WebSocket(`${proto}//${location.host}/ws${query}`);
   ws = socket;
   page.connecting(Date.now());
+  setTimeout(() => { if (ws === socket && socket.readyState === WebSocket.CONNECTING) heartbeat(); }, PROTOCOL.OPEN_MS + 50);
   socket.onopen = () => { page.opened(Date.now()); studySocketOpened(); setConn(true); };
   socket.onmessage = (e) => { if (ws === socket) onFrame(JSON.parse(e.data)); };
   socket.onclose = (e) => {

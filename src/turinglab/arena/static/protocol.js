@@ -10,6 +10,10 @@
 const PROTOCOL = {
   PING_MS: 5000, // a ping this often while open
   DEAD_MS: 15000, // a server silent this long (not even a pong) is taken for gone
+  // A handshake unanswered this long is given up and tried again (a stopped process accepts
+  // the connection and never answers): with the backoff, a page whose socket dropped as its
+  // process stopped is on another one inside the 15 s nobody should wait for a frame.
+  OPEN_MS: 8000,
   LATE_MS: 7000, // a server silent this long while an input is held: the page says so
   RESEND_MS: 5000, // an input unanswered this long is sent again
   ASK_MS: 3000, // a gap (or a frame of another stream) asks for the rest at most this often
@@ -46,7 +50,7 @@ class PageProtocol {
   }
 
   connecting(now) {
-    this.lastHeard = now; // a socket that does not open within DEAD_MS is given up too
+    this.lastHeard = now; // a socket that does not open within OPEN_MS is given up
   }
 
   opened(now) {
@@ -70,7 +74,7 @@ class PageProtocol {
   // untold, before it gives the socket up.
   tick(now, socket) {
     const silent = now - this.lastHeard > PROTOCOL.DEAD_MS;
-    if (socket === "connecting") return { dead: silent, late: false, sends: [] };
+    if (socket === "connecting") return { dead: now - this.lastHeard > PROTOCOL.OPEN_MS, late: false, sends: [] };
     if (socket !== "open") return { dead: false, late: false, sends: [] };
     if (silent) return { dead: true, late: false, sends: [] };
     const late = !this.toldLate && this.unanswered.size > 0 && now - this.lastHeard > PROTOCOL.LATE_MS;

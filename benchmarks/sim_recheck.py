@@ -1,0 +1,113 @@
+"""Each regression seed of tests/sim with its fix taken out: it must still break, or the seed
+no longer proves its fix (a seed is a schedule of one version of the code; any change to the
+cluster's timing moves them). Run after such a change:
+
+    PYTHONHASHSEED=0 PYTHONPATH=src python benchmarks/sim_recheck.py [NAME ...]
+
+Prints, per fix, each seed and what it breaks without the fix ("CLEAN": find another seed).
+"""
+
+import subprocess
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from turinglab.arena.cluster import (
+    cluster_base,
+    cluster_catchup,
+    cluster_heartbeat,
+    cluster_presence,
+    cluster_queues,
+    cluster_routes,
+    cluster_takeover,
+)
+from turinglab.sim.run import schedule
+
+CRASHES = frozenset({"crash", "redis-restart"})
+PAUSE = frozenset({"pause"})
+
+
+def _leave() -> None:  # the Leave's recount only (the join's and connect's stay)
+    orig = cluster_queues.ClusterQueues._counted_right
+
+    async def counted(self: Any, pid: str) -> None:
+        if sys._getframe(1).f_code.co_filename.endswith("cluster_queues.py"):
+            return
+        await orig(self, pid)
+
+    cluster_queues.ClusterQueues._counted_right = counted  # type: ignore[method-assign]
+
+
+async def _nothing(*_: Any) -> None:  # a coroutine fix taken out: does nothing, finds nothing
+    return None
+
+
+def _left_here() -> None:
+    class Forgetful(dict):  # type: ignore[type-arg]
+        def __setitem__(self, key: Any, value: Any) -> None:
+            pass
+
+    init = cluster_base.ClusterBase.__init__
+
+    def forgetful(self: Any, *a: Any, **k: Any) -> None:
+        init(self, *a, **k)
+        self.left_here = Forgetful()
+
+    cluster_base.ClusterBase.__init__ = forgetful  # type: ignore[method-assign]
+
+
+def _hung_reconnect() -> None:
+    cluster_takeover.HUNG_RECONNECT_S = 0.0  # the note stands: counted from the old owner's
+
+
+FIXES: dict[str, tuple[Callable[[], None], tuple[int, ...], int, frozenset[str]]] = {
+    "leave-recount": (_leave, (488,), 2, CRASHES),
+    "killed-owner": (  # never killed (None): the stopped owner's estimate
+        lambda: setattr(cluster_takeover.Takeover, "_was_killed", _nothing),
+        (161, 958),
+        2,
+        CRASHES,
+    ),
+    "tell-unanswered": (
+        lambda: setattr(cluster_catchup.ClusterCatchup, "_tell_unanswered", lambda s, n: None),
+        (999, 260, 278, 318, 332),
+        2,
+        CRASHES,
+    ),
+    "left-here": (_left_here, (157, 321, 671, 785, 988), 2, CRASHES),
+    "owners-listed": (
+        lambda: setattr(cluster_heartbeat.ClusterHeartbeat, "_list_owners_of_live_games", _nothing),
+        (82, 83),
+        2,
+        CRASHES,
+    ),
+    "holders-asked": (
+        lambda: setattr(cluster_presence.ClusterPresence, "_check_holders_again", lambda s: None),
+        (72,),
+        3,
+        CRASHES,
+    ),
+    "holding-again": (
+        lambda: setattr(cluster_heartbeat.ClusterHeartbeat, "_tell_holding_again", lambda s: None),
+        (75, 114, 149),
+        2,
+        PAUSE,
+    ),
+    "give-up-if-taken": (
+        lambda: setattr(cluster_routes.ClusterRoutes, "_give_up_if_taken", _nothing),
+        (3, 22, 71),
+        2,
+        PAUSE,
+    ),
+    "hung-reconnect": (_hung_reconnect, (156,), 2, PAUSE),
+}
+
+for name in sys.argv[1:] or list(FIXES):
+    take_out, seeds, processes, faults = FIXES[name]
+    if len(sys.argv) != 2:  # each fix out alone: an interpreter of its own keeps the others in
+        subprocess.run([sys.executable, __file__, name], check=False)
+        continue
+    take_out()
+    for seed in seeds:
+        broken = sorted({v["invariant"] for v in schedule(seed, processes, faults)["violations"]})
+        print(name, seed, ", ".join(broken) or "CLEAN (no longer proves its fix)", flush=True)

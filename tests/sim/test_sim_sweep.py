@@ -1,0 +1,62 @@
+"""A thousand seeded schedules (seeds 1..1000, two processes, crashes and Redis restarts: the
+command's defaults) and a hundred on three processes, in blocks of 50, so the suite's workers
+share them. Each block is the
+command itself, run as a user runs it (with the string hashes it fixes, so a seed's schedule
+is the one `--seed S --trace` replays).
+
+The seeds that still break a promise are listed with what they break (open bugs, named in
+docs/simulation.md): a block fails on any other violation, and on a listed seed that no longer
+breaks it (then take it off the list, with its fix).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+SEEDS = range(1, 1001)
+BLOCK = 50
+# None open (161, 958, 999 were, until the takeover told a killed owner from a stopped one and
+# an input unanswered for 5 s was told to wait: tests/sim/test_sim_arena.py).
+KNOWN: dict[int, str] = {}
+
+
+# Three processes: a third one holding sockets of games played elsewhere (seed 72 broke here
+# until an owner back on Redis asked its holders again).
+THREE = range(1, 101)
+
+
+@pytest.mark.parametrize("first", range(SEEDS.start, SEEDS.stop, BLOCK))
+def test_a_block_of_seeded_schedules_keeps_every_promise(first: int) -> None:
+    _block(first, 2)
+
+
+@pytest.mark.parametrize("first", range(THREE.start, THREE.stop, BLOCK))
+def test_a_block_of_three_process_schedules_keeps_every_promise(first: int) -> None:
+    _block(first, 3)
+
+
+def _block(first: int, processes: int) -> None:
+    seeds = f"{first}:{first + BLOCK}"
+    command = [sys.executable, "-m", "turinglab", "sim", "arena", "--json", "--seeds", seeds]
+    done = subprocess.run(
+        [*command, "--processes", str(processes)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONHASHSEED": "0"},
+        timeout=900,
+        check=False,
+    )
+    report = json.loads(done.stdout)
+    assert report["schedules"] == BLOCK, done.stderr[-2000:]
+    broken: dict[int, set[str]] = {}
+    for v in report["violations"]:
+        broken.setdefault(v["seed"], set()).add(v["invariant"])
+    known = {s: {i} for s, i in KNOWN.items() if first <= s < first + BLOCK and processes == 2}
+    assert broken == known
