@@ -9,7 +9,6 @@ Prints, per fix, each seed and what it breaks without the fix ("CLEAN": find ano
 
 import subprocess
 import sys
-from collections.abc import Callable
 from typing import Any
 
 from turinglab.arena.cluster import (
@@ -25,6 +24,7 @@ from turinglab.sim.run import schedule
 
 CRASHES = frozenset({"crash", "redis-restart"})
 PAUSE = frozenset({"pause"})
+GIVE_UP = {"give_up_p": 0.5}  # people who close a page that broke (off in the default plan)
 
 
 def _leave() -> None:  # the Leave's recount only (the join's and connect's stay)
@@ -42,28 +42,44 @@ async def _nothing(*_: Any) -> None:  # a coroutine fix taken out: does nothing,
     return None
 
 
-def _left_here() -> None:
-    class Forgetful(dict):  # type: ignore[type-arg]
-        def __setitem__(self, key: Any, value: Any) -> None:
-            pass
+class _Forgetful(dict):  # type: ignore[type-arg]
+    def __setitem__(self, key: Any, value: Any) -> None:
+        pass
 
+
+def _forget(name: str) -> None:  # a record of the cluster's that keeps nothing
     init = cluster_base.ClusterBase.__init__
 
     def forgetful(self: Any, *a: Any, **k: Any) -> None:
         init(self, *a, **k)
-        self.left_here = Forgetful()
+        setattr(self, name, _Forgetful())
 
     cluster_base.ClusterBase.__init__ = forgetful  # type: ignore[method-assign]
+
+
+def _left_here() -> None:
+    _forget("left_here")
+    _no_left_notes()  # and the same note, shared in Redis by the process they left
+
+
+def _no_left_notes() -> None:  # the takeover reads no `left:<pid>` note
+    carry = cluster_takeover.Takeover._carry_absence
+
+    def without(self: Any, game: Any, noted: Any, killed: bool, left: Any) -> None:
+        carry(self, game, noted, killed, {})
+
+    cluster_takeover.Takeover._carry_absence = without  # type: ignore[method-assign]
 
 
 def _hung_reconnect() -> None:
     cluster_takeover.HUNG_RECONNECT_S = 0.0  # the note stands: counted from the old owner's
 
 
-FIXES: dict[str, tuple[Callable[[], None], tuple[int, ...], int, frozenset[str]]] = {
+# name -> (take the fix out, seeds, processes, faults[, the people's plan over the seed's])
+FIXES: dict[str, tuple[Any, ...]] = {
     "leave-recount": (_leave, (488,), 2, CRASHES),
     "killed-owner": (  # never killed (None): the stopped owner's estimate
-        lambda: setattr(cluster_takeover.Takeover, "_was_killed", _nothing),
+        lambda: setattr(cluster_takeover.Takeover, "was_killed", _nothing),
         (161, 958),
         2,
         CRASHES,
@@ -100,14 +116,27 @@ FIXES: dict[str, tuple[Callable[[], None], tuple[int, ...], int, frozenset[str]]
         PAUSE,
     ),
     "hung-reconnect": (_hung_reconnect, (156,), 2, PAUSE),
+    "left-note": (_no_left_notes, (83,), 3, CRASHES, GIVE_UP),
+    "gone-from-the-death": (
+        lambda: setattr(
+            cluster_presence.ClusterPresence, "count_gone_from_the_death", lambda s, d, n: None
+        ),
+        (88,),
+        3,
+        CRASHES,
+        GIVE_UP,
+    ),
+    "closed-here": (lambda: _forget("closed_here"), (479,), 2, CRASHES),
 }
 
 for name in sys.argv[1:] or list(FIXES):
-    take_out, seeds, processes, faults = FIXES[name]
+    take_out, seeds, processes, faults, *people = FIXES[name]
     if len(sys.argv) != 2:  # each fix out alone: an interpreter of its own keeps the others in
         subprocess.run([sys.executable, __file__, name], check=False)
         continue
     take_out()
     for seed in seeds:
-        broken = sorted({v["invariant"] for v in schedule(seed, processes, faults)["violations"]})
+        broken = sorted(
+            {v["invariant"] for v in schedule(seed, processes, faults, *people)["violations"]}
+        )
         print(name, seed, ", ".join(broken) or "CLEAN (no longer proves its fix)", flush=True)

@@ -196,3 +196,33 @@ def test_a_departure_told_while_the_owner_was_away_from_redis_is_told_again() ->
     result = schedule(72, 3)
     assert result["plan"]["redis_restart"] is not None
     assert result["violations"] == []
+
+
+# People who close a page that broke mid-game (`give_up_p`, off in the default plan), three
+# processes, crashes and Redis restarts:
+# 83: an interrogator gave up on a third process while their game's owner was dead and Redis
+#   had just come back empty (so the takeover could not tell killed from stopped): counted
+#   gone only from the stopped owner's estimate, told 38.5 s after. That process now notes in
+#   Redis when their last socket there closed (`left:<pid>`), for whoever takes the game over.
+# 88: a witness gave up as the process holding their socket was killed; the owner counted them
+#   gone only once it found that process dead (its TTL and HOLDER_GONE_S), told 28.4 s after.
+#   Now counted from the death.
+GIVE_UP_SEEDS = (83, 88)
+
+
+def test_people_who_give_up_on_a_broken_page_are_told_of_in_time() -> None:
+    results = [schedule(seed, 3, people={"give_up_p": 0.5}) for seed in GIVE_UP_SEEDS]
+    assert all(r["plan"]["crash"] is not None and r["plan"]["give_up_p"] for r in results)
+    assert all(any(line.startswith("  end: left") for line in r["trace"]) for r in results)
+    assert [(r["seed"], r["violations"]) for r in results if r["violations"]] == []
+
+
+def test_a_probability_out_of_range_gets_one_line() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "turinglab", "sim", "arena", "--seed", "1", "--give-up-p", "2"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode != 0 and "--give-up-p must be a probability" in done.stderr

@@ -87,6 +87,7 @@ class Link:
         self.page_errors = 0  # frames (or reconnects) this page failed on: a bench bug
         self._closed = False
         self._bouncing = False
+        self.broke = asyncio.Event()  # the server was lost (not a drop of the person's own)
         self._tasks: list[asyncio.Task[None]] = []
 
     # ---- the socket ---------------------------------------------------------------------------
@@ -177,6 +178,7 @@ class Link:
                     await asyncio.sleep(0.05)
                 continue
             self._lost()  # lost: back off and come back, on another process if it went
+            self.broke.set()
             if ws.close_code == 4401:
                 self.frames.put_nowait({"type": "error", "code": "no-session"})
                 return

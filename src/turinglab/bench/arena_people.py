@@ -13,7 +13,10 @@ them, as a person would:
 * the interrogator writes to whichever witness has answered, until the clock ends the talk,
   then gives a verdict after 3–12 s; between games people read the reveal for 3–10 s;
 * in each game a person drops their connection with probability `reconnect_p` (back 1–5 s
-  later, resuming from the last frame seen) and leaves for good with `abandon_p`.
+  later, resuming from the last frame seen) and leaves for good with `abandon_p`; each time
+  their page breaks mid-game (its server lost, not their own drop, or a message of theirs
+  unanswered for 5 s) they give up and close it with `give_up_p` (0 unless asked: the
+  simulator's hunts turn it on).
 
 Every action has its scheduled time; latencies are measured from it, so a client that falls
 behind shows as latency (and as `max_late_s`), never as a quieter load. The people run in their
@@ -40,6 +43,7 @@ from turinglab.heap import settle_heap
 
 MODE = "three-party"
 LONG_WAIT_S = 15.0  # a person who waited longer than this for a frame has their link described
+STUCK_S = 5.0  # a message of theirs unanswered this long: the page looks broken to them
 END_GRACE_S = 240.0  # after the deadline: verdict timeout (120 s) and a takeover, with room
 
 
@@ -54,6 +58,7 @@ class Script:
     # Words no frame of a game may hold before its reveal (Tally.look; sim: the AI's names)
     hidden: tuple[str, ...] = ()
     end_early_p: float = 0.0  # per game: the interrogator ends the talk before its time is up
+    give_up_p: float = 0.0  # per break of the server mid-game: the person closes the page
 
 
 async def _at(t: float, tally: Tally) -> None:
@@ -201,7 +206,11 @@ class Game:
     # ---- what the person does -----------------------------------------------------------------
 
     async def play(
-        self, reconnect_at: float | None, leave_at: float | None, end_at: float | None = None
+        self,
+        reconnect_at: float | None,
+        leave_at: float | None,
+        end_at: float | None = None,
+        give_up: tuple[random.Random, float] | None = None,
     ) -> str:
         pump = asyncio.create_task(self._pump())
         fates = []
@@ -216,6 +225,8 @@ class Game:
                 left = await self._leave(self.started + leave_at)
                 if left:
                     return "left"
+            if give_up is not None and await self._give_up(*give_up, max(1.0, cap)):
+                return "left"
             await asyncio.wait_for(self.over.wait(), max(1.0, cap))
         except TimeoutError:
             self.outcome = "no end within the deadline + 240 s"
@@ -239,6 +250,26 @@ class Game:
         self.outcome = "left"
         await self.link.close()
         return True
+
+    async def _give_up(self, draws: random.Random, chance: float, within_s: float) -> bool:
+        """Each time the page breaks while the talk is on — its server lost, or a message of
+        theirs unanswered for STUCK_S — close it for good with the draw's chance (some people
+        do not wait for a broken page). Only asked for when the chance is not 0: the task and
+        its wake-ups change a simulated schedule."""
+        end, stuck_seen = time.time() + within_s, set[str]()
+        while not self.over.is_set() and time.time() < end:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.link.broke.wait(), 1.0)
+            now = time.time()
+            stuck = {k for k, i in self.link.unanswered.items() if now - i.due > STUCK_S}
+            broke, new = self.link.broke.is_set(), stuck - stuck_seen
+            self.link.broke.clear()
+            stuck_seen |= stuck
+            playing = self.phase == "playing" and not self.over.is_set()
+            if (broke or new) and playing and draws.random() < chance:
+                self.tally.counts["gave up on a broken page"] += 1
+                return await self._leave(now)
+        return False
 
     async def _end_early(self, at: float) -> None:
         """At `at`, if the talk is still on, press "end" (then the verdict, as at time up)."""
@@ -418,8 +449,11 @@ async def person(
             # Drawn apart, so that people who never end early keep their schedules.
             ends = random.Random(f"{script.seed}:{n}:{r}:end")
             end_at = ends.uniform(0.1, 0.8) * span if ends.random() < script.end_early_p else None
+            give_up = None
+            if script.give_up_p:
+                give_up = (random.Random(f"{script.seed}:{n}:{r}:give-up"), script.give_up_p)
             outcome = await game.play(
-                rng.uniform(0.05, 0.95) * span if back else None, leave_at, end_at
+                rng.uniform(0.05, 0.95) * span if back else None, leave_at, end_at, give_up
             )
             tally.outcomes[outcome] += 1
             past = game.id

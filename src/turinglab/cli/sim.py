@@ -45,16 +45,16 @@ def _same_hashes() -> None:
 
 
 def _played(
-    chosen: range, processes: int, kinds: frozenset[str], workers: int
+    chosen: range, processes: int, kinds: frozenset[str], workers: int, people: dict[str, float]
 ) -> Iterator[dict[str, Any]]:
     """Each schedule's result in seed order, played here or by `workers` forked processes (a
     schedule depends only on its seed, so where it runs changes nothing)."""
     from turinglab.sim.run import schedule
 
     if workers == 1 or len(chosen) == 1:
-        yield from (schedule(s, processes, kinds) for s in chosen)
+        yield from (schedule(s, processes, kinds, people) for s in chosen)
         return
-    play = functools.partial(schedule, processes=processes, faults=kinds)
+    play = functools.partial(schedule, processes=processes, faults=kinds, people=people)
     fork = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(workers, mp_context=fork) as pool:
         yield from pool.map(play, chosen, chunksize=max(1, min(20, len(chosen) // (4 * workers))))
@@ -71,6 +71,15 @@ def sim_arena(
     trace: Annotated[bool, typer.Option(help="print each schedule's whole trace")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="one JSON object")] = False,
     workers: Annotated[int, typer.Option(help="processes playing schedules side by side")] = 1,
+    end_early_p: Annotated[
+        float, typer.Option(help="per game: the interrogator ends the talk early")
+    ] = 0.0,
+    give_up_p: Annotated[
+        float,
+        typer.Option(
+            help="per break of a page mid-game (server lost, message stuck 5 s): it closes"
+        ),
+    ] = 0.0,
 ) -> None:
     """Run seeded schedules of real arena processes on a virtual clock; print violations."""
     kinds = frozenset(f.strip() for f in faults.split(",") if f.strip())
@@ -82,12 +91,16 @@ def sim_arena(
         raise fail("--processes must be 1 to 8")
     if not 1 <= workers <= 64:
         raise fail("--workers must be 1 to 64")
+    for name, p in (("--end-early-p", end_early_p), ("--give-up-p", give_up_p)):
+        if not 0.0 <= p <= 1.0:
+            raise fail(f"{name} must be a probability (0 to 1), not {p}")
+    people = {k: v for k, v in (("end_early_p", end_early_p), ("give_up_p", give_up_p)) if v}
     chosen = _seeds(seeds, seed)
     _same_hashes()
 
     found: list[dict[str, Any]] = []
     games = 0
-    for result in _played(chosen, processes, kinds, workers):
+    for result in _played(chosen, processes, kinds, workers, people):
         s = result["seed"]
         games += result["games"]
         for v in result["violations"]:

@@ -72,8 +72,15 @@ def _traced(loop: VirtualLoop, events: list[str]) -> Iterator[None]:
         logger.propagate = propagate
 
 
-def schedule(seed: int, processes: int = 2, faults: frozenset[str] = FAULTS) -> dict[str, Any]:
-    """Play schedule `seed`: its plan, the promises it broke, its trace and digest."""
+def schedule(
+    seed: int,
+    processes: int = 2,
+    faults: frozenset[str] = FAULTS,
+    people: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Play schedule `seed`: its plan, the promises it broke, its trace and digest. `people`
+    sets the plan's behaviours off by default (`end_early_p`, `give_up_p`) after the draw, so
+    the rest of the plan is the seed's own."""
     # The collector's first pass comes after the same allocations in every run, whatever ran
     # before: a pending task only garbage holds is destroyed (and logged) at the same step.
     # What survives (modules, caches) is frozen out of later passes, so each costs what this
@@ -87,6 +94,8 @@ def schedule(seed: int, processes: int = 2, faults: frozenset[str] = FAULTS) -> 
     try:
         with tempfile.TemporaryDirectory() as tmp, seeded(seed, loop) as rng:
             plan = Plan.draw(rng, processes, faults)
+            if people:
+                plan = dataclasses.replace(plan, **people)
             db = Path(tmp) / "arena.db"
             db.write_bytes(_empty_store())
             world = World(plan, rng, db, seed)

@@ -56,6 +56,7 @@ class Plan:
     reconnect_p: float = 0.2
     abandon_p: float = 0.05
     end_early_p: float = 0.0  # per game: the interrogator ends the talk early (not by default)
+    give_up_p: float = 0.0  # per server lost mid-game: the person closes the page (not by default)
 
     @classmethod
     def draw(cls, rng: random.Random, processes: int, faults: frozenset[str]) -> Plan:
@@ -215,6 +216,7 @@ class World:
             1.0,
             hidden,
             self.plan.end_early_p,
+            self.plan.give_up_p,
         )
         bases = [f"http://{name}" for name in self.processes]
         p = len(bases)

@@ -382,3 +382,39 @@ async def test_a_game_left_on_a_dead_process_is_not_shown_again_by_its_owner() -
             client.close()
             for p in (away, here):
                 await p.close()
+
+
+HOLDER_TTL_S, HOLDER_GRACE_S = 6.0, 10.0
+HOLDER_KILLED = LEAVING.replace(
+    "make_setup(abandon_after_s=1.0, ai_after_s=600)",
+    f"make_setup(abandon_after_s={HOLDER_GRACE_S}, ai_after_s=600, "
+    f"takeover_after_s={HOLDER_TTL_S})",
+)
+assert HOLDER_KILLED != LEAVING
+
+
+async def test_a_partner_whose_socket_died_with_a_killed_process_counts_gone_from_the_death() -> (
+    None
+):
+    """The game is played on process 2; `away`'s socket is on process 1, which is killed, and
+    they do not come back (they gave up on the broken page). Process 2 finds process 1 dead
+    only once its heartbeat has been missing for its TTL (and, were another survivor to
+    unlist it first, HOLDER_GONE_S more); it counts `away` gone from the death, not from then,
+    so `here` is told about a grace after the kill, not a TTL and a grace after (sim, three
+    processes, give-up seed 88: 28.4 s)."""
+    async with arena_processes(HOLDER_KILLED, "") as arena:
+        one, two = arena.bases
+        away, here = Person(one), Person(two)  # `here` takes the match: process 2 owns it
+        try:
+            await _matched_on_two(away, here)
+            arena.procs[0].send_signal(signal.SIGKILL)
+            killed = time.monotonic()
+            reveal = await asyncio.wait_for(here.until("reveal"), 60)
+            told_s = time.monotonic() - killed
+            assert reveal["flagged"] == TOLD_STAYED
+            # From the death: a grace and the ticks (~10.5 s); from the finding, at least
+            # TTL + grace (16 s). Room for a loaded machine between the two.
+            assert told_s < HOLDER_TTL_S + HOLDER_GRACE_S - 2.5, told_s
+        finally:
+            for p in (away, here):
+                await p.close()

@@ -239,6 +239,7 @@ class Cluster(ClusterRelay):
         self.person(participant.id)
         self.sockets[participant.id] = self.sockets.get(participant.id, 0) + 1
         self.left_here.pop(participant.id, None)
+        self.outbox.put("delete", self.ns + "left:" + participant.id)  # back: not gone
         if self.sockets[participant.id] == 1:
             await self._pubsub.subscribe(self.ns + "to:" + participant.id)
         self.owners.pop(participant.id, None)  # a (re)connect asks Redis: the owner may be new
@@ -280,6 +281,7 @@ class Cluster(ClusterRelay):
             return
         self.arena.disconnect(participant, outlet)  # their last page here: out of the lobby
         self.sockets.pop(participant.id, None)
+        self.closed_here[participant.id] = monotonic()
         queued = participant.id in self.waiting or participant.id in self.queued.elsewhere
         if queued or participant.id in self.blind.waiting or participant.id in self.blind.elsewhere:
             try:  # their last page here closed while queued: out of the shared queues now
@@ -305,8 +307,9 @@ class Cluster(ClusterRelay):
         owner = self.owners.get(participant.id)
         if owner is not None:
             told.add(owner)
-            if owner != self.me:
+            if owner != self.me:  # for whoever takes that game over, should its owner die
                 self.left_here[participant.id] = time()
+                self.outbox.put("set", self.ns + "left:" + participant.id, f"{time():.3f}")
         if participant.id in self._taken_as_they_left:  # seated by a process not known here
             self._taken_as_they_left.discard(participant.id)
             with contextlib.suppress(RedisError):

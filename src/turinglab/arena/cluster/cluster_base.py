@@ -100,6 +100,9 @@ class ClusterBase:
         # pid -> when their last socket here closed while their game was played elsewhere:
         # if that owner dies, the survivor taking it over here knows when they left.
         self.left_here: dict[str, float] = {}
+        # pid -> when their last socket here closed (monotonic), whoever plays their game: a
+        # person back here after a death and gone again left then, not at the death.
+        self.closed_here: dict[str, float] = {}
         # pid -> a join they sent while their last game's owner had not answered yet: played
         # once it has (or is known gone), not sent to an owner that may have died with it.
         self._held_joins: dict[str, F.Join] = {}

@@ -95,5 +95,34 @@ class ClusterPresence(ClusterRoutes):
         missing = {proc for proc, beat in zip(named, beats, strict=True) if beat is None}
         self._beat_missing = {p: self._beat_missing.get(p, now) for p in missing}
         dead = {p for p, since in self._beat_missing.items() if now - since >= HOLDER_GONE_S}
-        for held in self.holders.values():
+        killed = {p for p in dead if await self.takeover.was_killed(p)}
+        died_at: dict[str, float] = {}  # pid -> when the killed process they were on died
+        for pid, held in self.holders.items():
+            for proc in held & killed:
+                died_at[pid] = max(died_at.get(pid, 0.0), self._beat_missing[proc])
             held -= dead
+        self.count_gone_from_the_death(died_at, now)
+
+    def count_gone_from_the_death(self, died_at: dict[str, float], now: float) -> None:
+        """People whose only socket was on a process that was killed (its sockets closed with
+        it) and who are not back count as gone since its death, not since now: the partner of
+        one who gave up there waited its heartbeat's TTL and HOLDER_GONE_S more (three
+        processes, give-up seed 88: told 28.4 s after). `died_at` (monotonic) is when the
+        heartbeat was first missing here, a TTL after its last beat: the pages have had that
+        long at least to come back. A stopped process's pages may still be on it: those
+        people count from now, as before. Someone who came back here after the death and has
+        gone again counts from then (default seed 479: back 0.3 s after, away again 8 s later,
+        counted gone from the death and told they had left while reconnecting). Called where
+        a dead process's sockets are forgotten: here, and by the survivor that unlists it
+        (Takeover._forget)."""
+        arena = self.arena
+        ttl_s = arena.setup.settings.takeover_after_s
+        now_c = arena.clock.now()
+        for game in list(arena.games.values()):
+            if game.result is not None:
+                continue
+            for seat, view in game.views.items():
+                pid = view.participant.id
+                if pid in died_at and not self._present(view):
+                    since = max(died_at[pid] - ttl_s, self.closed_here.get(pid, 0.0))
+                    arena.abandon.carry_over(game.id, seat, now_c - (now - since))

@@ -175,8 +175,12 @@ class Takeover:
         cluster = self.cluster
         assert cluster.redis is not None
         await cluster.redis.srem(cluster.ns + "procs", lost)
+        now = monotonic()  # its heartbeat was found missing just now
+        killed = await self.was_killed(lost)
+        held_there = {pid: now for pid, held in cluster.holders.items() if killed and lost in held}
         for held in cluster.holders.values():  # its sockets died with it
             held.discard(lost)
+        cluster.count_gone_from_the_death(held_there, now)
         cluster.owners = {p: o for p, o in cluster.owners.items() if o != lost}
 
     async def _tell_moving(self, lost: str) -> None:
@@ -197,9 +201,13 @@ class Takeover:
         for pid in moving:
             cluster.arena.send(cluster.person(pid), F.Error(code="moving", message=MOVING_TEXT))
 
-    async def _route_here(self, claimed: list[StoredGame]) -> dict[str, dict[str, str]]:
+    async def _route_here(
+        self, claimed: list[StoredGame]
+    ) -> tuple[dict[str, dict[str, str]], dict[str, float]]:
         """Routes first, at once (not queued): whoever reconnects now is sent here. Returns
-        each game's departure notes (`gone:<game>`: seat -> when they were counted gone)."""
+        each game's departure notes (`gone:<game>`: seat -> when they were counted gone) and
+        when each of their people's last socket closed on a process other than their game's
+        owner, where one did and they have not connected since (`left:<pid>`)."""
         cluster = self.cluster
         assert cluster.redis is not None
         routes = cluster.redis.pipeline(transaction=False)
@@ -211,9 +219,15 @@ class Takeover:
         notes = cluster.redis.pipeline(transaction=False)
         for stored in claimed:
             notes.hgetall(cluster.ns + "gone:" + stored.game)
-        return dict(zip((g.game for g in claimed), await notes.execute(), strict=True))
+        people = sorted({pid for stored in claimed for pid in stored.people.values()})
+        for pid in people:
+            notes.get(cluster.ns + "left:" + pid)
+        got = await notes.execute()
+        gone = dict(zip((g.game for g in claimed), got[: len(claimed)], strict=True))
+        left = {pid: float(at) for pid, at in zip(people, got[len(claimed) :], strict=True) if at}
+        return gone, left
 
-    async def _was_killed(self, lost: str) -> bool:
+    async def was_killed(self, lost: str) -> bool:
         """Whether `lost` was killed rather than stopped or cut off: a killed process's
         sockets close with it and Redis drops its subscriptions at once, a stopped one's stay
         open, subscribed (sim seeds 161, 958: a partner told ~50 s after a departure, the
@@ -241,8 +255,8 @@ class Takeover:
         store = cluster.arena.store
         assert store is not None
         adopted = []
-        gone = await self._route_here(claimed)
-        killed = await self._was_killed(lost)
+        gone, left_elsewhere = await self._route_here(claimed)
+        killed = await self.was_killed(lost)
         # Games where someone had already left first: their partners have waited longest.
         for n, stored in enumerate(sorted(claimed, key=lambda g: not gone[g.game])):
             if n % 25 == 24:
@@ -250,23 +264,26 @@ class Takeover:
             try:
                 game = restore(cluster.arena, stored, cluster.person)
                 adopted.append(game)
-                self._carry_absence(game, gone[stored.game], killed)
+                self._carry_absence(game, gone[stored.game], killed, left_elsewhere)
             except Exception:
                 log.exception("takeover: game %s of %s could not be rebuilt", stored.game, lost)
                 await store.writer.call(functools.partial(_end_lost, store, stored.store_id))
             rebuilt[stored.game].set()
         return adopted
 
-    def _carry_absence(self, game: LiveGame, noted: dict[str, str], killed: bool) -> None:
+    def _carry_absence(
+        self, game: LiveGame, noted: dict[str, str], killed: bool, left_elsewhere: dict[str, float]
+    ) -> None:
         """A game taken over here: its people who are not back count as gone since the old
         owner counted them gone (`noted`: its `gone:<game>` note), or else from the moment that
         leaves a live page time to be back — a page whose socket stayed open on a paused
         process notices only after its heartbeat's limit (PAGE_BACK_AFTER_DEATH_S from the
         death), one whose socket closed (`killed`: they all did) within its backoff — not from
         now, or the partner of someone who left would wait a whole grace more before being
-        told; someone whose last socket here closed while the dead process played this game,
-        from then. Someone whose socket is open here is present, however long their connect
-        takes (Cluster.present)."""
+        told; someone whose last socket closed while the dead process played this game, here
+        or on another process (`left_elsewhere`: that one noted it in Redis), from then.
+        Someone whose socket is open here is present, however long their connect takes
+        (Cluster.present)."""
         arena = self.cluster.arena
         watch, settings = arena.abandon, arena.setup.settings
         now_c, now_w = arena.clock.now(), time()
@@ -276,14 +293,17 @@ class Takeover:
         stopped_at = now_w - settings.takeover_after_s - 1.0  # its last heartbeat, about
         started = now_w - (now_c - game.started_at)  # the game's start, on the wall clock
         for seat, view in game.views.items():
-            # Someone whose last socket here closed while the game was on the dead owner
-            # left then (sim seed 157: told 52 s after, the estimate waiting for a page
-            # that might still be on a paused owner).
-            left = self.cluster.left_here.get(view.participant.id, died)
+            # Someone whose last socket closed while the game was on the dead owner left then
+            # (sim seed 157: told 52 s after, the estimate waiting for a page that might
+            # still be on a paused owner; three processes, give-up seed 83: they had given up
+            # on a third process, whose note alone says so).
+            pid = view.participant.id
+            left = left_elsewhere.get(pid, self.cluster.left_here.get(pid, died))
             if left < started:  # they left an earlier game here: not a departure from this one
                 left = died
+            seen_leaving = seat in noted or left == left_elsewhere.get(pid)
             since = float(noted[seat]) if seat in noted else min(left, died)
-            if seat in noted and not killed and since >= stopped_at - MAX_BACKOFF_S:
+            if seen_leaving and not killed and since >= stopped_at - MAX_BACKOFF_S:
                 # Their socket closed just before the owner stopped: the page's reconnect
                 # may have landed on the stopped process and hung there until given up
                 # (sim pause seed 156: told "you left" 1 s before the page was back).

@@ -32,6 +32,7 @@ class ClusterView(Protocol):
     catchup: dict[str, float]  # pid -> until when their missed frames are asked of the owner
     left_here: dict[str, float]  # pid -> when their last socket here closed, game elsewhere
     holders: dict[str, set[str]]
+    closed_here: dict[str, float]  # pid -> when their last socket here closed (monotonic)
     beat_back: float | None  # when this process's heartbeat went through after a silence
     beat_lapsed: float | None  # when its heartbeat was last found gone
 
@@ -43,3 +44,5 @@ class ClusterView(Protocol):
     async def owner(self, pid: str) -> str | None: ...
 
     async def count_taken_away(self) -> None: ...
+
+    def count_gone_from_the_death(self, died_at: dict[str, float], now: float) -> None: ...
