@@ -6,6 +6,8 @@ reports it:
 * rounds: an abandoned game's rounds not given back (the books say more than the store counts)
   and the store's recount before "rounds-done", which would mend it, skipped;
 * the reveal: a game's snapshot titled with the AI witness's name;
+* a dead process's sockets forgotten only by the survivor that unlists it (three processes,
+  people giving up on broken pages): a partner told late;
 * a stale owner: a process woken from SIGSTOP that neither gives up the games taken from it
   nor is fenced by the store writes rows to them (with the store's fencing alone it writes
   nothing: that schedule keeps the promise).
@@ -18,6 +20,7 @@ from typing import Any
 import pytest
 from sqlalchemy import Connection, select
 
+from turinglab.arena.cluster.cluster_presence import ClusterPresence
 from turinglab.arena.cluster.cluster_routes import ClusterRoutes
 from turinglab.arena.cluster.shared_rounds import SharedRounds
 from turinglab.arena.core import hub
@@ -88,3 +91,19 @@ def test_a_woken_owner_that_is_not_fenced_writes_and_is_found(
     monkeypatch.setattr(fencing, "held_games", any_epoch)
     monkeypatch.setattr(control_events, "held_games", any_epoch)
     assert "stale-owner-wrote" in _found(TAKEN_FROM_A_PAUSED_OWNER, PAUSES)
+
+
+def test_a_killed_process_s_sockets_forgotten_only_by_its_claimer_is_found(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Bug 1 of benchmarks/sim_bugs (07796f9 reverted): with three processes, only the survivor
+    that unlists a dead process forgets the sockets it held; the game's owner, another one,
+    counts a person who gave up there as present, and their partner is told late. Seed 59 of
+    the give-up schedules keeps every promise on main (tests/sim/test_sim_sweep.py)."""
+
+    async def remembers(self: ClusterPresence) -> None:
+        return None
+
+    monkeypatch.setattr(ClusterPresence, "_forget_dead_holders", remembers)
+    found = schedule(59, 3, frozenset({"crash", "redis-restart"}), {"give_up_p": 0.5})
+    assert "departure-told-late" in {v["invariant"] for v in found["violations"]}
