@@ -127,6 +127,13 @@ FIXES: dict[str, tuple[Any, ...]] = {
         GIVE_UP,
     ),
     "closed-here": (lambda: _forget("closed_here"), (479,), 2, CRASHES),
+    "listening": (
+        lambda: setattr(cluster_base.ClusterBase, "_say_listening", _nothing),
+        (156, 294),
+        3,
+        CRASHES,
+        GIVE_UP,
+    ),
 }
 
 for name in sys.argv[1:] or list(FIXES):

@@ -181,6 +181,7 @@ class Cluster(ClusterRelay):
         self.queued = QueueAdopt(self.redis, self.ns, self.me)
         pubsub = self._pubsub = self.redis.pubsub()
         await pubsub.subscribe(self.ns + "proc:" + self.me)
+        await self._say_listening()
         await self._beat()
         self._tasks = [
             asyncio.create_task(self._listen_supervised(), name="arena-cluster-listen"),

@@ -153,6 +153,13 @@ class ClusterBase:
     def _forward(self, owner: str, message: ToProcess) -> None:
         self.outbox.put("publish", self.ns + "proc:" + owner, encode(message))
 
+    async def _say_listening(self) -> None:
+        """Once subscribed (at start, and again after Redis came back): `listening:<me>` is
+        in this Redis, so its subscriptions are too, and a survivor may judge from them
+        whether this process was killed or stopped (Takeover.was_killed)."""
+        assert self.redis is not None
+        await self.redis.set(self.ns + "listening:" + self.me, "1", ex=PLAYER_TTL_S)
+
     def _holding(self, owner: str, message: Hello | Here | Input) -> None:
         """Send `message` (from this process) about a person with a socket here: `owner`
         counts them present through us until told they have gone (`disconnect`)."""

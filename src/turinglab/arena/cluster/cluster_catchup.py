@@ -38,6 +38,7 @@ class ClusterCatchup(ClusterHeartbeat):
         old, pubsub = self._pubsub, self.redis.pubsub()
         channels = [self.ns + "proc:" + self.me, *(self.ns + "to:" + p for p in self.sockets)]
         await pubsub.subscribe(*channels)
+        await self._say_listening()
         self._pubsub = pubsub
         with contextlib.suppress(Exception):
             await old.aclose()
