@@ -6,7 +6,8 @@ Seeds A..B-1 on PROCESSES processes with FAULTS (comma-separated: crash, redis-r
 the stock invariants (sim/invariants.py) decide. `--all` goes on past the first. A heavier plan
 than `Plan.draw`'s, if asked: SIM_PEOPLE (a fixed count), SIM_ABANDON_P (per person and game),
 SIM_END_EARLY_P (per game: the interrogator ends the talk early; 0 by default), SIM_GIVE_UP_P
-(per server lost mid-game: the person closes the page; 0 by default).
+(per break of a page mid-game — server lost, message stuck 5 s: closed for good; 0 by
+default).
 """
 
 import json

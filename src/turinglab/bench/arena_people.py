@@ -58,7 +58,7 @@ class Script:
     # Words no frame of a game may hold before its reveal (Tally.look; sim: the AI's names)
     hidden: tuple[str, ...] = ()
     end_early_p: float = 0.0  # per game: the interrogator ends the talk before its time is up
-    give_up_p: float = 0.0  # per break of the server mid-game: the person closes the page
+    give_up_p: float = 0.0  # per break of their page mid-game: the person closes it for good
 
 
 async def _at(t: float, tally: Tally) -> None:

@@ -56,7 +56,7 @@ class Plan:
     reconnect_p: float = 0.2
     abandon_p: float = 0.05
     end_early_p: float = 0.0  # per game: the interrogator ends the talk early (not by default)
-    give_up_p: float = 0.0  # per server lost mid-game: the person closes the page (not by default)
+    give_up_p: float = 0.0  # per break of a page mid-game: closed for good (not by default)
 
     @classmethod
     def draw(cls, rng: random.Random, processes: int, faults: frozenset[str]) -> Plan:
