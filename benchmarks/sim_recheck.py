@@ -19,11 +19,13 @@ from turinglab.arena.cluster import (
     cluster_queues,
     cluster_routes,
     cluster_takeover,
+    shared_rounds,
 )
 from turinglab.sim.run import schedule
 
 CRASHES = frozenset({"crash", "redis-restart"})
 PAUSE = frozenset({"pause"})
+POSTGRES = frozenset({"crash", "redis-restart", "postgres"})
 GIVE_UP = {"give_up_p": 0.5}  # people who close a page that broke (off in the default plan)
 
 
@@ -69,6 +71,16 @@ def _no_left_notes() -> None:  # the takeover reads no `left:<pid>` note
         carry(self, game, noted, killed, {})
 
     cluster_takeover.Takeover._carry_absence = without  # type: ignore[method-assign]
+
+
+def _book_decided_anyway() -> None:  # a lost book decided on while the store is out
+    seed = shared_rounds.SharedRounds.seed
+
+    async def seeded_or_not(self: Any, run: str, pid: str) -> bool:
+        await seed(self, run, pid)
+        return True
+
+    shared_rounds.SharedRounds.seed = seeded_or_not  # type: ignore[method-assign]
 
 
 def _hung_reconnect() -> None:
@@ -134,6 +146,7 @@ FIXES: dict[str, tuple[Any, ...]] = {
         CRASHES,
         GIVE_UP,
     ),
+    "book-lost": (_book_decided_anyway, (39, 158, 242, 275), 2, POSTGRES),
 }
 
 for name in sys.argv[1:] or list(FIXES):

@@ -19,12 +19,15 @@ from typing import Any
 from turinglab.bench.arena_tally import parse_tag
 
 # A person in two games of the run whose times overlap (a game still playing never ends).
+# Only games of trials: a person's own row (consent, a survey of someone never seated) is
+# not a game, and written late (the store down at their consent) it falls inside one.
 SEATED_TWICE = (
     "SELECT s1.participant, g1.id, g2.id, g1.started_at, g2.started_at "
     "FROM seats s1 JOIN games g1 ON g1.id = s1.game_id "
     "JOIN seats s2 ON s2.participant = s1.participant AND s2.game_id > s1.game_id "
     "JOIN games g2 ON g2.id = s2.game_id "
     "WHERE g1.run_id = :r AND g2.run_id = :r AND s1.participant IS NOT NULL "
+    "AND g1.trial_id IS NOT NULL AND g2.trial_id IS NOT NULL "
     "AND g2.started_at < COALESCE(g1.finished_at, 'Infinity') "
     "AND g1.started_at < COALESCE(g2.finished_at, 'Infinity') "
     "ORDER BY g1.id"

@@ -18,7 +18,7 @@ from turinglab.cli.errors import fail
 
 sim_app = typer.Typer(help="Deterministic simulations of the arena.", no_args_is_help=True)
 
-FAULT_KINDS = ("crash", "redis-restart", "pause")
+FAULT_KINDS = ("crash", "redis-restart", "pause", "postgres")
 
 
 def _seeds(seeds: str | None, seed: int | None) -> range:
@@ -65,9 +65,9 @@ def sim_arena(
     seeds: Annotated[str | None, typer.Option(help="schedules A:B (B excluded)")] = None,
     seed: Annotated[int | None, typer.Option(help="one schedule (with --trace: replay it)")] = None,
     processes: Annotated[int, typer.Option(help="arena processes")] = 2,
-    faults: Annotated[str, typer.Option(help="comma-separated: crash, redis-restart, pause")] = (
-        "crash,redis-restart"
-    ),
+    faults: Annotated[
+        str, typer.Option(help="comma-separated: crash, redis-restart, pause, postgres")
+    ] = ("crash,redis-restart"),
     trace: Annotated[bool, typer.Option(help="print each schedule's whole trace")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="one JSON object")] = False,
     workers: Annotated[int, typer.Option(help="processes playing schedules side by side")] = 1,

@@ -9,7 +9,9 @@ belongs to nobody (sim/asgi_net.py) and still arrives; what others send it waits
 
 Work that asyncio would hand to a thread (`asyncio.to_thread`, `run_in_executor`: the store's
 reads) runs at once on the loop: in a real process it runs beside the loop, here it takes no
-virtual time, which is one schedule of the many the real one allows.
+virtual time, which is one schedule of the many the real one allows — unless `executor_delay`
+is set (the `postgres` fault: sim/store_faults.py), when it runs that long later, as the work
+of whoever handed it over (held while they are paused).
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ class VirtualLoop(asyncio.SelectorEventLoop):
         self._paused: set[str] = set()
         self._held: list[asyncio.Handle] = []  # paused processes' callbacks, in order
         self._timers_set = 0
+        self.executor_delay: Callable[[], float] | None = None
 
     def create_task(  # type: ignore[override]
         self,
@@ -130,10 +133,19 @@ class VirtualLoop(asyncio.SelectorEventLoop):
         self, executor: Any, func: Callable[..., Any], *args: Any
     ) -> asyncio.Future[Any]:
         future = self.create_future()
-        try:
-            future.set_result(func(*args))
-        except BaseException as err:
-            future.set_exception(err)
+
+        def run() -> None:
+            if future.cancelled():
+                return
+            try:
+                future.set_result(func(*args))
+            except BaseException as err:
+                future.set_exception(err)
+
+        if self.executor_delay is None:
+            run()
+        else:
+            self.call_later(self.executor_delay(), run)
         return future
 
 

@@ -30,6 +30,7 @@ from turinglab.sim import fake_redis, row_writers
 from turinglab.sim.asgi_net import Network
 from turinglab.sim.determinism import EPOCH
 from turinglab.sim.sim_writer import SimWriter
+from turinglab.sim.store_faults import StoreFaults
 from turinglab.sim.virtual_loop import WHOSE, VirtualLoop
 from turinglab.store.database import Store
 
@@ -57,6 +58,10 @@ class Plan:
     abandon_p: float = 0.05
     end_early_p: float = 0.0  # per game: the interrogator ends the talk early (not by default)
     give_up_p: float = 0.0  # per break of a page mid-game: closed for good (not by default)
+    # The `postgres` fault (sim/store_faults.py): a database with round trips, and maybe one
+    # outage: ("refuses" | "stalls", at s, for s).
+    slow_store: bool = False
+    postgres: tuple[str, float, float] | None = None
 
     @classmethod
     def draw(cls, rng: random.Random, processes: int, faults: frozenset[str]) -> Plan:
@@ -72,7 +77,21 @@ class Plan:
         if "pause" in faults and processes > 1 and rng.random() < 0.8:
             # Shorter and longer than the takeover's 10 s: woken as owner, or after a takeover.
             pause = (f"p{rng.randrange(processes)}", rng.uniform(5.0, 90.0), rng.uniform(2.0, 30.0))
-        return cls(processes, people, 2, game_s, crash, restart, pause)
+        postgres = None  # drawn after the pause, for the same reason
+        if "postgres" in faults and rng.random() < 0.8:
+            kind = rng.choice(("refuses", "stalls"))
+            postgres = (kind, rng.uniform(5.0, 90.0), rng.uniform(1.0, 10.0))
+        return cls(
+            processes,
+            people,
+            2,
+            game_s,
+            crash,
+            restart,
+            pause,
+            slow_store="postgres" in faults,
+            postgres=postgres,
+        )
 
 
 @dataclass
@@ -99,6 +118,11 @@ class World:
         self.events: list[str] = []  # the schedule's trace: what happened, when
         self.writes: list[tuple[Any, ...]] = []  # each game row's writer (sim/row_writers.py)
         self.setup = engine_setup(plan.game_s, plan.rounds, 120.0, seed)
+        self.store_faults = (
+            StoreFaults(plan.postgres, self._now, random.Random(f"{seed}:store"))
+            if plan.slow_store
+            else None
+        )
 
     # ---- processes ---------------------------------------------------------------------------
 
@@ -112,16 +136,23 @@ class World:
         def check(*_: Any) -> None:
             if name in self.dead:
                 raise OperationalError("sim", {}, Exception(f"{name} is dead"))
+            if self.store_faults is not None:
+                self.store_faults.check()
 
         event.listen(store.engine, "before_cursor_execute", check)
 
     async def start(self) -> None:
+        faults = self.store_faults
+        if faults is not None:
+            loop = asyncio.get_running_loop()
+            assert isinstance(loop, VirtualLoop)
+            loop.executor_delay = faults.delay
         for k in range(self.plan.processes):
             name = f"p{k}"
             store = Store(self.url)
             self._refuse_when_dead(store, name)
             row_writers.watch(store.engine, name, self._now, self.writes)
-            writer = SimWriter(store, COMMIT_INTERVAL_S)
+            writer = SimWriter(store, COMMIT_INTERVAL_S, faults.delay if faults else None)
             setup = engine_setup(self.plan.game_s, self.plan.rounds, 120.0, self.seed)
             kept = ArenaStore(store, setup, worker=name, writer=writer)
             app = create_app(
@@ -197,6 +228,14 @@ class World:
             for task in proc.tasks:
                 task.cancel()
 
+    def _postgres_back(self) -> None:
+        faults = self.store_faults
+        assert faults is not None
+        self._note(f"postgres back ({faults.refused} statements refused, {faults.held} held)")
+
+    def _note(self, what: str) -> None:
+        self.events.append(f"{self._now():8.3f} {what}")
+
     def _now(self) -> float:
         return asyncio.get_running_loop().time()
 
@@ -244,6 +283,10 @@ class World:
         if self.plan.pause is not None:
             stopped, at, for_s = self.plan.pause
             loop.call_later(at, self.pause, stopped, for_s)
+        if self.plan.postgres is not None:
+            kind, at, for_s = self.plan.postgres
+            loop.call_later(at, self._note, f"postgres {kind} for {for_s:.1f} s")
+            loop.call_later(at + for_s, self._postgres_back)
         results = await asyncio.gather(*people, return_exceptions=True)
         failures = [repr(r) for r in results if isinstance(r, BaseException)]
         await asyncio.sleep(30.0)  # a takeover's writes, the last commits

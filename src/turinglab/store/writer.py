@@ -27,7 +27,7 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -161,6 +161,12 @@ class StoreWriter:
     def _write(self, items: list[_Write]) -> None:
         """Commit `items` in one transaction, retrying while the database is unreachable;
         split them when one of them is at fault."""
+        for wait_s in self._attempts(items):
+            time.sleep(wait_s)
+
+    def _attempts(self, items: list[_Write]) -> Iterator[float]:
+        """`_write`'s steps: each try of the commit, yielding how long to wait before the next
+        (the thread sleeps it; the simulator's writer waits it on its virtual clock)."""
         deadline = time.monotonic() + self.retry_for_s
         backoff = self.first_backoff_s
         while True:
@@ -170,13 +176,13 @@ class StoreWriter:
                 self._failed(err, len(items))
                 left = deadline - time.monotonic()
                 if transient(err) and left > 0:
-                    time.sleep(min(backoff, left))  # the last try comes at the deadline
+                    yield min(backoff, left)  # the last try comes at the deadline
                     backoff = min(backoff * 2, self.max_backoff_s)
                     continue
                 if not transient(err) and len(items) > 1:
                     half = len(items) // 2  # order kept: a game's writes stay in order
-                    self._write(items[:half])
-                    self._write(items[half:])
+                    yield from self._attempts(items[:half])
+                    yield from self._attempts(items[half:])
                     return
                 self._give_up(items, err)
                 return
@@ -226,11 +232,12 @@ class StoreWriter:
         return results
 
     def _failed(self, err: BaseException, n: int) -> None:
+        # Stamped from time.time(), not strftime's own clock: the simulator's is virtual.
         self.failures += 1
         self.last_failure_at = time.time()
         log.warning(
             "store write failed at %s (%d writes, %s): %s",
-            time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(time.time())),
             n,
             "will retry" if transient(err) else "rejected",
             str(err).splitlines()[0] if str(err) else type(err).__name__,
@@ -243,7 +250,7 @@ class StoreWriter:
         log.error(
             "store: %d writes NOT saved at %s after retrying for up to %.0f s: %s",
             len(items),
-            time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(time.time())),
             self.retry_for_s,
             err,
         )

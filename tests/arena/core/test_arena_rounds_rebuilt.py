@@ -16,7 +16,7 @@ import redis.asyncio as aioredis
 
 from arena_fixtures import make_setup
 from test_arena_multiprocess import alive_namespace
-from turinglab.arena.cluster.shared_rounds import SharedRounds
+from turinglab.arena.cluster.shared_rounds import BookLost, SharedRounds
 from turinglab.arena.core.rounds import RoundBook
 from turinglab.arena.core.store_bridge import ArenaStore
 from turinglab.games.spec import FINISHED, FLAGGED, GameResult, TrialSpec
@@ -140,14 +140,29 @@ async def test_seeding_never_overwrites_newer_counts(client: tuple, kept: ArenaS
     assert await redis.smembers(f"{prefix}met:p") == {"q", "x"}
 
 
-async def test_an_unreadable_store_leaves_redis_deciding(client: tuple) -> None:
-    async def down(run: str, pid: str) -> PastRounds:
-        raise ConnectionError("store down")
+async def test_an_unreadable_store_decides_nothing_until_it_answers(client: tuple) -> None:
+    """Redis lost the book and the store cannot be read: deciding on an empty book would seat
+    someone for rounds they played (sim seed 158 under `postgres`), so nothing is decided and
+    nobody is queued; once the store answers, its counts decide."""
+    stored: list[PastRounds] = []
 
-    shared = SharedRounds(client[0], client[1], met_ttl_s=60, past=down)
+    async def past(run: str, pid: str) -> PastRounds:
+        if not stored:
+            raise ConnectionError("store down")
+        return stored[0]
+
+    redis, prefix = client
+    shared = SharedRounds(redis, prefix, met_ttl_s=60, past=past)
     book = RoundBook(4, random.Random(0))
-    assert (await shared.take_or_wait("run", MODE, "p", "P1", book)).outcome == "waiting"
+    with pytest.raises(BookLost):
+        await shared.take_or_wait("run", MODE, "p", "P1", book)
+    with pytest.raises(BookLost):
+        await shared.count_alone("run", "p", book)
     assert shared.seeded == 0  # tried again next time
+    assert await redis.lrange(f"{prefix}queue:{MODE}", 0, -1) == []
+    assert not await redis.exists(shared.book_key("run", "p"))
+    stored.append(PastRounds(interrogated=2, witnessed=2, met=frozenset({"q"})))
+    assert (await shared.take_or_wait("run", MODE, "p", "P1", book)).outcome == "done"
 
 
 async def test_a_study_across_two_processes_survives_losing_redis(

@@ -75,6 +75,9 @@ class ClusterBase:
         self._tasks: list[asyncio.Task[None]] = []
         self._publishers: dict[str, Outlet] = {}
         self.waiting: dict[str, tuple[str, float]] = {}  # pid -> (mode, since), queued here
+        # pid -> (mode, since): told they wait, not queued yet, as Redis lost their round book
+        # and the store could not say what it held (cluster_queues.py: queued at a tick).
+        self._unbooked: dict[str, tuple[str, float]] = {}
         # pid -> (mode, waited, monotonic s): taken from the queue here by another process.
         self._taken: dict[str, tuple[str, float, float]] = {}
         # Taken from the queue here by another process just as they were let go: whichever it

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from turinglab.arena.cluster.cluster_base import CATCHUP_S
 from turinglab.arena.cluster.cluster_messages import Input
 from turinglab.arena.cluster.cluster_presence import ClusterPresence
+from turinglab.arena.cluster.shared_rounds import BookLost
 from turinglab.arena.core import frames as F
 from turinglab.arena.core.live import InputRejected, Outlet
 from turinglab.arena.core.metrics import fault
@@ -128,15 +129,20 @@ class ClusterQueues(ClusterPresence):
         await self._queue(participant, mode)
 
     async def _queue(
-        self, participant: Participant, mode: ArenaMode, waited_s: float = 0.0
+        self, participant: Participant, mode: ArenaMode, waited_s: float = 0.0, told: bool = False
     ) -> None:
-        """Pair `participant` with someone queued, or queue them, `waited_s` into their wait."""
+        """Pair `participant` with someone queued, or queue them, `waited_s` into their wait
+        (`told`: already told they wait, while their round book could not be rebuilt)."""
         pid, book = participant.id, self.arena.lobby.rounds
         # Noted first: if this process dies after pairing them but before seating them, the
         # one they reconnect to adopts them (queue_adopt.py); deleted once they are seated.
         await self.queued.queued(pid, mode.name, waited_s)
         shown = self._game_shown.get(pid)
-        taken = await self.books.take_or_wait(self._run(), mode.name, pid, self.me, book)
+        try:
+            taken = await self.books.take_or_wait(self._run(), mode.name, pid, self.me, book)
+        except BookLost:
+            self._wait_unbooked(participant, mode, waited_s, tell=not told)
+            return
         # "Done" ends their study: first make sure no round counted is one that never existed.
         if taken.outcome == "done" and await self.books.recount(self._run(), pid, book):
             taken = await self.books.take_or_wait(self._run(), mode.name, pid, self.me, book)
@@ -166,6 +172,30 @@ class ClusterQueues(ClusterPresence):
         await self._seat(mode, people)
         self.arena.answer_join(participant)
 
+    def _wait_unbooked(
+        self, participant: Participant, mode: ArenaMode, waited_s: float, tell: bool = True
+    ) -> None:
+        """Redis lost their round book and the store cannot rebuild it now: they are told they
+        wait, and queued at a tick once the store answers (`_queue_unbooked`)."""
+        pid = participant.id
+        log.info("queue %s: round book lost and the store out; queued once it answers", pid)
+        self._unbooked[pid] = (mode.name, self.arena.clock.now() - waited_s)
+        if tell:
+            self.arena.send(participant, self.arena.waiting_frame(pid, waited_s))
+
+    async def _queue_unbooked(self) -> None:
+        now = self.arena.clock.now()
+        for pid, entry in list(self._unbooked.items()):
+            if self._unbooked.get(pid) != entry:  # let go meanwhile
+                continue
+            del self._unbooked[pid]
+            mode = self.arena.setup.mode(entry[0])
+            if mode is None:
+                continue
+            await self._queue(self.person(pid), mode, now - entry[1], told=True)
+            if pid in self._unbooked:
+                return  # the store still out: the others wait for the next tick too
+
     async def _seat(self, mode: ArenaMode, people: list[Participant]) -> None:
         """Seat people counted in the shared book: people[0] interrogates, with the next AI
         witness groups of their own shared order."""
@@ -191,6 +221,8 @@ class ClusterQueues(ClusterPresence):
     async def _unqueue(self, pid: str) -> bool:
         """Take a person out of the queue; False when another process took them meanwhile."""
         assert self.redis is not None
+        if self._unbooked.pop(pid, None) is not None:
+            return True  # told they wait, never queued
         entry = self.waiting.pop(pid, None)
         if entry is None:
             return False
@@ -260,10 +292,15 @@ class ClusterQueues(ClusterPresence):
             person = self.person(pid)
             if alone:
                 assert mode is not None
-                await self.books.count_alone(self._run(), pid, self.arena.lobby.rounds)
+                try:
+                    await self.books.count_alone(self._run(), pid, self.arena.lobby.rounds)
+                except BookLost:
+                    self._wait_unbooked(person, mode, waited)
+                    continue
                 await self._seat(mode, [person])
             else:
                 self.arena.send(person, F.Status(state="no-match", waited_s=waited))
+        await self._queue_unbooked()
         await self._taken_never_seated(settings.takeover_after_s)
         for pid in list(self.queued.elsewhere):  # queued on another process: has it died?
             found = await self.queued.find(pid)

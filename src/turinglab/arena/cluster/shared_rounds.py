@@ -22,8 +22,11 @@ key expired) is rebuilt from the store's count of the person's study games per r
 met-set from whom they sat with, before any decision reads it: TAKE_OR_WAIT and COUNT_ALONE
 answer `unseeded` for a caller without a book, and `load` (which blind matching calls as a
 person joins) seeds one. Seeding only fills what is missing (HSETNX, SADD), so counts a
-concurrent writer made meanwhile are never overwritten. The AI witness groups' cycle is not
-rebuilt: after a loss a person may meet a group again before meeting all.
+concurrent writer made meanwhile are never overwritten. When the store cannot be read either
+(it is down, or failed a commit moments ago), nothing is decided for that caller
+(`BookLost`): an empty book would seat them for rounds they have already played. The AI
+witness groups' cycle is not rebuilt: after a loss a person may meet a group again before
+meeting all.
 
 The store also corrects Redis the other way (`recount`): a process that paired two people
 and died before seating them counted a round for each that no game holds. Whoever picks them
@@ -225,6 +228,12 @@ return #back
 """
 
 
+class BookLost(Exception):
+    """Redis has no round book for the person and the store could not be read to rebuild it:
+    deciding now would count their rounds from zero (sim seed 158 under `postgres`: two
+    people played a third game of a two-round study). Try again later."""
+
+
 @dataclass(frozen=True)
 class Taken:
     """What TAKE_OR_WAIT decided for the caller."""
@@ -341,8 +350,9 @@ class SharedRounds:
         ]
         keys = [f"{self.prefix}queue:{mode}", self.book_key(run, pid)]
         found = await self._take(keys=keys, args=[*args, "1"])
-        if found[0] == "unseeded":  # rebuilt, then decided (on what Redis has, if the store
-            await self.seed(run, pid)  # could not be read)
+        if found[0] == "unseeded":  # rebuilt, then decided
+            if not await self.seed(run, pid):
+                raise BookLost(pid)
             found = await self._take(keys=keys, args=[*args, "0"])
         outcome, partner, role, ci, cw, oi, ow = found
         book.mirror(pid, int(ci), int(cw))
@@ -365,7 +375,8 @@ class SharedRounds:
         keys = [self.book_key(run, pid)]
         found = await self._count_alone(keys=keys, args=["1", BOOK_TTL_S])
         if found[0] == "unseeded":
-            await self.seed(run, pid)
+            if not await self.seed(run, pid):
+                raise BookLost(pid)
             found = await self._count_alone(keys=keys, args=["0", BOOK_TTL_S])
         _, interrogated, witnessed = found
         book.mirror(pid, int(interrogated), int(witnessed))
