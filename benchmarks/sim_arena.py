@@ -3,6 +3,8 @@ summarised (schedules, games, violations by invariant and seed, wall seconds, sc
 second on this machine).
 
     .venv/bin/python benchmarks/sim_arena.py --seeds 1:101 --out benchmarks/sim_arena.json
+    .venv/bin/python benchmarks/sim_arena.py --seeds 1:401 --fault-sets postgres \
+        crash,redis-restart,postgres --workers 2 --out benchmarks/sim_arena_postgres.json
 """
 
 from __future__ import annotations
@@ -23,13 +25,16 @@ def main() -> None:
     ap.add_argument("--seeds", default="1:101")
     ap.add_argument("--processes", type=int, default=2)
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--fault-sets", nargs="+", default=list(FAULT_SETS))
+    ap.add_argument("--workers", type=int, default=1)
     args = ap.parse_args()
     runs = []
-    for faults in FAULT_SETS:
+    for faults in args.fault_sets:
         began = time.monotonic()
         done = subprocess.run(
             [sys.executable, "-m", "turinglab", "sim", "arena", "--seeds", args.seeds,
-             "--processes", str(args.processes), "--faults", faults, "--json"],
+             "--processes", str(args.processes), "--faults", faults, "--json",
+             "--workers", str(args.workers)],
             capture_output=True, text=True, check=False,
         )  # fmt: skip
         wall = time.monotonic() - began
@@ -53,7 +58,7 @@ def main() -> None:
         print(json.dumps(runs[-1]), flush=True)
     result = {
         "benchmark": "arena simulator: seeded schedules per fault set",
-        "command": f"benchmarks/sim_arena.py --seeds {args.seeds} --processes {args.processes}",
+        "command": " ".join(["benchmarks/sim_arena.py", *sys.argv[1:]]),
         "runs": runs,
     }
     text = json.dumps(result, indent=2)
