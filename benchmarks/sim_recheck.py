@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 from turinglab.arena.cluster import (
+    cluster,
     cluster_base,
     cluster_catchup,
     cluster_heartbeat,
@@ -147,6 +148,13 @@ FIXES: dict[str, tuple[Any, ...]] = {
         GIVE_UP,
     ),
     "book-lost": (_book_decided_anyway, (39, 158, 242, 275), 2, POSTGRES),
+    "unrouted": (
+        lambda: setattr(cluster.Cluster, "_nowhere_known", lambda s, r: False),
+        (128,),
+        3,
+        POSTGRES,
+        {"people": 6},
+    ),
 }
 
 for name in sys.argv[1:] or list(FIXES):

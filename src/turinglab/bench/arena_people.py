@@ -110,7 +110,8 @@ class Game:
         self.channels: list[str] = snap["channels"]
         self.phase = snap["phase"]
         self.deadline = snap["deadline"] - snap["now"] + time.time() if snap["deadline"] else None
-        self.tally.talk_ends[self.id] = self.deadline or 0.0
+        if self.phase == "playing" or self.id not in self.tally.talk_ends:
+            self.tally.talk_ends[self.id] = self.deadline or 0.0
         self.last: dict[str, str] = {}
         self.unread: dict[str, str] = {}
         for m in snap["messages"]:
@@ -171,6 +172,11 @@ class Game:
             elif kind == "typing":
                 self.tally.counts["typing frames received"] += 1
             elif kind == "phase":
+                if self.phase == "playing" and f["phase"] != "playing":
+                    # The talk ended by now: maybe before its deadline (someone pressed "end");
+                    # a page told late (a resume after an outage) keeps the deadline.
+                    ends = self.tally.talk_ends
+                    ends[self.id] = min(ends.get(self.id, time.time()), time.time())
                 self.phase = f["phase"]
             elif kind == "reveal":
                 self._ended(f)

@@ -78,6 +78,9 @@ class ClusterBase:
         # pid -> (mode, since): told they wait, not queued yet, as Redis lost their round book
         # and the store could not say what it held (cluster_queues.py: queued at a tick).
         self._unbooked: dict[str, tuple[str, float]] = {}
+        # pid -> (socket, its resume point, monotonic s told): a page held as neither Redis nor
+        # the store could say where its game is (cluster.py: routed at a tick once it answers).
+        self._unrouted: dict[str, tuple[Outlet, ResumePoint, float]] = {}
         # pid -> (mode, waited, monotonic s): taken from the queue here by another process.
         self._taken: dict[str, tuple[str, float, float]] = {}
         # Taken from the queue here by another process just as they were let go: whichever it

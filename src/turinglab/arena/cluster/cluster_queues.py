@@ -178,9 +178,9 @@ class ClusterQueues(ClusterPresence):
         """Redis lost their round book and the store cannot rebuild it now: they are told they
         wait, and queued at a tick once the store answers (`_queue_unbooked`)."""
         pid = participant.id
-        log.info("queue %s: round book lost and the store out; queued once it answers", pid)
         self._unbooked[pid] = (mode.name, self.arena.clock.now() - waited_s)
         if tell:
+            log.warning("queue %s: round book lost and the store out; queued once it answers", pid)
             self.arena.send(participant, self.arena.waiting_frame(pid, waited_s))
 
     async def _queue_unbooked(self) -> None:

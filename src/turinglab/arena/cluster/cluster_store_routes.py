@@ -43,6 +43,11 @@ class StoreRoutes:
 
     def __init__(self, cluster: ClusterView) -> None:
         self.cluster = cluster
+        self.read_failed = False  # the latest read that routes someone failed
+
+    def unsure(self) -> bool:
+        """The store cannot say where people are now: out, or its latest such read failed."""
+        return self.read_failed or self.out()
 
     def out(self) -> bool:
         """The store's writer failed a commit lately."""
@@ -55,10 +60,13 @@ class StoreRoutes:
         STORE_LOOKUP_S (then, with a warning)."""
         try:
             async with asyncio.timeout(STORE_LOOKUP_S):
-                return await asyncio.to_thread(read, *args)
+                found = await asyncio.to_thread(read, *args)
         except Exception as err:
             log.warning("store: %s could not be read (%r)", what, err)
+            self.read_failed = True
             return None
+        self.read_failed = False
+        return found
 
     async def live_owner(self, participant: Participant) -> str | None:
         """Where the store says `participant` is playing, when Redis has no route for them.
