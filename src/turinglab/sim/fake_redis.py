@@ -40,13 +40,24 @@ class RedisFaults:
 
     def __init__(self, server: fakeredis.FakeServer, now: Callable[[], float]) -> None:
         self.server = server
-        self.now = now
+        self.now = now  # a clock that never goes back (the virtual loop's)
         self.epoch = 0  # restarts so far
         self.down_until = -1.0
+        self._up = True  # seen up since the last restart: up until the next
         # Connections, to reset, in the order they were opened (a WeakSet's order is the
         # objects' addresses, which the seed does not fix).
         self.open: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
         self.opened = 0
+
+    def down(self) -> bool:
+        """Whether Redis is restarting now (asked before every command: the clock is read
+        only until it is seen up again)."""
+        if self._up:
+            return False
+        if self.now() < self.down_until:
+            return True
+        self._up = True
+        return False
 
     def killed(self, process: str) -> None:
         """SIGKILL closes the process's sockets and Redis drops their subscriptions at once
@@ -61,6 +72,7 @@ class RedisFaults:
     def restart(self, down_s: float) -> None:
         self.epoch += 1
         self.down_until = self.now() + down_s
+        self._up = False
         server = self.server
         server.dbs.clear()
         server.script_cache.clear()
@@ -84,17 +96,25 @@ class _Packed:
         self.commands = commands
 
 
-def _fields(encode: Callable[[Any], Any], args: tuple[Any, ...]) -> list[bytes]:
-    """What redis-py's `pack_command` puts on the wire, as the fields fakeredis reads off it."""
+def _fields(encoder: Any, args: tuple[Any, ...]) -> list[bytes]:
+    """What redis-py's `pack_command` puts on the wire, as the fields fakeredis reads off it
+    (a str or bytes argument encoded here as its encoder would, any other by the encoder)."""
     assert not isinstance(args[0], float)
     if isinstance(args[0], str):
         args = tuple(args[0].encode().split()) + args[1:]
     elif b" " in args[0]:
         args = tuple(args[0].split()) + args[1:]
+    encoding, errors, encode = encoder.encoding, encoder.encoding_errors, encoder.encode
     fields = []
     for arg in args:
-        field = encode(arg)
-        fields.append(field if type(field) is bytes else bytes(field))
+        kind = type(arg)
+        if kind is str:
+            fields.append(arg.encode(encoding, errors))
+        elif kind is bytes:
+            fields.append(arg)
+        else:
+            field = encode(arg)
+            fields.append(field if type(field) is bytes else bytes(field))
     return fields
 
 
@@ -134,26 +154,26 @@ def _connection_class(
                 and not sock._paused
                 and self.epoch == faults.epoch
                 and not dead(self.process)
-                and not faults.now() < faults.down_until
+                and not faults.down()
             )
 
         def pack_command(self, *args: Any) -> Any:
-            return _Packed([_fields(self.encoder.encode, args)])
+            return _Packed([_fields(self.encoder, args)])
 
         def pack_commands(self, commands: Any) -> Any:
-            encode = self.encoder.encode
-            return _Packed([_fields(encode, tuple(command)) for command in commands])
+            encoder = self.encoder
+            return _Packed([_fields(encoder, tuple(command)) for command in commands])
 
         def _refused(self) -> None:
             if dead(self.process):
                 raise RedisConnectionError(f"{self.process} is dead")
-            if faults.now() < faults.down_until:
+            if faults.down():
                 raise RedisConnectionError("Redis is restarting")
             if self.is_connected and self.epoch != faults.epoch:  # opened before the restart
                 raise RedisConnectionError(RESET)
 
         async def _connect(self) -> None:
-            if dead(self.process) or faults.now() < faults.down_until:
+            if dead(self.process) or faults.down():
                 raise RedisConnectionError("connection refused")
             self.epoch = faults.epoch  # a new connection, to the Redis running now
             await super()._connect()
@@ -197,7 +217,17 @@ def _connection_class(
                 if isinstance(response, RedisConnectionError):
                     await self.disconnect(nowait=True)
                     raise response
-                return response if kwargs.get("disable_decoding", False) else self._decode(response)
+                if kwargs.get("disable_decoding", False):
+                    return response
+                kind = type(response)  # the common replies, decoded as `_decode` would
+                if kind is bytes:
+                    encoder = self.encoder
+                    if encoder.decode_responses:
+                        return response.decode(encoder.encoding, encoder.encoding_errors)
+                    return response
+                if kind is int or response is None:
+                    return response
+                return self._decode(response)
             response = await super().read_response(*args, **kwargs)
             if isinstance(response, RedisConnectionError):  # EOF: the server shut the socket
                 await self.disconnect(nowait=True)
