@@ -27,6 +27,11 @@ from redis.event import AsyncAfterConnectionReleasedEvent as _Released
 from redis.event import AsyncReAuthConnectionListener as _ReAuth
 from redis.exceptions import ConnectionError as RedisConnectionError
 
+try:
+    from redis.himport import parse_himport_set_args as _himport_set
+except ImportError:  # redis-py before 8.1: no HIMPORT
+    _himport_set = None  # type: ignore[assignment]
+
 RESET = "connection reset by a Redis restart"
 
 Whose = Callable[[], str]  # the process running now
@@ -196,6 +201,19 @@ def _connection_class(
                 command = [chunk for fields in command.commands for chunk in wire(self, *fields)]
             await super().send_packed_command(command, check_health)
 
+        async def command_now(self, client: Any, args: tuple[Any, ...], options: Any) -> Any:
+            """`client._send_command_parse_response(self, args[0], *args, **options)` on a
+            connection open now (`_open_now`): its send, as `send_packed_command` would."""
+            if _himport_set is not None and _himport_set(args) is not None:  # its own way
+                return await client._send_command_parse_response(self, args[0], *args, **options)
+            sock: Any = self._sock
+            try:
+                sock._process_command(_fields(self.encoder, args))
+            except BaseException:
+                await self.disconnect(nowait=True)
+                raise
+            return await client.parse_response(self, args[0], **options)
+
         async def read_response(self, *args: Any, **kwargs: Any) -> Any:
             self._refused()
             sock, server = self._sock, self._server
@@ -311,9 +329,7 @@ async def _execute_command(self: aioredis.Redis, *args: Any, **options: Any) -> 
         if connection is not None:
             if connection._open_now():
                 try:
-                    return await self._send_command_parse_response(
-                        connection, args[0], *args, **options
-                    )
+                    return await connection.command_now(self, args, options)
                 finally:
                     await pool.release(connection)
             pool._in_use_connections.discard(connection)  # not taken after all
