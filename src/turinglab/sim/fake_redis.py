@@ -322,14 +322,19 @@ class _Pool(aioredis.BlockingConnectionPool):
 
 async def _execute_command(self: aioredis.Redis, *args: Any, **options: Any) -> Any:
     """`Redis.execute_command`, the short way for a pooled command nothing stands in the way
-    of: no retry (nothing to retry), no timing or error metrics."""
+    of, on a connection that retries nothing (the fake's): no timing or error metrics."""
     pool = self.connection_pool
     if type(pool) is _Pool and self.connection is None and not self.single_connection_client:
         connection = pool.idle()
         if connection is not None:
-            if connection._open_now():
+            retry = connection.retry
+            if connection._open_now() and retry.get_retries() == 0:
                 try:
                     return await connection.command_now(self, args, options)
+                except retry._supported_errors as error:  # (none expected on this way)
+                    # What call_with_retry does with no retries: the connection closed, raised.
+                    await self._close_connection(connection, error, 1, 0.0, args[0])
+                    raise
                 finally:
                     await pool.release(connection)
             pool._in_use_connections.discard(connection)  # not taken after all
