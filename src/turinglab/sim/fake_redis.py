@@ -2,7 +2,14 @@
 scripts as Redis does) shared by every simulated process. The cluster opens its pool from a URL
 (Cluster.start); within `serving`, that pool is made of connections to this server instead,
 each marked with the process that opened it, so a crashed process's connections fail from then
-on (its commands never arrive) and its heartbeat lapses with its TTL on the virtual clock."""
+on (its commands never arrive) and its heartbeat lapses with its TTL on the virtual clock.
+
+A command that nothing stands in the way of (the process alive, Redis up, the connection current
+and idle in its pool) goes the short way: no RESP to encode and parse, the pool's connection
+taken and given back without its locks, events and metrics. On that path redis-py and fakeredis
+never wait on anything either, so the schedule's interleaving (its awaits that suspend, its loop
+steps, its random draws) is the same, only each command costs less; anything else (a refusal, a
+reconnect, a pipeline's retry, a listener waiting for a message) goes their whole way."""
 
 from __future__ import annotations
 
@@ -15,7 +22,15 @@ import fakeredis
 import fakeredis._clients._async as fake_async
 import redis.asyncio as aioredis
 from fakeredis._clients._async import FakeAsyncRedisConnection
+from fakeredis._typing import RaiseErrorTypes
+from redis.event import AsyncAfterConnectionReleasedEvent as _Released
+from redis.event import AsyncReAuthConnectionListener as _ReAuth
 from redis.exceptions import ConnectionError as RedisConnectionError
+
+try:
+    from redis.himport import parse_himport_set_args as _himport_set
+except ImportError:  # redis-py before 8.1: no HIMPORT
+    _himport_set = None  # type: ignore[assignment]
 
 RESET = "connection reset by a Redis restart"
 
@@ -30,13 +45,24 @@ class RedisFaults:
 
     def __init__(self, server: fakeredis.FakeServer, now: Callable[[], float]) -> None:
         self.server = server
-        self.now = now
+        self.now = now  # a clock that never goes back (the virtual loop's)
         self.epoch = 0  # restarts so far
         self.down_until = -1.0
+        self._up = True  # seen up since the last restart: up until the next
         # Connections, to reset, in the order they were opened (a WeakSet's order is the
         # objects' addresses, which the seed does not fix).
         self.open: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
         self.opened = 0
+
+    def down(self) -> bool:
+        """Whether Redis is restarting now (asked before every command: the clock is read
+        only until it is seen up again)."""
+        if self._up:
+            return False
+        if self.now() < self.down_until:
+            return True
+        self._up = True
+        return False
 
     def killed(self, process: str) -> None:
         """SIGKILL closes the process's sockets and Redis drops their subscriptions at once
@@ -51,6 +77,7 @@ class RedisFaults:
     def restart(self, down_s: float) -> None:
         self.epoch += 1
         self.down_until = self.now() + down_s
+        self._up = False
         server = self.server
         server.dbs.clear()
         server.script_cache.clear()
@@ -62,6 +89,38 @@ class RedisFaults:
         # connects again for the one after.
         for connection in list(self.open.values()):
             connection.reset_by_restart()
+
+
+class _Packed:
+    """Commands packed for a fake connection: each its fields (bytes), as fakeredis's RESP
+    parser would have made them from the wire; made into RESP only if they take the long way."""
+
+    __slots__ = ("commands",)
+
+    def __init__(self, commands: list[list[bytes]]) -> None:
+        self.commands = commands
+
+
+def _fields(encoder: Any, args: tuple[Any, ...]) -> list[bytes]:
+    """What redis-py's `pack_command` puts on the wire, as the fields fakeredis reads off it
+    (a str or bytes argument encoded here as its encoder would, any other by the encoder)."""
+    assert not isinstance(args[0], float)
+    if isinstance(args[0], str):
+        args = tuple(args[0].encode().split()) + args[1:]
+    elif b" " in args[0]:
+        args = tuple(args[0].split()) + args[1:]
+    encoding, errors, encode = encoder.encoding, encoder.encoding_errors, encoder.encode
+    fields = []
+    for arg in args:
+        kind = type(arg)
+        if kind is str:
+            fields.append(arg.encode(encoding, errors))
+        elif kind is bytes:
+            fields.append(arg)
+        else:
+            field = encode(arg)
+            fields.append(field if type(field) is bytes else bytes(field))
+    return fields
 
 
 def _connection_class(
@@ -84,26 +143,109 @@ def _connection_class(
             if sock is not None and self.epoch != faults.epoch:
                 sock.put_response(RedisConnectionError(RESET))
 
+        def _open_now(self) -> bool:
+            """Whether a command sent now reaches the server at once, as `_refused` and
+            redis-py's and fakeredis's checks before a write would find (none raises)."""
+            sock = self._sock
+            return (
+                sock is not None
+                and self._reader is not None
+                and self._writer is not None
+                and self._writer._socket is not None
+                and not self.health_check_interval
+                and sock._server is not None
+                and sock._server.connected
+                and not sock._killed
+                and not sock._paused
+                and self.epoch == faults.epoch
+                and not dead(self.process)
+                and not faults.down()
+            )
+
+        def pack_command(self, *args: Any) -> Any:
+            return _Packed([_fields(self.encoder, args)])
+
+        def pack_commands(self, commands: Any) -> Any:
+            encoder = self.encoder
+            return _Packed([_fields(encoder, tuple(command)) for command in commands])
+
         def _refused(self) -> None:
             if dead(self.process):
                 raise RedisConnectionError(f"{self.process} is dead")
-            if faults.now() < faults.down_until:
+            if faults.down():
                 raise RedisConnectionError("Redis is restarting")
             if self.is_connected and self.epoch != faults.epoch:  # opened before the restart
                 raise RedisConnectionError(RESET)
 
         async def _connect(self) -> None:
-            if dead(self.process) or faults.now() < faults.down_until:
+            if dead(self.process) or faults.down():
                 raise RedisConnectionError("connection refused")
             self.epoch = faults.epoch  # a new connection, to the Redis running now
             await super()._connect()
 
         async def send_packed_command(self, command: Any, check_health: bool = True) -> None:
             self._refused()
+            if type(command) is _Packed:
+                sock: Any = self._sock
+                if self._open_now():
+                    # What fakeredis's socket does with each command once parsed off the wire.
+                    process = sock._process_command
+                    try:
+                        for fields in command.commands:
+                            process(fields)
+                    except BaseException:
+                        await self.disconnect(nowait=True)
+                        raise
+                    return
+                wire = aioredis.Connection.pack_command
+                command = [chunk for fields in command.commands for chunk in wire(self, *fields)]
             await super().send_packed_command(command, check_health)
+
+        async def command_now(self, client: Any, args: tuple[Any, ...], options: Any) -> Any:
+            """`client._send_command_parse_response(self, args[0], *args, **options)` on a
+            connection open now (`_open_now`): its send, as `send_packed_command` would."""
+            if _himport_set is not None and _himport_set(args) is not None:  # its own way
+                return await client._send_command_parse_response(self, args[0], *args, **options)
+            sock: Any = self._sock
+            try:
+                sock._process_command(_fields(self.encoder, args))
+            except BaseException:
+                await self.disconnect(nowait=True)
+                raise
+            return await client.parse_response(self, args[0], **options)
 
         async def read_response(self, *args: Any, **kwargs: Any) -> Any:
             self._refused()
+            sock, server = self._sock, self._server
+            if (
+                not args
+                and sock is not None
+                and sock.responses is not None
+                and not sock.responses.empty()
+                and self._reader is not None
+                and self._writer is not None
+                and server is not None
+                and server.connected
+            ):
+                # A reply already there (a command's, sent above): what fakeredis's
+                # read_response returns or raises, without its waits that would not wait.
+                response = sock.responses.get_nowait()
+                if isinstance(response, RaiseErrorTypes):
+                    raise response
+                if isinstance(response, RedisConnectionError):
+                    await self.disconnect(nowait=True)
+                    raise response
+                if kwargs.get("disable_decoding", False):
+                    return response
+                kind = type(response)  # the common replies, decoded as `_decode` would
+                if kind is bytes:
+                    encoder = self.encoder
+                    if encoder.decode_responses:
+                        return response.decode(encoder.encoding, encoder.encoding_errors)
+                    return response
+                if kind is int or response is None:
+                    return response
+                return self._decode(response)
             response = await super().read_response(*args, **kwargs)
             if isinstance(response, RedisConnectionError):  # EOF: the server shut the socket
                 await self.disconnect(nowait=True)
@@ -129,6 +271,80 @@ class _NumberedSocket(fake_async.AsyncFakeSocket):
         return self._number
 
 
+def _free(lock: Any) -> bool:
+    """Whether `async with lock` (an asyncio.Lock) would take it at once, as it does when
+    nobody holds it or waits for it."""
+    return not lock._locked and not lock._waiters
+
+
+class _Pool(aioredis.BlockingConnectionPool):
+    """The cluster's pool, handing out and taking back an idle connection the short way when
+    its own way would neither wait nor connect nor find anything to do (same connection, same
+    order: the last given back goes out first)."""
+
+    def idle(self) -> Any:
+        """The connection `get_connection` would hand out now as it is, taken; or None."""
+        available = self._available_connections
+        condition: Any = self._condition
+        if not available or self._in_maintenance or not _free(condition._lock):
+            return None
+        connection: Any = available[-1]
+        sock = connection._sock
+        if sock is None or not connection.is_connected or not sock.responses.empty():
+            return None  # to connect, or with something to read: ensure_connection's work
+        available.pop()
+        self._in_use_connections.add(connection)
+        return connection
+
+    async def get_connection(self, *args: Any, **kwargs: Any) -> Any:
+        connection = None if args or kwargs else self.idle()
+        return connection or await super().get_connection(*args, **kwargs)
+
+    async def release(self, connection: Any) -> None:
+        dispatcher: Any = self._event_dispatcher
+        condition: Any = self._condition
+        listeners = dispatcher._event_listeners_mapping.get(_Released, [])
+        if (
+            _free(condition._lock)
+            and not condition._waiters
+            and _free(self._lock)
+            and not connection.should_reconnect()
+            # The one listener to a release re-authenticates a connection given a new token.
+            and connection._re_auth_token is None
+            and all(type(listener) is _ReAuth for listener in listeners)
+            and (dispatcher._async_lock is None or _free(dispatcher._async_lock))
+        ):
+            self._in_use_connections.remove(connection)
+            self._available_connections.append(connection)
+            return
+        await super().release(connection)
+
+
+async def _execute_command(self: aioredis.Redis, *args: Any, **options: Any) -> Any:
+    """`Redis.execute_command`, the short way for a pooled command nothing stands in the way
+    of, on a connection that retries nothing (the fake's): no timing or error metrics."""
+    pool = self.connection_pool
+    if type(pool) is _Pool and self.connection is None and not self.single_connection_client:
+        connection = pool.idle()
+        if connection is not None:
+            retry = connection.retry
+            if connection._open_now() and retry.get_retries() == 0:
+                try:
+                    return await connection.command_now(self, args, options)
+                except retry._supported_errors as error:  # (none expected on this way)
+                    # What call_with_retry does with no retries: the connection closed, raised.
+                    await self._close_connection(connection, error, 1, 0.0, args[0])
+                    raise
+                finally:
+                    await pool.release(connection)
+            pool._in_use_connections.discard(connection)  # not taken after all
+            pool._available_connections.append(connection)
+    return await _EXECUTE(self, *args, **options)
+
+
+_EXECUTE = aioredis.Redis.execute_command
+
+
 @contextlib.contextmanager
 def serving(
     server: fakeredis.FakeServer, whose: Whose, dead: Dead, faults: RedisFaults
@@ -142,7 +358,7 @@ def serving(
         base = fakeredis.FakeAsyncRedis(
             server=server, decode_responses=kwargs.get("decode_responses", False)
         ).connection_pool
-        return aioredis.BlockingConnectionPool(
+        return _Pool(
             connection_class=connection,
             max_connections=kwargs.get("max_connections", 50),
             timeout=kwargs.get("timeout"),
@@ -150,12 +366,14 @@ def serving(
         )
 
     pools.from_url = staticmethod(from_url)  # type: ignore[method-assign]
+    aioredis.Redis.execute_command = _execute_command  # type: ignore[method-assign]
     socket = fake_async.AsyncFakeSocket
     fake_async.AsyncFakeSocket = _NumberedSocket  # type: ignore[misc]
     _NumberedSocket.opened = 0
     try:
         yield
     finally:
+        aioredis.Redis.execute_command = _EXECUTE  # type: ignore[method-assign]
         fake_async.AsyncFakeSocket = socket  # type: ignore[misc]
         if own is None:
             del pools.from_url
