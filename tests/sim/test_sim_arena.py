@@ -21,6 +21,7 @@ from concurrent.futures import Future
 import pytest
 
 from turinglab.arena.core import store_bridge
+from turinglab.sim import fake_redis
 from turinglab.sim.run import schedule
 
 pytestmark = pytest.mark.slow
@@ -44,6 +45,17 @@ def test_a_seed_replays_exactly() -> None:
 
 
 # 57 and 98: people arrive after the crash, their first process dead (they open the other's).
+def test_the_fake_redis_short_way_changes_no_schedule(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Commands the short way (sim/fake_redis.py) play exactly as the libraries' whole way."""
+    if not fake_redis.SHORT_WAY:
+        pytest.skip("not the redis-py and fakeredis versions the short way was checked on")
+    short = schedule(1, 2)
+    monkeypatch.setattr(fake_redis, "SHORT_WAY", False)
+    whole = schedule(1, 2)
+    assert short["plan"]["redis_restart"] is not None and short["plan"]["crash"] is not None
+    assert (short["digest"], short["steps"]) == (whole["digest"], whole["steps"])
+
+
 def test_seeded_schedules_with_crashes_keep_every_promise() -> None:
     results = [schedule(seed, 2, CRASHES) for seed in [*range(1, 11), 57, 98]]
     assert sum(r["games"] for r in results) >= 20

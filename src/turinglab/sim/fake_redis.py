@@ -16,16 +16,26 @@ from __future__ import annotations
 import contextlib
 import weakref
 from collections.abc import Callable, Iterator
+from importlib.metadata import version
 from typing import Any
 
 import fakeredis
 import fakeredis._clients._async as fake_async
 import redis.asyncio as aioredis
 from fakeredis._clients._async import FakeAsyncRedisConnection
-from fakeredis._typing import RaiseErrorTypes
-from redis.event import AsyncAfterConnectionReleasedEvent as _Released
-from redis.event import AsyncReAuthConnectionListener as _ReAuth
 from redis.exceptions import ConnectionError as RedisConnectionError
+
+# The short way reads private state of redis-py and fakeredis, so it is taken only with the
+# versions it was checked against; with any other every command goes the libraries' own way
+# (the same schedules, only slower: tests/sim/test_sim_arena.py plays a seed both ways).
+SHORT_WAY_CHECKED = (("redis", "8.1.0"), ("fakeredis", "2.41.0"))
+SHORT_WAY = all(version(name) == checked for name, checked in SHORT_WAY_CHECKED)
+try:
+    from fakeredis._typing import RaiseErrorTypes
+    from redis.event import AsyncAfterConnectionReleasedEvent as _Released
+    from redis.event import AsyncReAuthConnectionListener as _ReAuth
+except ImportError:  # another version's insides
+    SHORT_WAY = False
 
 try:
     from redis.himport import parse_himport_set_args as _himport_set
@@ -163,9 +173,13 @@ def _connection_class(
             )
 
         def pack_command(self, *args: Any) -> Any:
+            if not SHORT_WAY:
+                return super().pack_command(*args)
             return _Packed([_fields(self.encoder, args)])
 
         def pack_commands(self, commands: Any) -> Any:
+            if not SHORT_WAY:
+                return super().pack_commands(commands)
             encoder = self.encoder
             return _Packed([_fields(encoder, tuple(command)) for command in commands])
 
@@ -218,7 +232,8 @@ def _connection_class(
             self._refused()
             sock, server = self._sock, self._server
             if (
-                not args
+                SHORT_WAY
+                and not args
                 and sock is not None
                 and sock.responses is not None
                 and not sock.responses.empty()
@@ -358,7 +373,8 @@ def serving(
         base = fakeredis.FakeAsyncRedis(
             server=server, decode_responses=kwargs.get("decode_responses", False)
         ).connection_pool
-        return _Pool(
+        pool = _Pool if SHORT_WAY else aioredis.BlockingConnectionPool
+        return pool(
             connection_class=connection,
             max_connections=kwargs.get("max_connections", 50),
             timeout=kwargs.get("timeout"),
@@ -366,7 +382,8 @@ def serving(
         )
 
     pools.from_url = staticmethod(from_url)  # type: ignore[method-assign]
-    aioredis.Redis.execute_command = _execute_command  # type: ignore[method-assign]
+    if SHORT_WAY:
+        aioredis.Redis.execute_command = _execute_command  # type: ignore[method-assign]
     socket = fake_async.AsyncFakeSocket
     fake_async.AsyncFakeSocket = _NumberedSocket  # type: ignore[misc]
     _NumberedSocket.opened = 0
