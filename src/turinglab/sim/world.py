@@ -219,6 +219,10 @@ class World:
         self.events.append(f"{self._now():8.3f} redis restarted empty (down {down_s:.1f} s)")
 
     async def stop(self) -> None:
+        if self.plan.postgres is not None:  # the database back first: the writers' last
+            _, at, for_s = self.plan.postgres  # commits run on the thread's way (real sleeps)
+            if at + for_s > self._now():
+                await asyncio.sleep(at + for_s - self._now())
         for proc in self.processes.values():
             if proc.name not in self.dead:
                 proc.lifespan.put_nowait({"type": "lifespan.shutdown"})
