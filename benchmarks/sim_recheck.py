@@ -7,6 +7,7 @@ cluster's timing moves them). Run after such a change:
 Prints, per fix, each seed and what it breaks without the fix ("CLEAN": find another seed).
 """
 
+import contextlib
 import subprocess
 import sys
 from typing import Any
@@ -16,6 +17,7 @@ from turinglab.arena.cluster import (
     cluster_base,
     cluster_catchup,
     cluster_heartbeat,
+    cluster_hub,
     cluster_presence,
     cluster_queues,
     cluster_routes,
@@ -27,6 +29,7 @@ from turinglab.sim.run import schedule
 CRASHES = frozenset({"crash", "redis-restart"})
 PAUSE = frozenset({"pause"})
 POSTGRES = frozenset({"crash", "redis-restart", "postgres"})
+REDIS_PAUSE = frozenset({"crash", "redis-restart", "redis-pause"})
 GIVE_UP = {"give_up_p": 0.5}  # people who close a page that broke (off in the default plan)
 
 
@@ -82,6 +85,17 @@ def _book_decided_anyway() -> None:  # a lost book decided on while the store is
         return True
 
     shared_rounds.SharedRounds.seed = seeded_or_not  # type: ignore[method-assign]
+
+
+def _follow_at_once() -> None:  # a person's channel changed on whichever subscription is there
+    async def follow(self: Any, pid: str) -> None:
+        channel = self._channel(pid)
+        if self.sockets.get(pid, 0) > 0:
+            await self._pubsub.subscribe(channel)
+        else:
+            await self._pubsub.unsubscribe(channel)
+
+    cluster_catchup.ClusterCatchup._follow = follow  # type: ignore[method-assign]
 
 
 def _hung_reconnect() -> None:
@@ -147,6 +161,13 @@ FIXES: dict[str, tuple[Any, ...]] = {
         CRASHES,
         GIVE_UP,
     ),
+    "told-while-connecting": (
+        lambda: setattr(cluster_hub, "told_while_waiting", lambda o: contextlib.nullcontext()),
+        (18, 40, 43),
+        2,
+        REDIS_PAUSE,
+    ),
+    "follow-one-at-a-time": (_follow_at_once, (11, 66, 70), 2, REDIS_PAUSE),
     "book-lost": (_book_decided_anyway, (39, 158, 242, 275), 2, POSTGRES),
     "unrouted": (
         lambda: setattr(cluster.Cluster, "_nowhere_known", lambda s, r: False),

@@ -1,7 +1,8 @@
 """A thousand seeded schedules (seeds 1..1000, two processes, crashes and Redis restarts: the
 command's defaults), a hundred on three processes, a hundred on three processes where people
-give up on a page that broke (`--give-up-p 0.5`), and a hundred where PostgreSQL also refuses
-or stalls (`--faults crash,redis-restart,postgres`), in blocks of 50, so the suite's workers
+give up on a page that broke (`--give-up-p 0.5`), a hundred where PostgreSQL also refuses
+or stalls (`--faults crash,redis-restart,postgres`), and a hundred where Redis is also paused
+(`--faults crash,redis-restart,redis-pause`), in blocks of 50, so the suite's workers
 share them. Each block is the command itself, run as a user runs it (with the string hashes it
 fixes, so a seed's schedule is the one `--seed S --trace` replays).
 
@@ -35,6 +36,10 @@ THREE = range(1, 101)
 GIVE_UP = range(1, 101)
 # The database slow, and out once (seed 39 broke here until a lost round book waited for it).
 POSTGRES = range(1, 101)
+# Redis paused too (seeds 11 and 18 broke here: tests/sim/test_sim_redis_pause.py). Open: 82, a
+# departure noted in Redis on an owner killed before Redis restarted empty (docs/simulation.md).
+REDIS_PAUSE = range(1, 101)
+REDIS_PAUSE_KNOWN = {82: "departure-told-late"}
 
 
 @pytest.mark.parametrize("first", range(SEEDS.start, SEEDS.stop, BLOCK))
@@ -57,7 +62,12 @@ def test_a_block_of_schedules_where_the_database_fails_keeps_every_promise(first
     _block(first, 2, "--faults", "crash,redis-restart,postgres")
 
 
-def _block(first: int, processes: int, *more: str) -> None:
+@pytest.mark.parametrize("first", range(REDIS_PAUSE.start, REDIS_PAUSE.stop, BLOCK))
+def test_a_block_of_schedules_where_redis_pauses_keeps_every_promise(first: int) -> None:
+    _block(first, 2, "--faults", "crash,redis-restart,redis-pause", known=REDIS_PAUSE_KNOWN)
+
+
+def _block(first: int, processes: int, *more: str, known: dict[int, str] | None = None) -> None:
     seeds = f"{first}:{first + BLOCK}"
     command = [sys.executable, "-m", "turinglab", "sim", "arena", "--json", "--seeds", seeds]
     done = subprocess.run(
@@ -73,9 +83,6 @@ def _block(first: int, processes: int, *more: str) -> None:
     broken: dict[int, set[str]] = {}
     for v in report["violations"]:
         broken.setdefault(v["seed"], set()).add(v["invariant"])
-    known = {
-        s: {i}
-        for s, i in KNOWN.items()
-        if first <= s < first + BLOCK and (processes, more) == (2, ())
-    }
-    assert broken == known
+    if known is None:
+        known = KNOWN if (processes, more) == (2, ()) else {}
+    assert broken == {s: {i} for s, i in known.items() if first <= s < first + BLOCK}

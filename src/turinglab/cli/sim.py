@@ -18,7 +18,7 @@ from turinglab.cli.errors import fail
 
 sim_app = typer.Typer(help="Deterministic simulations of the arena.", no_args_is_help=True)
 
-FAULT_KINDS = ("crash", "redis-restart", "pause", "postgres")
+FAULT_KINDS = ("crash", "redis-restart", "pause", "postgres", "redis-pause")
 
 
 def _seeds(seeds: str | None, seed: int | None) -> range:
@@ -66,7 +66,8 @@ def sim_arena(
     seed: Annotated[int | None, typer.Option(help="one schedule (with --trace: replay it)")] = None,
     processes: Annotated[int, typer.Option(help="arena processes")] = 2,
     faults: Annotated[
-        str, typer.Option(help="comma-separated: crash, redis-restart, pause, postgres")
+        str,
+        typer.Option(help="comma-separated: crash, redis-restart, pause, postgres, redis-pause"),
     ] = ("crash,redis-restart"),
     trace: Annotated[bool, typer.Option(help="print each schedule's whole trace")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="one JSON object")] = False,

@@ -13,6 +13,7 @@ reconnect, a pipeline's retry, a listener waiting for a message) goes their whol
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import weakref
 from collections.abc import Callable, Iterator
@@ -49,15 +50,18 @@ Dead = Callable[[str], bool]
 
 
 class RedisFaults:
-    """Redis's own faults: down for a while (every command fails), and a restart that comes
+    """Redis's own faults: down for a while (every command fails), a restart that comes
     back empty (no keys, no scripts, no subscriptions; every connection opened before it is
-    broken, so clients reconnect and subscribe again, as after a real restart)."""
+    broken, so clients reconnect and subscribe again, as after a real restart), and a pause
+    (SIGSTOP, SIGCONT: sockets stay open and connects succeed, but no command is read until
+    it goes on; then they run late, each connection's in order, TTLs expired meanwhile)."""
 
     def __init__(self, server: fakeredis.FakeServer, now: Callable[[], float]) -> None:
         self.server = server
         self.now = now  # a clock that never goes back (the virtual loop's)
         self.epoch = 0  # restarts so far
         self.down_until = -1.0
+        self.paused_until = -1.0
         self._up = True  # seen up since the last restart: up until the next
         # Connections, to reset, in the order they were opened (a WeakSet's order is the
         # objects' addresses, which the seed does not fix).
@@ -73,6 +77,19 @@ class RedisFaults:
             return True
         self._up = True
         return False
+
+    def paused(self) -> bool:
+        return self.paused_until >= 0.0 and self.now() < self.paused_until
+
+    def pause(self, for_s: float) -> None:
+        self.paused_until = self.now() + for_s
+
+    async def read_on(self) -> None:
+        """Until Redis reads commands again (at once unless it is paused). A command given up
+        on meanwhile (its caller cancelled) is not run: only the health check gives up on a
+        command, and its PING changes nothing."""
+        while self.paused():
+            await asyncio.sleep(self.paused_until - self.now())
 
     def killed(self, process: str) -> None:
         """SIGKILL closes the process's sockets and Redis drops their subscriptions at once
@@ -170,6 +187,7 @@ def _connection_class(
                 and self.epoch == faults.epoch
                 and not dead(self.process)
                 and not faults.down()
+                and not faults.paused()
             )
 
         def pack_command(self, *args: Any) -> Any:
@@ -199,6 +217,8 @@ def _connection_class(
 
         async def send_packed_command(self, command: Any, check_health: bool = True) -> None:
             self._refused()
+            await faults.read_on()
+            self._refused()  # a process killed, or Redis restarted, while it waited
             if type(command) is _Packed:
                 sock: Any = self._sock
                 if self._open_now():

@@ -62,6 +62,7 @@ class Plan:
     # outage: ("refuses" | "stalls", at s, for s).
     slow_store: bool = False
     postgres: tuple[str, float, float] | None = None
+    redis_pause: tuple[float, float] | None = None  # (at s, for s): Redis SIGSTOP, SIGCONT
 
     @classmethod
     def draw(cls, rng: random.Random, processes: int, faults: frozenset[str]) -> Plan:
@@ -81,6 +82,9 @@ class Plan:
         if "postgres" in faults and rng.random() < 0.8:
             kind = rng.choice(("refuses", "stalls"))
             postgres = (kind, rng.uniform(5.0, 90.0), rng.uniform(1.0, 10.0))
+        redis_pause = None  # drawn last, for the same reason
+        if "redis-pause" in faults and rng.random() < 0.8:
+            redis_pause = (rng.uniform(5.0, 90.0), rng.uniform(0.5, 20.0))
         return cls(
             processes,
             people,
@@ -91,6 +95,7 @@ class Plan:
             pause,
             slow_store="postgres" in faults,
             postgres=postgres,
+            redis_pause=redis_pause,
         )
 
 
@@ -218,6 +223,11 @@ class World:
         self.redis_faults.restart(down_s)
         self.events.append(f"{self._now():8.3f} redis restarted empty (down {down_s:.1f} s)")
 
+    def _pause_redis(self, for_s: float) -> None:
+        self.redis_faults.pause(for_s)
+        self._note(f"redis paused for {for_s:.1f} s")
+        asyncio.get_running_loop().call_later(for_s, self._note, "redis goes on")
+
     async def stop(self) -> None:
         if self.plan.postgres is not None:  # the database back first: the writers' last
             _, at, for_s = self.plan.postgres  # commits run on the thread's way (real sleeps)
@@ -287,6 +297,9 @@ class World:
         if self.plan.pause is not None:
             stopped, at, for_s = self.plan.pause
             loop.call_later(at, self.pause, stopped, for_s)
+        if self.plan.redis_pause is not None:
+            at, for_s = self.plan.redis_pause
+            loop.call_later(at, self._pause_redis, for_s)
         if self.plan.postgres is not None:
             kind, at, for_s = self.plan.postgres
             loop.call_later(at, self._note, f"postgres {kind} for {for_s:.1f} s")

@@ -183,6 +183,7 @@ class Cluster(ClusterRelay):
         self.queued = QueueAdopt(self.redis, self.ns, self.me)
         pubsub = self._pubsub = self.redis.pubsub()
         await pubsub.subscribe(self.ns + "proc:" + self.me)
+        self._following = True
         await self._say_listening()
         await self._beat()
         self._tasks = [
@@ -244,8 +245,7 @@ class Cluster(ClusterRelay):
         self.sockets[participant.id] = self.sockets.get(participant.id, 0) + 1
         self.left_here.pop(participant.id, None)
         self.outbox.put("delete", self.ns + "left:" + participant.id)  # back: not gone
-        if self.sockets[participant.id] == 1:
-            await self._pubsub.subscribe(self.ns + "to:" + participant.id)
+        await self._follow(participant.id)
         self.owners.pop(participant.id, None)  # a (re)connect asks Redis: the owner may be new
         # Their rounds may have been counted by another process since this one last looked.
         await self.books.load(self._run(), participant.id, self.arena.lobby.rounds)
@@ -361,9 +361,7 @@ class Cluster(ClusterRelay):
             self._forward(process, Gone(pid=participant.id, sender=self.me))
         self._note_told_gone(participant.id, told - {self.me})
         with contextlib.suppress(Exception):  # the process may be shutting down
-            await self._pubsub.unsubscribe(self.ns + "to:" + participant.id)
-            if self.sockets.get(participant.id, 0) > 0:  # connected again meanwhile
-                await self._pubsub.subscribe(self.ns + "to:" + participant.id)
+            await self._follow(participant.id)  # unless connected again meanwhile
 
     def ask_to_end(self, owner: str, gid: str, reason: str) -> None:
         """Have process `owner` end its game `gid` for the admin (admin_end.py)."""

@@ -94,6 +94,11 @@ class ClusterBase:
         self._queue_turns: dict[str, asyncio.Lock] = {}
         self._pubsub: Any = None
         self.listening = False  # the Redis listener is connected and subscribed (/healthz)
+        # Whose channels `_pubsub` holds (ClusterCatchup._follow), changed one at a time; not
+        # `_following` while the listener is lost (its resubscribe takes whoever is here).
+        self._followed: set[str] = set()
+        self._following = False
+        self._subscribing = asyncio.Lock()
         self._mine = own_prefix(self.me)  # how our own relayed frames begin
         # pid -> the last frame of their game stream relayed here in order (resume.py), and
         # people still to be caught up after Redis came back (pid -> when to stop asking).

@@ -33,15 +33,37 @@ log = logging.getLogger(__name__)
 
 
 class ClusterCatchup(ClusterHeartbeat):
+    def _channel(self, pid: str) -> str:
+        return self.ns + "to:" + pid
+
+    async def _follow(self, pid: str) -> None:
+        """Subscribe to `pid`'s channel while a socket of theirs is here, and leave it after,
+        on the listener's subscription. One change at a time, the listener's resubscribing
+        included: a connect while Redis was away subscribed on the subscription being replaced,
+        so nothing relayed reached them, and its connection went back to the pool still
+        subscribed, where the next command read its replies (sim, `redis-pause` seed 11).
+        While the listener is away nothing is sent: its resubscribe takes whoever is here."""
+        async with self._subscribing:
+            if not self._following:
+                return
+            want, have = self.sockets.get(pid, 0) > 0, pid in self._followed
+            if want and not have:
+                await self._pubsub.subscribe(self._channel(pid))
+                self._followed.add(pid)
+            elif have and not want:
+                self._followed.discard(pid)
+                await self._pubsub.unsubscribe(self._channel(pid))
+
     async def _resubscribe(self) -> None:
         assert self.redis is not None
-        old, pubsub = self._pubsub, self.redis.pubsub()
-        channels = [self.ns + "proc:" + self.me, *(self.ns + "to:" + p for p in self.sockets)]
-        await pubsub.subscribe(*channels)
-        await self._say_listening()
-        self._pubsub = pubsub
-        with contextlib.suppress(Exception):
-            await old.aclose()
+        async with self._subscribing:  # no person's channel changes on either meanwhile
+            old, pubsub = self._pubsub, self.redis.pubsub()
+            people = set(self.sockets)
+            await pubsub.subscribe(self.ns + "proc:" + self.me, *(self._channel(p) for p in people))
+            await self._say_listening()
+            self._pubsub, self._followed, self._following = pubsub, people, True
+            with contextlib.suppress(Exception):
+                await old.aclose()
         await self._beat(force=True)
         self._check_holders_again()
         # Frames published while we were away are gone, and so may be any sent before the

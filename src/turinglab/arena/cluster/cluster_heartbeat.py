@@ -6,7 +6,9 @@ whose game is played elsewhere told when Redis goes silent, and when it is back.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+from collections.abc import Iterator
 from time import monotonic
 
 from redis.exceptions import RedisError
@@ -16,6 +18,7 @@ from turinglab.arena.cluster.cluster_messages import Here
 from turinglab.arena.cluster.cluster_queues import ClusterQueues
 from turinglab.arena.core import frames as F
 from turinglab.arena.core.metrics import fault
+from turinglab.arena.core.person_view import Outlet
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +29,25 @@ RELAY_NOTICE_S = 5.0
 RELAY_AGAIN_S = 10.0  # and again this often while it lasts
 RELAY_DELAYED = "The connection to your game is delayed. Please wait: nothing you typed is lost."
 RELAY_RESUMED = "Connected to your game again."
+
+
+@contextlib.contextmanager
+def told_while_waiting(outlet: Outlet) -> Iterator[None]:
+    """A page whose connect waits on Redis (paused, cut off: a command neither answered nor
+    failed) is told so after RELAY_NOTICE_S and again every RELAY_AGAIN_S, as people whose
+    game is relayed are: it has no game frames yet to hear (sim, `redis-pause`: 16-31 s)."""
+    loop = asyncio.get_running_loop()
+    timer: list[asyncio.TimerHandle] = []  # the one pending
+
+    def tell() -> None:
+        outlet(F.Error(code="relay-delayed", message=RELAY_DELAYED))
+        timer[:] = [loop.call_later(RELAY_AGAIN_S, tell)]
+
+    timer.append(loop.call_later(RELAY_NOTICE_S, tell))
+    try:
+        yield
+    finally:
+        timer[0].cancel()
 
 
 class ClusterHeartbeat(ClusterQueues):

@@ -17,6 +17,7 @@ from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from turinglab.arena.cluster.cluster import Cluster, SignedSessions, health_checks
+from turinglab.arena.cluster.cluster_heartbeat import told_while_waiting
 from turinglab.arena.core.admin_end import end_by_admin
 from turinglab.arena.core.hub import Arena, FinishedHook
 from turinglab.arena.core.hub_port import HERE, HubUnreachable
@@ -113,7 +114,10 @@ class ClusterHub:
         self, person: Participant, outlet: Outlet, resume: ResumePoint | None
     ) -> None:
         try:
-            with said_if_slow(log, "connect-slow", participant=person.id):
+            with (
+                said_if_slow(log, "connect-slow", participant=person.id),
+                told_while_waiting(outlet),
+            ):
                 await self._cluster.connect(person, outlet, resume)
         except RedisError as err:
             raise HubUnreachable(str(err)) from err

@@ -54,7 +54,7 @@ class ClusterRelay(ClusterCatchup):
             except asyncio.CancelledError:
                 raise
             except Exception as err:
-                self.listening = False
+                self.listening = self._following = False
                 fault(log, "redis-listener-lost", logging.ERROR, process=self.me, error=str(err))
             backoff = 0.1
             while True:
