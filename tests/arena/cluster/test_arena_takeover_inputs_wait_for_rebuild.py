@@ -192,8 +192,13 @@ async def test_a_person_whose_reconnect_is_slow_after_a_takeover_is_not_counted_
         gone.base = arena.bases[survivor]
         began = asyncio.get_running_loop().time()
         back = await gone.connect()  # open at once, connected only after SLOW_CONNECT_S
+        told = []  # a connect that waits is told why meanwhile (after RELAY_NOTICE_S)
+        while back["type"] == "error" and back["code"] == "relay-delayed":
+            told.append(back)
+            back = await gone.recv()
         took = asyncio.get_running_loop().time() - began
         assert took >= SLOW_CONNECT_S - 0.5, f"the connect was not slowed ({took:.1f} s)"
+        assert told, f"waited {took:.1f} s for its game and was told nothing"
         assert back["type"] == "game" and back["phase"] != "ended", back
         ended = [f for p in (here, gone) for f in p.frames if f["type"] == "reveal"]
         assert not ended, f"a person with an open socket was counted gone: {ended}"
