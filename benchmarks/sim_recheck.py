@@ -24,6 +24,7 @@ from turinglab.arena.cluster import (
     cluster_takeover,
     shared_rounds,
 )
+from turinglab.games.control_log import ControlLog
 from turinglab.sim.run import schedule
 
 CRASHES = frozenset({"crash", "redis-restart"})
@@ -168,6 +169,7 @@ FIXES: dict[str, tuple[Any, ...]] = {
         REDIS_PAUSE,
     ),
     "follow-one-at-a-time": (_follow_at_once, (11, 66, 70), 2, REDIS_PAUSE),
+    "away-stored": (lambda: setattr(ControlLog, "away_since", lambda s: {}), (82,), 2, REDIS_PAUSE),
     "book-lost": (_book_decided_anyway, (39, 158, 242, 275), 2, POSTGRES),
     "unrouted": (
         lambda: setattr(cluster.Cluster, "_nowhere_known", lambda s, r: False),

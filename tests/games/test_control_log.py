@@ -20,6 +20,8 @@ from turinglab.arena.core.participants import Participant
 from turinglab.arena.core.store_bridge import ArenaStore
 from turinglab.arena.core.takeover import restore
 from turinglab.games.control_log import (
+    Away,
+    Back,
     Choice,
     ControlLog,
     Draws,
@@ -128,6 +130,17 @@ def test_every_kind_round_trips_and_an_unknown_kind_is_refused() -> None:
         assert event_from(event.kind, event_json(event)) == event
     with pytest.raises(ValueError):
         event_from("nonsense", {})
+
+
+def test_a_seat_counts_as_away_from_its_last_away_event_until_it_is_back() -> None:
+    log = ControlLog()
+    log.add(Away("A"), 0, 10.0)
+    log.add(Away("B"), 1, 11.0)
+    log.add(Back("A"), 1, 12.0)
+    log.add(Away("A"), 2, 15.0)
+    log.add(Back("B"), 2, 16.0)
+    assert log.away_since() == {"A": 15.0}
+    assert event_from("away", event_json(Away("A"))) == Away("A")
 
 
 def test_a_resumed_random_stream_continues_instead_of_restarting() -> None:

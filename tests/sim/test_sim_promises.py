@@ -36,6 +36,18 @@ def test_a_departure_told_past_the_grace_and_slack_is_late() -> None:
     assert "28.5 s" in late
 
 
+def test_a_departure_across_a_takeover_is_due_within_the_slack_of_the_takeover() -> None:
+    ends = {"g": ("abandoned", 140.0)}
+    tally = _left("g", 100.0, told=131.0)  # its owner died: the other page told "moving" at 120
+    tally.moved["g"] = 120.0
+    assert departures_late(tally, ends, GRACE_S) == []
+    tally.told["g"] = 136.0  # 16 s after the takeover: the new owner was slow
+    (late,) = departures_late(tally, ends, GRACE_S)
+    assert "36.0 s" in late
+    tally.moved["g"], tally.told["g"] = 95.0, 131.0  # moved before the departure: no excuse
+    assert departures_late(tally, ends, GRACE_S) != []
+
+
 def test_a_departure_never_told_is_reported_unless_the_game_ended_by_itself_first() -> None:
     (never,) = departures_late(_left("g", 100.0), {"g": ("abandoned", 112.0)}, GRACE_S)
     assert "never told" in never

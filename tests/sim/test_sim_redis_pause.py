@@ -7,7 +7,10 @@ nothing was lost. Schedules with it keep the arena's promises:
 * a connect while the listener is lost subscribes on the live subscription, not on the one
   being replaced (seeds 11, 66, 70: nothing relayed reached that person, and the old
   subscription's connection went back to the pool still subscribed, where the next command
-  read its replies and hung).
+  read its replies and hung);
+* a departure the owner noted before it was killed is counted from then by the new owner
+  even when Redis restarted empty meanwhile: the stored log's `Away` event says when (seed
+  82: the partner told 63 s after, the grace counted anew from the takeover).
 
 `benchmarks/sim_recheck.py told-while-connecting follow-one-at-a-time` plays the seeds with
 each fix taken out."""
@@ -26,6 +29,7 @@ from turinglab.sim.run import schedule
 REDIS_PAUSE = frozenset({"crash", "redis-restart", "redis-pause"})
 TOLD_WHILE_CONNECTING = (18, 40, 43)
 FOLLOWED_ONE_AT_A_TIME = (11, 66, 70)
+AWAY_STORED = 82
 
 
 def test_a_paused_redis_answers_nothing_then_everything_in_order() -> None:
@@ -67,6 +71,14 @@ def test_a_connect_while_the_listener_is_lost_is_followed_once_it_is_back() -> N
     assert [(r["seed"], r["violations"]) for r in results if r["violations"]] == []
     again = schedule(FOLLOWED_ONE_AT_A_TIME[0], 2, REDIS_PAUSE)
     assert again["digest"] == results[0]["digest"]  # replays exactly
+
+
+@pytest.mark.slow
+def test_a_departure_noted_before_the_owner_died_outlives_a_redis_restart() -> None:
+    result = schedule(AWAY_STORED, 2, REDIS_PAUSE)
+    assert any("redis restarted empty" in line for line in result["trace"])
+    assert any('"takeover"' in line for line in result["trace"])
+    assert result["violations"] == []
 
 
 def test_without_the_fault_redis_never_pauses() -> None:

@@ -187,6 +187,8 @@ class Game:
                 self._apply(f)
             elif kind == "error":
                 self.tally.errors[f["code"]] += 1
+                if f["code"] == "moving":
+                    self.tally.moved[self.id] = time.time()
                 if f["code"] == "no-session":
                     self.outcome = "session lost"
                     self._ended(None)

@@ -59,6 +59,8 @@ class Tally:
     left: dict[str, float] = field(default_factory=dict)  # game -> when a person abandoned it
     told: dict[str, float] = field(default_factory=dict)  # game -> when the other was told
     leavers: Counter[str] = field(default_factory=Counter)  # game -> how many abandoned it
+    # game -> when a page in it was last told its game is moving (its owner died: a takeover)
+    moved: dict[str, float] = field(default_factory=dict)
     # game -> when its talk ended as a page saw it (its deadline until then)
     talk_ends: dict[str, float] = field(default_factory=dict)
     # person -> [played, total, state]: their round book as the last status they got showed it

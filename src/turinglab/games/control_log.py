@@ -97,6 +97,24 @@ class InputAccepted:
 
 
 @dataclass(frozen=True)
+class Away:
+    """A seat was first counted gone (none of its person's connections open): its `created_at`
+    is when, so a process taking the game over counts the abandon grace from then, even when
+    Redis, which notes it too, has lost the note (arena/core/abandon.py)."""
+
+    seat: str
+    kind: ClassVar[str] = "away"
+
+
+@dataclass(frozen=True)
+class Back:
+    """A seat counted gone is connected again."""
+
+    seat: str
+    kind: ClassVar[str] = "back"
+
+
+@dataclass(frozen=True)
 class Draw:
     """`count` random draws have been made from the game's stream (`Draws`) so far."""
 
@@ -114,6 +132,8 @@ ControlEvent = (
     | Paused
     | InputAccepted
     | Draw
+    | Away
+    | Back
     | MessageHeld
     | ReplyDiscarded
 )
@@ -128,6 +148,8 @@ _KINDS: dict[str, type[ControlEvent]] = {
         Paused,
         InputAccepted,
         Draw,
+        Away,
+        Back,
         MessageHeld,
         ReplyDiscarded,
     )
@@ -183,6 +205,16 @@ class ControlLog:
         """How many draws the stream `stream` had made (0 when none was logged)."""
         counts = [d.count for d in self.of(Draw) if d.stream == stream]
         return counts[-1] if counts else 0
+
+    def away_since(self) -> dict[str, float]:
+        """Seats whose last presence event says gone: seat -> when (epoch s) first counted so."""
+        away: dict[str, float] = {}
+        for e in self.entries:
+            if isinstance(e.event, Away):
+                away[e.event.seat] = e.created_at
+            elif isinstance(e.event, Back):
+                away.pop(e.event.seat, None)
+        return away
 
 
 def interleave(

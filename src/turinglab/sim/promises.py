@@ -2,7 +2,9 @@
 (sim/invariants.py runs them):
 
 * a departure is told in time: when a person abandons a game, the other is told within the
-  abandon grace + SLACK_S, or the game's talk ended within that time and it finished;
+  abandon grace + SLACK_S, or the game's talk ended within that time and it finished; when
+  the game's owner died meanwhile, within SLACK_S of its takeover (the other page told its
+  game is moving) if that is later: the new owner knows of the departure only from then;
 * rounds are counted once: nobody's store holds more counted games in a role than the study
   gives that role, and the round book a person's final status showed equals the store's count;
 * a stale owner writes nothing: every message and control-event row was written by the
@@ -48,7 +50,9 @@ def departures_late(
             if talk > limit:
                 found.append(f"{game}: finished, its talk going on {talk:.1f} s after a departure")
         elif told is not None:
-            if told - left > limit:
+            moved = tally.moved.get(game, left)
+            due = max(left + grace_s, moved if moved < told else left)
+            if told - due > SLACK_S:
                 found.append(f"{game}: told {told - left:.1f} s after the departure ({status})")
         elif status == ABANDONED or ended is None or ended > left + grace_s:
             # not the race of a game ending by itself as one of its people left

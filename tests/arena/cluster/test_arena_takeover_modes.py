@@ -36,7 +36,8 @@ from turinglab.store.schema import control_events, games, judgements, messages, 
 
 TIME_SLACK_S = 2.0  # the remaining time after the takeover, as before it
 TO_THE_PAUSED = "sent to a process that hangs"
-UNCOUNTED = ("input", "paused", "draw")  # control events Mode.decisions does not count
+# control events Mode.decisions does not count (presence ones come as pages reconnect)
+UNCOUNTED = ("input", "paused", "draw", "away", "back")
 
 
 def _audit(store: Store, game: str) -> dict[str, Any]:

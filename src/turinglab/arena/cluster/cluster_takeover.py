@@ -260,14 +260,20 @@ class Takeover:
         adopted = []
         gone, left_elsewhere = await self._route_here(claimed)
         killed = await self.was_killed(lost)
+        # Who was counted gone: Redis's notes, or, where it lost them (restarted empty), the
+        # stored log's (redis-pause seed 82: told 63 s after, the grace counted anew).
+        noted = {
+            g.game: {**{k: f"{v:.3f}" for k, v in g.controls.away_since().items()}, **gone[g.game]}
+            for g in claimed
+        }
         # Games where someone had already left first: their partners have waited longest.
-        for n, stored in enumerate(sorted(claimed, key=lambda g: not gone[g.game])):
+        for n, stored in enumerate(sorted(claimed, key=lambda g: not noted[g.game])):
             if n % 25 == 24:
                 await asyncio.sleep(0)  # hundreds to rebuild: let the live games go on
             try:
                 game = restore(cluster.arena, stored, cluster.person)
                 adopted.append(game)
-                self._carry_absence(game, gone[stored.game], killed, left_elsewhere)
+                self._carry_absence(game, noted[stored.game], killed, left_elsewhere)
             except Exception:
                 log.exception("takeover: game %s of %s could not be rebuilt", stored.game, lost)
                 await store.writer.call(functools.partial(_end_lost, store, stored.store_id))

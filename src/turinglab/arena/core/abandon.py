@@ -21,9 +21,10 @@ live game is given too (the ITT chat's own watcher asks it): both come from the 
 (game_hooks.py), given at construction. With several processes
 (cluster.py) a person's connections may be on another process: the cluster's rule knows which
 processes hold a socket of theirs (each tells the owner as it opens or closes the last one,
-and a process that dies takes its people's presence with it). The owner also notes in Redis
-when it first counted someone gone, so that after a takeover the new owner counts from then,
-not from the takeover (`carry_over`).
+and a process that dies takes its people's presence with it). The owner also notes when it
+first counted someone gone, in Redis and in the game's stored log (an `Away` control event,
+which outlives a Redis restart), so that after a takeover the new owner counts from then, not
+from the takeover (`carry_over`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from typing import TYPE_CHECKING
 
 from turinglab.arena.core.game_hooks import LOCAL_HOOKS, GoneNote
 from turinglab.arena.core.presence import Present
+from turinglab.games.control_log import Away, Back
 from turinglab.games.spec import FINISHED, GameResult
 
 if TYPE_CHECKING:
@@ -76,11 +78,13 @@ class AbandonWatch:
                 if not game.seat_matters(view) or self._present(view):
                     if self._gone_since.pop(key, None) is not None:
                         self._noted(game.id, seat, None)
+                        game.controls.record(Back(seat), vital=False)
                     continue
                 since = self._gone_since.get(key)
                 if since is None:
                     since = self._gone_since[key] = now
                     self._noted(game.id, seat, now)
+                    game.controls.record(Away(seat), vital=False)
                 if now - since >= self.grace_s:
                     self._abandon(game, seat)
                     break
