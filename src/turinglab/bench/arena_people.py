@@ -189,7 +189,7 @@ class Game:
                 self.tally.errors[f["code"]] += 1
                 if f["code"] == "moving":
                     self.tally.moved[self.id] = time.time()
-                if f["code"] == "no-session":
+                elif f["code"] == "no-session":
                     self.outcome = "session lost"
                     self._ended(None)
             elif kind == "status":  # out of the game: it ended without telling this page

@@ -50,8 +50,8 @@ def departures_late(
             if talk > limit:
                 found.append(f"{game}: finished, its talk going on {talk:.1f} s after a departure")
         elif told is not None:
-            moved = tally.moved.get(game, left)
-            due = max(left + grace_s, moved if moved < told else left)
+            moved = tally.moved.get(game, 0.0)  # a takeover before it was told
+            due = max(left + grace_s, moved if moved < told else 0.0)
             if told - due > SLACK_S:
                 found.append(f"{game}: told {told - left:.1f} s after the departure ({status})")
         elif status == ABANDONED or ended is None or ended > left + grace_s:
