@@ -18,7 +18,7 @@ from turinglab.cli.errors import fail
 
 sim_app = typer.Typer(help="Deterministic simulations of the arena.", no_args_is_help=True)
 
-FAULT_KINDS = ("crash", "redis-restart", "pause", "postgres", "redis-pause")
+FAULT_KINDS = ("crash", "redis-restart", "pause", "postgres", "redis-pause", "redis-cut")
 
 
 def _seeds(seeds: str | None, seed: int | None) -> range:
@@ -67,7 +67,9 @@ def sim_arena(
     processes: Annotated[int, typer.Option(help="arena processes")] = 2,
     faults: Annotated[
         str,
-        typer.Option(help="comma-separated: crash, redis-restart, pause, postgres, redis-pause"),
+        typer.Option(
+            help="comma-separated: crash, redis-restart, pause, postgres, redis-pause, redis-cut"
+        ),
     ] = ("crash,redis-restart"),
     trace: Annotated[bool, typer.Option(help="print each schedule's whole trace")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="one JSON object")] = False,

@@ -44,6 +44,7 @@ except ImportError:  # redis-py before 8.1: no HIMPORT
     _himport_set = None  # type: ignore[assignment]
 
 RESET = "connection reset by a Redis restart"
+RESET_BY_CUT = "connection reset: the network to Redis was cut"
 
 Whose = Callable[[], str]  # the process running now
 Dead = Callable[[str], bool]
@@ -67,6 +68,16 @@ class RedisFaults:
         # objects' addresses, which the seed does not fix).
         self.open: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
         self.opened = 0
+        self.cut_until: dict[str, float] = {}  # process: its link to Redis cut until then
+
+    def is_cut(self, process: str) -> bool:
+        until = self.cut_until.get(process)
+        if until is None:
+            return False
+        if self.now() < until:
+            return True
+        del self.cut_until[process]
+        return False
 
     def down(self) -> bool:
         """Whether Redis is restarting now (asked before every command: the clock is read
@@ -94,6 +105,22 @@ class RedisFaults:
     def killed(self, process: str) -> None:
         """SIGKILL closes the process's sockets and Redis drops their subscriptions at once
         (a stopped process's stay open, subscribed: how a survivor tells the two apart)."""
+        self._unsubscribe(process)
+
+    def cut(self, process: str, for_s: float) -> None:
+        """The network between `process` and Redis cut for `for_s` (a partition; Redis keeps
+        its keys): both ends see the connections reset (Redis drops their subscriptions, a
+        listener gets EOF, a pooled connection fails its next command), and connects are
+        refused until the link is back. The other processes go on with Redis as before."""
+        self.cut_until[process] = self.now() + for_s
+        self._unsubscribe(process)
+        for connection in list(self.open.values()):
+            if connection.process == process:
+                connection.broken = True
+                if connection._sock is not None:
+                    connection._sock.put_response(RedisConnectionError(RESET_BY_CUT))
+
+    def _unsubscribe(self, process: str) -> None:
         gone = {c._sock for c in self.open.values() if c.process == process and c._sock}
         for subscribers in (self.server.subscribers, self.server.psubscribers):
             for channel, subs in list(subscribers.items()):
@@ -162,6 +189,7 @@ def _connection_class(
             self.socket_timeout = None
             self.process = whose()
             self.epoch = faults.epoch
+            self.broken = False  # reset by a cut of its process's link (RedisFaults.cut)
             faults.opened += 1
             faults.open[faults.opened] = self
 
@@ -185,7 +213,9 @@ def _connection_class(
                 and not sock._killed
                 and not sock._paused
                 and self.epoch == faults.epoch
+                and not self.broken
                 and not dead(self.process)
+                and not faults.is_cut(self.process)
                 and not faults.down()
                 and not faults.paused()
             )
@@ -208,11 +238,16 @@ def _connection_class(
                 raise RedisConnectionError("Redis is restarting")
             if self.is_connected and self.epoch != faults.epoch:  # opened before the restart
                 raise RedisConnectionError(RESET)
+            if faults.is_cut(self.process):
+                raise RedisConnectionError("the network to Redis is cut")
+            if self.is_connected and self.broken:  # opened before the cut
+                raise RedisConnectionError(RESET_BY_CUT)
 
         async def _connect(self) -> None:
-            if dead(self.process) or faults.down():
+            if dead(self.process) or faults.down() or faults.is_cut(self.process):
                 raise RedisConnectionError("connection refused")
             self.epoch = faults.epoch  # a new connection, to the Redis running now
+            self.broken = False
             await super()._connect()
 
         async def send_packed_command(self, command: Any, check_health: bool = True) -> None:

@@ -63,6 +63,8 @@ class Plan:
     slow_store: bool = False
     postgres: tuple[str, float, float] | None = None
     redis_pause: tuple[float, float] | None = None  # (at s, for s): Redis SIGSTOP, SIGCONT
+    # (process, at s, for s): that process's link to Redis cut (connections reset, Redis kept)
+    redis_cut: tuple[str, float, float] | None = None
 
     @classmethod
     def draw(cls, rng: random.Random, processes: int, faults: frozenset[str]) -> Plan:
@@ -85,6 +87,11 @@ class Plan:
         redis_pause = None  # drawn last, for the same reason
         if "redis-pause" in faults and rng.random() < 0.8:
             redis_pause = (rng.uniform(5.0, 90.0), rng.uniform(0.5, 20.0))
+        redis_cut = None  # drawn last, for the same reason
+        if "redis-cut" in faults and rng.random() < 0.8:
+            # Shorter and longer than the heartbeat's 10 s: the others may take its games over.
+            who = f"p{rng.randrange(processes)}"
+            redis_cut = (who, rng.uniform(5.0, 90.0), rng.uniform(1.0, 25.0))
         return cls(
             processes,
             people,
@@ -96,6 +103,7 @@ class Plan:
             slow_store="postgres" in faults,
             postgres=postgres,
             redis_pause=redis_pause,
+            redis_cut=redis_cut,
         )
 
 
@@ -228,6 +236,11 @@ class World:
         self._note(f"redis paused for {for_s:.1f} s")
         asyncio.get_running_loop().call_later(for_s, self._note, "redis goes on")
 
+    def _cut_redis(self, name: str, for_s: float) -> None:
+        self.redis_faults.cut(name, for_s)
+        self._note(f"{name} cut off from redis for {for_s:.1f} s")
+        asyncio.get_running_loop().call_later(for_s, self._note, f"{name} reaches redis again")
+
     async def stop(self) -> None:
         if self.plan.postgres is not None:  # the database back first: the writers' last
             _, at, for_s = self.plan.postgres  # commits run on the thread's way (real sleeps)
@@ -300,6 +313,9 @@ class World:
         if self.plan.redis_pause is not None:
             at, for_s = self.plan.redis_pause
             loop.call_later(at, self._pause_redis, for_s)
+        if self.plan.redis_cut is not None:
+            who, at, for_s = self.plan.redis_cut
+            loop.call_later(at, self._cut_redis, who, for_s)
         if self.plan.postgres is not None:
             kind, at, for_s = self.plan.postgres
             loop.call_later(at, self._note, f"postgres {kind} for {for_s:.1f} s")
