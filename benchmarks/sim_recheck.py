@@ -31,6 +31,7 @@ CRASHES = frozenset({"crash", "redis-restart"})
 PAUSE = frozenset({"pause"})
 POSTGRES = frozenset({"crash", "redis-restart", "postgres"})
 REDIS_PAUSE = frozenset({"crash", "redis-restart", "redis-pause"})
+REDIS_CUT = frozenset({"crash", "redis-restart", "redis-cut"})
 GIVE_UP = {"give_up_p": 0.5}  # people who close a page that broke (off in the default plan)
 
 
@@ -171,6 +172,18 @@ FIXES: dict[str, tuple[Any, ...]] = {
     "follow-one-at-a-time": (_follow_at_once, (11, 66, 70), 2, REDIS_PAUSE),
     "away-stored": (lambda: setattr(ControlLog, "away_since", lambda s: {}), (82,), 2, REDIS_PAUSE),
     "book-lost": (_book_decided_anyway, (39, 158, 242, 275), 2, POSTGRES),
+    "cut-off-hangs-up": (
+        lambda: setattr(cluster_heartbeat.ClusterHeartbeat, "_hang_up_cut_off", _nothing),
+        (4, 38),
+        2,
+        REDIS_CUT,
+    ),
+    "back-in-game-here": (
+        lambda: setattr(cluster.Cluster, "_back_in_game_here", lambda s, p, o, r: False),
+        (98,),
+        2,
+        REDIS_CUT,
+    ),
     "unrouted": (
         lambda: setattr(cluster.Cluster, "_nowhere_known", lambda s, r: False),
         (128,),

@@ -115,6 +115,10 @@ class SimSocket:
         self._accepted(False)
         if not self.closed:
             self._ended(code)
+            # The page's side of the closing handshake: the server's `receive` ends. No
+            # delay drawn (a draw would shift every later one of the seed's schedule).
+            message = {"type": "websocket.disconnect", "code": code}
+            asyncio.get_running_loop().call_soon(self.to_server.put_nowait, message)
 
     def _ended(self, code: int) -> None:
         self.closed = True

@@ -66,7 +66,7 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from turinglab.arena.cluster.cluster_base import CATCHUP_S, beat_s
-from turinglab.arena.cluster.cluster_heartbeat import RELAY_AGAIN_S, RELAY_DELAYED
+from turinglab.arena.cluster.cluster_heartbeat import RELAY_AGAIN_S
 from turinglab.arena.cluster.cluster_messages import AdminEnd, Gone, Hello
 from turinglab.arena.cluster.cluster_presence import HOLDER_GONE_S
 from turinglab.arena.cluster.cluster_relay import STATE_FRAMES, ClusterRelay
@@ -81,6 +81,7 @@ from turinglab.arena.core.game_hooks import GameHooks
 from turinglab.arena.core.hub import Arena, FinishedHook
 from turinglab.arena.core.live import Outlet
 from turinglab.arena.core.participants import Participant, Sessions
+from turinglab.arena.core.person_view import RELAY_DELAYED
 from turinglab.arena.core.resume import ResumePoint
 from turinglab.games.clock import REAL_CLOCK, Clock
 
@@ -247,9 +248,26 @@ class Cluster(ClusterRelay):
         self.outbox.put("delete", self.ns + "left:" + participant.id)  # back: not gone
         await self._follow(participant.id)
         self.owners.pop(participant.id, None)  # a (re)connect asks Redis: the owner may be new
-        # Their rounds may have been counted by another process since this one last looked.
-        await self.books.load(self._run(), participant.id, self.arena.lobby.rounds)
-        await self._route(participant, outlet, resume)
+        try:
+            # Their rounds may have been counted by another process since this one last looked.
+            await self.books.load(self._run(), participant.id, self.arena.lobby.rounds)
+            await self._route(participant, outlet, resume)
+        except RedisError:
+            if not self._back_in_game_here(participant, outlet, resume):
+                raise
+
+    def _back_in_game_here(
+        self, participant: Participant, outlet: Outlet, resume: ResumePoint | None
+    ) -> bool:
+        """Redis away as they connect: one whose game is played here, which needs nothing of
+        Redis, is back in it, not kept out until counted gone (sim `redis-cut`, seed 98: the
+        only process left cut off, a witness reconnecting for 18 s told they had left)."""
+        here = self.arena.games.get(participant.game or "")
+        if here is None or here.result is not None:
+            return False
+        log.warning("connect %s: Redis away; back in their game here", participant.id)
+        self.arena.connect(participant, outlet, resume)
+        return True
 
     async def _route(
         self, participant: Participant, outlet: Outlet, resume: ResumePoint | None

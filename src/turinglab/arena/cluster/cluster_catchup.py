@@ -16,7 +16,6 @@ from time import monotonic
 from turinglab.arena.cluster.cluster_base import CATCHUP_S
 from turinglab.arena.cluster.cluster_heartbeat import (
     RELAY_AGAIN_S,
-    RELAY_DELAYED,
     RELAY_NOTICE_S,
     ClusterHeartbeat,
 )
@@ -26,6 +25,7 @@ from turinglab.arena.core import frames as F
 from turinglab.arena.core.live import InputRejected
 from turinglab.arena.core.metrics import fault
 from turinglab.arena.core.participants import Participant
+from turinglab.arena.core.person_view import RELAY_DELAYED
 from turinglab.arena.core.resume import ResumePoint
 from turinglab.arena.core.stored_end import show_stored_end
 

@@ -18,7 +18,7 @@ from turinglab.arena.cluster.cluster_messages import Here
 from turinglab.arena.cluster.cluster_queues import ClusterQueues
 from turinglab.arena.core import frames as F
 from turinglab.arena.core.metrics import fault
-from turinglab.arena.core.person_view import Outlet
+from turinglab.arena.core.person_view import HANG_UP, RELAY_DELAYED, RELAY_RESUMED, Outlet
 
 log = logging.getLogger(__name__)
 
@@ -27,8 +27,6 @@ log = logging.getLogger(__name__)
 # 15 s a person may go without a frame or a notice, and told again once it is back.
 RELAY_NOTICE_S = 5.0
 RELAY_AGAIN_S = 10.0  # and again this often while it lasts
-RELAY_DELAYED = "The connection to your game is delayed. Please wait: nothing you typed is lost."
-RELAY_RESUMED = "Connected to your game again."
 
 
 @contextlib.contextmanager
@@ -128,6 +126,9 @@ class ClusterHeartbeat(ClusterQueues):
                 if not self._beat_failing:
                     fault(log, "redis-beat-failing", logging.ERROR, process=self.me, error=str(err))
                 self._beat_failing = self._register_again = True
+                silent_s = monotonic() - self._beat_ok
+                if silent_s >= ttl_s:  # refused just now, and for a TTL: found dead by now
+                    await self._hang_up_cut_off(silent_s)
                 continue
             except Exception:  # the store, asked while registering again: again next beat
                 log.exception("heartbeat: registering again failed")
@@ -138,7 +139,7 @@ class ClusterHeartbeat(ClusterQueues):
             silence_s = max(ttl_s / 2, 2 * beat_s(ttl_s))
             if now - self._beat_ok > silence_s:
                 self.beat_back = now  # before `_beat_failing` clears: no tick judges first
-            self._beat_failing = False
+            self._beat_failing = self._hung_up = False
             self._beat_ok = now
             if self._relay_told:
                 self._relay_told = False
@@ -163,8 +164,47 @@ class ClusterHeartbeat(ClusterQueues):
             told_at = now
             self._tell_relayed("relay-delayed", RELAY_DELAYED)
 
+    async def _hang_up_cut_off(self, silent_s: float) -> None:
+        """Redis refusing this process past its heartbeat's TTL (a network cut between the
+        two, or Redis down that long): to the others it is dead, its games theirs to take
+        over and its sockets closed — so its people, their pages still open here, would be
+        counted gone since its last beat and told they had left (sim `redis-cut`: 26 of 200
+        schedules). Every socket here is closed once, and those of each game here the store
+        says was taken over since (asked at each beat while it lasts), for the pages to
+        reconnect through the balancer to a process that reaches Redis. A page back here is
+        let into its game if this process plays it (`Cluster._back_in_game_here`: it may be
+        the only one left), else told the relay is delayed, as any connect while Redis is
+        away. A hung Redis (paused) does not count: every process waits on it alike."""
+        first = not self._hung_up
+        self._hung_up = True
+        if first:
+            fault(log, "redis-cut-off", logging.ERROR, process=self.me, silent_s=round(silent_s))
+        here = list(self.arena.games.values())
+        try:
+            await self._give_up_taken()
+        except Exception as err:  # the store unreachable too: asked again in a second
+            log.warning("cut off: could not ask the store for takeovers (%s)", err)
+        moved = {
+            view.participant.id
+            for game in here
+            if game.id not in self.arena.games
+            for view in game.views.values()
+        }
+        for pid in moved | (set(self.sockets) if first else set()):
+            relay = self._publishers.get(pid)
+            for outlet in list(self.arena.outlets.get(pid, ())):
+                if outlet is not relay:
+                    outlet(HANG_UP)
+
+    def _relayed_here(self) -> list[str]:
+        """The people with a socket here whose game is played on another process."""
+        return [
+            pid
+            for pid, n in self.sockets.items()
+            if n > 0 and self.owners.get(pid) not in (None, self.me)
+        ]
+
     def _tell_relayed(self, code: str, message: str) -> None:
         """Everyone with a socket here whose game is played on another process."""
-        for pid, n in list(self.sockets.items()):
-            if n > 0 and self.owners.get(pid) not in (None, self.me):
-                self.arena.send(self.person(pid), F.Error(code=code, message=message))
+        for pid in self._relayed_here():
+            self.arena.send(self.person(pid), F.Error(code=code, message=message))

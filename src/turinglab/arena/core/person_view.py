@@ -25,6 +25,12 @@ from turinglab.games.events import (
 from turinglab.games.table import GAME
 
 Outlet = Callable[[F.ServerFrame], None]
+# Given to a socket's outlet: close that socket ("service restart", 1012) so its page
+# reconnects, through the balancer, to another process (one cut off from Redis hangs up).
+HANG_UP = F.Error(code="hang-up", message="This server lost the arena; reconnecting.")
+# What a person whose game cannot be reached for now is told (`relay-delayed`), and after.
+RELAY_DELAYED = "The connection to your game is delayed. Please wait: nothing you typed is lost."
+RELAY_RESUMED = "Connected to your game again."
 ALIASES = "ABCDEFGH"  # the names a person's conversations have on their page
 APPLIED_KEPT = 256  # input ids remembered per view (a client re-sends only its latest few)
 # A message a person sent that the game had not said yet when the talk ended: it never will.

@@ -25,7 +25,7 @@ from turinglab.arena.core.hub_port import Hub, HubUnreachable
 from turinglab.arena.core.limits import FrameLimiter
 from turinglab.arena.core.modes import ArenaSetup
 from turinglab.arena.core.participants import Participant
-from turinglab.arena.core.person_view import InputRejected
+from turinglab.arena.core.person_view import HANG_UP, RELAY_DELAYED, InputRejected
 from turinglab.arena.core.resume import ResumePoint
 from turinglab.arena.http.session_cookie import COOKIE
 
@@ -110,6 +110,10 @@ async def play_socket(
 
     async def writer() -> None:
         while (data := await queue.get()) is not None:
+            if data is HANG_UP:  # its page reconnects (to another process: ClusterHeartbeat)
+                with contextlib.suppress(Exception):
+                    await ws.close(code=1012)
+                return
             if isinstance(data, dict):
                 text = json.dumps(data, ensure_ascii=False)
             else:  # frames are immutable; pydantic writes JSON directly (no dict in between)
@@ -158,8 +162,10 @@ async def play_socket(
         pass
     except HubUnreachable as err:  # Redis restarting as they connected: the page comes back
         log.warning("redis: %s not connected (%s); their page reconnects", person.id, err)
-        with contextlib.suppress(Exception):
-            await ws.close(code=1012)  # "service restart": reconnect
+        # Told why, then closed ("service restart": reconnect): a page that tries again and
+        # again while no process reaches Redis is not left without a word (sim `redis-cut`).
+        outlet(F.Error(code="relay-delayed", message=RELAY_DELAYED))
+        outlet(HANG_UP)
     finally:
         await hub.disconnect(person, outlet)
         queue.put_nowait(None)
