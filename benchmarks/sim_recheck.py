@@ -174,7 +174,7 @@ FIXES: dict[str, tuple[Any, ...]] = {
     "book-lost": (_book_decided_anyway, (39, 158, 242, 275), 2, POSTGRES),
     "cut-off-hangs-up": (
         lambda: setattr(cluster_heartbeat.ClusterHeartbeat, "_hang_up_cut_off", _nothing),
-        (4, 38),
+        (38,),
         2,
         REDIS_CUT,
     ),

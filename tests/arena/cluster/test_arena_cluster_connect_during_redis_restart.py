@@ -38,6 +38,8 @@ async def test_a_connect_redis_fails_is_closed_for_a_reconnect(postgres_url: str
             async with person.http.post(base + "/consent", json={"consent": True}) as r:
                 r.raise_for_status()
             ws = await person.http.ws_connect(base.replace("http", "ws") + "/ws")
+            told = await ws.receive_json(timeout=30)  # why, before the socket closes
+            assert told["type"] == "error" and told["code"] == "relay-delayed", told
             closed = await ws.receive(timeout=30)
             assert closed.type == aiohttp.WSMsgType.CLOSE and closed.data == 1012, closed
             assert (await person.connect())["type"] == "status"  # the page's next try

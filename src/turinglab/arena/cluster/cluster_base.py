@@ -126,7 +126,7 @@ class ClusterBase:
         # When its heartbeat was last found gone (Redis back empty, or this process stopped
         # past its TTL): nobody's subscriptions were kept through it (cluster_takeover.py).
         self.beat_lapsed: float | None = None
-        self._hung_up = False  # its sockets closed: Redis refused it past the TTL
+        self._cut_off_said = False  # "redis-cut-off" logged for this outage (said once)
         self._relay_told = False  # people relayed from elsewhere were told Redis is silent
         self._registered = False  # the first beat registered this process
         self._register_again = False  # a registration failed half-way: the next beat redoes it
