@@ -24,6 +24,7 @@ from turinglab.arena.cluster import (
     cluster_takeover,
     shared_rounds,
 )
+from turinglab.arena.core.store_bridge import ArenaStore
 from turinglab.games.control_log import ControlLog
 from turinglab.sim.run import schedule
 
@@ -33,6 +34,11 @@ POSTGRES = frozenset({"crash", "redis-restart", "postgres"})
 REDIS_PAUSE = frozenset({"crash", "redis-restart", "redis-pause"})
 REDIS_CUT = frozenset({"crash", "redis-restart", "redis-cut"})
 GIVE_UP = {"give_up_p": 0.5}  # people who close a page that broke (off in the default plan)
+
+
+def _never_noticed() -> None:  # a process cut off from Redis neither says so nor is read
+    ArenaStore.say_silent = lambda self, process: None  # type: ignore[method-assign]
+    ArenaStore.notice_silent = lambda self, process, within_s: False  # type: ignore[method-assign]
 
 
 def _leave() -> None:  # the Leave's recount only (the join's and connect's stay)
@@ -184,6 +190,7 @@ FIXES: dict[str, tuple[Any, ...]] = {
         2,
         REDIS_CUT,
     ),
+    "cut-off-alone": (_never_noticed, (4, 51, 58, 91), 2, REDIS_CUT),
     "unrouted": (
         lambda: setattr(cluster.Cluster, "_nowhere_known", lambda s, r: False),
         (128,),

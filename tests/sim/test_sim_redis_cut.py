@@ -6,7 +6,7 @@ the other processes go on with Redis as before, and Redis keeps its keys through
 To the others a process cut off past its heartbeat's TTL is dead: they take its games over
 and count the people whose socket it held gone since its last beat. 26 of the first 200
 schedules with the cut told someone whose page had stayed open that they had left, or left
-a page reconnecting without a word; 11 still do (the sweep lists them). Fixed:
+a page reconnecting without a word. Fixed:
 
 * at each beat while it is cut off, the process asks the store which of its games were
   taken over, gives them up and closes their people's sockets, so their pages reconnect to
@@ -16,13 +16,15 @@ a page reconnecting without a word; 11 still do (the sweep lists them). Fixed:
 * a connect while Redis is away, to the process that plays the person's game, puts them back
   in it (seed 98: the only process left cut off, a witness kept out until counted gone).
 
-Open: a person whose socket is on the cut-off process and whose game another process plays
-is counted gone by that owner (seed 4): telling that apart from Redis down for everyone
-(when nobody may hang up, or every page would be closed for nothing) needs a sign of life
-outside Redis.
+* a person whose socket is on the cut-off process and whose game another process plays was
+  counted gone by that owner (seeds 4, 51, 58, 91; 11 of 1-200): the cut-off process says in
+  the store that it lives, the owner reads it (not a death) and notes that it noticed, and the
+  cut-off one, now knowing it is cut off alone, closes those people's sockets for their pages
+  to reconnect elsewhere. While Redis is down for everyone nobody notices, and nobody is
+  closed (tests/arena/cluster/test_arena_cluster_cut_off.py on the real services).
 
-`benchmarks/sim_recheck.py cut-off-hangs-up back-in-game-here` plays the seeds with each fix
-taken out."""
+`benchmarks/sim_recheck.py cut-off-hangs-up back-in-game-here cut-off-alone` plays the seeds
+with each fix taken out."""
 
 from __future__ import annotations
 
@@ -38,7 +40,7 @@ from turinglab.sim.fake_redis import RedisFaults, serving
 from turinglab.sim.run import schedule
 
 REDIS_CUT = frozenset({"crash", "redis-restart", "redis-cut"})
-TAKEN_HUNG_UP, NOBODY_REACHES_REDIS, BACK_IN_GAME_HERE = 38, 30, 98
+TAKEN_HUNG_UP, NOBODY_REACHES_REDIS, BACK_IN_GAME_HERE, RELAYED = 38, 30, 98, (4, 51, 58, 91)
 
 
 def test_a_cut_process_fails_alone_then_reconnects_to_the_same_keys() -> None:
@@ -126,4 +128,12 @@ def test_a_connect_no_process_can_route_is_told_why() -> None:
 def test_a_connect_while_redis_is_away_rejoins_a_game_played_there() -> None:
     result = _cut(BACK_IN_GAME_HERE)
     assert any("back in their game here" in line for line in result["trace"])
+    assert result["violations"] == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", RELAYED)
+def test_a_process_cut_off_alone_hands_over_the_people_whose_game_is_elsewhere(seed: int) -> None:
+    result = _cut(seed)
+    assert any('"redis-cut-off-alone"' in line for line in result["trace"])
     assert result["violations"] == []

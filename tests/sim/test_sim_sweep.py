@@ -40,11 +40,10 @@ POSTGRES = range(1, 101)
 # Redis paused too (seeds 11, 18 and 82 broke here: tests/sim/test_sim_redis_pause.py).
 REDIS_PAUSE = range(1, 101)
 REDIS_PAUSE_KNOWN: dict[int, str] = {}
-# One process cut off from Redis (26 of seeds 1-200 broke here; 11 still do: a person whose
-# socket is on the cut-off process counted gone by their game's owner; the others fixed in
+# One process cut off from Redis (26 of seeds 1-200 broke here, then 11: each fixed in
 # tests/sim/test_sim_redis_cut.py).
 REDIS_CUT = range(1, 101)
-REDIS_CUT_KNOWN = {s: "frame-out-of-place" for s in (4, 51, 58, 91)}
+REDIS_CUT_KNOWN: dict[int, str] = {}
 
 
 @pytest.mark.parametrize("first", range(SEEDS.start, SEEDS.stop, BLOCK))

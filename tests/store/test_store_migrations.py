@@ -58,9 +58,17 @@ def test_v2_sqlite_store_is_upgraded_in_place_with_the_same_numbers(tmp_path: Pa
         schema = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0]
         outcome_cols = {r[1] for r in conn.execute("PRAGMA table_info(outcomes)")}
         statuses = dict(conn.execute("SELECT status, count(*) FROM games GROUP BY status"))
-    assert {"games", "seats", "judgements", "media", "control_events", "alembic_version"} <= tables
+    assert {
+        "games",
+        "seats",
+        "judgements",
+        "media",
+        "control_events",
+        "arena_processes",
+        "alembic_version",
+    } <= tables
     assert not any(t.endswith("_v2") for t in tables) and "attempts" not in tables
-    assert version == "0009_control_events" and schema == "9"
+    assert version == "0010_arena_processes" and schema == "10"
     assert "histories" not in outcome_cols  # the transcript is kept once, in messages
     assert statuses == {"finished": 43, "failed": 5}
     # Opening it again is a no-op, and the migrated file is smaller than the original.
@@ -84,7 +92,7 @@ def test_migrated_schema_equals_a_new_store(tmp_path: Path) -> None:
     assert diff == []
     fresh = Store(str(tmp_path / "new.db"))
     with fresh.engine.connect() as conn:
-        assert MigrationContext.configure(conn).get_current_revision() == "0009_control_events"
+        assert MigrationContext.configure(conn).get_current_revision() == "0010_arena_processes"
     fresh.close()
 
 

@@ -28,7 +28,7 @@ from sqlalchemy import (
 metadata = MetaData()
 
 # Kept in `meta` for readers of the file; Alembic's revision is what upgrades act on.
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 meta = Table(
     "meta",
@@ -166,6 +166,18 @@ control_events = Table(
     Column("data", JSON, nullable=False),
     Column("created_at", Float, nullable=False),
     Index("uq_control_events_game_idx", "game_id", "idx", unique=True),
+)
+
+# An arena process that cannot reach Redis says here that it lives (`silent_at`, each
+# heartbeat while Redis refuses it); a process that reaches Redis and finds its heartbeat
+# missing there notes that it saw so (`noticed_at`). Redis-wide outage: nobody notices.
+arena_processes = Table(
+    "arena_processes",
+    metadata,
+    Column("run_id", String(32), primary_key=True),
+    Column("process", String(100), primary_key=True),
+    Column("silent_at", Float),
+    Column("noticed_at", Float),
 )
 
 # Images of messages, stored once under their content hash ("<sha256>.png|.jpg"), in the same

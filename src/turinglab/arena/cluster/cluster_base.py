@@ -127,6 +127,7 @@ class ClusterBase:
         # past its TTL): nobody's subscriptions were kept through it (cluster_takeover.py).
         self.beat_lapsed: float | None = None
         self._cut_off_said = False  # "redis-cut-off" logged for this outage (said once)
+        self._cut_off_alone_said = False  # and "redis-cut-off-alone"
         self._relay_told = False  # people relayed from elsewhere were told Redis is silent
         self._registered = False  # the first beat registered this process
         self._register_again = False  # a registration failed half-way: the next beat redoes it

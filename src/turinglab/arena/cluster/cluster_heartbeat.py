@@ -9,7 +9,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Iterator
-from time import monotonic
+from time import monotonic, time
 
 from redis.exceptions import RedisError
 
@@ -127,8 +127,8 @@ class ClusterHeartbeat(ClusterQueues):
                     fault(log, "redis-beat-failing", logging.ERROR, process=self.me, error=str(err))
                 self._beat_failing = self._register_again = True
                 silent_s = monotonic() - self._beat_ok
-                if silent_s >= ttl_s:  # refused just now, and for a TTL: found dead by now
-                    await self._hang_up_cut_off(silent_s)
+                if silent_s >= ttl_s / 2:  # before the others can find it dead
+                    await self._hang_up_cut_off(silent_s, ttl_s)
                 continue
             except Exception:  # the store, asked while registering again: again next beat
                 log.exception("heartbeat: registering again failed")
@@ -139,7 +139,7 @@ class ClusterHeartbeat(ClusterQueues):
             silence_s = max(ttl_s / 2, 2 * beat_s(ttl_s))
             if now - self._beat_ok > silence_s:
                 self.beat_back = now  # before `_beat_failing` clears: no tick judges first
-            self._beat_failing = self._cut_off_said = False
+            self._beat_failing = self._cut_off_said = self._cut_off_alone_said = False
             self._beat_ok = now
             if self._relay_told:
                 self._relay_told = False
@@ -164,32 +164,47 @@ class ClusterHeartbeat(ClusterQueues):
             told_at = now
             self._tell_relayed("relay-delayed", RELAY_DELAYED)
 
-    async def _hang_up_cut_off(self, silent_s: float) -> None:
-        """Redis refusing this process past its heartbeat's TTL (a network cut between the
-        two, or Redis down that long). Another process that reaches Redis finds it dead and
-        takes its games over, counting their people gone since its last beat — who, their
-        pages open here, would be told they had left (sim `redis-cut`). Asked at each beat
-        while it lasts, the store says which games were taken: they are given up here and
-        their people's sockets closed, for their pages to reconnect, through the balancer,
-        to the new owner. Nothing is closed on a guess: while Redis is down for every
-        process nobody takes anything over, and everyone stays connected (a page back here
-        is let into a game this process plays, `Cluster._back_in_game_here`, else told the
-        relay is delayed). Not yet handled: the people here whose game another process
-        plays, which that one counts gone as it finds this one dead (docs/simulation.md)."""
+    async def _hang_up_cut_off(self, silent_s: float, ttl_s: float) -> None:
+        """Redis refusing this process for half its heartbeat's TTL and more (a network cut
+        between the two, or Redis down that long). Another process that reaches Redis finds it
+        dead and takes its games over, counting their people gone since its last beat; and it
+        counts the people with a socket here whose game it plays gone too. Their pages open
+        here, they would be told they had left (sim `redis-cut`). So this process says in the
+        store at each beat that it lives; a process that finds it missing in Redis reads that
+        (`Takeover.was_killed`: it is not dead, its people count gone only from then) and notes
+        that it noticed. Once noticed, this one is cut off alone: it closes the sockets of
+        everyone here whose game another process plays, and, after a TTL, of the games the
+        store says were taken from it (given up here), for their pages to reconnect, through
+        the balancer, to a process that reaches Redis. Nothing is closed on a guess: while
+        Redis is down for every process nobody notices or takes anything over, and everyone
+        stays connected (a page back here is let into a game this process plays,
+        `Cluster._back_in_game_here`, else told the relay is delayed)."""
+        store = self.arena.store
+        if store is None:
+            return
+        noticed = await self.routes.read("a cut-off heartbeat", store.say_silent, self.me)
+        alone = noticed is not None and noticed >= time() - silent_s
+        if silent_s < ttl_s and not alone:
+            return
         if not self._cut_off_said:
             fault(log, "redis-cut-off", logging.ERROR, process=self.me, silent_s=round(silent_s))
         self._cut_off_said = True
         here = list(self.arena.games.values())
-        try:
-            await self._give_up_taken()
-        except Exception as err:  # the store unreachable too: asked again at the next beat
-            log.warning("cut off: could not ask the store for takeovers (%s)", err)
-        moved = {
-            view.participant.id
-            for game in here
-            if game.id not in self.arena.games
-            for view in game.views.values()
-        }
+        moved = set(self._relayed_here()) if alone else set()
+        if moved and not self._cut_off_alone_said:
+            self._cut_off_alone_said = True
+            fault(log, "redis-cut-off-alone", logging.ERROR, process=self.me, relayed=len(moved))
+        if silent_s >= ttl_s:
+            try:
+                await self._give_up_taken()
+            except Exception as err:  # the store unreachable too: asked again at the next beat
+                log.warning("cut off: could not ask the store for takeovers (%s)", err)
+            moved |= {
+                view.participant.id
+                for game in here
+                if game.id not in self.arena.games
+                for view in game.views.values()
+            }
         for pid in moved:
             relay = self._publishers.get(pid)
             for outlet in list(self.arena.outlets.get(pid, ())):

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 
 from redis.exceptions import RedisError
 
+from turinglab.arena.cluster.cluster_store_routes import STORE_LOOKUP_S
 from turinglab.arena.core import frames as F
 from turinglab.arena.core import page_protocol
 from turinglab.arena.core.live import LiveGame
@@ -228,10 +229,11 @@ class Takeover:
         return gone, left
 
     async def was_killed(self, lost: str) -> bool:
-        """Whether `lost` was killed rather than stopped or cut off: a killed process's
-        sockets close with it and Redis drops its subscriptions at once, a stopped one's stay
-        open, subscribed (sim seeds 161, 958: a partner told ~50 s after a departure, the
-        takeover waiting for pages that might be on a stopped owner). Not to be told when
+        """Whether `lost` was killed rather than stopped or cut off (one cut off from Redis
+        says in the store that it lives, read first): a killed process's sockets close with
+        it and Redis drops its subscriptions at once, a stopped one's stay open, subscribed
+        (sim seeds 161, 958: a partner told ~50 s after a departure, the takeover waiting for
+        pages that might be on a stopped owner). Not to be told when
         Redis came back empty within a few TTLs, unless `lost` had subscribed again since
         (its `listening:` key is in this Redis: give-up seeds 156, 294 on three processes, a
         partner told 43 s after, the restart seconds before the kill), nor when Redis cannot
@@ -239,6 +241,15 @@ class Takeover:
         cluster = self.cluster
         assert cluster.redis is not None
         ttl_s = cluster.arena.setup.settings.takeover_after_s
+        store = cluster.arena.store
+        try:  # ClusterHeartbeat._hang_up_cut_off
+            async with asyncio.timeout(STORE_LOOKUP_S):
+                if store is not None and await asyncio.to_thread(
+                    store.notice_silent, lost, ttl_s / 2
+                ):
+                    return False
+        except Exception as err:  # the store out too: Redis alone decides, as before
+            log.warning("store: whether %s is cut off could not be read (%r)", lost, err)
         wiped = cluster.beat_lapsed
         try:
             wiped_lately = wiped is not None and monotonic() - wiped < 3 * ttl_s

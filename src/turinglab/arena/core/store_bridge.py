@@ -40,7 +40,7 @@ from turinglab.arena.core.control_recorder import GameControls
 from turinglab.games.control_log import Logged
 from turinglab.games.spec import GameResult
 from turinglab.games.table import TranscriptMessage
-from turinglab.store import arena_games, arena_people
+from turinglab.store import arena_games, arena_people, arena_processes
 from turinglab.store.arena_games import StoredGame
 from turinglab.store.arena_records import ARENA_GAME
 from turinglab.store.control_events import OwnedControl, add_owned_controls
@@ -408,6 +408,13 @@ class ArenaStore:
     def live_game_of(self, participant: str) -> tuple[str, str | None] | None:
         """(the arena's game id, its owner) of the game `participant` is playing, if any."""
         return arena_people.live_game_of(self.store, self.run_id, participant)
+
+    def say_silent(self, process: str) -> float | None:
+        """`process` lives, cut off from Redis; when another noticed (store/arena_processes)."""
+        return arena_processes.say_silent(self.store, self.run_id, process)
+
+    def notice_silent(self, process: str, within_s: float) -> bool:
+        return arena_processes.notice_silent(self.store, self.run_id, process, within_s)
 
     def game_end(self, participant: str, game: str) -> tuple[str | None, float] | None:
         """(its owner, when it ended) of `participant`'s game `game`, once ended."""
